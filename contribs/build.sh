@@ -1,0 +1,38 @@
+#!/bin/sh
+# Build the suite on a Debian machine, from nothing, as root:
+#   1. install the Debian packages it needs (contribs/install-deps.sh),
+#   2. fetch and configure the Slurm source of the installed slurmd (apt),
+#   3. autoreconf, configure and make out of tree in $SE_BUILD_DIR,
+#   4. install into $SE_BUILD_DIR/stage (plugins in stage/lib/slurm-energy).
+#
+#   contribs/build.sh            (SE_BUILD_DIR defaults to ./_build)
+#
+# The test cluster and the tests load the plugins from the stage directory,
+# so nothing is written to /usr.  The last line printed is the plugin dir.
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${SE_BUILD_DIR:-$top/_build}
+mkdir -p "$build"
+
+say() { printf '== %s\n' "$*" >&2; }
+
+say "Debian packages"
+"$top/contribs/install-deps.sh" >&2
+
+say "Slurm source tree matching the installed slurmd"
+slurm_src=$("$top/contribs/get-slurm-source.sh" "$build/slurm-src" | tail -n 1)
+
+say "configure"
+(cd "$top" && autoreconf -fi >/dev/null 2>&1) || (cd "$top" && autoreconf -fi)
+mkdir -p "$build/obj"
+cd "$build/obj"
+if [ ! -f Makefile ] || [ "$top/configure" -nt config.status ]; then
+	"$top/configure" -q --with-slurm-src="$slurm_src" \
+		--prefix="$build/stage" --enable-werror >&2
+fi
+
+say "make"
+make -s -j"$(nproc)" >&2
+make -s install >&2
+echo "$build/stage/lib/slurm-energy"

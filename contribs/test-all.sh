@@ -1,0 +1,39 @@
+#!/bin/sh
+# Run every test of the suite on a Debian 12 machine, as root:
+# build (contribs/build.sh), unit tests (make check), make distcheck, then
+# the integration tests (pytest) on the namespaced test cluster.
+#
+#   contribs/test-all.sh [pytest arguments...]
+#
+# Exits non-zero when any stage fails; prints Check's and pytest's summaries.
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${SE_BUILD_DIR:-$top/_build}
+export SE_BUILD_DIR="$build"
+
+say() { printf '\n== %s\n' "$*"; }
+
+plugin_dir=$("$top/contribs/build.sh" | tail -n 1)
+export SE_PLUGIN_DIR="$plugin_dir"
+export SE_BIN_DIR="$build/stage/bin"
+
+say "unit tests (make check)"
+cd "$build/obj"
+if ! make -s check; then
+	for f in $(find . -name 'test*.log'); do echo "--- $f"; cat "$f"; done
+	exit 1
+fi
+for f in $(find tests -name 'test*.log' | sort); do
+	grep -h '^[0-9]*%: Checks' "$f" | sed "s|^|$(basename "$f" .log): |"
+done
+
+if [ "${SE_SKIP_DISTCHECK:-0}" != 1 ]; then
+	say "make distcheck"
+	make -s distcheck >distcheck.log 2>&1 || { tail -n 60 distcheck.log; exit 1; }
+	grep -E 'archives ready|ready for distribution' -A2 distcheck.log || true
+fi
+
+say "integration tests (pytest on the test cluster)"
+cd "$top"
+/usr/bin/python3 -m pytest -v -rs tests/integration "$@"

@@ -1,0 +1,47 @@
+# se_libs.m4 - optional libraries and the plugins that need them.
+
+# SE_CHECK_LIB(VAR, PKG-CONFIG-MODULES, DEBIAN-PACKAGE)
+# Sets have_VAR=yes|no, VAR_CFLAGS, VAR_LIBS; never fails.
+AC_DEFUN([SE_CHECK_LIB], [
+PKG_CHECK_MODULES([$1], [$2], [have_$1=yes], [have_$1=no])
+AS_IF([test "$have_$1" = no],
+	[se_missing_pkgs="$se_missing_pkgs $3"])
+])
+
+# SE_PLUGIN(ID, DISPLAY-NAME, CONDITION, WHY-NOT)
+# Defines AM_CONDITIONAL BUILD_<ID> and records a line for the summary.
+AC_DEFUN([SE_PLUGIN], [
+AC_ARG_ENABLE([$1],
+	[AS_HELP_STRING([--disable-$1], [do not build $2])],
+	[], [enable_$1=auto])
+AS_IF([test "$enable_$1" = no], [build_$1=no; why_$1="disabled"],
+      [$3], [build_$1=yes; why_$1=],
+      [build_$1=no; why_$1="$4"])
+AS_IF([test "$enable_$1" = yes && test "$build_$1" = no],
+	[AC_MSG_ERROR([--enable-$1 given but $why_$1])])
+AM_CONDITIONAL(m4_toupper([BUILD_$1]), [test "$build_$1" = yes])
+se_summary="$se_summary
+  m4_format([%-28s], [$2]) $build_$1${why_$1:+ ($why_$1)}"
+])
+
+AC_DEFUN([SE_SUMMARY], [
+cat <<SE_EOF
+
+slurm-energy-plugins $PACKAGE_VERSION for Slurm $SLURM_VERSION
+  Slurm source tree:           $SLURM_SRC
+  installed plugin dir:        $SLURM_PLUGINDIR
+  our plugin dir:              `eval eval echo $plugindir`
+  unit tests (Check):          $have_CHECK
+Plugins:$se_summary
+SE_EOF
+AS_IF([test -n "$se_missing_pkgs"],
+	[echo "Missing Debian packages for the rest:$se_missing_pkgs"])
+])
+
+# AX_PTHREAD_SIMPLE: Linux/glibc only; -pthread is all we need.
+AC_DEFUN([AX_PTHREAD_SIMPLE], [
+PTHREAD_CFLAGS=-pthread
+PTHREAD_LIBS=-pthread
+AC_SUBST([PTHREAD_CFLAGS])
+AC_SUBST([PTHREAD_LIBS])
+])

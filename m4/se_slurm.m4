@@ -1,0 +1,90 @@
+# se_slurm.m4 - find the Slurm source tree and the installed Slurm, and
+# insist that they are the same release.
+
+# SE_SLURM_TREE_VERSION(TREE): set slurm_tree_version to "MAJOR.MINOR.MICRO"
+# of a configured tree, from SLURM_VERSION_NUMBER (0x160508 -> 22.05.8).
+AC_DEFUN([SE_SLURM_TREE_VERSION], [
+se_vn=`sed -n 's/^#define SLURM_VERSION_NUMBER //p' "$1/slurm/slurm_version.h"`
+slurm_tree_version=`printf '%d.%02d.%d' $(( (se_vn >> 16) & 255 )) \
+	$(( (se_vn >> 8) & 255 )) $(( se_vn & 255 ))`
+])
+
+AC_DEFUN([SE_WITH_SLURM], [
+AC_ARG_WITH([slurm-src],
+	[AS_HELP_STRING([--with-slurm-src=DIR],
+		[configured Slurm source tree of the installed version
+		 (contribs/get-slurm-source.sh makes one)])],
+	[slurm_src="$withval"], [slurm_src=])
+AC_ARG_WITH([slurm],
+	[AS_HELP_STRING([--with-slurm=PREFIX],
+		[prefix of the installed Slurm @<:@/usr@:>@])],
+	[slurm_prefix="$withval"], [slurm_prefix=/usr])
+
+AS_IF([test -z "$slurm_src"],
+	[AC_MSG_ERROR([--with-slurm-src=DIR is required: a configured Slurm source
+tree of the installed version.  contribs/get-slurm-source.sh fetches one
+through apt (deb-src) and configures it.])])
+slurm_src=`cd "$slurm_src" 2>/dev/null && pwd`
+AS_IF([test ! -f "$slurm_src/slurm/slurm_version.h" ||
+       test ! -f "$slurm_src/config.h"],
+	[AC_MSG_ERROR([$with_slurm_src is not a configured Slurm source tree
+(no slurm/slurm_version.h or config.h): run Slurm's ./configure in it first])])
+
+AC_MSG_CHECKING([Slurm source tree version])
+SE_SLURM_TREE_VERSION([$slurm_src])
+AC_MSG_RESULT([$slurm_tree_version])
+
+AC_MSG_CHECKING([installed slurmd version])
+slurmd_bin=
+for d in sbin bin; do
+	AS_IF([test -x "$slurm_prefix/$d/slurmd"],
+		[slurmd_bin="$slurm_prefix/$d/slurmd"; break])
+done
+AS_IF([test -z "$slurmd_bin"],
+	[AC_MSG_ERROR([no slurmd under $slurm_prefix (use --with-slurm=PREFIX)])])
+slurm_installed_version=`"$slurmd_bin" -V 2>/dev/null | sed -n 's/^slurm@<:@-a-z@:>@* //p'`
+AC_MSG_RESULT([$slurm_installed_version ($slurmd_bin)])
+
+AS_IF([test "$slurm_tree_version" != "$slurm_installed_version"],
+	[AC_MSG_ERROR([Slurm version mismatch: source tree $slurm_src is
+$slurm_tree_version but the installed slurmd ($slurmd_bin) is
+$slurm_installed_version.  Plugins carry the tree's version and slurmd
+refuses (or silently replaces) a plugin of another version.  Use the tree of
+the installed release: contribs/get-slurm-source.sh])])
+
+dnl Where the installed Slurm keeps its plugins (and libslurmfull.so).
+AC_ARG_WITH([slurm-plugindir],
+	[AS_HELP_STRING([--with-slurm-plugindir=DIR],
+		[the installed Slurm's plugin directory @<:@detected@:>@])],
+	[slurm_plugindir="$withval"], [slurm_plugindir=])
+AS_IF([test -z "$slurm_plugindir"], [
+	for d in "$slurm_prefix"/lib/*/slurm-wlm "$slurm_prefix"/lib/slurm-wlm \
+		 "$slurm_prefix"/lib64/slurm "$slurm_prefix"/lib/slurm; do
+		AS_IF([test -f "$d/libslurmfull.so"],
+			[slurm_plugindir="$d"; break])
+	done])
+AC_MSG_CHECKING([installed Slurm plugin directory])
+AS_IF([test -f "$slurm_plugindir/libslurmfull.so"],
+	[AC_MSG_RESULT([$slurm_plugindir])],
+	[AC_MSG_ERROR([no libslurmfull.so found; use --with-slurm-plugindir=DIR])])
+
+slurm_version_number=`sed -n 's/^#define SLURM_VERSION_NUMBER //p' \
+	"$slurm_src/slurm/slurm_version.h"`
+dnl ext_sensors exists up to 23.11 (0x170b00); removed in 24.05.
+AS_IF([test $(( slurm_version_number )) -lt $(( 0x180500 ))],
+	[slurm_has_ext_sensors=yes], [slurm_has_ext_sensors=no])
+
+dnl Slurm's headers are included as system headers: their warnings are not
+dnl ours to fix.  Internal headers moved to src/interfaces/ in 23.02.
+SLURM_CPPFLAGS="-isystem $slurm_src -isystem $slurm_src/slurm"
+SLURM_PLUGIN_LIBS="-L$slurm_plugindir -lslurmfull -Wl,-rpath,$slurm_plugindir"
+AC_SUBST([SLURM_SRC], [$slurm_src])
+AC_SUBST([SLURM_CPPFLAGS])
+AC_SUBST([SLURM_PLUGIN_LIBS])
+AC_SUBST([SLURM_PLUGINDIR], [$slurm_plugindir])
+AC_SUBST([SLURM_VERSION], [$slurm_tree_version])
+AC_SUBST([SLURM_VERSION_NUMBER], [$slurm_version_number])
+AC_SUBST([SLURM_PREFIX], [$slurm_prefix])
+AC_DEFINE_UNQUOTED([SE_SLURM_VERSION_STRING], ["$slurm_tree_version"],
+	[Slurm release the suite was built against])
+])

@@ -1,0 +1,81 @@
+/*
+ * conf.h - checking configuration values, with errors an admin can act on.
+ *
+ * Every parser takes the file and key it is checking so that its error names
+ * the file, the key and the value, e.g.
+ *   acct_gather.conf: EnergyModbusFrequency=abc: not a number of seconds
+ * Parsers return 0 or -EINVAL and write the message into err (err_len bytes).
+ * Nothing here knows Slurm: the plugin glue hands over the strings Slurm's
+ * own parser collected.
+ */
+#ifndef SE_CONF_H
+#define SE_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+	const char *file;	/* "acct_gather.conf", or a map file's path */
+	const char *key;	/* "EnergyModbusFrequency" */
+	unsigned line;		/* 0 when not known */
+} conf_where_t;
+
+/* Seconds with fractions ("2", "0.5") into ns, within [min_ns, max_ns]. */
+int conf_seconds_ns(const conf_where_t *w, const char *value,
+		    uint64_t min_ns, uint64_t max_ns, uint64_t *out,
+		    char *err, size_t err_len);
+
+/* Milliseconds (an integer) into ns, within [min_ms, max_ms]. */
+int conf_millis_ns(const conf_where_t *w, const char *value,
+		   uint64_t min_ms, uint64_t max_ms, uint64_t *out,
+		   char *err, size_t err_len);
+
+/* An unsigned integer (decimal, or 0x hex) within [min, max]. */
+int conf_uint(const conf_where_t *w, const char *value, uint64_t min,
+	      uint64_t max, uint64_t *out, char *err, size_t err_len);
+
+/* A finite real number within [min, max]. */
+int conf_double(const conf_where_t *w, const char *value, double min,
+		double max, double *out, char *err, size_t err_len);
+
+/* yes/no/true/false/1/0 (case-insensitive). */
+int conf_bool(const conf_where_t *w, const char *value, bool *out,
+	      char *err, size_t err_len);
+
+/* One of a NULL-terminated list of names (case-insensitive); *out = index.
+ * The error lists the allowed names. */
+int conf_enum(const conf_where_t *w, const char *value,
+	      const char *const *names, int *out, char *err, size_t err_len);
+
+/*
+ * Expand %n (node name) and %% in a template into out (out_len bytes).
+ * Returns 0, or -ENAMETOOLONG / -EINVAL (unknown % escape, named in err).
+ */
+int conf_expand(const conf_where_t *w, const char *tmpl, const char *node,
+		char *out, size_t out_len, char *err, size_t err_len);
+
+/*
+ * Read a "key=value key=value ..." line file (e.g. a per-node map): for each
+ * non-blank, non-comment line, call fn with the line number and the parsed
+ * pairs.  Quoting: value may be "double quoted".  Returns 0, the first
+ * non-zero fn result, or -errno for an unreadable file (message in err).
+ */
+typedef struct {
+	char *key;
+	char *value;
+} conf_pair_t;
+
+typedef int (*conf_line_fn)(void *arg, const char *path, unsigned line,
+			    const conf_pair_t *pairs, size_t n_pairs,
+			    char *err, size_t err_len);
+
+int conf_read_pairs_file(const char *path, conf_line_fn fn, void *arg,
+			 char *err, size_t err_len);
+
+/* Check a secret file: owned by the caller's uid, no group/other access.
+ * Returns 0 or -EPERM/-errno with a message naming the file and its mode. */
+int conf_check_secret_file(const conf_where_t *w, const char *path,
+			   char *err, size_t err_len);
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * energy_acc.h - an energy accumulator that answers "energy at instant t".
+ *
+ * Samples arrive from one meter: a power reading, a raw energy counter, or
+ * both.  The accumulator turns them into a cumulative energy (mJ) on
+ * monotonic time and keeps a history ring so that energy at any instant
+ * inside the history can be interpolated: a step's start and end need not
+ * fall on a sample, and any interval [t0, t1] can be asked later (for
+ * attribution of a shared node's energy).
+ *
+ * Two paths:
+ *  - counter path (preferred when the meter has one): energy is the sum of
+ *    counter deltas x unit, exact to the counter's resolution; wrap of a
+ *    16/32-bit register and resets are handled by counter_step();
+ *  - power path: trapezoid integration of power over monotonic time.
+ * An interval with no sample for longer than gap_ns, or spanning a counter
+ * reset, is gap-filled (linear power across it) and flagged.
+ *
+ * Not thread-safe by itself; the sampler serialises access.
+ */
+#ifndef SE_ENERGY_ACC_H
+#define SE_ENERGY_ACC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* flags of a sample */
+#define ENERGY_SAMPLE_COUNTER	0x1	/* energy came from a hardware counter */
+#define ENERGY_SAMPLE_GAP	0x2	/* interval before it was gap-filled */
+#define ENERGY_SAMPLE_WRAP	0x4	/* counter wrapped before it */
+#define ENERGY_SAMPLE_RESET	0x8	/* counter reset before it */
+
+typedef struct {
+	uint64_t t_ns;		/* monotonic instant of the reading */
+	uint64_t energy_mj;	/* cumulative energy since accumulator start */
+	uint64_t power_mw;	/* power at t (read, or derived from counter) */
+	uint32_t flags;		/* ENERGY_SAMPLE_* */
+} energy_sample_t;
+
+typedef struct {
+	unsigned width_bits;	/* 16, 32, 48 or 64 */
+	double mj_per_unit;	/* millijoules per counter unit (> 0) */
+} counter_spec_t;
+
+typedef struct {
+	size_t history;		/* samples kept in the ring (>= 2) */
+	uint64_t gap_ns;	/* a longer interval between samples is a gap */
+	uint64_t max_power_mw;	/* plausibility bound for wrap vs reset and
+				 * for rejecting absurd power; 0 = none */
+	uint64_t max_extrapolate_ns; /* energy_at() past the last sample
+				 * extrapolates at last power up to this far,
+				 * then holds (0 = no limit) */
+} energy_acc_config_t;
+
+typedef struct energy_acc energy_acc_t;
+
+/* Create an accumulator; NULL on bad config (errno EINVAL) or ENOMEM. */
+energy_acc_t *energy_acc_create(const energy_acc_config_t *cfg);
+void energy_acc_destroy(energy_acc_t *acc);
+
+/*
+ * Add a power sample at monotonic t_ns.  Returns 0, -EINVAL for a time not
+ * after the previous sample, or -ERANGE for an implausible power (sample
+ * dropped).
+ */
+int energy_acc_add_power(energy_acc_t *acc, uint64_t t_ns, uint64_t power_mw);
+
+/*
+ * Add a counter reading at t_ns.  power_mw < 0 means the meter gave no
+ * power, so it is derived from the counter delta.  The first reading sets
+ * the base.  Returns 0, -EINVAL (time not after previous, bad spec),
+ * -ERANGE (implausible reading, dropped).
+ */
+int energy_acc_add_counter(energy_acc_t *acc, uint64_t t_ns, uint64_t raw,
+			   const counter_spec_t *spec, int64_t power_mw);
+
+/*
+ * Cumulative energy at monotonic instant t_ns: interpolated between samples
+ * (exactly integrating the linear power of the power path), extrapolated at
+ * the last power after the last sample (bounded by max_extrapolate_ns).
+ * Returns 0; -ENODATA before the first sample; -ERANGE when t_ns is older
+ * than the history kept (then *energy_mj is the oldest sample's energy).
+ */
+int energy_acc_energy_at(const energy_acc_t *acc, uint64_t t_ns,
+			 uint64_t *energy_mj);
+
+/* Energy between t0_ns and t1_ns (t0 <= t1), same rules as energy_at. */
+int energy_acc_energy_between(const energy_acc_t *acc, uint64_t t0_ns,
+			      uint64_t t1_ns, uint64_t *energy_mj);
+
+/* The newest sample; -ENODATA when none. */
+int energy_acc_last(const energy_acc_t *acc, energy_sample_t *out);
+
+/* Count of samples held, and of gaps seen since creation. */
+size_t energy_acc_count(const energy_acc_t *acc);
+unsigned long energy_acc_gaps(const energy_acc_t *acc);
+
+#endif

@@ -1,0 +1,45 @@
+/*
+ * meter.h - the small interface every hardware source sits behind.
+ *
+ * A backend (Modbus, BMC, RRD, a test fake) implements these three calls.
+ * Only the sampler thread calls them, so a backend needs no locking of its
+ * own.  Every call gets an absolute monotonic deadline and must return by
+ * then (set the library's own timeouts from it); the sampler still never
+ * lets a reader wait on a backend that overruns.
+ */
+#ifndef SE_METER_H
+#define SE_METER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+	uint64_t t_ns;		/* monotonic instant of the reading; 0: the
+				 * sampler stamps it with the read's midpoint */
+	bool has_power;
+	uint64_t power_mw;	/* instantaneous or short-average power */
+	bool has_counter;
+	uint64_t counter_raw;	/* raw energy register, in counter units */
+} meter_reading_t;
+
+typedef struct {
+	const char *name;	/* for logs: "modbus", "bmc-dcmi", ... */
+
+	/* Connect / open the device.  0 or -errno. */
+	int (*open)(void *dev, uint64_t deadline_ns);
+
+	/*
+	 * Take one reading.  0 on success; -EAGAIN for a transient error
+	 * that leaves the connection usable (e.g. a Modbus exception);
+	 * any other -errno makes the sampler close and later reopen.
+	 * On failure, msg (if not NULL) may be filled with a reason.
+	 */
+	int (*read)(void *dev, meter_reading_t *out, uint64_t deadline_ns,
+		    char *msg, size_t msg_len);
+
+	/* Disconnect; must not block past a short bound. */
+	void (*close)(void *dev);
+} meter_ops_t;
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * se_log.h - logging hook and rate limiting for the Slurm-free core.
+ *
+ * The core never calls Slurm's log functions; the plugin glue installs a
+ * sink that routes each level to error()/info()/debug()/log_flag(ENERGY).
+ * Tests install a sink that records messages.
+ */
+#ifndef SE_LOG_H
+#define SE_LOG_H
+
+#include <stdarg.h>
+#include <stdint.h>
+
+typedef enum {
+	SE_LOG_ERROR = 0,
+	SE_LOG_INFO,
+	SE_LOG_DEBUG,
+	SE_LOG_SAMPLE,	/* per-sample chatter: Slurm's log_flag(ENERGY, ...) */
+} se_log_level_t;
+
+typedef void (*se_log_sink_t)(void *arg, se_log_level_t level, const char *msg);
+
+/* Install the process-wide sink (NULL: messages go to stderr). */
+void se_log_set_sink(se_log_sink_t sink, void *arg);
+
+/* Format a message and hand it to the sink. */
+void se_log(se_log_level_t level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * A rate limiter: at most `burst` messages per `interval_ns`; the first
+ * message let through after suppression says how many were dropped.
+ */
+typedef struct {
+	uint64_t interval_ns;
+	unsigned burst;
+	uint64_t window_start_ns;
+	unsigned in_window;
+	unsigned long suppressed;
+} se_ratelimit_t;
+
+#define SE_RATELIMIT_INIT(interval_ns, burst) { (interval_ns), (burst), 0, 0, 0 }
+
+/* Log through a rate limiter; now_ns is monotonic time (se_mono_ns()). */
+void se_log_limited(se_ratelimit_t *rl, uint64_t now_ns, se_log_level_t level,
+		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+#endif

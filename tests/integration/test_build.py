@@ -1,0 +1,88 @@
+"""The installed plugins are what slurmd will accept, and export only entry points.
+
+Runs on the stage install made by contribs/build.sh (SE_PLUGIN_DIR): no
+cluster needed.
+"""
+import glob
+import os
+import re
+import subprocess
+
+import pytest
+
+PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
+BIN_DIR = os.environ.get("SE_BIN_DIR", "")
+SBIN_DIR = os.path.join(os.path.dirname(BIN_DIR), "sbin") if BIN_DIR else ""
+
+# What Slurm looks up with dlsym(); anything else exported is a leak.
+ENTRY_POINT = re.compile(
+    r"^(plugin_name|plugin_type|plugin_version|init|fini|"
+    r"acct_gather_energy_p_\w+|ext_sensors_p_\w+|gres_p_\w+|gpu_p_\w+|"
+    r"job_submit_p_\w+|cli_filter_p_\w+|slurm_spank_\w+|spank_\w+)$")
+
+pytestmark = pytest.mark.skipif(not PLUGIN_DIR,
+                                reason="SE_PLUGIN_DIR not set (run contribs/test-all.sh)")
+
+
+def plugins():
+    found = sorted(glob.glob(os.path.join(PLUGIN_DIR, "*.so")))
+    assert found, "no plugins installed in %s" % PLUGIN_DIR
+    return found
+
+
+def installed_slurm_version_number():
+    out = subprocess.run(["slurmd", "-V"], capture_output=True, text=True,
+                         check=True).stdout
+    major, minor, micro = (int(x) for x in
+                           re.search(r"(\d+)\.(\d+)\.(\d+)", out).groups())
+    return (major << 16) | (minor << 8) | micro
+
+
+def test_check_tool_accepts_every_plugin():
+    """slurm-energy-check loads each plugin as Slurm does and compares versions."""
+    tool = os.path.join(SBIN_DIR, "slurm-energy-check")
+    res = subprocess.run([tool, "--plugin-dir", PLUGIN_DIR],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    for path in plugins():
+        assert "ok   " + os.path.basename(path) in res.stdout, res.stdout
+
+
+def test_plugin_version_equals_installed_slurmd():
+    """Read plugin_version straight from each .so's data (not via our tool)."""
+    want = installed_slurm_version_number()
+    for path in plugins():
+        # Read the 4 bytes of the symbol from the file.
+        sym = subprocess.run(["nm", "-D", "--defined-only", path],
+                             capture_output=True, text=True, check=True).stdout
+        addr = int(re.search(r"^([0-9a-f]+) [RD] plugin_version$", sym, re.M).group(1), 16)
+        with open(path, "rb") as handle:
+            data = handle.read()
+        offset = _file_offset(path, addr)
+        got = int.from_bytes(data[offset:offset + 4], "little")
+        assert got == want, "%s: plugin_version 0x%06x, slurmd is 0x%06x" % (
+            path, got, want)
+
+
+def _file_offset(path, vaddr):
+    """Map a virtual address to a file offset through the program headers."""
+    out = subprocess.run(["readelf", "-lW", path], capture_output=True,
+                         text=True, check=True).stdout
+    for line in out.splitlines():
+        fields = line.split()
+        if fields and fields[0] == "LOAD":
+            offset, virt, filesz = (int(fields[1], 16), int(fields[2], 16),
+                                    int(fields[4], 16))
+            if virt <= vaddr < virt + filesz:
+                return offset + (vaddr - virt)
+    raise AssertionError("address 0x%x not in a LOAD segment of %s" % (vaddr, path))
+
+
+def test_only_entry_points_exported():
+    for path in plugins():
+        out = subprocess.run(["nm", "-D", "--defined-only", path],
+                             capture_output=True, text=True, check=True).stdout
+        names = [line.split()[-1] for line in out.splitlines() if line.strip()]
+        leaked = [n for n in names if not ENTRY_POINT.match(n)]
+        assert not leaked, "%s exports %s" % (os.path.basename(path), leaked)
+        assert "plugin_version" in names and "plugin_type" in names
