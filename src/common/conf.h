@@ -21,36 +21,50 @@ typedef struct {
 	unsigned line;		/* 0 when not known */
 } conf_where_t;
 
-/* Seconds with fractions ("2", "0.5") into ns, within [min_ns, max_ns]. */
+/*
+ * Seconds with fractions ("2", "0.5", ".25") into ns, within
+ * [min_ns, max_ns].  Parsed exactly in decimal (0.1 is 100000000 ns); more
+ * than 9 fraction digits, signs, exponents and units are refused:
+ *   "FILE: KEY=VALUE: not a number of seconds"
+ *   "FILE: KEY=VALUE: must be between 0.1 and 3600 seconds"
+ */
 int conf_seconds_ns(const conf_where_t *w, const char *value,
 		    uint64_t min_ns, uint64_t max_ns, uint64_t *out,
 		    char *err, size_t err_len);
 
-/* Milliseconds (an integer) into ns, within [min_ms, max_ms]. */
+/* Milliseconds (an integer) into ns, within [min_ms, max_ms].
+ * "not a whole number of milliseconds", "must be between A and B
+ * milliseconds". */
 int conf_millis_ns(const conf_where_t *w, const char *value,
 		   uint64_t min_ms, uint64_t max_ms, uint64_t *out,
 		   char *err, size_t err_len);
 
-/* An unsigned integer (decimal, or 0x hex) within [min, max]. */
+/* An unsigned integer (decimal, or 0x hex) within [min, max].  A leading
+ * 0 is still decimal ("010" is ten), no sign or spaces.  "not an unsigned
+ * integer (decimal, or hex with 0x)", "must be between A and B". */
 int conf_uint(const conf_where_t *w, const char *value, uint64_t min,
 	      uint64_t max, uint64_t *out, char *err, size_t err_len);
 
-/* A finite real number within [min, max]. */
+/* A finite real number within [min, max] (strtod syntax).  "not a
+ * number", "not a finite number", "must be between %g and %g". */
 int conf_double(const conf_where_t *w, const char *value, double min,
 		double max, double *out, char *err, size_t err_len);
 
-/* yes/no/true/false/1/0 (case-insensitive). */
+/* yes/no/true/false/1/0 (case-insensitive).  "not a boolean (yes/no,
+ * true/false, 1/0)". */
 int conf_bool(const conf_where_t *w, const char *value, bool *out,
 	      char *err, size_t err_len);
 
 /* One of a NULL-terminated list of names (case-insensitive); *out = index.
- * The error lists the allowed names. */
+ * The error lists the allowed names: "must be one of: tcp, rtu". */
 int conf_enum(const conf_where_t *w, const char *value,
 	      const char *const *names, int *out, char *err, size_t err_len);
 
 /*
  * Expand %n (node name) and %% in a template into out (out_len bytes).
- * Returns 0, or -ENAMETOOLONG / -EINVAL (unknown % escape, named in err).
+ * Returns 0, or -ENAMETOOLONG / -EINVAL (unknown % escape, named in err;
+ * a trailing lone %; %n with node NULL).  out is a (possibly partial)
+ * NUL-terminated string even on error.
  */
 int conf_expand(const conf_where_t *w, const char *tmpl, const char *node,
 		char *out, size_t out_len, char *err, size_t err_len);
@@ -58,8 +72,13 @@ int conf_expand(const conf_where_t *w, const char *tmpl, const char *node,
 /*
  * Read a "key=value key=value ..." line file (e.g. a per-node map): for each
  * non-blank, non-comment line, call fn with the line number and the parsed
- * pairs.  Quoting: value may be "double quoted".  Returns 0, the first
- * non-zero fn result, or -errno for an unreadable file (message in err).
+ * pairs.  Pairs are separated by blanks; a '#' where a pair would start
+ * begins a comment (so Color=#fff is a value).  A value may be empty
+ * (Key=) or "double quoted", with \" and \\ inside; keys are never empty.
+ * The pairs point into a line buffer valid only during the call.
+ * Returns 0, the first non-zero fn result (fn writes err itself), -EINVAL
+ * for a malformed line ("map:4: 'junk': expected key=value"), or -errno
+ * for an unreadable file ("map: No such file or directory").
  */
 typedef struct {
 	char *key;
@@ -73,8 +92,10 @@ typedef int (*conf_line_fn)(void *arg, const char *path, unsigned line,
 int conf_read_pairs_file(const char *path, conf_line_fn fn, void *arg,
 			 char *err, size_t err_len);
 
-/* Check a secret file: owned by the caller's uid, no group/other access.
- * Returns 0 or -EPERM/-errno with a message naming the file and its mode. */
+/* Check a secret file: a regular file (symlinks followed) owned by the
+ * caller's effective uid, no group/other access.  Returns 0, -EPERM (owner
+ * or mode, e.g. "mode 0640 lets group or others access it; chmod 600 it"),
+ * -EINVAL (not a regular file) or -errno from stat(2). */
 int conf_check_secret_file(const conf_where_t *w, const char *path,
 			   char *err, size_t err_len);
 

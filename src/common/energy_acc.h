@@ -61,31 +61,54 @@ void energy_acc_destroy(energy_acc_t *acc);
 
 /*
  * Add a power sample at monotonic t_ns.  Returns 0, -EINVAL for a time not
- * after the previous sample, or -ERANGE for an implausible power (sample
- * dropped).
+ * after the previous sample (a clock step, a duplicate), or -ERANGE for an
+ * implausible power: above max_power_mw, or above INT64_MAX (a negative
+ * reading cast to unsigned).  A refused sample is dropped.
+ * The interval since the previous sample (of either path) gets the
+ * trapezoid of the two powers.
  */
 int energy_acc_add_power(energy_acc_t *acc, uint64_t t_ns, uint64_t power_mw);
 
 /*
  * Add a counter reading at t_ns.  power_mw < 0 means the meter gave no
- * power, so it is derived from the counter delta.  The first reading sets
- * the base.  Returns 0, -EINVAL (time not after previous, bad spec),
- * -ERANGE (implausible reading, dropped).
+ * power, so it is derived from the counter delta (the interval's average).
+ * The first reading sets the base; so does the first after power samples
+ * or after a change of spec (the interval before it is then filled with
+ * the trapezoid of powers).  Deltas come from counter_step() with a bound
+ * of max_power_mw x elapsed / unit (+1 unit).
+ * A reading implausible against the base (backwards but not a plausible
+ * wrap, or too large a jump) is dropped with -ERANGE once: a torn or
+ * garbled read.  A second in a row is a reset: the interval is filled with
+ * the trapezoid of powers (previous power, and this reading's power or,
+ * without one, the previous power held), flagged RESET|GAP, and the
+ * reading becomes the new base.  An interval so long that the counter
+ * could have wrapped more than once unseen is filled the same way (GAP).
+ * Returns 0, -EINVAL (time not after previous, bad spec), -ERANGE
+ * (implausible reading or power, dropped).
  */
 int energy_acc_add_counter(energy_acc_t *acc, uint64_t t_ns, uint64_t raw,
 			   const counter_spec_t *spec, int64_t power_mw);
 
 /*
  * Cumulative energy at monotonic instant t_ns: interpolated between samples
- * (exactly integrating the linear power of the power path), extrapolated at
- * the last power after the last sample (bounded by max_extrapolate_ns).
- * Returns 0; -ENODATA before the first sample; -ERANGE when t_ns is older
- * than the history kept (then *energy_mj is the oldest sample's energy).
+ * (exactly integrating the linear power of a trapezoid interval, a
+ * quadratic in the time since the sample; linearly in energy over an
+ * interval measured by the counter), extrapolated at the last power after
+ * the last sample (for at most max_extrapolate_ns, then held).  The
+ * result is truncated to whole mJ; the running total keeps the fraction.
+ * Returns 0; -ENODATA with no sample, or before the first sample ever
+ * (*energy_mj = 0, the energy at the first sample); -ERANGE when t_ns is
+ * older than the history kept (then *energy_mj is the oldest sample's
+ * energy).
  */
 int energy_acc_energy_at(const energy_acc_t *acc, uint64_t t_ns,
 			 uint64_t *energy_mj);
 
-/* Energy between t0_ns and t1_ns (t0 <= t1), same rules as energy_at. */
+/*
+ * Energy between t0_ns and t1_ns, same rules as energy_at: -EINVAL if
+ * t0_ns > t1_ns; otherwise the result of the t0 end if not 0, else of the
+ * t1 end, with *energy_mj computed from the values described there.
+ */
 int energy_acc_energy_between(const energy_acc_t *acc, uint64_t t0_ns,
 			      uint64_t t1_ns, uint64_t *energy_mj);
 

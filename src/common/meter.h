@@ -1,7 +1,8 @@
 /*
  * meter.h - the small interface every hardware source sits behind.
  *
- * A backend (Modbus, BMC, RRD, a test fake) implements these three calls.
+ * A backend (Modbus, BMC, RRD, a test fake) implements these three calls
+ * (open and close may be NULL when there is nothing to connect).
  * Only the sampler thread calls them, so a backend needs no locking of its
  * own.  Every call gets an absolute monotonic deadline and must return by
  * then (set the library's own timeouts from it); the sampler still never

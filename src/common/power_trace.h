@@ -26,21 +26,32 @@ typedef struct power_trace power_trace_t;
 
 /*
  * Load a trace.  Returns 0, or -errno with a message in err naming the file,
- * line and offending text (-EINVAL for a malformed file).
+ * line and offending text: -EINVAL for a malformed file
+ * ("t.trace:7: time '9' goes back (previous row: 10)"), -ENOENT etc. for an
+ * unreadable one ("t.trace: No such file or directory"), -ENOMEM.
+ * Rules checked: a "time" header before any row, unique column names,
+ * exactly one finite value >= 0 per column, non-decreasing times with at
+ * most two rows per time, @repeat once, before the header, with every row
+ * time inside [0, period].
  */
 int power_trace_load(const char *path, power_trace_t **out,
 		     char *err, size_t err_len);
 void power_trace_free(power_trace_t *tr);
 
-/* Column index by name, or -1 (names are case-sensitive). */
+/* Column index by name, or -1 (names are case-sensitive).  column_name is
+ * NULL for an index out of range. */
 int power_trace_column(const power_trace_t *tr, const char *name);
 int power_trace_columns(const power_trace_t *tr);
 const char *power_trace_column_name(const power_trace_t *tr, int col);
 
-/* Watts of column col at trace time t (seconds). */
+/* Watts of column col at trace time t (seconds); at a step time, the
+ * right-hand (new) value.  With @repeat the trace is periodic for all t,
+ * negative included.  NaN for a bad col. */
 double power_trace_watts(const power_trace_t *tr, int col, double t);
 
-/* True energy in joules of column col over [t0, t1] (exact integral). */
+/* True energy in joules of column col over [t0, t1] (exact integral of
+ * the piecewise-linear power, to double precision); negative when t1 < t0,
+ * NaN for a bad col. */
 double power_trace_joules(const power_trace_t *tr, int col, double t0,
 			  double t1);
 

@@ -25,11 +25,15 @@
 typedef struct {
 	uint64_t period_ns;	/* time between reads (> 0) */
 	uint64_t deadline_ns;	/* budget of one open or read (> 0) */
-	uint64_t backoff_max_ns; /* longest wait between failing reads */
+	uint64_t backoff_max_ns; /* longest wait between failing reads
+				 * (waits start at period_ns and double) */
 	bool use_counter;	/* counter path when readings carry one */
 	counter_spec_t counter;	/* width and unit of the counter */
-	energy_acc_config_t acc; /* history, gap, plausibility bounds */
-	const char *label;	/* for logs: e.g. "tcp://10.0.0.5:502 unit 1" */
+	energy_acc_config_t acc; /* history, gap, plausibility bounds;
+				 * gap_ns 0 here means 1.5 x period_ns +
+				 * deadline_ns (one missed tick is a gap) */
+	const char *label;	/* for logs: e.g. "tcp://10.0.0.5:502 unit 1"
+				 * (copied); logs read "<ops name> <label>: " */
 } sampler_config_t;
 
 typedef enum {
@@ -53,33 +57,64 @@ typedef struct sampler sampler_t;
 
 /*
  * Start the sampler thread on an opened-or-not device.  ops and dev must
- * outlive the sampler.  Returns NULL with errno set (EINVAL bad config).
- * Never performs I/O in the caller's thread.
+ * outlive the sampler.  ops->read is required; ops->open and ops->close
+ * may be NULL (nothing to connect).  The first read is made at once, then
+ * on every multiple of period_ns of the monotonic clock.
+ * A reading is fed to the counter path when use_counter is set and it has
+ * a counter, else to the power path; one with neither counts as failed.
+ * A failed open or read (other than -EAGAIN) closes the device; it is
+ * reopened at the next attempt.  A dropped reading (-ERANGE / -EINVAL from
+ * the accumulator) counts as a failed read but keeps the connection.
+ * Returns NULL with errno set (EINVAL bad config, ENOMEM, or
+ * pthread_create's error).  Never performs I/O in the caller's thread; the
+ * thread runs with all signals blocked.
  */
 sampler_t *sampler_start(const meter_ops_t *ops, void *dev,
 			 const sampler_config_t *cfg);
 
 /*
- * Stop and join the thread, closing the device.  If the backend overruns
- * its deadline by more than a grace period the thread is detached (logged)
- * rather than cancelled, and the sampler memory is left to it.
+ * Stop and join the thread, closing the device.  Waits at most
+ * deadline_ns + 1 s (on the monotonic clock) for a backend call in
+ * progress.  If the backend overruns that, the thread is detached (logged)
+ * rather than cancelled, and the sampler memory is left to it: it closes
+ * the device and frees itself when the stuck call returns.
+ * Returns 0 when the thread was joined (the device is closed and dev may
+ * be freed), or -ETIMEDOUT when it was left running: dev must then stay
+ * allocated (leak it; the daemon is usually exiting).  s may be NULL.
  */
-void sampler_stop(sampler_t *s);
+int sampler_stop(sampler_t *s);
 
-/* Status now; never blocks on the meter. */
+/* Sampler threads left running by sampler_stop() that have not finished. */
+unsigned long sampler_abandoned_running(void);
+
+/*
+ * Status now; never blocks on the meter.  energy_mj is
+ * sampler_energy_at(now), 0 before the first sample.
+ */
 void sampler_status(sampler_t *s, sampler_status_t *out);
 
 /*
  * Cumulative energy at monotonic t_ns (see energy_acc_energy_at).
- * For t_ns >= the newest sample, the result never decreases between calls.
+ * For t_ns >= the newest sample, the result never decreases between calls
+ * made at non-decreasing t_ns (e.g. "now"): an extrapolation at the last
+ * power may overshoot the next real sample, so the energy already handed
+ * out for the latest instant asked is a floor for any instant after it.
+ * Inside the history (t_ns before the newest sample) the interpolated
+ * value is returned as is.
  */
 int sampler_energy_at(sampler_t *s, uint64_t t_ns, uint64_t *energy_mj);
 
-/* Energy between two monotonic instants (for attribution). */
+/* Energy between two monotonic instants (for attribution); both ends are
+ * taken as by sampler_energy_at.  Returns as energy_acc_energy_between. */
 int sampler_energy_between(sampler_t *s, uint64_t t0_ns, uint64_t t1_ns,
 			   uint64_t *energy_mj);
 
-/* Ask for a read as soon as possible (e.g. Slurm's NODE_ENERGY_UP); never waits. */
+/*
+ * Ask for a read as soon as possible (e.g. Slurm's NODE_ENERGY_UP); never
+ * waits.  Kicks coalesce (one read for any number of kicks made before it
+ * starts; a kick during a read causes one more), and are ignored while the
+ * meter is failing, so that its backoff holds.
+ */
 void sampler_kick(sampler_t *s);
 
 #endif

@@ -23,13 +23,17 @@ typedef void (*se_log_sink_t)(void *arg, se_log_level_t level, const char *msg);
 /* Install the process-wide sink (NULL: messages go to stderr). */
 void se_log_set_sink(se_log_sink_t sink, void *arg);
 
-/* Format a message and hand it to the sink. */
+/* Format a message (at most 1023 bytes kept) and hand it to the sink.
+ * Thread-safe; the sink is called without any core lock held. */
 void se_log(se_log_level_t level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
- * A rate limiter: at most `burst` messages per `interval_ns`; the first
- * message let through after suppression says how many were dropped.
+ * A rate limiter: at most `burst` messages per `interval_ns` (fixed windows
+ * opened by the first message after the previous one expired); the first
+ * message let through after suppression ends with
+ * " (N similar messages suppressed)".  interval_ns 0: no limit; burst 0
+ * counts as 1.  Not locked: one limiter per thread, or the caller's lock.
  */
 typedef struct {
 	uint64_t interval_ns;

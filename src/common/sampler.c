@@ -1,0 +1,562 @@
+/*
+ * sampler.c - one thread per meter; readers take the last good sample.
+ *
+ * Locking: s->lock guards the accumulator, the status and the control
+ * flags.  The thread takes it only to wait for its next tick and to record
+ * a result; it is never held across a meter_ops_t call, so a reader waits
+ * at most for an accumulator update (microseconds), never for hardware.
+ */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "energy_acc.h"
+#include "sampler.h"
+#include "se_log.h"
+#include "se_time.h"
+
+/* How long sampler_stop() waits beyond one deadline before giving up. */
+#define SAMPLER_STOP_GRACE_NS	SE_NS_PER_SEC
+
+/* Failure logs: a few per minute per meter, then a count. */
+#define SAMPLER_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
+#define SAMPLER_LOG_BURST	3
+
+struct sampler {
+	const meter_ops_t *ops;
+	void *dev;
+	sampler_config_t cfg;
+	char *label;			/* owned copy of cfg.label */
+	char *who;			/* "ops name + label", for logs */
+	pthread_t thread;
+
+	pthread_mutex_t lock;
+	pthread_cond_t wake;		/* stop or kick, for the thread */
+	pthread_cond_t done;		/* thread finished, for stop */
+
+	/* under lock */
+	bool stop;
+	bool kicked;
+	bool exited;
+	bool abandoned;			/* stop gave up: the thread frees */
+	energy_acc_t *acc;
+	sampler_status_t st;		/* energy_mj and gaps filled on read */
+	uint64_t floor_t_ns;		/* latest instant handed out at or
+					 * after the newest sample ... */
+	uint64_t floor_mj;		/* ... and the energy given for it */
+
+	/* sampler thread only */
+	bool opened;
+	uint64_t tick_ns;		/* when the current read was due */
+	uint64_t backoff_ns;
+	se_ratelimit_t fail_rl;
+	se_ratelimit_t note_rl;
+};
+
+static unsigned long _abandoned_running;	/* atomic builtins only */
+
+/* ------------------------------------------------------------ helpers */
+
+static void _sampler_free(sampler_t *s)
+{
+	energy_acc_destroy(s->acc);
+	pthread_cond_destroy(&s->done);
+	pthread_cond_destroy(&s->wake);
+	pthread_mutex_destroy(&s->lock);
+	free(s->label);
+	free(s->who);
+	free(s);
+}
+
+static struct timespec _ts(uint64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = ns / SE_NS_PER_SEC,
+		.tv_nsec = ns % SE_NS_PER_SEC,
+	};
+
+	return ts;
+}
+
+/* Wait on cond (CLOCK_MONOTONIC) until abs_ns; lock held. */
+static void _cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *lock,
+			     uint64_t abs_ns)
+{
+	struct timespec ts = _ts(abs_ns);
+
+	pthread_cond_timedwait(cond, lock, &ts);
+}
+
+/* First multiple of period strictly after t. */
+static uint64_t _tick_after(uint64_t t_ns, uint64_t period_ns)
+{
+	return (t_ns / period_ns + 1) * period_ns;
+}
+
+/* First multiple of period at or after t. */
+static uint64_t _tick_at_or_after(uint64_t t_ns, uint64_t period_ns)
+{
+	return (t_ns + period_ns - 1) / period_ns * period_ns;
+}
+
+/* ---------------------------------------------- energy under the lock */
+
+/*
+ * Energy at t.  An extrapolation at the last power may overshoot the next
+ * real sample, and a reader asking for "now" must never see energy go
+ * backwards: so at or after the newest sample, an instant no earlier than
+ * the latest one already answered gets at least the energy given for it.
+ * Instants inside the history get the interpolated truth.
+ */
+static int _energy_at_locked(sampler_t *s, uint64_t t_ns, uint64_t *e_mj)
+{
+	energy_sample_t last;
+	int rc;
+
+	rc = energy_acc_energy_at(s->acc, t_ns, e_mj);
+	if (rc || energy_acc_last(s->acc, &last) || t_ns < last.t_ns ||
+	    t_ns < s->floor_t_ns)
+		return rc;
+	if (*e_mj < s->floor_mj)
+		*e_mj = s->floor_mj;
+	s->floor_t_ns = t_ns;
+	s->floor_mj = *e_mj;
+	return 0;
+}
+
+/* -------------------------------------------------- the sampler thread */
+
+/*
+ * Sleep until wake_ns, a kick (not while failing: backoff protects a sick
+ * meter) or stop.  Returns false on stop.
+ */
+static bool _wait_for_tick(sampler_t *s, uint64_t wake_ns)
+{
+	bool run;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop && se_mono_ns() < wake_ns &&
+	       !(s->kicked && s->st.state != SAMPLER_FAILING))
+		_cond_wait_until(&s->wake, &s->lock, wake_ns);
+	s->kicked = false;
+	run = !s->stop;
+	pthread_mutex_unlock(&s->lock);
+	return run;
+}
+
+/* Feed one reading to the accumulator; lock held.  0 or -errno. */
+static int _account_locked(sampler_t *s, const meter_reading_t *rd,
+			   uint64_t t_ns)
+{
+	int64_t power = rd->has_power ? (int64_t) rd->power_mw : -1;
+
+	/* A power beyond INT64_MAX is a negative one cast: let acc refuse. */
+	if (rd->has_power && rd->power_mw > INT64_MAX)
+		return energy_acc_add_power(s->acc, t_ns, rd->power_mw);
+	if (s->cfg.use_counter && rd->has_counter)
+		return energy_acc_add_counter(s->acc, t_ns, rd->counter_raw,
+					      &s->cfg.counter, power);
+	if (rd->has_power)
+		return energy_acc_add_power(s->acc, t_ns, rd->power_mw);
+	return -ENODATA;
+}
+
+static const char *_account_reason(int rc)
+{
+	switch (rc) {
+	case -ERANGE:
+		return "implausible reading dropped";
+	case -EINVAL:
+		return "reading not newer than the previous one";
+	case -ENODATA:
+		return "reading has neither power nor energy";
+	default:
+		return "reading refused";
+	}
+}
+
+static void _succeeded(sampler_t *s, const energy_sample_t *smp)
+{
+	unsigned failures;
+
+	pthread_mutex_lock(&s->lock);
+	failures = s->st.consecutive_failures;
+	s->st.state = SAMPLER_OK;
+	s->st.consecutive_failures = 0;
+	s->st.reads_ok++;
+	s->st.last_sample_ns = smp->t_ns;
+	s->st.power_mw = smp->power_mw;
+	pthread_mutex_unlock(&s->lock);
+
+	s->backoff_ns = 0;
+	if (failures)
+		se_log_limited(&s->note_rl, se_mono_ns(), SE_LOG_INFO,
+			       "%s: reading again after %u failed attempts%s",
+			       s->who, failures,
+			       smp->flags & ENERGY_SAMPLE_GAP ?
+			       "; energy of the gap filled linearly" : "");
+	se_log(SE_LOG_SAMPLE,
+	       "%s: t=%llu ns power=%llu mW energy=%llu mJ flags=0x%x",
+	       s->who, (unsigned long long) smp->t_ns,
+	       (unsigned long long) smp->power_mw,
+	       (unsigned long long) smp->energy_mj, smp->flags);
+}
+
+/*
+ * Record a failure, grow the backoff and complain (rate-limited).  what is
+ * the step ("open", "read", "reading"); rc the -errno or 0; msg the
+ * backend's reason, if any.
+ */
+static void _failed(sampler_t *s, const char *what, int rc, const char *msg)
+{
+	const char *sep = rc && msg && *msg ? ": " : "";
+	uint64_t max = s->cfg.backoff_max_ns;
+	char ebuf[128] = "";
+	unsigned failures;
+
+	if (max < s->cfg.period_ns)
+		max = s->cfg.period_ns;
+	if (!s->backoff_ns)
+		s->backoff_ns = s->cfg.period_ns;
+	else if (s->backoff_ns > max / 2)
+		s->backoff_ns = max;
+	else
+		s->backoff_ns *= 2;
+
+	pthread_mutex_lock(&s->lock);
+	s->st.state = SAMPLER_FAILING;
+	failures = ++s->st.consecutive_failures;
+	s->st.reads_failed++;
+	pthread_mutex_unlock(&s->lock);
+
+	se_log_limited(&s->fail_rl, se_mono_ns(), SE_LOG_ERROR,
+		       "%s: %s failed: %s%s%s (%u in a row); next try in %.3f s",
+		       s->who, what,
+		       rc ? strerror_r(-rc, ebuf, sizeof(ebuf)) : "", sep,
+		       msg ? msg : "", failures,
+		       (double) s->backoff_ns / SE_NS_PER_SEC);
+}
+
+static void _close(sampler_t *s)
+{
+	if (s->opened && s->ops->close)
+		s->ops->close(s->dev);
+	s->opened = false;
+}
+
+/* Open if needed; false (failure recorded) when the meter cannot be opened. */
+static bool _ensure_open(sampler_t *s)
+{
+	int rc;
+
+	if (s->opened)
+		return true;
+	if (s->ops->open) {
+		rc = s->ops->open(s->dev, se_mono_ns() + s->cfg.deadline_ns);
+		if (rc) {
+			_failed(s, "open", rc, NULL);
+			return false;
+		}
+	}
+	s->opened = true;
+	return true;
+}
+
+/* A backend that ignores its deadline is a bug worth a (limited) log. */
+static void _check_overrun(sampler_t *s, uint64_t start, uint64_t end)
+{
+	uint64_t budget = s->cfg.deadline_ns;
+
+	if (end - start <= budget)
+		return;
+	se_log_limited(&s->fail_rl, end, SE_LOG_ERROR,
+		       "%s: read overran its %.3f s deadline by %.3f s",
+		       s->who, (double) budget / SE_NS_PER_SEC,
+		       (double) (end - start - budget) / SE_NS_PER_SEC);
+}
+
+static void _sample_once(sampler_t *s)
+{
+	meter_reading_t rd;
+	energy_sample_t smp = { 0 };
+	uint64_t start, end;
+	char msg[256] = "";
+	int rc;
+
+	if (!_ensure_open(s))
+		return;
+
+	memset(&rd, 0, sizeof(rd));
+	start = se_mono_ns();
+	rc = s->ops->read(s->dev, &rd, start + s->cfg.deadline_ns, msg,
+			  sizeof(msg));
+	end = se_mono_ns();
+	_check_overrun(s, start, end);
+	if (rc) {
+		/* -EAGAIN: a transient error on a usable connection */
+		if (rc != -EAGAIN)
+			_close(s);
+		_failed(s, "read", rc, msg);
+		return;
+	}
+
+	pthread_mutex_lock(&s->lock);
+	rc = _account_locked(s, &rd, rd.t_ns ? rd.t_ns : start +
+						(end - start) / 2);
+	if (!rc)
+		energy_acc_last(s->acc, &smp);
+	pthread_mutex_unlock(&s->lock);
+
+	if (rc)
+		_failed(s, "reading", 0, _account_reason(rc));
+	else
+		_succeeded(s, &smp);
+}
+
+/* When to read next: the next tick, or later while backing off. */
+static uint64_t _next_wake(const sampler_t *s)
+{
+	uint64_t period = s->cfg.period_ns;
+	uint64_t next = _tick_after(se_mono_ns(), period);
+	uint64_t later;
+
+	if (!s->backoff_ns)
+		return next;
+	later = _tick_at_or_after(s->tick_ns + s->backoff_ns, period);
+	return later > next ? later : next;
+}
+
+/* Leave: the owner joins us, or, if it gave up on us, we clean up. */
+static void _thread_exit(sampler_t *s)
+{
+	bool abandoned;
+
+	_close(s);
+
+	pthread_mutex_lock(&s->lock);
+	s->exited = true;
+	abandoned = s->abandoned;
+	pthread_cond_broadcast(&s->done);
+	pthread_mutex_unlock(&s->lock);
+
+	if (abandoned) {
+		se_log(SE_LOG_INFO, "%s: stuck meter call returned; sampler thread finished",
+		       s->who);
+		_sampler_free(s);
+		__atomic_sub_fetch(&_abandoned_running, 1, __ATOMIC_SEQ_CST);
+	}
+}
+
+static void *_thread_main(void *arg)
+{
+	sampler_t *s = arg;
+	uint64_t wake = se_mono_ns();	/* first read at once */
+
+	while (_wait_for_tick(s, wake)) {
+		uint64_t now = se_mono_ns();
+
+		/* A kick wakes us before the tick: back off from now. */
+		s->tick_ns = now < wake ? now : wake;
+		_sample_once(s);
+		wake = _next_wake(s);
+	}
+	_thread_exit(s);
+	return NULL;
+}
+
+/* ------------------------------------------------------------- public */
+
+static bool _config_valid(const meter_ops_t *ops, const sampler_config_t *cfg)
+{
+	return ops && ops->read && cfg && cfg->period_ns && cfg->deadline_ns &&
+	       cfg->acc.history >= 2 &&
+	       (!cfg->use_counter || (cfg->counter.width_bits >= 1 &&
+				      cfg->counter.width_bits <= 64 &&
+				      isfinite(cfg->counter.mj_per_unit) &&
+				      cfg->counter.mj_per_unit > 0));
+}
+
+/* "modbus tcp://10.0.0.5:502 unit 1", or just the name without a label */
+static char *_who(const meter_ops_t *ops, const char *label)
+{
+	const char *name = ops->name ? ops->name : "meter";
+	size_t len = strlen(name) + 1 + strlen(label) + 1;
+	char *who = malloc(len);
+
+	if (who)
+		snprintf(who, len, "%s%s%s", name, *label ? " " : "", label);
+	return who;
+}
+
+static int _sampler_init(sampler_t *s, const meter_ops_t *ops, void *dev,
+			 const sampler_config_t *cfg)
+{
+	pthread_condattr_t ca;
+	energy_acc_config_t acc_cfg = cfg->acc;
+
+	s->ops = ops;
+	s->dev = dev;
+	s->cfg = *cfg;
+	s->fail_rl = (se_ratelimit_t) SE_RATELIMIT_INIT(SAMPLER_LOG_INTERVAL_NS,
+							SAMPLER_LOG_BURST);
+	s->note_rl = s->fail_rl;
+	if (!(s->label = strdup(cfg->label ? cfg->label : "")) ||
+	    !(s->who = _who(ops, s->label)))
+		return -ENOMEM;
+	s->cfg.label = s->label;
+
+	/* Default gap: one missed tick, plus a slow read. */
+	if (!acc_cfg.gap_ns)
+		acc_cfg.gap_ns = cfg->period_ns * 3 / 2 + cfg->deadline_ns;
+	if (!(s->acc = energy_acc_create(&acc_cfg)))
+		return -errno;
+
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->wake, &ca);
+	pthread_cond_init(&s->done, &ca);
+	pthread_condattr_destroy(&ca);
+	return 0;
+}
+
+/* Start the thread with all signals blocked: they belong to the daemon. */
+static int _spawn(sampler_t *s)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&s->thread, NULL, _thread_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -rc;
+}
+
+sampler_t *sampler_start(const meter_ops_t *ops, void *dev,
+			 const sampler_config_t *cfg)
+{
+	sampler_t *s;
+	int rc;
+
+	if (!_config_valid(ops, cfg)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!(s = calloc(1, sizeof(*s))))
+		return NULL;
+	if ((rc = _sampler_init(s, ops, dev, cfg))) {
+		free(s->label);
+		free(s->who);
+		energy_acc_destroy(s->acc);
+		free(s);
+		errno = -rc;
+		return NULL;
+	}
+	if ((rc = _spawn(s))) {
+		_sampler_free(s);
+		errno = -rc;
+		return NULL;
+	}
+	return s;
+}
+
+int sampler_stop(sampler_t *s)
+{
+	uint64_t limit;
+
+	if (!s)
+		return 0;
+
+	pthread_mutex_lock(&s->lock);
+	s->stop = true;
+	pthread_cond_signal(&s->wake);
+	/* A read in progress returns by its deadline, or should. */
+	limit = se_mono_ns() + s->cfg.deadline_ns + SAMPLER_STOP_GRACE_NS;
+	while (!s->exited && se_mono_ns() < limit)
+		_cond_wait_until(&s->done, &s->lock, limit);
+
+	if (!s->exited) {
+		/* No pthread_cancel: a backend cancelled mid-call may leave
+		 * its library's locks held.  Leave the thread to finish. */
+		s->abandoned = true;
+		__atomic_add_fetch(&_abandoned_running, 1, __ATOMIC_SEQ_CST);
+		se_log(SE_LOG_ERROR, "%s: meter call still running %.3f s past its deadline; sampler thread left to finish on its own",
+		       s->who,
+		       (double) SAMPLER_STOP_GRACE_NS / SE_NS_PER_SEC);
+		pthread_detach(s->thread);
+		pthread_mutex_unlock(&s->lock);
+		return -ETIMEDOUT;
+	}
+	pthread_mutex_unlock(&s->lock);
+
+	pthread_join(s->thread, NULL);
+	_sampler_free(s);
+	return 0;
+}
+
+unsigned long sampler_abandoned_running(void)
+{
+	return __atomic_load_n(&_abandoned_running, __ATOMIC_SEQ_CST);
+}
+
+void sampler_status(sampler_t *s, sampler_status_t *out)
+{
+	uint64_t e;
+
+	pthread_mutex_lock(&s->lock);
+	*out = s->st;
+	out->energy_mj = _energy_at_locked(s, se_mono_ns(), &e) ? 0 : e;
+	out->gaps = energy_acc_gaps(s->acc);
+	pthread_mutex_unlock(&s->lock);
+}
+
+int sampler_energy_at(sampler_t *s, uint64_t t_ns, uint64_t *energy_mj)
+{
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	rc = _energy_at_locked(s, t_ns, energy_mj);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int sampler_energy_between(sampler_t *s, uint64_t t0_ns, uint64_t t1_ns,
+			   uint64_t *energy_mj)
+{
+	uint64_t e0, e1;
+	int rc0, rc1;
+
+	*energy_mj = 0;
+	if (t0_ns > t1_ns)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	rc0 = _energy_at_locked(s, t0_ns, &e0);
+	rc1 = _energy_at_locked(s, t1_ns, &e1);
+	pthread_mutex_unlock(&s->lock);
+	if (e1 > e0)
+		*energy_mj = e1 - e0;
+	return rc0 ? rc0 : rc1;
+}
+
+void sampler_kick(sampler_t *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->kicked = true;
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+}

@@ -1,0 +1,119 @@
+/*
+ * se_log.c - the core's logging hook and a rate limiter.
+ */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "se_log.h"
+
+#define SE_LOG_MSG_MAX	1024
+
+static pthread_mutex_t _sink_lock = PTHREAD_MUTEX_INITIALIZER;
+static se_log_sink_t _sink;
+static void *_sink_arg;
+
+static const char *const _level_names[] = {
+	[SE_LOG_ERROR] = "error",
+	[SE_LOG_INFO] = "info",
+	[SE_LOG_DEBUG] = "debug",
+	[SE_LOG_SAMPLE] = "sample",
+};
+
+void se_log_set_sink(se_log_sink_t sink, void *arg)
+{
+	pthread_mutex_lock(&_sink_lock);
+	_sink = sink;
+	_sink_arg = arg;
+	pthread_mutex_unlock(&_sink_lock);
+}
+
+/*
+ * Hand a formatted message to the sink.  The sink is called without the
+ * lock held, so that a sink may itself log or be replaced meanwhile.
+ */
+static void _emit(se_log_level_t level, const char *msg)
+{
+	se_log_sink_t sink;
+	void *arg;
+
+	pthread_mutex_lock(&_sink_lock);
+	sink = _sink;
+	arg = _sink_arg;
+	pthread_mutex_unlock(&_sink_lock);
+
+	if (sink) {
+		sink(arg, level, msg);
+		return;
+	}
+	if ((unsigned) level > SE_LOG_SAMPLE)
+		level = SE_LOG_ERROR;
+	fprintf(stderr, "%s: %s\n", _level_names[level], msg);
+}
+
+static void _vlog(se_log_level_t level, const char *suffix, const char *fmt,
+		  va_list ap)
+{
+	char msg[SE_LOG_MSG_MAX];
+	int len;
+
+	len = vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (suffix && len >= 0 && (size_t) len < sizeof(msg))
+		snprintf(msg + len, sizeof(msg) - len, "%s", suffix);
+	_emit(level, msg);
+}
+
+void se_log(se_log_level_t level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	_vlog(level, NULL, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Fixed windows: the first message at or after interval_ns past the window
+ * start opens a new window.  Returns true when this message may go out.
+ */
+static int _ratelimit_pass(se_ratelimit_t *rl, uint64_t now_ns)
+{
+	unsigned burst = rl->burst ? rl->burst : 1;
+
+	if (!rl->interval_ns)
+		return 1;
+	if (!rl->in_window || now_ns < rl->window_start_ns ||
+	    now_ns - rl->window_start_ns >= rl->interval_ns) {
+		rl->window_start_ns = now_ns;
+		rl->in_window = 0;
+	}
+	if (rl->in_window >= burst) {
+		rl->suppressed++;
+		return 0;
+	}
+	rl->in_window++;
+	return 1;
+}
+
+void se_log_limited(se_ratelimit_t *rl, uint64_t now_ns, se_log_level_t level,
+		    const char *fmt, ...)
+{
+	char suffix[64] = "";
+	va_list ap;
+
+	if (!_ratelimit_pass(rl, now_ns))
+		return;
+	if (rl->suppressed) {
+		snprintf(suffix, sizeof(suffix),
+			 " (%lu similar messages suppressed)", rl->suppressed);
+		rl->suppressed = 0;
+	}
+
+	va_start(ap, fmt);
+	_vlog(level, suffix, fmt, ap);
+	va_end(ap);
+}

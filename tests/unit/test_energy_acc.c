@@ -1,0 +1,437 @@
+/*
+ * test_energy_acc.c - the energy accumulator against analytic integrals.
+ *
+ * Units: power in mW, time in ns, energy in mJ; 1 W for 1 s is 1000 mJ.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "energy_acc.h"
+
+#define S(x)	((uint64_t) ((x) * 1000000000.0))	/* seconds to ns */
+#define W(x)	((uint64_t) ((x) * 1000))		/* watts to mW */
+
+static energy_acc_t *_acc(size_t history, uint64_t gap_ns, uint64_t max_mw,
+			  uint64_t max_extra_ns)
+{
+	energy_acc_config_t cfg = {
+		.history = history,
+		.gap_ns = gap_ns,
+		.max_power_mw = max_mw,
+		.max_extrapolate_ns = max_extra_ns,
+	};
+	energy_acc_t *acc = energy_acc_create(&cfg);
+
+	ck_assert_ptr_nonnull(acc);
+	return acc;
+}
+
+static uint64_t _at(const energy_acc_t *acc, uint64_t t_ns)
+{
+	uint64_t e = 0;
+
+	ck_assert_int_eq(energy_acc_energy_at(acc, t_ns, &e), 0);
+	return e;
+}
+
+START_TEST(test_bad_config)
+{
+	energy_acc_config_t cfg = { .history = 1 };
+
+	ck_assert_ptr_null(energy_acc_create(&cfg));
+	ck_assert_int_eq(errno, EINVAL);
+}
+END_TEST
+
+START_TEST(test_constant_power)
+{
+	energy_acc_t *acc = _acc(16, 0, 0, 0);
+	energy_sample_t last;
+
+	ck_assert_int_eq(energy_acc_add_power(acc, S(100), W(250)), 0);
+	ck_assert_int_eq(energy_acc_add_power(acc, S(130), W(250)), 0);
+	ck_assert_int_eq(energy_acc_last(acc, &last), 0);
+	ck_assert_uint_eq(last.energy_mj, 250 * 30 * 1000);
+	ck_assert_uint_eq(last.power_mw, W(250));
+	ck_assert_uint_eq(last.t_ns, S(130));
+	ck_assert_uint_eq(last.flags, 0);
+	ck_assert_uint_eq(_at(acc, S(110)), 250 * 10 * 1000);
+	energy_acc_destroy(acc);
+}
+END_TEST
+
+START_TEST(test_same_second)
+{
+	energy_acc_t *acc = _acc(16, 0, 0, 0);
+	uint64_t t = S(1000);
+
+	/* 2 kW for 500 us is 1 J; whole-second clocks would divide by 0 */
+	ck_assert_int_eq(energy_acc_add_power(acc, t, W(2000)), 0);
+	ck_assert_int_eq(energy_acc_add_power(acc, t + 500000, W(2000)), 0);
+	ck_assert_uint_eq(_at(acc, t + 500000), 1000);
+	ck_assert_uint_eq(_at(acc, t + 250000), 500);
+	/* one ns later still counts, and is not a duplicate */
+	ck_assert_int_eq(energy_acc_add_power(acc, t + 500001, W(2000)), 0);
+	ck_assert_uint_eq(energy_acc_count(acc), 3);
+	energy_acc_destroy(acc);
+}
+END_TEST
+
+START_TEST(test_interpolate_changing_power)
+{
+	energy_acc_t *acc = _acc(16, 0, 0, 0);
+	uint64_t e;
+
+	/* 100 W at 0 s rising linearly to 300 W at 10 s */
+	ck_assert_int_eq(energy_acc_add_power(acc, S(0) + 1, W(100)), 0);
+	ck_assert_int_eq(energy_acc_add_power(acc, S(10) + 1, W(300)), 0);
+
+	/* int_0^4 (100 + 20 s) ds = 400 + 160 = 560 J (linear energy
+	 * interpolation would say 800 J) */
+	ck_assert_uint_eq(_at(acc, S(4) + 1), 560000);
+	/* int_0^3.3 = 330 + 10 x 3.3^2 = 438.9 J, to the truncated mJ */
+	e = _at(acc, S(3.3) + 1);
+	ck_assert(e >= 438899 && e <= 438900);
+	ck_assert_uint_eq(_at(acc, S(10) + 1), 2000000);
+	energy_acc_destroy(acc);
+}
+END_TEST
+
+START_TEST(test_between)
+{
+	energy_acc_t *acc = _acc(16, 0, 0, 0);
+	uint64_t e;
+
+	ck_assert_int_eq(energy_acc_add_power(acc, S(10), W(100)), 0);
+	ck_assert_int_eq(energy_acc_add_power(acc, S(20), W(300)), 0);
+	ck_assert_int_eq(energy_acc_add_power(acc, S(30), W(300)), 0);
+	/* [14, 25]: int_4^10 (100 + 20 s) ds + 5 s x 300 W = 1440 + 1500 J */
+	ck_assert_int_eq(energy_acc_energy_between(acc, S(14), S(25), &e), 0);
+	ck_assert_uint_eq(e, 2940000);
+	ck_assert_int_eq(energy_acc_energy_between(acc, S(25), S(14), &e),
+			 -EINVAL);
+	energy_acc_destroy(acc);
+}
+END_TEST
+
+START_TEST(test_extrapolation_bound)
+{
+	energy_acc_t *acc = _acc(16, 0, 0, S(5));
+
+	ck_assert_int_eq(energy_acc_add_power(acc, S(0) + 1, W(100)), 0);
+	ck_assert_int_eq(energy_acc_add_power(acc, S(10) + 1, W(100)), 0);
+	ck_assert_uint_eq(_at(acc, S(12) + 1), 1200000);
+	ck_assert_uint_eq(_at(acc, S(15) + 1), 1500000);
+	/* held after 5 s of extrapolation, not 9000 J */
+	ck_assert_uint_eq(_at(acc, S(90) + 1), 1500000);
+	energy_acc_destroy(acc);
+}
+END_TEST
+
+START_TEST(test_history_overflow)
+{
+	energy_acc_t *acc = _acc(4, 0, 0, 0);
+	uint64_t e = 0;
+	int i;
+
+	ck_assert_int_eq(energy_acc_energy_at(acc, S(1), &e), -ENODATA);
+	for (i = 1; i <= 10; i++)
+		ck_assert_int_eq(energy_acc_add_power(acc, S(i), W(100)), 0);
+	ck_assert_uint_eq(energy_acc_count(acc), 4);
+	/* samples 7..10 kept; 2 s is gone: the oldest kept energy (600 J) */
+	ck_assert_int_eq(energy_acc_energy_at(acc, S(2), &e), -ERANGE);
+	ck_assert_uint_eq(e, 600000);
+	ck_assert_int_eq(energy_acc_energy_between(acc, S(2), S(8), &e),
+			 -ERANGE);
+	ck_assert_uint_eq(_at(acc, S(7.5)), 650000);
+	energy_acc_destroy(acc);
+}
+END_TEST
+
+START_TEST(test_before_first_sample)
+{
+	energy_acc_t *acc = _acc(4, 0, 0, 0);
+	uint64_t e = 99;
+
+	ck_assert_int_eq(energy_acc_energy_at(acc, S(1), &e), -ENODATA);
+	ck_assert_uint_eq(e, 0);
+	ck_assert_int_eq(energy_acc_add_power(acc, S(5), W(100)), 0);
+	e = 99;
+	ck_assert_int_eq(energy_acc_energy_at(acc, S(1), &e), -ENODATA);
+	ck_assert_uint_eq(e, 0);
+	energy_acc_destroy(acc);
+}
+END_TEST
+
+START_TEST(test_clock_step_rejected)
+{
+	energy_acc_t *acc = _acc(16, 0, 0, 0);
+	energy_sample_t last;
+
+	ck_assert_int_eq(energy_acc_add_power(acc, S(10), W(100)), 0);
+	ck_assert_int_eq(energy_acc_add_power(acc, S(10), W(900)), -EINVAL);
+	ck_assert_int_eq(energy_acc_add_power(acc, S(5), W(900)), -EINVAL);
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(9), 5,
+		&(counter_spec_t) { 32, 1.0 }, -1), -EINVAL);
+	ck_assert_uint_eq(energy_acc_count(acc), 1);
+	/* the refused samples left no trace */
+	ck_assert_int_eq(energy_acc_add_power(acc, S(20), W(100)), 0);
+	ck_assert_int_eq(energy_acc_last(acc, &last), 0);
+	ck_assert_uint_eq(last.energy_mj, 1000000);
+	energy_acc_destroy(acc);
+}
+END_TEST
+
+START_TEST(test_absurd_power_rejected)
+{
+	energy_acc_t *acc = _acc(16, 0, W(5000), 0);
+	energy_acc_t *unbounded = _acc(16, 0, 0, 0);
+	int64_t minus_5w = -5000;
+
+	/* a negative reading cast to unsigned, with or without a bound */
+	ck_assert_int_eq(energy_acc_add_power(acc, S(1), (uint64_t) minus_5w),
+			 -ERANGE);
+	ck_assert_int_eq(energy_acc_add_power(unbounded, S(1),
+					      (uint64_t) minus_5w), -ERANGE);
+	ck_assert_int_eq(energy_acc_add_power(acc, S(1), W(5000.001)),
+			 -ERANGE);
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(1), 0,
+		&(counter_spec_t) { 32, 1.0 }, W(6000)), -ERANGE);
+	ck_assert_uint_eq(energy_acc_count(acc), 0);
+	ck_assert_int_eq(energy_acc_add_power(acc, S(1), W(5000)), 0);
+	energy_acc_destroy(acc);
+	energy_acc_destroy(unbounded);
+}
+END_TEST
+
+START_TEST(test_gap_flagged)
+{
+	energy_acc_t *acc = _acc(16, S(5), 0, 0);
+	energy_sample_t last;
+
+	ck_assert_int_eq(energy_acc_add_power(acc, S(1), W(100)), 0);
+	ck_assert_int_eq(energy_acc_add_power(acc, S(5), W(100)), 0);
+	ck_assert_uint_eq(energy_acc_gaps(acc), 0);
+	ck_assert_int_eq(energy_acc_add_power(acc, S(25), W(300)), 0);
+	ck_assert_int_eq(energy_acc_last(acc, &last), 0);
+	ck_assert_uint_eq(last.flags, ENERGY_SAMPLE_GAP);
+	ck_assert_uint_eq(energy_acc_gaps(acc), 1);
+	/* linear power across the gap: 400 J + 20 s x 200 W */
+	ck_assert_uint_eq(last.energy_mj, 4400000);
+	energy_acc_destroy(acc);
+}
+END_TEST
+
+static const counter_spec_t joule16 = { 16, 1000.0 };	/* 1 J per unit */
+
+START_TEST(test_counter_wrap16)
+{
+	energy_acc_t *acc = _acc(16, 0, W(1000), 0);
+	energy_sample_t last;
+
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(0) + 1, 65000,
+						&joule16, -1), 0);
+	/* 2000 J later the register wrapped to 1464 */
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(10) + 1, 1464,
+						&joule16, -1), 0);
+	ck_assert_int_eq(energy_acc_last(acc, &last), 0);
+	ck_assert_uint_eq(last.energy_mj, 2000000);
+	ck_assert_uint_eq(last.power_mw, W(200));
+	ck_assert_uint_eq(last.flags, ENERGY_SAMPLE_COUNTER |
+				      ENERGY_SAMPLE_WRAP);
+	/* counter intervals interpolate energy linearly */
+	ck_assert_uint_eq(_at(acc, S(2.5) + 1), 500000);
+	energy_acc_destroy(acc);
+}
+END_TEST
+
+START_TEST(test_counter_wrap32_given_power)
+{
+	counter_spec_t spec = { 32, 1.0 };	/* 1 mJ per unit */
+	energy_acc_t *acc = _acc(16, 0, W(1000), 0);
+	energy_sample_t last;
+
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(1), 0xffffff00ULL,
+						&spec, W(50)), 0);
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(2), 0x100, &spec,
+						W(60)), 0);
+	ck_assert_int_eq(energy_acc_last(acc, &last), 0);
+	ck_assert_uint_eq(last.energy_mj, 0x200);
+	ck_assert_uint_eq(last.power_mw, W(60));	/* as the meter said */
+	ck_assert(last.flags & ENERGY_SAMPLE_WRAP);
+	energy_acc_destroy(acc);
+}
+END_TEST
+
+START_TEST(test_counter_reset_and_torn_read)
+{
+	energy_acc_t *acc = _acc(16, 0, W(1000), 0);
+	energy_sample_t last;
+
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(0) + 1, 65000,
+						&joule16, -1), 0);
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(10) + 1, 1464,
+						&joule16, -1), 0);
+	/* back to 5: as a wrap 64077 J in 10 s, over 1 kW: dropped once */
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(20) + 1, 5,
+						&joule16, -1), -ERANGE);
+	/* still implausible against 1464: the meter did restart */
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(30) + 1, 10,
+						&joule16, -1), 0);
+	ck_assert_int_eq(energy_acc_last(acc, &last), 0);
+	ck_assert_uint_eq(last.flags, ENERGY_SAMPLE_COUNTER |
+			  ENERGY_SAMPLE_RESET | ENERGY_SAMPLE_GAP);
+	/* 20 s at the last known 200 W filled in */
+	ck_assert_uint_eq(last.energy_mj, 6000000);
+	ck_assert_uint_eq(energy_acc_gaps(acc), 1);
+	/* counted from the new base */
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(40) + 1, 110,
+						&joule16, -1), 0);
+	ck_assert_uint_eq(_at(acc, S(40) + 1), 6100000);
+	/* a torn read (forward jump) is dropped, and the next one counts
+	 * exactly from 110, with no gap fill */
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(50) + 1, 60000,
+						&joule16, -1), -ERANGE);
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(60) + 1, 210,
+						&joule16, -1), 0);
+	ck_assert_int_eq(energy_acc_last(acc, &last), 0);
+	ck_assert_uint_eq(last.energy_mj, 6200000);
+	ck_assert_uint_eq(last.flags, ENERGY_SAMPLE_COUNTER);
+	ck_assert_uint_eq(last.power_mw, W(5));	/* 100 J over 20 s */
+	energy_acc_destroy(acc);
+}
+END_TEST
+
+START_TEST(test_counter64_backwards_is_reset)
+{
+	counter_spec_t spec = { 64, 1.0 };
+	energy_acc_t *acc = _acc(16, 0, 0, 0);
+	energy_sample_t last;
+
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(1), UINT64_MAX - 10,
+						&spec, W(1)), 0);
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(2), 5, &spec, W(1)),
+			 -ERANGE);
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(3), 6, &spec, W(1)), 0);
+	ck_assert_int_eq(energy_acc_last(acc, &last), 0);
+	ck_assert(last.flags & ENERGY_SAMPLE_RESET);
+	ck_assert_uint_eq(last.energy_mj, 2000);	/* 1 W x 2 s */
+	energy_acc_destroy(acc);
+}
+END_TEST
+
+START_TEST(test_counter_ambiguous_gap)
+{
+	energy_acc_t *acc = _acc(16, S(30), W(1000), 0);
+	energy_sample_t last;
+
+	/* 65535 J of range at <= 1 kW is 65.5 s: 100 s may hide a wrap */
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(1), 100, &joule16,
+						W(100)), 0);
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(101), 200, &joule16,
+						W(100)), 0);
+	ck_assert_int_eq(energy_acc_last(acc, &last), 0);
+	ck_assert_uint_eq(last.energy_mj, 10000000);	/* 100 W x 100 s */
+	ck_assert(last.flags & ENERGY_SAMPLE_GAP);
+	ck_assert_uint_eq(energy_acc_gaps(acc), 1);
+	/* and counting goes on from the new base */
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(111), 1200, &joule16,
+						W(100)), 0);
+	ck_assert_uint_eq(_at(acc, S(111)), 11000000);
+	energy_acc_destroy(acc);
+}
+END_TEST
+
+START_TEST(test_no_rounding_drift)
+{
+	counter_spec_t micro = { 32, 0.001 };	/* 1 uJ per unit */
+	energy_acc_t *c = _acc(8, 0, 0, 0);
+	energy_acc_t *p = _acc(8, 0, 0, 0);
+	uint64_t raw = 0, t = S(1);
+	int i;
+
+	ck_assert_int_eq(energy_acc_add_counter(c, t, raw, &micro, -1), 0);
+	ck_assert_int_eq(energy_acc_add_power(p, t, 1), 0);
+	for (i = 0; i < 100000; i++) {
+		t += 1000000;			/* 1 ms */
+		raw += 333;			/* 0.333 mJ */
+		ck_assert_int_eq(energy_acc_add_counter(c, t, raw, &micro,
+							-1), 0);
+		ck_assert_int_eq(energy_acc_add_power(p, t, 1), 0);
+	}
+	/* truncating per sample would give 0 for both */
+	ck_assert_uint_eq(_at(c, t), 33300);
+	ck_assert_uint_eq(_at(p, t), 100);	/* 1 mW for 100 s */
+	energy_acc_destroy(c);
+	energy_acc_destroy(p);
+}
+END_TEST
+
+START_TEST(test_counter_power_switch)
+{
+	counter_spec_t spec = { 32, 1000.0 };
+	energy_acc_t *acc = _acc(16, 0, 0, 0);
+
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(1), 100, &spec,
+						W(100)), 0);
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(11), 1100, &spec,
+						W(100)), 0);
+	/* the counter register is missing for a while: power only */
+	ck_assert_int_eq(energy_acc_add_power(acc, S(21), W(100)), 0);
+	/* back: the counter moved 2000 J meanwhile, but 1000 J of that was
+	 * already counted by the trapezoid; it must not count twice */
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(31), 3100, &spec,
+						W(100)), 0);
+	ck_assert_uint_eq(_at(acc, S(31)), 3000000);
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(41), 4100, &spec,
+						W(100)), 0);
+	ck_assert_uint_eq(_at(acc, S(41)), 4000000);
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(42), 4100,
+		&(counter_spec_t) { 32, 0.0 }, -1), -EINVAL);
+	energy_acc_destroy(acc);
+}
+END_TEST
+
+static Suite *_suite(void)
+{
+	Suite *s = suite_create("energy_acc");
+	TCase *p = tcase_create("power");
+	TCase *c = tcase_create("counter");
+
+	tcase_add_test(p, test_bad_config);
+	tcase_add_test(p, test_constant_power);
+	tcase_add_test(p, test_same_second);
+	tcase_add_test(p, test_interpolate_changing_power);
+	tcase_add_test(p, test_between);
+	tcase_add_test(p, test_extrapolation_bound);
+	tcase_add_test(p, test_history_overflow);
+	tcase_add_test(p, test_before_first_sample);
+	tcase_add_test(p, test_clock_step_rejected);
+	tcase_add_test(p, test_absurd_power_rejected);
+	tcase_add_test(p, test_gap_flagged);
+	suite_add_tcase(s, p);
+
+	tcase_add_test(c, test_counter_wrap16);
+	tcase_add_test(c, test_counter_wrap32_given_power);
+	tcase_add_test(c, test_counter_reset_and_torn_read);
+	tcase_add_test(c, test_counter64_backwards_is_reset);
+	tcase_add_test(c, test_counter_ambiguous_gap);
+	tcase_add_test(c, test_no_rounding_drift);
+	tcase_add_test(c, test_counter_power_switch);
+	tcase_set_timeout(c, 30);
+	suite_add_tcase(s, c);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
