@@ -47,6 +47,12 @@ extern const char *const mb_type_names[];	/* "int16", ... "int64" */
 extern const char *const mb_order_names[];	/* "abcd", ... */
 extern const char *const mb_kind_names[];	/* "input", "holding" */
 
+/*
+ * Index of name in one of the NULL-terminated name tables above, compared
+ * case-insensitively (so it is the enum value); -1 if absent or NULL.
+ */
+int mb_name_index(const char *const names[], const char *name);
+
 /* Registers (16-bit words) a type occupies: 1, 2 or 4. */
 unsigned mb_type_words(mb_type_t type);
 
@@ -56,7 +62,8 @@ unsigned mb_type_counter_bits(mb_type_t type);
 
 /*
  * Decode the value at regs[0..words-1] as type/order into a double.
- * Returns 0, or -ERANGE for a NaN/Inf float.
+ * Returns 0, or -ERANGE for a NaN/Inf float (value untouched), -EINVAL for
+ * an unknown type or order.
  */
 int mb_decode(const uint16_t *regs, mb_type_t type, mb_order_t order,
 	      double *value);
@@ -68,8 +75,18 @@ int mb_decode_counter(const uint16_t *regs, mb_type_t type, mb_order_t order,
 /*
  * Encode value into regs[0..words-1] (rounded to nearest for integer types,
  * saturated to the type's range).  For the simulator and tests.
+ * NaN encodes as 0 in integer types and stays NaN in float32; floats beyond
+ * +/-FLT_MAX saturate to +/-FLT_MAX.
  */
 void mb_encode(double value, mb_type_t type, mb_order_t order, uint16_t *regs);
+
+/*
+ * Encode the low 16/32/64 bits of raw as-is (no rounding or saturation):
+ * a counter that has wrapped, or a float32's bit pattern.  For the
+ * simulator and tests.
+ */
+void mb_encode_raw(uint64_t raw, mb_type_t type, mb_order_t order,
+		   uint16_t *regs);
 
 /* One value on a meter: where it lives and how to read it. */
 typedef struct {
