@@ -1,0 +1,602 @@
+/*
+ * se_energy.c - shared Slurm glue of the suite's acct_gather_energy plugins.
+ *
+ * See se_energy.h for the model.  What Slurm 22.05 does with each call, and
+ * so what each answer must be (src/ paths are Slurm's):
+ *
+ *  slurmd/req.c:_rpc_acct_gather_update()  (slurmctld, AcctGatherNodeFreq)
+ *	update_node_energy(), then get_sum(ENERGY_DATA_NODE_ENERGY): the node
+ *	total shown by scontrol show node (CurrentWatts NO_VAL = "n/s").
+ *  slurmd/slurmd.c:_fill_registration_msg()  get_sum(NODE_ENERGY) likewise.
+ *  slurmd/req.c:_rpc_acct_gather_energy()  (a step's slurm_get_node_energy)
+ *	LAST_POLL and SENSOR_CNT, then STRUCT or, when the last poll is older
+ *	than the request's delta, JOULES_TASK, into a SENSOR_CNT array.  With
+ *	SENSOR_CNT 0 it sends no reply at all.
+ *  jobacct_gather/common/common_jag.c:_get_precs/_get_process_data()
+ *	(slurmstepd, every JobAcctGatherFrequency and at task exit)
+ *	get_sum(NODE_ENERGY_UP, &jobacct->energy), or NODE_ENERGY when energy
+ *	profiling runs; consumed_energy becomes the step's TRES energy (J),
+ *	current_watts its power.  With one plugin, get_sum hands our function
+ *	jobacct->energy itself; with several it sums those that return
+ *	SLURM_SUCCESS and are not NO_VAL64.
+ *  slurm_jobacct_gather.c:jobacctinfo_aggregate() turns the total NO_VAL64
+ *	as soon as one node says NO_VAL64: a step never reports NO_VAL64.
+ *  slurm_acct_gather_energy.c:_watch_node()  (slurmstepd, profiling)
+ *	set_data(ENERGY_DATA_PROFILE, &delta) at the profile frequency.
+ *  slurm_acct_gather.c:acct_gather_reconfig()  unloads the plugin (fini,
+ *	dlclose) and loads it again: the plugin is linked -z nodelete, so the
+ *	node total carried over below survives and a detached sampler thread
+ *	never runs in unmapped code.
+ */
+#include "config.h"	/* Slurm's: its headers depend on it */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/common/slurm_xlator.h"
+#include "slurm_compat.h"
+#include "src/slurmd/slurmd/slurmd.h"
+
+#include "se_energy.h"
+#include "se_log.h"
+#include "se_time.h"
+
+/* slurmd and slurmstepd export their slurmd_conf_t; other daemons do not. */
+#pragma weak conf
+
+/* A step's view of node energy older than this is refreshed by RPC. */
+#define STEP_REFRESH_NS		SE_NS_PER_SEC
+
+/* At most this many RPC failure messages per minute from one step. */
+#define STEP_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
+#define STEP_LOG_BURST		3
+
+typedef enum {
+	ROLE_OTHER = 0,		/* slurmctld, clients: config only */
+	ROLE_SLURMD,
+	ROLE_STEPD,
+} role_t;
+
+/* slurmd: the sampler and what readers derived from it */
+typedef struct {
+	sampler_t *sampler;
+	se_energy_meter_t meter;
+	bool unmetered;		/* configured without a meter */
+	uint64_t base_mj;	/* carried over from before a reconfigure */
+	uint64_t reported_mj;	/* highest energy ever answered */
+	uint64_t prev_reported_j; /* consumed_energy of the previous answer */
+	bool have_first;	/* first_* valid (for ave_watts) */
+	uint64_t first_ns;
+	uint64_t first_mj;
+} node_state_t;
+
+/* slurmstepd: the step's energy, relative to its start */
+typedef struct {
+	bool have_base;		/* one good answer from slurmd seen */
+	uint64_t start_ns;	/* monotonic: when the step configured us */
+	uint64_t last_ns;	/* monotonic: last good answer */
+	uint64_t last_node_j;	/* node consumed_energy at last_ns */
+	uint32_t last_watts;
+	time_t poll_time;	/* slurmd's last sample (wall clock) */
+	uint64_t step_j;	/* energy of the step so far */
+	uint64_t prev_step_j;	/* step_j before the last refresh */
+	int dataset_id;		/* profile dataset, -1: none */
+	bool warned_no_data;
+	se_ratelimit_t rl;
+} step_state_t;
+
+/* Node energy at the last fini(): survives a reload (-z nodelete). */
+typedef struct {
+	bool valid;
+	uint64_t energy_mj;
+	uint64_t power_mw;
+	uint64_t t_ns;
+} carry_t;
+
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static role_t role;
+static int context_id = -1;
+static node_state_t node;
+static step_state_t step;
+static carry_t carry;
+
+static void _log_sink(void *arg, se_log_level_t level, const char *msg)
+{
+	switch (level) {
+	case SE_LOG_ERROR:
+		error("%s: %s", plugin_type, msg);
+		break;
+	case SE_LOG_INFO:
+		info("%s: %s", plugin_type, msg);
+		break;
+	case SE_LOG_DEBUG:
+		debug("%s: %s", plugin_type, msg);
+		break;
+	case SE_LOG_SAMPLE:
+	default:
+		log_flag(ENERGY, "%s: %s", plugin_type, msg);
+		break;
+	}
+}
+
+static role_t _role(void)
+{
+	if (running_in_slurmd())
+		return ROLE_SLURMD;
+	if (running_in_slurmstepd())
+		return ROLE_STEPD;
+	return ROLE_OTHER;
+}
+
+static time_t _mono_to_wall_s(uint64_t t_ns)
+{
+	return t_ns ? (time_t) (se_mono_to_wall_ns(t_ns) / SE_NS_PER_SEC) : 0;
+}
+
+/* mW -> W, rounded; a watt figure never reads NO_VAL by accident. */
+static uint32_t _mw_to_w(uint64_t power_mw)
+{
+	uint64_t w = (power_mw + 500) / 1000;
+
+	return (w >= NO_VAL) ? NO_VAL - 1 : (uint32_t) w;
+}
+
+/* Average watts of energy_mj over t_ns (mJ/ns = 1e6 W). */
+static uint32_t _avg_w(uint64_t energy_mj, uint64_t t_ns)
+{
+	if (!t_ns)
+		return 0;
+	return _mw_to_w((uint64_t) ((double) energy_mj * 1e9 / (double) t_ns));
+}
+
+/* ------------------------------------------------------------ slurmd */
+
+static void _node_stop(void)
+{
+	if (!node.sampler)
+		return;
+	/*
+	 * sampler_stop() joins the thread, or detaches it when the backend
+	 * overruns its deadline; a detached thread may still use dev, so dev
+	 * is freed only after a join.  The thread itself closes the device.
+	 */
+	if (sampler_stop(node.sampler) == 0 && node.meter.dev_free)
+		node.meter.dev_free(node.meter.dev);
+	node.sampler = NULL;
+	xfree(node.meter.cfg.label);
+	xfree(node.meter.describe);
+}
+
+/* Node energy now, carried over reloads, never decreasing. */
+static uint64_t _node_energy_mj(const sampler_status_t *st)
+{
+	uint64_t mj = node.base_mj + st->energy_mj;
+
+	if (mj < node.reported_mj)
+		mj = node.reported_mj;
+	node.reported_mj = mj;
+	return mj;
+}
+
+/*
+ * Fill one acct_gather_energy_t with the node's figures now, from the
+ * sampler's last sample and interpolation; never blocks on the meter.
+ * Returns SLURM_ERROR when there has been no sample yet (figures then say
+ * "no data": 0 J so far, current_watts NO_VAL, poll_time 0).
+ */
+static int _node_fill(acct_gather_energy_t *e)
+{
+	sampler_status_t st;
+	uint64_t now_ns = se_mono_ns(), mj;
+
+	memset(e, 0, sizeof(*e));
+	e->current_watts = NO_VAL;
+	if (!node.sampler) {
+		e->consumed_energy = node.reported_mj / 1000;
+		return SLURM_ERROR;
+	}
+
+	sampler_status(node.sampler, &st);
+	mj = _node_energy_mj(&st);
+	e->consumed_energy = mj / 1000;
+	e->previous_consumed_energy = node.prev_reported_j;
+	e->base_consumed_energy = e->consumed_energy - node.prev_reported_j;
+	node.prev_reported_j = e->consumed_energy;
+	if (!st.last_sample_ns)
+		return SLURM_ERROR;
+
+	e->current_watts = _mw_to_w(st.power_mw);
+	e->poll_time = _mono_to_wall_s(st.last_sample_ns);
+	if (!node.have_first) {
+		node.have_first = true;
+		node.first_ns = now_ns;
+		node.first_mj = mj;
+	}
+	if (now_ns - node.first_ns >= SE_NS_PER_SEC)
+		e->ave_watts = _avg_w(mj - node.first_mj,
+				      now_ns - node.first_ns);
+	else
+		e->ave_watts = e->current_watts;
+	return SLURM_SUCCESS;
+}
+
+static time_t _node_last_poll(void)
+{
+	sampler_status_t st;
+
+	if (!node.sampler)
+		return 0;
+	sampler_status(node.sampler, &st);
+	return _mono_to_wall_s(st.last_sample_ns);
+}
+
+static void _node_start(const char *meter_name, se_energy_make_meter_fn make,
+			void *arg)
+{
+	const char *name = se_energy_node_name();
+	se_energy_meter_t m = { 0 };
+	char err[512] = "";
+	int rc;
+
+	if (!name)
+		fatal("%s: cannot tell this slurmd's node name", plugin_type);
+	rc = make(arg, name, &m, err, sizeof(err));
+	if (rc == SE_ENERGY_NO_METER) {
+		node.unmetered = true;
+		info("%s: slurm-energy-plugins %s (built for Slurm %s), meter %s: node %s has no meter configured (%s); it reports no energy",
+		     plugin_type, se_energy_version, se_energy_slurm_version,
+		     meter_name, name, err[0] ? err : "Device=none");
+		return;
+	}
+	if (rc)
+		fatal("%s: node %s: %s", plugin_type, name, err);
+
+	node.meter = m;
+	node.meter.cfg.label = xstrdup(m.cfg.label);
+	node.meter.describe = xstrdup(m.describe);
+	if (!(node.sampler = sampler_start(m.ops, m.dev, &node.meter.cfg)))
+		fatal("%s: node %s: cannot start the %s sampler for %s: %m",
+		      plugin_type, name, meter_name, node.meter.describe);
+
+	/* A reload (scontrol reconfigure) continues the node's total. */
+	if (carry.valid) {
+		uint64_t gap_ns = se_mono_ns() - carry.t_ns;
+
+		node.base_mj = carry.energy_mj +
+			(uint64_t) ((double) carry.power_mw * gap_ns / 1e9);
+		node.reported_mj = node.base_mj;
+		carry.valid = false;
+	}
+
+	info("%s: slurm-energy-plugins %s (built for Slurm %s) started on node %s: meter %s %s",
+	     plugin_type, se_energy_version, se_energy_slurm_version, name,
+	     meter_name, node.meter.describe);
+}
+
+static int _node_get_data(int data_type, void *data)
+{
+	switch (data_type) {
+	case ENERGY_DATA_NODE_ENERGY_UP:
+	case ENERGY_DATA_JOULES_TASK:
+		/* "fresh data wanted": ask for a read, answer with what is
+		 * known now; the RPC thread never waits on the meter. */
+		if (node.sampler)
+			sampler_kick(node.sampler);
+		return _node_fill(data);
+	case ENERGY_DATA_NODE_ENERGY:
+	case ENERGY_DATA_STRUCT:
+		return _node_fill(data);
+	case ENERGY_DATA_LAST_POLL:
+		*(time_t *) data = _node_last_poll();
+		return SLURM_SUCCESS;
+	case ENERGY_DATA_SENSOR_CNT:
+		/* Always 1: with 0, slurmd leaves the step's RPC unanswered. */
+		*(uint16_t *) data = 1;
+		return SLURM_SUCCESS;
+	default:
+		error("%s: %s: unknown data type %d", plugin_type, __func__,
+		      data_type);
+		return SLURM_ERROR;
+	}
+}
+
+/* ------------------------------------------------------------ slurmstepd */
+
+/* Account one answer of slurmd (node energy e at monotonic now_ns). */
+static void _step_account(const acct_gather_energy_t *e, uint64_t now_ns)
+{
+	uint32_t watts = (e->current_watts == NO_VAL) ? 0 : e->current_watts;
+	uint64_t node_j = e->consumed_energy, fill_j;
+
+	step.prev_step_j = step.step_j;
+	if (!step.have_base) {
+		/*
+		 * First answer with data.  Normally it comes as the step
+		 * starts; if slurmd had no sample yet then, the time since the
+		 * start is filled at the power now.
+		 */
+		step.have_base = true;
+		fill_j = (uint64_t) watts * (now_ns - step.start_ns) /
+			SE_NS_PER_SEC;
+		if (now_ns - step.start_ns > 2 * SE_NS_PER_SEC)
+			info("%s: first node energy %.1f s after the step started; the %"PRIu64" J before it are estimated from the power now (%u W)",
+			     plugin_type,
+			     (double) (now_ns - step.start_ns) / 1e9, fill_j,
+			     watts);
+		step.step_j = fill_j;
+	} else if (node_j >= step.last_node_j) {
+		step.step_j += node_j - step.last_node_j;
+	} else {
+		/*
+		 * The node total went back: slurmd restarted and counts from
+		 * zero again.  What it counted since (node_j) is a lower bound
+		 * of the interval; the last power times the interval is the
+		 * other estimate; take the larger, never lose what we have.
+		 */
+		fill_j = (uint64_t) step.last_watts *
+			(now_ns - step.last_ns) / SE_NS_PER_SEC;
+		if (fill_j < node_j)
+			fill_j = node_j;
+		info("%s: node energy went back from %"PRIu64" J to %"PRIu64" J (slurmd restarted?); %"PRIu64" J bridged",
+		     plugin_type, step.last_node_j, node_j, fill_j);
+		step.step_j += fill_j;
+	}
+	step.last_node_j = node_j;
+	step.last_watts = watts;
+	step.last_ns = now_ns;
+	step.poll_time = e->poll_time;
+}
+
+/* Ask slurmd for the node energy.  0, or -errno (nothing changed). */
+static int _step_refresh(void)
+{
+	acct_gather_energy_t *e = NULL;
+	uint16_t cnt = 0;
+	uint64_t now_ns;
+	int rc = 0;
+
+	if (slurm_get_node_energy((char *) se_energy_node_name(), context_id,
+				  0, &cnt, &e) != SLURM_SUCCESS) {
+		se_log_limited(&step.rl, se_mono_ns(), SE_LOG_ERROR,
+			       "cannot get node energy from slurmd: %s",
+			       slurm_strerror(slurm_get_errno()));
+		return -EIO;
+	}
+	now_ns = se_mono_ns();
+	if (!cnt || !e) {
+		rc = -ENODATA;
+	} else if (!e[0].poll_time) {
+		/* slurmd's meter has not answered yet: keep waiting */
+		rc = -ENODATA;
+	} else {
+		_step_account(&e[0], now_ns);
+	}
+	acct_gather_energy_destroy(e);
+	return rc;
+}
+
+static int _step_fill(acct_gather_energy_t *e)
+{
+	uint64_t now_ns = se_mono_ns();
+
+	memset(e, 0, sizeof(*e));
+	if (!step.have_base) {
+		/*
+		 * No data yet: 0 J so far, but flagged as an error so that a
+		 * sum over several plugins skips it; never NO_VAL64, which
+		 * would wipe the step's total over all its nodes.
+		 */
+		if (!step.warned_no_data) {
+			step.warned_no_data = true;
+			info("%s: no energy from slurmd yet for this step",
+			     plugin_type);
+		}
+		return SLURM_ERROR;
+	}
+	e->consumed_energy = step.step_j;
+	e->previous_consumed_energy = step.prev_step_j;
+	e->base_consumed_energy = step.step_j - step.prev_step_j;
+	e->current_watts = step.last_watts;
+	if (now_ns - step.start_ns >= SE_NS_PER_SEC)
+		e->ave_watts = _avg_w(step.step_j * 1000,
+				      step.last_ns - step.start_ns);
+	else
+		e->ave_watts = step.last_watts;
+	e->poll_time = step.poll_time;
+	return SLURM_SUCCESS;
+}
+
+static void _step_profile(void)
+{
+	acct_gather_profile_dataset_t dataset[] = {
+		{ "Power", PROFILE_FIELD_UINT64 },
+		{ NULL, PROFILE_FIELD_NOT_SET },
+	};
+	uint32_t profile_opt = 0;
+	uint64_t power_w;
+
+	acct_gather_profile_g_get(ACCT_GATHER_PROFILE_RUNNING, &profile_opt);
+	if (!(profile_opt & ACCT_GATHER_PROFILE_ENERGY) || !step.have_base)
+		return;
+	if (step.dataset_id < 0) {
+		step.dataset_id = acct_gather_profile_g_create_dataset(
+			"Energy", NO_PARENT, dataset);
+		if (step.dataset_id < 0) {
+			error("%s: cannot create the Energy profile dataset",
+			      plugin_type);
+			return;
+		}
+	}
+	power_w = step.last_watts;
+	acct_gather_profile_g_add_sample_data(step.dataset_id, &power_w,
+					      step.poll_time);
+}
+
+static int _step_get_data(int data_type, void *data)
+{
+	bool stale = (se_mono_ns() - step.last_ns) >= STEP_REFRESH_NS;
+
+	switch (data_type) {
+	case ENERGY_DATA_NODE_ENERGY_UP:
+	case ENERGY_DATA_JOULES_TASK:
+		_step_refresh();
+		return _step_fill(data);
+	case ENERGY_DATA_NODE_ENERGY:
+	case ENERGY_DATA_STRUCT:
+		/*
+		 * NODE_ENERGY is what jobacct_gather asks when energy
+		 * profiling runs, including its last poll as a task exits:
+		 * refresh a stale view so the step's end is not up to a
+		 * profile period old.
+		 */
+		if (stale)
+			_step_refresh();
+		return _step_fill(data);
+	case ENERGY_DATA_LAST_POLL:
+		*(time_t *) data = step.poll_time;
+		return SLURM_SUCCESS;
+	case ENERGY_DATA_SENSOR_CNT:
+		*(uint16_t *) data = 1;
+		return SLURM_SUCCESS;
+	default:
+		error("%s: %s: unknown data type %d", plugin_type, __func__,
+		      data_type);
+		return SLURM_ERROR;
+	}
+}
+
+static void _step_start(void)
+{
+	step.start_ns = se_mono_ns();
+	step.dataset_id = -1;
+	step.rl = (se_ratelimit_t) SE_RATELIMIT_INIT(STEP_LOG_INTERVAL_NS,
+						     STEP_LOG_BURST);
+	/* The step's base: the node energy as the step starts. */
+	if (_step_refresh() == 0)
+		log_flag(ENERGY, "%s: step base: node at %"PRIu64" J",
+			 plugin_type, step.last_node_j);
+}
+
+/* ------------------------------------------------------------ public */
+
+const char *se_energy_node_name(void)
+{
+	if (!running_in_slurmd_stepd())
+		return NULL;
+	if (&conf && conf && conf->node_name)
+		return conf->node_name;
+	return getenv("SLURMD_NODENAME");
+}
+
+void se_energy_init(void)
+{
+	se_log_set_sink(_log_sink, NULL);
+	debug("%s: slurm-energy-plugins %s (built for Slurm %s) loaded",
+	      plugin_type, se_energy_version, se_energy_slurm_version);
+}
+
+void se_energy_conf_set(int context_id_in, const char *meter_name,
+			const char *conf_error, se_energy_make_meter_fn make,
+			void *arg)
+{
+	slurm_mutex_lock(&state_lock);
+	context_id = context_id_in;
+	role = _role();
+
+	if (conf_error) {
+		if (role == ROLE_SLURMD)
+			fatal("%s: %s", plugin_type, conf_error);
+		error("%s: %s", plugin_type, conf_error);
+		slurm_mutex_unlock(&state_lock);
+		return;
+	}
+
+	switch (role) {
+	case ROLE_SLURMD:
+		if (!node.sampler && !node.unmetered)
+			_node_start(meter_name, make, arg);
+		break;
+	case ROLE_STEPD:
+		if (!step.start_ns)
+			_step_start();
+		break;
+	default:
+		break;
+	}
+	slurm_mutex_unlock(&state_lock);
+}
+
+void se_energy_fini(void)
+{
+	sampler_status_t st;
+
+	slurm_mutex_lock(&state_lock);
+	if (node.sampler) {
+		sampler_status(node.sampler, &st);
+		carry.energy_mj = _node_energy_mj(&st);
+		carry.power_mw = st.power_mw;
+		carry.t_ns = se_mono_ns();
+		carry.valid = true;
+		_node_stop();
+	}
+	memset(&node, 0, sizeof(node));
+	memset(&step, 0, sizeof(step));
+	context_id = -1;
+	slurm_mutex_unlock(&state_lock);
+}
+
+int se_energy_update_node_energy(void)
+{
+	/* The sampler keeps the node current; nothing to do on demand. */
+	return SLURM_SUCCESS;
+}
+
+int se_energy_get_data(int data_type, void *data)
+{
+	int rc;
+
+	if (!data)
+		return SLURM_ERROR;
+	slurm_mutex_lock(&state_lock);
+	switch (role) {
+	case ROLE_SLURMD:
+		rc = _node_get_data(data_type, data);
+		break;
+	case ROLE_STEPD:
+		rc = _step_get_data(data_type, data);
+		break;
+	default:
+		rc = SLURM_ERROR;
+		break;
+	}
+	slurm_mutex_unlock(&state_lock);
+	return rc;
+}
+
+int se_energy_set_data(int data_type, void *data)
+{
+	slurm_mutex_lock(&state_lock);
+	switch (data_type) {
+	case ENERGY_DATA_PROFILE:
+		if (role == ROLE_STEPD) {
+			_step_refresh();
+			_step_profile();
+		}
+		break;
+	case ENERGY_DATA_RECONFIG:
+		/* slurmd reloads the plugin on reconfigure (see top) */
+	case ENERGY_DATA_STEP_PTR:
+		break;
+	default:
+		error("%s: %s: unknown data type %d", plugin_type, __func__,
+		      data_type);
+		slurm_mutex_unlock(&state_lock);
+		return SLURM_ERROR;
+	}
+	slurm_mutex_unlock(&state_lock);
+	return SLURM_SUCCESS;
+}

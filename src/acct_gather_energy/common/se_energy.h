@@ -1,0 +1,101 @@
+/*
+ * se_energy.h - what turns a meter backend into an acct_gather_energy plugin.
+ *
+ * Every energy plugin of the suite (modbus, bmc, rrd) is a thin file that
+ * parses its acct_gather.conf keys and builds a meter; this glue does the
+ * rest, the same way for all of them:
+ *
+ *  slurmd     one sampler thread owns the meter (src/common/sampler.h).  Every
+ *             get_data call is answered at once from it, never with I/O:
+ *             ENERGY_DATA_NODE_ENERGY[_UP], STRUCT, JOULES_TASK give the node's
+ *             energy interpolated to "now"; NODE_ENERGY_UP and JOULES_TASK also
+ *             kick the sampler.  SENSOR_CNT is always 1, even before the first
+ *             sample, because slurmd's _rpc_acct_gather_energy() sends no reply
+ *             at all for 0 sensors (the step would wait for its RPC timeout).
+ *
+ *  slurmstepd asks slurmd for the node energy (slurm_get_node_energy(), one
+ *             cheap RPC) and reports the step's energy relative to its start:
+ *             the first answer (taken when the step's plugin is configured,
+ *             before its tasks start) is the base.  The step's energy never
+ *             decreases; a node counter that goes backwards (slurmd restarted)
+ *             is bridged, logged, and never wipes what was counted.
+ *
+ * Units: acct_gather_energy_t holds joules and watts (consumed_energy,
+ * base_consumed_energy, previous_consumed_energy in J; current_watts and
+ * ave_watts in W; poll_time wall-clock seconds of the last good sample).
+ *
+ * Slurm serialises calls into one plugin with its own context lock; the glue
+ * still keeps its state under a mutex of its own, never held across I/O.
+ */
+#ifndef SE_ENERGY_H
+#define SE_ENERGY_H
+
+#include <stddef.h>
+
+#include "meter.h"
+#include "sampler.h"
+
+/*
+ * The suite's version and the Slurm release it was built for (se_version.c:
+ * our se_config.h and Slurm's config.h both define PACKAGE_VERSION, so no
+ * Slurm-glue file can include both).
+ */
+extern const char se_energy_version[];
+extern const char se_energy_slurm_version[];
+
+/* The meter a plugin hands to the glue in slurmd. */
+typedef struct {
+	const meter_ops_t *ops;
+	void *dev;			/* given to ops; owned by the glue */
+	void (*dev_free)(void *dev);	/* after the sampler has stopped */
+	sampler_config_t cfg;		/* cfg.label is copied */
+	const char *describe;		/* for the load line: "tcp://h:502
+					 * unit 1, counter reg 0x48" (copied) */
+} se_energy_meter_t;
+
+/*
+ * Build the meter of node `node` (slurmd only).  Returns 0; SE_ENERGY_NO_METER
+ * when the configuration gives the node no meter on purpose (it then reports
+ * no data; err may say why); a negative errno is a configuration error,
+ * described in err.
+ */
+#define SE_ENERGY_NO_METER	1
+
+typedef int (*se_energy_make_meter_fn)(void *arg, const char *node,
+				       se_energy_meter_t *out,
+				       char *err, size_t err_len);
+
+/*
+ * From the plugin's init(): route the core's se_log() to Slurm's log
+ * (error/info/debug/log_flag(ENERGY)) with plugin_type as prefix.
+ */
+void se_energy_init(void);
+
+/*
+ * From the plugin's conf_set(), after its keys were parsed (conf_error is
+ * the parse/validation message, NULL when the configuration is good).
+ *   slurmd:     a bad configuration is fatal here, at load time, with the
+ *               message naming file, key and value; otherwise make_meter()
+ *               is called for this node and the sampler started.
+ *   slurmstepd: remembers context_id and takes the step's base energy.
+ *   elsewhere:  a bad configuration is logged; nothing starts.
+ * meter_name ("modbus") goes into the load line that proves our plugin, not
+ * a stock one of the same name, is the one running.
+ */
+void se_energy_conf_set(int context_id, const char *meter_name,
+			const char *conf_error, se_energy_make_meter_fn make,
+			void *arg);
+
+/* From fini(): stop the sampler (slurmd), drop all state. */
+void se_energy_fini(void);
+
+/* The three data entry points, to be returned from the plugin's own. */
+int se_energy_update_node_energy(void);
+int se_energy_get_data(int data_type, void *data);
+int se_energy_set_data(int data_type, void *data);
+
+/* Node name of this slurmd/slurmstepd (NodeName, also with -N); NULL
+ * in other processes. */
+const char *se_energy_node_name(void);
+
+#endif

@@ -1,0 +1,227 @@
+/*
+ * acct_gather_energy_modbus.c - acct_gather_energy/modbus: node energy from a
+ * Modbus TCP or RTU power/energy meter (or a PDU channel shared by nodes).
+ *
+ * The thin Slurm side: acct_gather.conf keys in and out (modbus_conf.c does
+ * the checking), this node's channel resolved with Slurm's hostlist API,
+ * and a modbus_meter_t handed to the shared glue (../common/se_energy.c),
+ * which samples it in slurmd and computes step energy in slurmstepd.
+ * See acct_gather_energy_modbus(5).
+ */
+#include "config.h"	/* Slurm's: its headers depend on it */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "src/common/slurm_xlator.h"
+#include "slurm_compat.h"
+
+#include "modbus_conf.h"
+#include "modbus_meter.h"
+#include "se_energy.h"
+#include "se_time.h"
+
+const char plugin_name[] = "AcctGatherEnergy Modbus plugin (slurm-energy-plugins)";
+const char plugin_type[] = "acct_gather_energy/modbus";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+/* Sampling policy (documented in acct_gather_energy_modbus(5)). */
+#define HISTORY_NS		(3600 * SE_NS_PER_SEC)	/* ring: ~1 h */
+#define HISTORY_MIN		64
+#define HISTORY_MAX		16384
+#define BACKOFF_MAX_NS		(30 * SE_NS_PER_SEC)
+#define EXTRAPOLATE_MAX_NS	(600 * SE_NS_PER_SEC)
+
+static modbus_conf_t mconf;
+static char describe[512];	/* the meter, for se_energy's load line */
+
+/* ------------------------------------------------- hostlist for the map */
+
+static int _hl_contains(void *arg, const char *expr, const char *node)
+{
+	se_hostlist_t hl = hostlist_create(expr);
+	int found;
+
+	if (!hl)
+		return -EINVAL;
+	found = hostlist_find(hl, node) >= 0;
+	hostlist_destroy(hl);
+	return found;
+}
+
+static long _hl_count(void *arg, const char *const *exprs, size_t n)
+{
+	se_hostlist_t hl = hostlist_create(NULL);
+	long count;
+	size_t i;
+
+	if (!hl)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (!hostlist_push(hl, exprs[i])) {
+			hostlist_destroy(hl);
+			return -EINVAL;
+		}
+	}
+	hostlist_uniq(hl);
+	count = hostlist_count(hl);
+	hostlist_destroy(hl);
+	return count;
+}
+
+static const modbus_hostlist_ops_t hostlist_ops = {
+	.contains = _hl_contains,
+	.count = _hl_count,
+};
+
+/* --------------------------------------------------------- the meter */
+
+static void _meter_free(void *dev)
+{
+	modbus_meter_destroy(dev);
+}
+
+static void _sampler_config(const modbus_meter_t *m, double share,
+			    sampler_config_t *cfg)
+{
+	uint64_t history = HISTORY_NS / mconf.period_ns;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->period_ns = mconf.period_ns;
+	cfg->deadline_ns = mconf.timeout_ns;
+	cfg->backoff_max_ns = mconf.period_ns > BACKOFF_MAX_NS ?
+		mconf.period_ns : BACKOFF_MAX_NS;
+	cfg->use_counter = modbus_meter_counter_spec(m, &cfg->counter);
+	cfg->acc.history = history < HISTORY_MIN ? HISTORY_MIN :
+		history > HISTORY_MAX ? HISTORY_MAX : history;
+	cfg->acc.gap_ns = 0;	/* the sampler's default: one missed tick */
+	/* The bound is per channel; the node sees its share of it. */
+	cfg->acc.max_power_mw = (uint64_t) (mconf.max_power_w * share * 1000.0);
+	cfg->acc.max_extrapolate_ns = EXTRAPOLATE_MAX_NS;
+	cfg->label = modbus_meter_label(m);
+}
+
+/* se_energy_make_meter_fn: this node's meter, in slurmd only. */
+static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
+		       char *err, size_t err_len)
+{
+	modbus_meter_config_t mc;
+	modbus_meter_t *m;
+	modbus_target_t t;
+	int rc, n;
+
+	if ((rc = modbus_conf_read_map(&mconf, err, err_len)) ||
+	    (rc = modbus_conf_resolve(&mconf, node, &hostlist_ops, &t, err,
+				      err_len)))
+		return rc;
+	if (t.none) {
+		snprintf(err, err_len, "%s:%u: Device=none", mconf.map_path,
+			 t.line);
+		return SE_ENERGY_NO_METER;
+	}
+	if ((rc = modbus_conf_meter_config(&mconf, &t, &mc, err, err_len)) ||
+	    (rc = modbus_meter_create(&mc, &m, err, err_len)))
+		return rc;
+
+	out->ops = &modbus_meter_ops;
+	out->dev = m;
+	out->dev_free = _meter_free;
+	_sampler_config(m, t.share, &out->cfg);
+	modbus_meter_describe(m, describe, sizeof(describe));
+	n = strlen(describe);
+	snprintf(describe + n, sizeof(describe) - n, ", every %gs, timeout %llums%s",
+		 (double) mconf.period_ns / 1e9,
+		 (unsigned long long) (mconf.timeout_ns / SE_NS_PER_MS),
+		 out->cfg.use_counter ? "" : ", power path (integrated)");
+	out->describe = describe;
+	return 0;
+}
+
+/* ------------------------------------------------------- entry points */
+
+extern int init(void)
+{
+	se_energy_init();
+	modbus_conf_init(&mconf);
+	return SLURM_SUCCESS;
+}
+
+extern int fini(void)
+{
+	se_energy_fini();
+	modbus_conf_free(&mconf);
+	return SLURM_SUCCESS;
+}
+
+extern int acct_gather_energy_p_update_node_energy(void)
+{
+	return se_energy_update_node_energy();
+}
+
+extern int acct_gather_energy_p_get_data(enum acct_energy_type data_type,
+					 void *data)
+{
+	return se_energy_get_data(data_type, data);
+}
+
+extern int acct_gather_energy_p_set_data(enum acct_energy_type data_type,
+					 void *data)
+{
+	return se_energy_set_data(data_type, data);
+}
+
+extern void acct_gather_energy_p_conf_options(s_p_options_t **full_options,
+					      int *full_options_cnt)
+{
+	size_t i, n = modbus_conf_key_count();
+	s_p_options_t *options = xcalloc(n + 1, sizeof(*options));
+
+	/* All strings: modbus_conf checks them with messages that name
+	 * file, key and value (Slurm's own parser would only say "bad"). */
+	for (i = 0; i < n; i++) {
+		options[i].key = (char *) modbus_conf_key_name(i);
+		options[i].type = S_P_STRING;
+	}
+	transfer_s_p_options(full_options, options, full_options_cnt);
+	xfree(options);
+}
+
+extern void acct_gather_energy_p_conf_set(int context_id_in,
+					  s_p_hashtbl_t *tbl)
+{
+	char *path = get_extra_conf_path("acct_gather.conf");
+	char err[1024] = "", *value;
+	size_t i;
+	int rc = 0;
+
+	modbus_conf_free(&mconf);
+	modbus_conf_init(&mconf);
+	for (i = 0; tbl && !rc && i < modbus_conf_key_count(); i++) {
+		if (!s_p_get_string(&value, modbus_conf_key_name(i), tbl))
+			continue;
+		rc = modbus_conf_set(&mconf, path, i, value, err, sizeof(err));
+		xfree(value);
+	}
+	if (!rc)
+		rc = modbus_conf_check(&mconf, path, err, sizeof(err));
+	xfree(path);
+
+	se_energy_conf_set(context_id_in, "modbus", rc ? err : NULL,
+			   _make_meter, NULL);
+}
+
+extern void acct_gather_energy_p_conf_values(se_slurm_list_t *data)
+{
+	config_key_pair_t *kp;
+	char buf[256];
+	size_t i;
+
+	for (i = 0; i < modbus_conf_key_count(); i++) {
+		modbus_conf_show(&mconf, i, buf, sizeof(buf));
+		kp = xmalloc(sizeof(*kp));
+		kp->name = xstrdup(modbus_conf_key_name(i));
+		kp->value = xstrdup(buf);
+		list_append(*data, kp);
+	}
+}
