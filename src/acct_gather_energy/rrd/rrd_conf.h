@@ -1,0 +1,65 @@
+/*
+ * rrd_conf.h - acct_gather.conf keys of acct_gather_energy/rrd (no Slurm).
+ *
+ * The plugin glue hands every value Slurm's parser collected to
+ * rrd_conf_set(); each key is one row of a table (name, parser, default),
+ * so a key is added in one place and errors always read
+ *   acct_gather.conf: EnergyRRDMaxAge=abc: not a number of seconds
+ */
+#ifndef SE_RRD_CONF_H
+#define SE_RRD_CONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+	RRD_CF_AVERAGE = 0,
+	RRD_CF_MIN,
+	RRD_CF_MAX,
+	RRD_CF_LAST,
+} rrd_cf_t;
+
+typedef struct {
+	char *file_tmpl;	/* EnergyRRDFile: path, %n = node name */
+	char *ds;		/* EnergyRRDDataSource; NULL: the first DS */
+	rrd_cf_t cf;		/* EnergyRRDConsolidation (AVERAGE) */
+	uint64_t period_ns;	/* EnergyRRDFrequency (10 s): poll period */
+	uint64_t max_age_ns;	/* EnergyRRDMaxAge (60 s): older is a gap */
+	char *daemon;		/* EnergyRRDDaemon; NULL: $RRDCACHED_ADDRESS,
+				 * "none": read files directly */
+	double min_w;		/* EnergyRRDMinWatt (0): rows below dropped */
+	double max_w;		/* EnergyRRDMaxWatt (1e6): rows above dropped */
+} rrd_conf_t;
+
+/* Name of the i-th key, for the glue's s_p_options_t (all S_P_STRING);
+ * NULL past the last. */
+const char *rrd_conf_key(size_t i);
+
+/* Name of a consolidation function ("AVERAGE"). */
+const char *rrd_cf_name(rrd_cf_t cf);
+
+/* Fill the defaults. */
+void rrd_conf_init(rrd_conf_t *c);
+void rrd_conf_free(rrd_conf_t *c);
+
+/*
+ * Set key (one of rrd_conf_keys, case-insensitive) from value.  file names
+ * the configuration file for messages.  Returns 0, -EINVAL (bad value) or
+ * -ENOENT (unknown key), message in err.
+ */
+int rrd_conf_set(rrd_conf_t *c, const char *file, const char *key,
+		 const char *value, char *err, size_t err_len);
+
+/* Checks across keys once all are set (EnergyRRDFile given, bounds in
+ * order).  Returns 0 or -EINVAL with a message. */
+int rrd_conf_check(const rrd_conf_t *c, const char *file, char *err,
+		   size_t err_len);
+
+/*
+ * The value of key as the configuration would spell it (for
+ * conf_values / scontrol show config).  Writes into buf; returns buf.
+ */
+const char *rrd_conf_value(const rrd_conf_t *c, const char *key, char *buf,
+			   size_t buf_len);
+
+#endif

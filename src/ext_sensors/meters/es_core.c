@@ -1,0 +1,701 @@
+/*
+ * es_core.c - out-of-band sensors for slurmctld (see es_core.h).
+ *
+ * Two locks, never held across I/O and never nested:
+ *   q_lock     the read queue, the list of finished reads, stop;
+ *   st_lock    the components and their accumulated state.
+ * A read job carries copies of everything the reader needs (paths, fetch
+ * window), so readers never look at the components, and a job whose
+ * component set was replaced meanwhile (generation changed) is dropped.
+ */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#define _GNU_SOURCE		/* pthread_timedjoin_np */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "conf.h"
+#include "energy_acc.h"
+#include "es_core.h"
+#include "rrd_read.h"
+#include "rrd_series.h"
+#include "se_log.h"
+#include "se_time.h"
+
+#define ES_ERR_LEN		256
+#define ES_TEMP_LOOKBACK_S	600	/* temperature rows fetched per read */
+#define ES_LOG_INTERVAL_NS	(300 * SE_NS_PER_SEC)
+#define ES_LOG_BURST		20
+
+/* One read of one component, queued by a round and done by a reader. */
+typedef struct es_job {
+	struct es_job *next;
+	es_kind_t kind;
+	size_t idx;
+	unsigned gen;
+	uint64_t deadline_ns;	/* not started by then: dropped as late */
+	char *energy_path;	/* NULL: no energy wanted */
+	char *temp_path;	/* NULL: no temperature wanted */
+	int64_t energy_from_s;
+
+	bool late;
+	int energy_rc, temp_rc;
+	rrd_fetched_t energy;
+	rrd_sample_t temp;
+	char energy_err[ES_ERR_LEN], temp_err[ES_ERR_LEN];
+} es_job_t;
+
+typedef struct {
+	char *name;
+	char *energy_path, *temp_path;	/* expanded; NULL: not wanted */
+	bool in_flight;
+
+	energy_acc_t *acc;		/* power series, NULL until a row */
+	bool have_last;
+	rrd_sample_t last;		/* newest power sample taken */
+	bool have_temp;
+	rrd_sample_t temp;		/* newest valid temperature */
+	int energy_state, temp_state;	/* last outcome, for logging */
+} es_comp_t;
+
+struct es_core {
+	es_conf_t conf;
+	rrd_limits_t watt_lim, temp_lim;
+	const char *daemon;		/* NULL: no rrdcached */
+
+	pthread_mutex_t q_lock;
+	pthread_cond_t q_cond;
+	es_job_t *q_head, *q_tail;
+	es_job_t *done;
+	bool stop;
+	pthread_t *threads;
+	unsigned n_threads;
+
+	pthread_mutex_t st_lock;
+	es_comp_t *comps[ES_KIND_COUNT];
+	size_t n_comps[ES_KIND_COUNT];
+	unsigned gen[ES_KIND_COUNT];
+	se_ratelimit_t rl;
+};
+
+static const char *const kind_names[ES_KIND_COUNT] = {
+	"node", "switch", "cold door",
+};
+
+/* ---------------------------------------------------------- readers */
+
+static void _read_energy(const es_core_t *c, es_job_t *j, int64_t now_s)
+{
+	rrd_what_t what = { j->energy_path, c->conf.energy_ds, "AVERAGE" };
+
+	j->energy_rc = rrd_read_fetch(c->daemon, &what, j->energy_from_s,
+				      now_s, &j->energy, j->energy_err,
+				      sizeof(j->energy_err));
+}
+
+static void _read_temp(const es_core_t *c, es_job_t *j, int64_t now_s)
+{
+	rrd_what_t what = { j->temp_path, c->conf.temp_ds, "AVERAGE" };
+	rrd_fetched_t f;
+
+	j->temp_rc = rrd_read_fetch(c->daemon, &what,
+				    now_s - ES_TEMP_LOOKBACK_S, now_s, &f,
+				    j->temp_err, sizeof(j->temp_err));
+	if (j->temp_rc)
+		return;
+	j->temp_rc = rrd_series_last(&f.s, &c->temp_lim, &j->temp);
+	if (j->temp_rc)
+		snprintf(j->temp_err, sizeof(j->temp_err),
+			 "%s: no temperature within [%g, %g] in the last %d s",
+			 j->temp_path, c->conf.min_temp_c, c->conf.max_temp_c,
+			 ES_TEMP_LOOKBACK_S);
+	rrd_fetched_free(&f);
+}
+
+static void _do_job(const es_core_t *c, es_job_t *j)
+{
+	uint64_t now_ns = se_wall_ns();
+	int64_t now_s = (int64_t) (now_ns / SE_NS_PER_SEC);
+
+	/* A read that waited a whole round in the queue would give data the
+	 * next round's read gives fresher: the pool is behind, skip it. */
+	if (se_mono_ns() > j->deadline_ns) {
+		j->late = true;
+		return;
+	}
+	if (j->energy_path)
+		_read_energy(c, j, now_s);
+	if (j->temp_path)
+		_read_temp(c, j, now_s);
+}
+
+static void *_reader(void *arg)
+{
+	es_core_t *c = arg;
+	es_job_t *j;
+
+	pthread_mutex_lock(&c->q_lock);
+	while (!c->stop) {
+		if (!(j = c->q_head)) {
+			pthread_cond_wait(&c->q_cond, &c->q_lock);
+			continue;
+		}
+		c->q_head = j->next;
+		if (!c->q_head)
+			c->q_tail = NULL;
+		pthread_mutex_unlock(&c->q_lock);
+
+		_do_job(c, j);
+
+		pthread_mutex_lock(&c->q_lock);
+		j->next = c->done;
+		c->done = j;
+	}
+	pthread_mutex_unlock(&c->q_lock);
+	return NULL;
+}
+
+/* ---------------------------------------------------------- jobs */
+
+static void _job_free(es_job_t *j)
+{
+	free(j->energy_path);
+	free(j->temp_path);
+	rrd_fetched_free(&j->energy);
+	free(j);
+}
+
+static void _jobs_free(es_job_t *j)
+{
+	while (j) {
+		es_job_t *next = j->next;
+
+		_job_free(j);
+		j = next;
+	}
+}
+
+/* Where the next energy read starts: just before the newest sample taken
+ * (rows may be rewritten up to a step late), never beyond the history. */
+static int64_t _energy_from_s(const es_core_t *c, const es_comp_t *comp,
+			      uint64_t now_ns)
+{
+	int64_t oldest = (int64_t) ((now_ns - c->conf.history_ns) /
+				    SE_NS_PER_SEC);
+	int64_t from;
+
+	if (!comp->have_last)
+		return oldest;
+	from = (int64_t) (comp->last.t_ns / SE_NS_PER_SEC) - 60;
+	return from > oldest ? from : oldest;
+}
+
+static es_job_t *_job_new(const es_core_t *c, es_kind_t kind, size_t idx,
+			  const es_comp_t *comp, uint64_t deadline_ns)
+{
+	es_job_t *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->kind = kind;
+	j->idx = idx;
+	j->gen = c->gen[kind];
+	j->deadline_ns = deadline_ns;
+	j->energy_from_s = _energy_from_s(c, comp, se_wall_ns());
+	if ((comp->energy_path && !(j->energy_path = strdup(comp->energy_path)))
+	    || (comp->temp_path && !(j->temp_path = strdup(comp->temp_path)))) {
+		_job_free(j);
+		return NULL;
+	}
+	return j;
+}
+
+/* ---------------------------------------------------------- folding in */
+
+/* Log a component's change of state (ok <-> failing, or another error). */
+static void _log_state(es_core_t *c, es_kind_t kind, const es_comp_t *comp,
+		       int *state, int rc, const char *what, const char *err)
+{
+	if (rc == *state)
+		return;
+	if (rc)
+		se_log_limited(&c->rl, se_mono_ns(), SE_LOG_ERROR,
+			       "%s %s: %s skipped: %s", kind_names[kind],
+			       comp->name, what, err);
+	else if (*state != 1)
+		se_log_limited(&c->rl, se_mono_ns(), SE_LOG_INFO,
+			       "%s %s: %s readable again", kind_names[kind],
+			       comp->name, what);
+	*state = rc;
+}
+
+static int _acc_ensure(es_core_t *c, es_comp_t *comp, uint64_t step_s)
+{
+	energy_acc_config_t cfg = {
+		.history = (size_t) (c->conf.history_ns /
+				     (step_s * SE_NS_PER_SEC)) + 4,
+		.gap_ns = 2 * step_s * SE_NS_PER_SEC + 1,
+		.max_power_mw = (uint64_t) (c->conf.max_w * 1000.0),
+		.max_extrapolate_ns = c->conf.max_age_ns,
+	};
+
+	if (comp->acc)
+		return 0;
+	comp->acc = energy_acc_create(&cfg);
+	return comp->acc ? 0 : -ENOMEM;
+}
+
+static int _take_power(void *arg, const rrd_sample_t *smp)
+{
+	es_comp_t *comp = arg;
+	uint64_t mw = (uint64_t) llround(smp->watts * 1000.0);
+
+	/* a dropped sample (-ERANGE) leaves a gap the next one bridges */
+	if (energy_acc_add_power(comp->acc, smp->t_ns, mw) == 0) {
+		comp->last = *smp;
+		comp->have_last = true;
+	}
+	return 0;
+}
+
+/* Returns the outcome: 0, the read's error, or -ESTALE. */
+static int _fold_energy(es_core_t *c, es_job_t *j, es_comp_t *comp,
+			uint64_t now_ns)
+{
+	int rc = j->energy_rc;
+	char msg[ES_ERR_LEN];
+
+	if (!rc && !(rc = _acc_ensure(c, comp, j->energy.s.step_s)))
+		rrd_series_each_after(&j->energy.s, &c->watt_lim,
+				      comp->have_last ? comp->last.t_ns : 0,
+				      _take_power, comp, NULL);
+	snprintf(msg, sizeof(msg), "%s", j->energy_err);
+	if (!rc && (!comp->have_last ||
+		    now_ns - comp->last.t_ns > c->conf.max_age_ns)) {
+		snprintf(msg, sizeof(msg), "%s: no valid row (within [%g, %g] "
+			 "W) in the last %.0f s", comp->energy_path,
+			 c->conf.min_w, c->conf.max_w,
+			 (double) c->conf.max_age_ns / SE_NS_PER_SEC);
+		rc = -ESTALE;
+	}
+	_log_state(c, j->kind, comp, &comp->energy_state, rc, "energy", msg);
+	return rc;
+}
+
+static int _fold_temp(es_core_t *c, es_job_t *j, es_comp_t *comp,
+		      uint64_t now_ns)
+{
+	int rc = j->temp_rc;
+
+	if (!rc) {
+		comp->temp = j->temp;
+		comp->have_temp = true;
+	}
+	_log_state(c, j->kind, comp, &comp->temp_state, rc, "temperature",
+		   j->temp_err);
+	return rc;
+}
+
+/* Fold finished reads into the components; count outcomes. */
+static void _fold_all(es_core_t *c, es_job_t *done, uint64_t now_ns,
+		      es_round_stats_t *st)
+{
+	for (es_job_t *j = done; j; j = j->next) {
+		es_comp_t *comp;
+		int rc = 0;
+
+		if (j->gen != c->gen[j->kind] || j->idx >= c->n_comps[j->kind])
+			continue;
+		comp = &c->comps[j->kind][j->idx];
+		comp->in_flight = false;
+		if (j->late) {
+			st->late++;
+			continue;
+		}
+		if (j->energy_path)
+			rc |= _fold_energy(c, j, comp, now_ns);
+		if (j->temp_path)
+			rc |= _fold_temp(c, j, comp, now_ns);
+		if (rc)
+			st->failed++;
+		else
+			st->ok++;
+	}
+}
+
+/* Queue a read for every idle component; returns the jobs, in order. */
+static es_job_t *_queue_all(es_core_t *c, uint64_t deadline_ns,
+			    es_round_stats_t *st)
+{
+	es_job_t *head = NULL, **tail = &head;
+
+	for (int k = 0; k < ES_KIND_COUNT; k++) {
+		for (size_t i = 0; i < c->n_comps[k]; i++) {
+			es_comp_t *comp = &c->comps[k][i];
+			es_job_t *j;
+
+			if (comp->in_flight) {
+				st->in_flight++;
+				continue;
+			}
+			if ((!comp->energy_path && !comp->temp_path) ||
+			    !(j = _job_new(c, k, i, comp, deadline_ns)))
+				continue;
+			comp->in_flight = true;
+			*tail = j;
+			tail = &j->next;
+			st->queued++;
+		}
+	}
+	return head;
+}
+
+/* ---------------------------------------------------------- components */
+
+static void _comp_clear(es_comp_t *comp)
+{
+	free(comp->name);
+	free(comp->energy_path);
+	free(comp->temp_path);
+	energy_acc_destroy(comp->acc);
+	memset(comp, 0, sizeof(*comp));
+}
+
+static void _comps_free(es_comp_t *comps, size_t n)
+{
+	for (size_t i = 0; comps && i < n; i++)
+		_comp_clear(&comps[i]);
+	free(comps);
+}
+
+static bool _wants(const es_core_t *c, es_kind_t kind, bool energy)
+{
+	static const unsigned want[ES_KIND_COUNT][2] = {
+		[ES_KIND_NODE] = { ES_NODE_TEMP,
+				   ES_NODE_ENERGY | ES_JOB_ENERGY },
+		[ES_KIND_SWITCH] = { ES_SWITCH_TEMP, ES_SWITCH_ENERGY },
+		[ES_KIND_DOOR] = { ES_DOOR_TEMP, 0 },
+	};
+
+	return c->conf.data & want[kind][energy];
+}
+
+static int _expand(const char *key, const char *tmpl, const char *name,
+		   char **out, char *err, size_t err_len)
+{
+	conf_where_t w = { "ext_sensors.conf", key, 0 };
+	char path[4096];
+	int rc = conf_expand(&w, tmpl, name, path, sizeof(path), err,
+			     err_len);
+
+	if (rc)
+		return rc;
+	return (*out = strdup(path)) ? 0 : -ENOMEM;
+}
+
+static int _comp_init(const es_core_t *c, es_kind_t kind, es_comp_t *comp,
+		      const char *name, char *err, size_t err_len)
+{
+	int rc = 0;
+
+	comp->energy_state = comp->temp_state = 1;	/* not known yet */
+	if (!(comp->name = strdup(name)))
+		return -ENOMEM;
+	if (_wants(c, kind, true))
+		rc = _expand("EnergyPathRRD", c->conf.energy_path, name,
+			     &comp->energy_path, err, err_len);
+	if (!rc && _wants(c, kind, false))
+		rc = _expand("TempPathRRD", c->conf.temp_path, name,
+			     &comp->temp_path, err, err_len);
+	return rc;
+}
+
+/* Reuse the state of a same-named component of the old set, if any. */
+static void _comp_adopt(es_comp_t *comp, es_comp_t *old, size_t n_old,
+			size_t hint)
+{
+	es_comp_t *o = NULL;
+
+	if (hint < n_old && !strcmp(old[hint].name, comp->name))
+		o = &old[hint];
+	for (size_t i = 0; !o && i < n_old; i++)
+		if (old[i].name && !strcmp(old[i].name, comp->name))
+			o = &old[i];
+	if (!o)
+		return;
+	comp->acc = o->acc;
+	comp->have_last = o->have_last;
+	comp->last = o->last;
+	comp->have_temp = o->have_temp;
+	comp->temp = o->temp;
+	comp->energy_state = o->energy_state;
+	comp->temp_state = o->temp_state;
+	o->acc = NULL;
+}
+
+/* ---------------------------------------------------------- public */
+
+static int _start_threads(es_core_t *c, char *err, size_t err_len)
+{
+	sigset_t all, old;
+	int rc = 0;
+
+	if (!(c->threads = calloc(c->conf.threads, sizeof(pthread_t))))
+		return -ENOMEM;
+	/* Readers take no signal: slurmctld's own threads handle those. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (unsigned i = 0; i < c->conf.threads && !rc; i++) {
+		rc = -pthread_create(&c->threads[i], NULL, _reader, c);
+		if (!rc)
+			c->n_threads++;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		snprintf(err, err_len, "cannot start RRD reader threads: %s",
+			 strerror(-rc));
+	return rc;
+}
+
+static int _conf_copy(es_conf_t *dst, const es_conf_t *src)
+{
+	char **s[] = { &dst->energy_ds, &dst->temp_ds, &dst->energy_path,
+		       &dst->temp_path, &dst->cold_doors, &dst->switches,
+		       &dst->daemon };
+
+	*dst = *src;
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+		if (*s[i] && !(*s[i] = strdup(*s[i])))
+			return -ENOMEM;
+	return 0;
+}
+
+es_core_t *es_core_create(const es_conf_t *conf, char *err, size_t err_len)
+{
+	es_core_t *c = calloc(1, sizeof(*c));
+	const char *addr;
+
+	if (!c || _conf_copy(&c->conf, conf)) {
+		snprintf(err, err_len, "out of memory");
+		free(c);
+		return NULL;
+	}
+	c->watt_lim = (rrd_limits_t) { conf->min_w, conf->max_w };
+	c->temp_lim = (rrd_limits_t) { conf->min_temp_c, conf->max_temp_c };
+	addr = c->conf.daemon ? c->conf.daemon : getenv("RRDCACHED_ADDRESS");
+	if (addr && addr[0] && strcmp(addr, "none"))
+		c->daemon = addr;
+	c->rl = (se_ratelimit_t) SE_RATELIMIT_INIT(ES_LOG_INTERVAL_NS,
+						   ES_LOG_BURST);
+	pthread_mutex_init(&c->q_lock, NULL);
+	pthread_cond_init(&c->q_cond, NULL);
+	pthread_mutex_init(&c->st_lock, NULL);
+	if (_start_threads(c, err, err_len)) {
+		es_core_destroy(c, SE_NS_PER_SEC);
+		return NULL;
+	}
+	return c;
+}
+
+/* Join every reader by an absolute CLOCK_REALTIME deadline. */
+static bool _join_all(es_core_t *c, uint64_t grace_ns)
+{
+	uint64_t end_ns = se_wall_ns() + grace_ns;
+	struct timespec ts = { (time_t) (end_ns / SE_NS_PER_SEC),
+			       (long) (end_ns % SE_NS_PER_SEC) };
+	bool all = true;
+
+	for (unsigned i = 0; i < c->n_threads; i++) {
+		if (pthread_timedjoin_np(c->threads[i], NULL, &ts)) {
+			pthread_detach(c->threads[i]);
+			all = false;
+		}
+	}
+	return all;
+}
+
+void es_core_destroy(es_core_t *c, uint64_t grace_ns)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->q_lock);
+	c->stop = true;
+	pthread_cond_broadcast(&c->q_cond);
+	pthread_mutex_unlock(&c->q_lock);
+
+	if (!_join_all(c, grace_ns)) {
+		/* A reader is stuck in librrd (a hung file system): it still
+		 * uses the core, so the core is left to it. */
+		se_log(SE_LOG_ERROR, "RRD reader threads still blocked in a "
+		       "read after %.1f s; left behind",
+		       (double) grace_ns / SE_NS_PER_SEC);
+		return;
+	}
+	_jobs_free(c->q_head);
+	_jobs_free(c->done);
+	for (int k = 0; k < ES_KIND_COUNT; k++)
+		_comps_free(c->comps[k], c->n_comps[k]);
+	free(c->threads);
+	es_conf_free(&c->conf);
+	pthread_mutex_destroy(&c->q_lock);
+	pthread_cond_destroy(&c->q_cond);
+	pthread_mutex_destroy(&c->st_lock);
+	free(c);
+}
+
+int es_core_set_components(es_core_t *c, es_kind_t kind,
+			   const char *const *names, size_t n,
+			   char *err, size_t err_len)
+{
+	es_comp_t *comps = calloc(n ? n : 1, sizeof(*comps));
+	int rc = comps ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = _comp_init(c, kind, &comps[i], names[i], err, err_len);
+	if (rc) {
+		_comps_free(comps, n);
+		return rc;
+	}
+
+	pthread_mutex_lock(&c->st_lock);
+	for (size_t i = 0; i < n; i++)
+		_comp_adopt(&comps[i], c->comps[kind], c->n_comps[kind], i);
+	_comps_free(c->comps[kind], c->n_comps[kind]);
+	c->comps[kind] = comps;
+	c->n_comps[kind] = n;
+	c->gen[kind]++;		/* reads in flight now belong to nobody */
+	pthread_mutex_unlock(&c->st_lock);
+	return 0;
+}
+
+void es_core_round(es_core_t *c, uint64_t now_ns, uint64_t round_ns,
+		   es_round_stats_t *stats)
+{
+	es_round_stats_t st = { 0 };
+	es_job_t *done, *jobs, *tail;
+
+	pthread_mutex_lock(&c->q_lock);
+	done = c->done;
+	c->done = NULL;
+	pthread_mutex_unlock(&c->q_lock);
+
+	pthread_mutex_lock(&c->st_lock);
+	_fold_all(c, done, now_ns, &st);
+	jobs = _queue_all(c, se_mono_ns() + round_ns, &st);
+	pthread_mutex_unlock(&c->st_lock);
+	_jobs_free(done);
+
+	if (jobs) {
+		for (tail = jobs; tail->next; tail = tail->next)
+			;
+		pthread_mutex_lock(&c->q_lock);
+		if (c->q_tail)
+			c->q_tail->next = jobs;
+		else
+			c->q_head = jobs;
+		c->q_tail = tail;
+		pthread_cond_broadcast(&c->q_cond);
+		pthread_mutex_unlock(&c->q_lock);
+	}
+	if (stats)
+		*stats = st;
+}
+
+static void _values_of(const es_core_t *c, const es_comp_t *comp,
+		       uint64_t now_ns, es_values_t *out)
+{
+	energy_sample_t last;
+
+	memset(out, 0, sizeof(*out));
+	if (comp->acc && !energy_acc_last(comp->acc, &last)) {
+		out->has_energy = true;
+		out->energy_mj = last.energy_mj;
+		out->energy_t_ns = last.t_ns;
+		out->has_power = now_ns <= last.t_ns + c->conf.max_age_ns;
+		out->watts = (double) last.power_mw / 1000.0;
+	}
+	if (comp->have_temp &&
+	    now_ns <= comp->temp.t_ns + c->conf.max_age_ns) {
+		out->has_temp = true;
+		out->temp_c = comp->temp.watts;
+	}
+}
+
+int es_core_values(es_core_t *c, es_kind_t kind, size_t idx, uint64_t now_ns,
+		   es_values_t *out)
+{
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&c->st_lock);
+	if (idx < c->n_comps[kind]) {
+		_values_of(c, &c->comps[kind][idx], now_ns, out);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&c->st_lock);
+	return rc;
+}
+
+size_t es_core_count(es_core_t *c, es_kind_t kind)
+{
+	size_t n;
+
+	pthread_mutex_lock(&c->st_lock);
+	n = c->n_comps[kind];
+	pthread_mutex_unlock(&c->st_lock);
+	return n;
+}
+
+const char *es_core_name(es_core_t *c, es_kind_t kind, size_t idx)
+{
+	const char *name = NULL;
+
+	/* names live as long as the component set: callers hold no lock
+	 * across a set change (the glue calls both from the same thread). */
+	pthread_mutex_lock(&c->st_lock);
+	if (idx < c->n_comps[kind])
+		name = c->comps[kind][idx].name;
+	pthread_mutex_unlock(&c->st_lock);
+	return name;
+}
+
+int es_core_energy_between(es_core_t *c, const size_t *nodes, size_t n,
+			   uint64_t t0_ns, uint64_t t1_ns, uint64_t *energy_mj,
+			   char *err, size_t err_len)
+{
+	uint64_t sum = 0;
+	int rc = 0;
+
+	pthread_mutex_lock(&c->st_lock);
+	for (size_t i = 0; i < n && !rc; i++) {
+		const es_comp_t *comp;
+		uint64_t mj = 0;
+
+		if (nodes[i] >= c->n_comps[ES_KIND_NODE]) {
+			rc = -ENOENT;
+			snprintf(err, err_len, "node index %zu unknown",
+				 nodes[i]);
+			break;
+		}
+		comp = &c->comps[ES_KIND_NODE][nodes[i]];
+		rc = comp->acc ? energy_acc_energy_between(comp->acc, t0_ns,
+							   t1_ns, &mj)
+			       : -ENODATA;
+		if (rc)
+			snprintf(err, err_len, "node %s: %s", comp->name,
+				 rc == -ERANGE ?
+				 "step start older than EnergyHistory" :
+				 "no power series read yet");
+		sum += mj;
+	}
+	pthread_mutex_unlock(&c->st_lock);
+	*energy_mj = sum;
+	return rc;
+}
