@@ -31,7 +31,10 @@ typedef struct {
 	int (*open)(void *dev, uint64_t deadline_ns);
 
 	/*
-	 * Take one reading.  0 on success; -EAGAIN for a transient error
+	 * Take one reading.  0 on success; -EALREADY when the source has
+	 * nothing newer than the last reading (a polled file whose next row
+	 * is not written yet: not a failure, the sampler just waits for the
+	 * next tick); -EAGAIN for a transient error
 	 * that leaves the connection usable (e.g. a Modbus exception);
 	 * any other -errno makes the sampler close and later reopen.
 	 * On failure, msg (if not NULL) may be filled with a reason.

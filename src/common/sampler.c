@@ -306,6 +306,10 @@ static void _sample_once(sampler_t *s)
 			  sizeof(msg));
 	end = se_mono_ns();
 	_check_overrun(s, start, end);
+	/* -EALREADY: the source has nothing newer (e.g. an RRD step not yet
+	 * over); not a failure, so no log, no backoff, no close. */
+	if (rc == -EALREADY)
+		return;
 	if (rc) {
 		/* -EAGAIN: a transient error on a usable connection */
 		if (rc != -EAGAIN)

@@ -77,9 +77,9 @@ START_TEST(test_absorb_counter)
 	/* trapezoid 1005 -> 1015 of 100 -> 200 W */
 	ck_assert_uint_eq(r.counter_raw, 1500000);
 
-	/* Nothing new: -EAGAIN, the counter is kept. */
+	/* Nothing new: -EALREADY (not a failure), the counter is kept. */
 	ck_assert_int_eq(rrd_meter_absorb(m, &s, S(1031), &r, msg,
-					  sizeof(msg)), -EAGAIN);
+					  sizeof(msg)), -EALREADY);
 
 	/* Two new rows at once: both counted. */
 	w[2] = 200;
@@ -135,7 +135,7 @@ START_TEST(test_read_real_file)
 	ck_assert_uint_ge(se_mono_to_wall_ns(r.t_ns), S(now - 16));
 	/* read again: no new row */
 	ck_assert_int_eq(rrd_meter_ops.read(m, &r, 0, msg, sizeof(msg)),
-			 -EAGAIN);
+			 -EALREADY);
 	rrd_meter_destroy(m);
 	unlink(path);
 }

@@ -563,6 +563,30 @@ START_TEST(test_eagain_keeps_connection)
 }
 END_TEST
 
+START_TEST(test_ealready_is_not_a_failure)
+{
+	sampler_config_t cfg = _cfg(20 * MS, 10 * MS);
+	sampler_status_t st;
+	sampler_t *s;
+	fake_t f;
+
+	_fake_init(&f);
+	f.p0_mw = 50000;
+	f.fail_next = 3;
+	f.fail_rc = -EALREADY;
+	ck_assert_ptr_nonnull(s = sampler_start(&fake_ops, &f, &cfg));
+	WAIT_STATUS(s, st, st.reads_ok >= 2);
+	/* "nothing new yet" three times: no failure counted, none logged,
+	 * the connection kept */
+	ck_assert_uint_eq(st.reads_failed, 0);
+	ck_assert_uint_eq(st.consecutive_failures, 0);
+	ck_assert_int_eq(sampler_stop(s), 0);
+	ck_assert_int_eq(f.opens, 1);
+	ck_assert_int_eq(f.closes, 1);		/* only at stop */
+	ck_assert(!_logged("fake m1: read failed"));
+}
+END_TEST
+
 START_TEST(test_absurd_reading_dropped)
 {
 	sampler_config_t cfg = _cfg(10 * MS, 50 * MS);
@@ -635,6 +659,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_hung_meter_readers_return);
 	tcase_add_test(tc, test_fail_backoff_recover);
 	tcase_add_test(tc, test_eagain_keeps_connection);
+	tcase_add_test(tc, test_ealready_is_not_a_failure);
 	tcase_add_test(tc, test_absurd_reading_dropped);
 	tcase_add_test(tc, test_kick);
 	suite_add_tcase(s, tc);

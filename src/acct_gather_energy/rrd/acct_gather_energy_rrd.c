@@ -53,8 +53,8 @@ static void _sampler_config(const rrd_meter_t *m, sampler_config_t *cfg)
 	 * the next poll late. */
 	cfg->deadline_ns = rconf.period_ns < DEADLINE_MAX_NS ?
 		rconf.period_ns : DEADLINE_MAX_NS;
-	/* "No new row yet" is -EAGAIN, not a sick meter: never back off
-	 * beyond the poll period, or rows would be read late. */
+	/* A file that has no valid row is -EAGAIN, not a sick meter: never
+	 * back off beyond the poll period, or rows would be read late. */
 	cfg->backoff_max_ns = rconf.period_ns;
 	cfg->use_counter = true;
 	rrd_meter_counter_spec(&cfg->counter);

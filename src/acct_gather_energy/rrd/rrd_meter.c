@@ -80,7 +80,7 @@ int rrd_meter_absorb(rrd_meter_t *m, const rrd_series_t *s,
 	}
 	if (!a.n_new) {
 		snprintf(msg, msg_len, "%s: no new row yet", m->path);
-		return -EAGAIN;
+		return -EALREADY;
 	}
 
 	memset(out, 0, sizeof(*out));
@@ -125,12 +125,12 @@ static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
 	rc = rrd_meter_absorb(m, &f.s, now_ns, out, msg, msg_len);
 	rrd_fetched_free(&f);
 	/*
-	 * No new, no valid or only stale rows: the file and the connection
-	 * are fine, there is just no value; -EAGAIN keeps the connection and
-	 * the sampler fills the gap.
+	 * No new row yet: -EALREADY, the sampler just waits.  No valid or
+	 * only stale rows: the file is fine, there is just no value; -EAGAIN
+	 * keeps it open and the sampler fills the gap.
 	 */
 	if (rc)
-		return -EAGAIN;
+		return rc == -EALREADY ? rc : -EAGAIN;
 
 	/* The sampler's time is monotonic; the row's is the wall clock. */
 	out->t_ns = se_wall_to_mono_ns(out->t_ns);
