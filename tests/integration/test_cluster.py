@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from conftest import poll
+from selab.cluster import poll
 
 NET_PREFIX = os.environ.get("SE_CLUSTER_NET", "10.199.0")
 BRIDGE = os.environ.get("SE_CLUSTER_BRIDGE", "sebr0")

@@ -1,0 +1,1 @@
+"""Python helpers shared by the integration tests, the demo and the benchmarks."""

@@ -1,0 +1,278 @@
+"""The namespaced test cluster, driven from Python (tests, demo, benchmarks).
+
+``Cluster`` runs Slurm commands against the cluster that
+``contribs/cluster/cluster`` builds and restarts it with other plugins or
+configuration; ``poll`` waits for a condition instead of sleeping.
+"""
+
+
+import contextlib
+import os
+import shlex
+import subprocess
+import tempfile
+import time
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+CLUSTER = os.path.join(REPO, "contribs", "cluster", "cluster")
+STATE = os.environ.get("SE_CLUSTER_STATE", "/var/tmp/slurm-energy-cluster")
+LOG_TAIL_LINES = int(os.environ.get("SE_CLUSTER_LOG_TAIL", "150"))
+
+
+class ClusterError(Exception):
+    pass
+
+
+def poll(predicate, timeout=30.0, interval=0.2, what="condition"):
+    """Call predicate() until it returns a truthy value; return that value.
+
+    Raises AssertionError naming *what* (a string, or a callable giving
+    one) after *timeout* seconds.  Use this
+    instead of sleeping: sacct records, node states, cpufreq restores all
+    land some time after the event that causes them.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            if callable(what):
+                what = what()
+            raise AssertionError("timed out after %.0fs waiting for %s"
+                                 % (timeout, what))
+        time.sleep(interval)
+
+
+class Cluster:
+    """Run Slurm commands against the test cluster and (re)configure it."""
+
+    def __init__(self, state=STATE, script=CLUSTER):
+        self.state = state
+        self.script = script
+        self.env = dict(os.environ)
+        self.env["SLURM_CONF"] = os.path.join(state, "etc", "slurm.conf")
+        self.env["SE_CLUSTER_STATE"] = state
+        # a caller's SLURM_* job variables must not leak into our commands
+        for k in list(self.env):
+            if k.startswith(("SLURM_JOB", "SLURM_STEP", "SBATCH_", "SRUN_",
+                             "SALLOC_")):
+                del self.env[k]
+        self._inputs = tempfile.mkdtemp(prefix="se-cluster-inputs-")
+        self.current_args = self._read_up_args()
+
+    # ---------------------------------------------------------- commands
+    def run(self, args, timeout=60, check=True, input=None):
+        """Run a command (list or string) with SLURM_CONF set; returns
+        CompletedProcess with text stdout/stderr."""
+        if isinstance(args, str):
+            args = shlex.split(args)
+        try:
+            p = subprocess.run(args, env=self.env, input=input,
+                               capture_output=True, text=True,
+                               timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            raise ClusterError("%s timed out after %ss\nstdout:%s\nstderr:%s"
+                               % (args, timeout, e.stdout, e.stderr))
+        if check and p.returncode != 0:
+            raise ClusterError("%s failed (%d)\nstdout:\n%s\nstderr:\n%s"
+                               % (args, p.returncode, p.stdout, p.stderr))
+        return p
+
+    def popen(self, args, **kw):
+        """Start a command in the background (e.g. an srun to watch)."""
+        return subprocess.Popen(args, env=self.env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, **kw)
+
+    def srun(self, *args, timeout=60, check=True):
+        return self.run(["srun", *args], timeout=timeout, check=check)
+
+    def scontrol(self, *args, timeout=30, check=True):
+        return self.run(["scontrol", *args], timeout=timeout, check=check)
+
+    def sacctmgr(self, *args, timeout=30, check=True):
+        return self.run(["sacctmgr", *args], timeout=timeout, check=check)
+
+    def sbatch(self, *args, script=None, timeout=30):
+        """Submit; returns the job id (int).  *script* is the batch script
+        text (otherwise pass --wrap in args)."""
+        p = self.run(["sbatch", "--parsable", *args], input=script,
+                     timeout=timeout)
+        return int(p.stdout.strip().split(";")[0])
+
+    def sacct(self, jobid, fields=("JobID", "JobName", "State", "ExitCode",
+                                   "NodeList"), extra=()):
+        """sacct rows of a job (all steps) as a list of dicts."""
+        p = self.run(["sacct", "-j", str(jobid), "-n", "-P",
+                      "-o", ",".join(fields), *extra], timeout=30)
+        return [dict(zip(fields, line.split("|")))
+                for line in p.stdout.splitlines() if line.strip()]
+
+    def wait_sacct(self, jobid, state="COMPLETED", timeout=60,
+                   fields=("JobID", "JobName", "State", "ExitCode",
+                           "NodeList"), steps=(), expect=None):
+        """Poll sacct until the job's allocation row has *state*, the named
+        *steps* (e.g. ("batch", "0")) are recorded and the allocation row
+        matches *expect* ({field: value}); return all rows.
+
+        Records converge over a second or two (slurmdbd may store a step
+        before the job's start record and show JobName "allocation" until
+        it arrives), so the rows must also read the same twice in a row.
+        """
+        expect = dict(expect or {})
+        fields = tuple(fields) + tuple(f for f in expect if f not in fields)
+        last = [None]
+
+        def ready():
+            rows = self.sacct(jobid, fields=fields)
+            by_id = {r["JobID"]: r for r in rows}
+            job = by_id.get(str(jobid))
+            ok = (job is not None and job["State"].startswith(state)
+                  and all("%s.%s" % (jobid, s) in by_id for s in steps)
+                  and all(job.get(k) == v for k, v in expect.items()))
+            stable = ok and rows == last[0]
+            last[0] = rows if ok else None
+            return rows if stable else None
+        return poll(ready, timeout=timeout, interval=0.3,
+                    what=lambda: "sacct to show job %s %s %s (now: %s)"
+                    % (jobid, state, expect, self.sacct(jobid, fields)))
+
+    def wait_job_gone(self, jobid, timeout=60):
+        poll(lambda: not self.run(["squeue", "-h", "-j", str(jobid)],
+                                  check=False).stdout.strip(),
+             timeout=timeout, what="job %s to leave the queue" % jobid)
+
+    # ------------------------------------------------------- node views
+    def node_names(self):
+        return self.run(["sinfo", "-h", "-N", "-o", "%N"]).stdout.split()
+
+    def node_dir(self, node):
+        """Host path of a node's private files (cpu/, dev/, spool/)."""
+        return os.path.join(self.state, "nodes", node)
+
+    def cpufreq_file(self, node, cpu, name):
+        """Host path of the node's fake /sys/.../cpuN/cpufreq/NAME."""
+        return os.path.join(self.node_dir(node), "cpu", "cpu%d" % cpu,
+                            "cpufreq", name)
+
+    def read_cpufreq(self, node, cpu, name):
+        with open(self.cpufreq_file(node, cpu, name)) as f:
+            return f.read().strip()
+
+    def node_cpus(self, node):
+        return sorted(int(d[3:]) for d in
+                      os.listdir(os.path.join(self.node_dir(node), "cpu")))
+
+    def pids(self):
+        """{name: pid} from the cluster's pid files."""
+        out = {}
+        d = os.path.join(self.state, "pids")
+        for f in os.listdir(d) if os.path.isdir(d) else []:
+            if f.endswith(".pid"):
+                with open(os.path.join(d, f)) as fh:
+                    out[f[:-4]] = int(fh.read().split()[0])
+        return out
+
+    def logs(self, tail=None):
+        args = [self.script, "logs"] + (["-n", str(tail)] if tail else [])
+        return subprocess.run(args, capture_output=True, text=True,
+                              env=self.env, timeout=30).stdout
+
+    # -------------------------------------------------------- lifecycle
+    def is_up(self):
+        p = subprocess.run([self.script, "status"], capture_output=True,
+                           text=True, env=self.env, timeout=60)
+        return p.returncode == 0
+
+    def _read_up_args(self):
+        try:
+            with open(os.path.join(self.state, "up.args")) as f:
+                return [l for l in f.read().split("\n") if l]
+        except OSError:
+            return []
+
+    def _input_file(self, name, text):
+        path = os.path.join(self._inputs, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def up_args(self, nodes=None, gpus=None, plugin_dirs=(), energy_type=None,
+                acct_gather_conf=None, slurm_conf=None, gres_conf=None,
+                overlays=(), node_env=None, hwloc_xml=None, freqs=None,
+                debug=None, extra_args=()):
+        """Translate keywords into `cluster up` options.
+
+        plugin_dirs: directories put before Debian's plugin dir in PluginDir.
+        energy_type: AcctGatherEnergyType (default acct_gather_energy/none).
+        acct_gather_conf, slurm_conf, gres_conf: text appended to the
+            generated acct_gather.conf / slurm.conf / gres.conf (later
+            slurm.conf keys override earlier ones).
+        overlays: paths of overlay files ([slurm.conf] ... sections).
+        node_env: {VAR: value} exported to every slurmd (e.g. LD_LIBRARY_PATH).
+        hwloc_xml: topology XML used by every node.
+        """
+        a = []
+        if nodes is not None:
+            a += ["--nodes", str(nodes)]
+        if gpus is not None:
+            a += ["--gpus", str(gpus)]
+        for d in plugin_dirs:
+            a += ["--plugin-dir", d]
+        if energy_type:
+            a += ["--energy-type", energy_type]
+        if acct_gather_conf is not None:
+            a += ["--acct-gather-conf",
+                  self._input_file("acct_gather.conf", acct_gather_conf)]
+        if slurm_conf is not None:
+            a += ["--slurm-conf", self._input_file("slurm.conf", slurm_conf)]
+        if gres_conf is not None:
+            a += ["--gres-conf", self._input_file("gres.conf", gres_conf)]
+        for o in overlays:
+            a += ["--config-overlay", o]
+        for k, v in (node_env or {}).items():
+            a += ["--node-env", "%s=%s" % (k, v)]
+        if hwloc_xml:
+            a += ["--hwloc-xml", hwloc_xml]
+        if freqs:
+            a += ["--freqs", " ".join(str(f) for f in freqs)]
+        if debug:
+            a += ["--debug", debug]
+        return a + list(extra_args)
+
+    def up(self, args=()):
+        """`cluster up ARGS`; raises ClusterError with the logs on failure."""
+        p = subprocess.run([self.script, "up", *args], capture_output=True,
+                           text=True, env=self.env, timeout=300)
+        if p.returncode != 0:
+            raise ClusterError("cluster up %s failed:\n%s%s\n%s" % (
+                " ".join(args), p.stdout, p.stderr,
+                self.logs(tail=LOG_TAIL_LINES)))
+        self.current_args = list(args)
+        return p
+
+    def down(self):
+        p = subprocess.run([self.script, "down"], capture_output=True,
+                           text=True, env=self.env, timeout=300)
+        if p.returncode != 0:
+            raise ClusterError("cluster down failed:\n%s%s"
+                               % (p.stdout, p.stderr))
+        return p
+
+    def restart(self, **kw):
+        """down + up with options from up_args(**kw)."""
+        args = self.up_args(**kw)
+        self.down()
+        return self.up(args)
+
+    @contextlib.contextmanager
+    def configured(self, **kw):
+        """Run the block on a cluster restarted with up_args(**kw), then
+        restore the configuration it had before."""
+        before = list(self.current_args)
+        self.restart(**kw)
+        try:
+            yield self
+        finally:
+            self.down()
+            self.up(before)

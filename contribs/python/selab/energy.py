@@ -1,0 +1,85 @@
+"""Energy of jobs on the test cluster, and the truth to compare it with.
+
+A timed job prints, from inside each task, the precise wall-clock instants
+at which it starts and ends its work (``SE_T0 host t`` / ``SE_T1 host t``).
+The true energy of a job is the trace's exact integral over each node's
+window, summed over the job's nodes (``se-trace joules``, the single
+implementation of the trace semantics).  sacct's Start/End are whole
+seconds and would alone cost up to 2 s of a node's power.
+"""
+import re
+import subprocess
+
+from .meters import tool
+
+MARK = re.compile(r"^SE_T([01]) (\S+) ([0-9.]+)$", re.M)
+
+
+def timed_command(seconds, work="sleep"):
+    """A shell command for srun/sbatch that marks its own start and end."""
+    body = "sleep %g" % seconds if work == "sleep" else work
+    return ["sh", "-c",
+            'echo SE_T0 $(hostname) $(date +%%s.%%N); %s; '
+            'echo SE_T1 $(hostname) $(date +%%s.%%N)' % body]
+
+
+def windows(output):
+    """{host: (t0, t1)} from a timed job's output (earliest start, latest end
+    per host when several tasks ran there)."""
+    starts, ends = {}, {}
+    for which, host, stamp in MARK.findall(output):
+        t = float(stamp)
+        if which == "0":
+            starts[host] = min(t, starts.get(host, t))
+        else:
+            ends[host] = max(t, ends.get(host, t))
+    if set(starts) != set(ends):
+        raise ValueError("unmatched start/end marks in %r" % output)
+    return {h: (starts[h], ends[h]) for h in starts}
+
+
+def trace_joules(trace, column, epoch, t0, t1):
+    """True energy of one trace column over wall-clock [t0, t1]."""
+    out = subprocess.run([tool("se-trace"), "joules", trace, column,
+                          "%.6f" % (t0 - epoch), "%.6f" % (t1 - epoch)],
+                         capture_output=True, text=True, check=True).stdout
+    return float(out)
+
+
+def true_energy(trace, epoch, node_windows, column_of=None, share_of=None):
+    """Sum over nodes of share x trace energy of the node's column.
+
+    column_of: {node: column} (default: the node's own name);
+    share_of: {node: fraction of that column the node is billed} (default 1).
+    """
+    total = 0.0
+    for node, (t0, t1) in node_windows.items():
+        column = (column_of or {}).get(node, node)
+        share = (share_of or {}).get(node, 1.0)
+        total += share * trace_joules(trace, column, epoch, t0, t1)
+    return total
+
+
+def consumed_energy(cluster, jobid):
+    """{JobID: ConsumedEnergyRaw (int J, or None)} for a job and its steps,
+    once sacct has the completed record."""
+    rows = cluster.wait_sacct(jobid, fields=("JobID", "State",
+                                             "ConsumedEnergyRaw"))
+    out = {}
+    for row in rows:
+        raw = row["ConsumedEnergyRaw"].strip()
+        out[row["JobID"]] = int(raw) if raw.isdigit() else None
+    return out
+
+
+def node_power(cluster, node):
+    """(CurrentWatts, AveWatts) of a node from scontrol, or None while the
+    node has no energy data ("n/s").  (Slurm 22.05's scontrol shows no
+    ConsumedJoules; sinfo -O ConsumedEnergy would.)"""
+    text = cluster.scontrol("show", "node", node).stdout
+    match = re.search(r"CurrentWatts=(\d+) AveWatts=(\d+)", text)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def relative_error(measured, truth):
+    return (measured - truth) / truth if truth else float("inf")

@@ -1,0 +1,189 @@
+"""Simulated meters for the test cluster: start, fault, stop (by PID only).
+
+Both meters play a power trace (contribs/trace/FORMAT.md) whose time 0 is
+``epoch`` (Unix seconds):
+
+- ``ModbusSim``: our own simulator, contribs/modbus-sim/se-modbus-sim
+  (libmodbus server API; TCP or RTU with real pacing; fault injection);
+- ``PymodbusMeter``: an independent implementation on pymodbus, so the
+  plugin is also proven against a peer that shares no code with it.
+"""
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+PYMODBUS_METER = os.path.join(REPO, "contribs", "modbus-sim",
+                              "pymodbus_meter.py")
+
+
+def bin_dir():
+    """Where contribs/build.sh installed our tools."""
+    default = os.path.join(REPO, "_build", "stage", "bin")
+    return os.environ.get("SE_BIN_DIR", default)
+
+
+def tool(name):
+    return os.path.join(bin_dir(), name)
+
+
+def _wait_for_file(path, proc, timeout, what):
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path):
+        if proc.poll() is not None:
+            raise RuntimeError("%s exited with %s before it was ready"
+                               % (what, proc.returncode))
+        if time.monotonic() > deadline:
+            raise RuntimeError("%s not ready after %ss" % (what, timeout))
+        time.sleep(0.05)
+
+
+class _Process:
+    """A child we started; stopped by its own PID, never by name."""
+
+    name = "process"
+
+    def __init__(self, workdir=None):
+        self.workdir = workdir or tempfile.mkdtemp(prefix="se-meter-")
+        self.proc = None
+        self.log = os.path.join(self.workdir, "%s.log" % self.name)
+
+    def _spawn(self, argv, ready_file=None, timeout=15):
+        self.proc = subprocess.Popen(argv, stdout=open(self.log, "ab"),
+                                     stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+        if ready_file:
+            _wait_for_file(ready_file, self.proc, timeout, self.name)
+        return self
+
+    @property
+    def pid(self):
+        return self.proc.pid if self.proc else None
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, timeout=10):
+        if not self.running():
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout)
+
+    def freeze(self):
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def thaw(self):
+        os.kill(self.proc.pid, signal.SIGCONT)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class ModbusSim(_Process):
+    """se-modbus-sim serving units {id: trace column} on TCP or RTU.
+
+    map_args: ["--model", "sdm630"] or custom-map options.
+    """
+
+    name = "se-modbus-sim"
+
+    def __init__(self, trace, epoch, units, map_args, tcp=None, rtu=None,
+                 serial_args=(), extra_args=(), workdir=None):
+        super().__init__(workdir)
+        self.pidfile = os.path.join(self.workdir, "sim.pid")
+        self.control = os.path.join(self.workdir, "sim.control")
+        argv = [tool("se-modbus-sim"), "--trace", trace,
+                "--epoch", "%.6f" % epoch, "--control", self.control,
+                "--pidfile", self.pidfile, *map_args, *extra_args]
+        for unit, column in sorted(units.items()):
+            argv += ["--unit", "%d:%s" % (unit, column)]
+        if tcp:
+            argv += ["--tcp", "%s:%d" % tcp]
+        else:
+            argv += ["--rtu", rtu, *serial_args]
+        self.argv = argv
+
+    def start(self):
+        return self._spawn(self.argv, ready_file=self.pidfile)
+
+    def fault(self, text):
+        """Replace the fault control file atomically ('' clears faults)."""
+        tmp = self.control + ".tmp"
+        with open(tmp, "w") as handle:
+            handle.write(text + ("\n" if text else ""))
+        os.replace(tmp, self.control)
+        if self.running():
+            os.kill(self.proc.pid, signal.SIGUSR1)
+
+
+class PymodbusMeter(_Process):
+    """The independent pymodbus meter (contribs/modbus-sim/pymodbus_meter.py)."""
+
+    name = "pymodbus-meter"
+
+    def __init__(self, trace, epoch, units, host, port, map_args,
+                 python=None, workdir=None):
+        super().__init__(workdir)
+        self.pidfile = os.path.join(self.workdir, "pymodbus.pid")
+        python = python or os.environ.get("SE_PYMODBUS_PYTHON", "python3")
+        self.argv = [python, PYMODBUS_METER, "--trace", trace,
+                     "--epoch", "%.6f" % epoch, "--host", host,
+                     "--port", str(port), "--se-trace", tool("se-trace"),
+                     "--pidfile", self.pidfile, *map_args]
+        for unit, column in sorted(units.items()):
+            self.argv += ["--unit", "%d:%s" % (unit, column)]
+
+    def start(self):
+        self._spawn(self.argv, ready_file=self.pidfile)
+        _wait_listening(self.argv[self.argv.index("--host") + 1],
+                        int(self.argv[self.argv.index("--port") + 1]),
+                        self.proc)
+        return self
+
+
+def _wait_listening(host, port, proc, timeout=15):
+    """pymodbus writes no ready file of its own: wait for the listener."""
+    import socket
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection((host, port), timeout=0.5).close()
+            return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("pymodbus meter not listening on %s:%d"
+                                   % (host, port))
+            time.sleep(0.1)
+
+
+class PtyPair(_Process):
+    """A socat pty pair: a serial line between a simulator and a plugin."""
+
+    name = "socat"
+
+    def __init__(self, meter_end, node_end, workdir=None):
+        super().__init__(workdir)
+        self.meter_end, self.node_end = meter_end, node_end
+        self.argv = ["socat", "pty,raw,echo=0,link=%s" % meter_end,
+                     "pty,raw,echo=0,link=%s" % node_end]
+
+    def start(self):
+        self._spawn(self.argv)
+        deadline = time.monotonic() + 10
+        while not (os.path.exists(self.meter_end) and
+                   os.path.exists(self.node_end)):
+            if time.monotonic() > deadline or not self.running():
+                raise RuntimeError("socat did not create %s and %s"
+                                   % (self.meter_end, self.node_end))
+            time.sleep(0.05)
+        return self
