@@ -34,5 +34,6 @@ fi
 
 say "make"
 make -s -j"$(nproc)" >&2
-make -s install >&2
+# libtool's "Libraries have been installed in..." banner is noise here.
+make -s install >install.log 2>&1 || { cat install.log >&2; exit 1; }
 echo "$build/stage/lib/slurm-energy"
