@@ -34,6 +34,14 @@ if [ "${SE_SKIP_DISTCHECK:-0}" != 1 ]; then
 	grep -E 'archives ready|ready for distribution' -A2 distcheck.log || true
 fi
 
+say "pymodbus (an independent Modbus server for the tests) in a venv"
+venv="$build/venv"
+if ! "$venv/bin/python" -c 'import pymodbus' 2>/dev/null; then
+	/usr/bin/python3 -m venv --system-site-packages "$venv"
+	"$venv/bin/pip" install -q --disable-pip-version-check "pymodbus==3.16.1"
+fi
+export SE_PYMODBUS_PYTHON="$venv/bin/python"
+
 say "integration tests (pytest on the test cluster)"
 cd "$top"
 /usr/bin/python3 -m pytest -v -rs tests/integration "$@"

@@ -1,0 +1,303 @@
+/*
+ * bmc_sim_dcmi.c - teach OpenIPMI's ipmi_sim the DCMI power commands.
+ *
+ * A loadlib module: lan.conf says
+ *   loadlib "/path/bmc_sim_dcmi.so" "trace=FILE column=NAME epoch=SECONDS
+ *                                    [stats=SECONDS] [hold=FILE]"
+ * and ipmi_sim calls ipmi_sim_module_init() with the quoted string.  The
+ * module registers a handler for netfn 0x2C group extension 0xDC and
+ * answers, from the shared power trace itself (exact watts, no 8-bit
+ * sensor quantisation, no feeder lag):
+ *   Get DCMI Capabilities Info (DCMI 1.5 §6.1.1), parameters 1 and 5;
+ *   Get Power Reading (DCMI 1.5 §6.6.1), modes 1 (system power statistics
+ *   over the last `stats` seconds, default 60) and 2 (enhanced: rolling
+ *   averages of 1 s, 5 s, 15 s, 30 s and 1 min).
+ * Trace time is wall-clock seconds minus `epoch` (see power_trace.h).
+ *
+ * While the file named by hold= exists, every Get Power Reading repeats
+ * the previous answer byte for byte: a BMC whose power reading is stuck
+ * (same value, same time stamp), for tests.
+ */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+
+#include <OpenIPMI/mcserv.h>
+#include <OpenIPMI/msg.h>
+
+#include "bmc_dcmi.h"
+#include "power_trace.h"
+
+/* ipmi_sim looks these up with dlsym(). */
+int ipmi_sim_module_init(sys_data_t *sys, const char *initstr);
+int ipmi_sim_module_print_version(sys_data_t *sys, char *initstr);
+
+#define SIM_STATS_DEFAULT_S	60.0
+#define SIM_MINMAX_STEPS	64	/* samples for min/max over a window */
+#define SIM_POWER_RS_LEN	19	/* rdata bytes of Get Power Reading */
+
+/* Rolling-average periods offered (parameter 5): 1 s, 5 s, 15 s, 30 s,
+ * 1 min, as period bytes (bits 7:6 unit, 5:0 count). */
+static const uint8_t _periods[] = { 0x01, 0x05, 0x0f, 0x1e, 0x41 };
+
+static struct {
+	sys_data_t *sys;
+	power_trace_t *trace;
+	int column;
+	double epoch_s;		/* wall-clock seconds of trace time 0 */
+	double stats_s;		/* mode 1 statistics window */
+	char *hold_path;	/* NULL: never hold */
+	unsigned char last_rs[SIM_POWER_RS_LEN];
+	unsigned int last_len;
+} _sim;
+
+static double _trace_now(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return tv.tv_sec + tv.tv_usec / 1e6 - _sim.epoch_s;
+}
+
+static uint16_t _watts16(double w)
+{
+	if (!(w > 0))
+		return 0;
+	if (w >= 65535.0)
+		return 65535;
+	return (uint16_t) lround(w);
+}
+
+static void _put16(unsigned char *p, uint16_t v)
+{
+	p[0] = v & 0xff;
+	p[1] = v >> 8;
+}
+
+static void _put32(unsigned char *p, uint32_t v)
+{
+	_put16(p, v & 0xffff);
+	_put16(p + 2, v >> 16);
+}
+
+/* Min, max and exact average of the trace over [t0, t1]. */
+static void _window(double t0, double t1, double *min_w, double *max_w,
+		    double *avg_w)
+{
+	int i;
+
+	*min_w = INFINITY;
+	*max_w = -INFINITY;
+	for (i = 0; i <= SIM_MINMAX_STEPS; i++) {
+		double t = t0 + (t1 - t0) * i / SIM_MINMAX_STEPS;
+		double w = power_trace_watts(_sim.trace, _sim.column, t);
+
+		*min_w = fmin(*min_w, w);
+		*max_w = fmax(*max_w, w);
+	}
+	if (t1 > t0)
+		*avg_w = power_trace_joules(_sim.trace, _sim.column, t0, t1) /
+			 (t1 - t0);
+	else
+		*avg_w = power_trace_watts(_sim.trace, _sim.column, t1);
+}
+
+static int _period_offered(uint8_t period)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(_periods); i++)
+		if (_periods[i] == period)
+			return 1;
+	return 0;
+}
+
+static int _hold(void)
+{
+	struct stat st;
+
+	return _sim.hold_path && _sim.last_len &&
+	       stat(_sim.hold_path, &st) == 0;
+}
+
+/* Get Power Reading, DCMI 1.5 §6.6.1: rdata[0] is the completion code. */
+static void _power_reading(msg_t *msg, unsigned char *rdata,
+			   unsigned int *rdata_len)
+{
+	double now = _trace_now(), window_s, min_w, max_w, avg_w;
+	uint8_t mode = msg->data[1], attr = msg->data[2];
+	struct timeval tv;
+
+	if (_hold()) {
+		memcpy(rdata, _sim.last_rs, _sim.last_len);
+		*rdata_len = _sim.last_len;
+		return;
+	}
+	if (mode == DCMI_MODE_SYSTEM_POWER_STATS) {
+		window_s = _sim.stats_s;
+	} else if (mode == DCMI_MODE_ENHANCED_POWER_STATS &&
+		   _period_offered(attr)) {
+		window_s = dcmi_period_ms(attr) / 1000.0;
+	} else {
+		rdata[0] = IPMI_CC_INVALID_DATA_FIELD;
+		*rdata_len = 1;
+		return;
+	}
+
+	_window(now - window_s, now, &min_w, &max_w, &avg_w);
+	gettimeofday(&tv, NULL);
+
+	rdata[0] = IPMI_CC_OK;
+	rdata[1] = DCMI_GROUP_EXT;
+	_put16(rdata + 2, _watts16(power_trace_watts(_sim.trace, _sim.column,
+						     now)));
+	_put16(rdata + 4, _watts16(min_w));
+	_put16(rdata + 6, _watts16(max_w));
+	_put16(rdata + 8, _watts16(avg_w));
+	_put32(rdata + 10, (uint32_t) tv.tv_sec);
+	_put32(rdata + 14, (uint32_t) lround(window_s * 1000.0));
+	rdata[18] = 0x40;	/* power measurement active */
+	*rdata_len = SIM_POWER_RS_LEN;
+
+	memcpy(_sim.last_rs, rdata, SIM_POWER_RS_LEN);
+	_sim.last_len = SIM_POWER_RS_LEN;
+}
+
+/* Get DCMI Capabilities Info, DCMI 1.5 §6.1.1, parameters 1 and 5. */
+static void _capabilities(msg_t *msg, unsigned char *rdata,
+			  unsigned int *rdata_len)
+{
+	unsigned int n = 0;
+
+	rdata[n++] = IPMI_CC_OK;
+	rdata[n++] = DCMI_GROUP_EXT;
+	rdata[n++] = 1;		/* conformance: DCMI 1.5 */
+	rdata[n++] = 5;
+	rdata[n++] = 2;		/* parameter revision */
+	switch (msg->data[1]) {
+	case DCMI_CAP_PARAM_SUPPORTED:
+		rdata[n++] = 0x00;	/* mandatory platform capabilities */
+		rdata[n++] = 0x01;	/* power management / monitoring */
+		rdata[n++] = 0x08;	/* out-of-band primary LAN channel */
+		break;
+	case DCMI_CAP_PARAM_ENHANCED_STATS:
+		rdata[n++] = sizeof(_periods);
+		memcpy(rdata + n, _periods, sizeof(_periods));
+		n += sizeof(_periods);
+		break;
+	default:
+		rdata[0] = IPMI_CC_INVALID_DATA_FIELD;
+		n = 1;
+	}
+	*rdata_len = n;
+}
+
+static void _handle_dcmi(lmc_data_t *mc, msg_t *msg, unsigned char *rdata,
+			 unsigned int *rdata_len, void *cb_data)
+{
+	unsigned int need = msg->cmd == DCMI_CMD_GET_POWER_READING ? 4 : 2;
+
+	if (msg->cmd != DCMI_CMD_GET_POWER_READING &&
+	    msg->cmd != DCMI_CMD_GET_CAPABILITIES) {
+		handle_invalid_cmd(mc, rdata, rdata_len);
+		return;
+	}
+	if (check_msg_length(msg, need, rdata, rdata_len))
+		return;
+	if (msg->cmd == DCMI_CMD_GET_POWER_READING)
+		_power_reading(msg, rdata, rdata_len);
+	else
+		_capabilities(msg, rdata, rdata_len);
+}
+
+static int _option(const char *tok, const char **trace_path,
+		   const char **col_name)
+{
+	char *end;
+
+	if (!strncmp(tok, "trace=", 6)) {
+		*trace_path = tok + 6;
+	} else if (!strncmp(tok, "column=", 7)) {
+		*col_name = tok + 7;
+	} else if (!strncmp(tok, "epoch=", 6)) {
+		_sim.epoch_s = strtod(tok + 6, &end);
+		return *end ? EINVAL : 0;
+	} else if (!strncmp(tok, "stats=", 6)) {
+		_sim.stats_s = strtod(tok + 6, &end);
+		return *end || !(_sim.stats_s > 0) ? EINVAL : 0;
+	} else if (!strncmp(tok, "hold=", 5)) {
+		_sim.hold_path = strdup(tok + 5);
+		return _sim.hold_path ? 0 : ENOMEM;
+	} else {
+		return EINVAL;
+	}
+	return 0;
+}
+
+/* Parse "key=value ..." (no spaces inside values); load the trace. */
+static int _parse_init(sys_data_t *sys, char *opts)
+{
+	const char *trace_path = NULL, *col_name = NULL;
+	char err[256], *save = NULL, *tok;
+	int rc;
+
+	_sim.stats_s = SIM_STATS_DEFAULT_S;
+	for (tok = strtok_r(opts, " \t", &save); tok;
+	     tok = strtok_r(NULL, " \t", &save)) {
+		if ((rc = _option(tok, &trace_path, &col_name))) {
+			sys->log(sys, SETUP_ERROR, NULL,
+				 "bmc_sim_dcmi: bad option '%s'", tok);
+			return rc;
+		}
+	}
+	if (!trace_path || !col_name) {
+		sys->log(sys, SETUP_ERROR, NULL,
+			 "bmc_sim_dcmi: trace= and column= are required");
+		return EINVAL;
+	}
+	if ((rc = power_trace_load(trace_path, &_sim.trace, err, sizeof(err)))) {
+		sys->log(sys, SETUP_ERROR, NULL, "bmc_sim_dcmi: %s", err);
+		return -rc;
+	}
+	_sim.column = power_trace_column(_sim.trace, col_name);
+	if (_sim.column < 0) {
+		sys->log(sys, SETUP_ERROR, NULL,
+			 "bmc_sim_dcmi: %s: no column '%s'", trace_path,
+			 col_name);
+		return EINVAL;
+	}
+	return 0;
+}
+
+int ipmi_sim_module_print_version(sys_data_t *sys, char *initstr)
+{
+	printf("bmc_sim_dcmi: DCMI 1.5 Get Power Reading from a power trace\n");
+	return 0;
+}
+
+int ipmi_sim_module_init(sys_data_t *sys, const char *initstr)
+{
+	char *opts = strdup(initstr ? initstr : "");
+	int rc;
+
+	if (!opts)
+		return ENOMEM;
+	_sim.sys = sys;
+	rc = _parse_init(sys, opts);
+	free(opts);
+	if (rc)
+		return rc;
+
+	ipmi_emu_register_group_extension_handler(DCMI_GROUP_EXT, _handle_dcmi,
+						  NULL);
+	return 0;
+}

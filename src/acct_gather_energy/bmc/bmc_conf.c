@@ -1,0 +1,609 @@
+/*
+ * bmc_conf.c - acct_gather.conf keys of acct_gather_energy/bmc, one table.
+ */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "bmc_conf.h"
+#include "conf.h"
+#include "se_time.h"
+
+/* ------------------------------------------------------------ private types */
+
+typedef int (*bmc_setter_t)(bmc_conf_t *c, const conf_where_t *w,
+			    const char *value, char *err, size_t err_len);
+
+typedef struct {
+	const char *key;
+	bmc_setter_t set;
+} bmc_key_t;
+
+/* A FreeIPMI workaround flag: its ipmi-sensors -W name and its bits for
+ * IPMI 1.5 and 2.0 sessions (libfreeipmi's IPMI_WORKAROUND_FLAGS_OUTOFBAND_*
+ * and libipmimonitoring's ..._PROTOCOL_VERSION_* share these values). */
+typedef struct {
+	const char *name;
+	unsigned bits_1_5;
+	unsigned bits_2_0;
+} bmc_workaround_t;
+
+/* ------------------------------------------------------------ private data */
+
+#define BMC_PERIOD_MIN_NS	(100 * SE_NS_PER_MS)
+#define BMC_PERIOD_MAX_NS	(3600 * SE_NS_PER_SEC)
+#define BMC_TIMEOUT_MIN_MS	10
+#define BMC_TIMEOUT_MAX_MS	60000
+#define BMC_MAX_WATTS		65535	/* DCMI power is 16-bit */
+
+static const char *const _method_names[] = {
+	[BMC_METHOD_AUTO] = "auto",
+	[BMC_METHOD_DCMI] = "dcmi",
+	[BMC_METHOD_SENSORS] = "sensors",
+	NULL,
+};
+
+static const char *const _priv_names[] = {
+	[BMC_PRIV_USER] = "user",
+	[BMC_PRIV_OPERATOR] = "operator",
+	[BMC_PRIV_ADMIN] = "admin",
+	NULL,
+};
+
+static const char *const _proto_names[] = {
+	[BMC_PROTO_2_0] = "2.0",
+	[BMC_PROTO_1_5] = "1.5",
+	NULL,
+};
+
+static const bmc_workaround_t _workarounds[] = {
+	{ "authcap",		0x01, 0x01 },
+	{ "idzero",		0x02, 0 },
+	{ "forcepermsg",	0x04, 0 },
+	{ "unexpectedauth",	0x08, 0 },
+	{ "endianseq",		0x10, 0 },
+	{ "noauthcodecheck",	0x20, 0 },
+	{ "nochecksumcheck",	0x40, 0x40 },
+	{ "intel20",		0, 0x02 },
+	{ "supermicro20",	0, 0x04 },
+	{ "sun20",		0, 0x08 },
+	{ "opensesspriv",	0, 0x10 },
+	{ "integritycheckvalue", 0, 0x20 },
+	{ NULL, 0, 0 },
+};
+
+/* IPMI 2.0 §22.15.2 cipher suites FreeIPMI implements */
+static const unsigned _cipher_suites[] = { 0, 1, 2, 3, 6, 7, 8, 11, 12, 15,
+					   16, 17 };
+
+/* ------------------------------------------------------------ messages */
+
+static int _fail(const conf_where_t *w, const char *value, char *err,
+		 size_t err_len, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+static int _fail(const conf_where_t *w, const char *value, char *err,
+		 size_t err_len, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!err || !err_len)
+		return rc;
+	n = snprintf(err, err_len, "%s: %s=%s: ", w->file, w->key,
+		     value ? value : "");
+	if (n >= 0 && (size_t) n < err_len) {
+		va_start(ap, fmt);
+		vsnprintf(err + n, err_len - n, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------ setters */
+
+static int _replace(char **dst, const char *value)
+{
+	char *copy = strdup(value);
+
+	if (!copy)
+		return -ENOMEM;
+	free(*dst);
+	*dst = copy;
+	return 0;
+}
+
+static int _set_method(bmc_conf_t *c, const conf_where_t *w,
+		       const char *value, char *err, size_t err_len)
+{
+	int i, rc;
+
+	if ((rc = conf_enum(w, value, _method_names, &i, err, err_len)))
+		return rc;
+	c->method = (bmc_method_t) i;
+	return 0;
+}
+
+static int _set_privilege(bmc_conf_t *c, const conf_where_t *w,
+			  const char *value, char *err, size_t err_len)
+{
+	int i, rc;
+
+	if ((rc = conf_enum(w, value, _priv_names, &i, err, err_len)))
+		return rc;
+	c->privilege = (bmc_priv_t) i;
+	return 0;
+}
+
+static int _set_protocol(bmc_conf_t *c, const conf_where_t *w,
+			 const char *value, char *err, size_t err_len)
+{
+	int i, rc;
+
+	if ((rc = conf_enum(w, value, _proto_names, &i, err, err_len)))
+		return rc;
+	c->protocol = (bmc_proto_t) i;
+	return 0;
+}
+
+static void _free_sensors(bmc_conf_t *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_sensors; i++)
+		free(c->sensors[i].name);
+	c->n_sensors = 0;
+}
+
+static bool _all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char) *s))
+			return false;
+	return true;
+}
+
+/* One comma-separated item of EnergyBMCSensors: trimmed, id or name. */
+static int _add_sensor(bmc_conf_t *c, const conf_where_t *w,
+		       const char *value, char *item, char *err,
+		       size_t err_len)
+{
+	bmc_sensor_sel_t *s = &c->sensors[c->n_sensors];
+	char *end = item + strlen(item);
+
+	while (isspace((unsigned char) *item))
+		item++;
+	while (end > item && isspace((unsigned char) end[-1]))
+		*--end = '\0';
+	if (!*item)
+		return _fail(w, value, err, err_len, -EINVAL,
+			     "empty item in the list");
+	if (c->n_sensors == BMC_MAX_SENSORS)
+		return _fail(w, value, err, err_len, -ERANGE,
+			     "more than %d sensors", BMC_MAX_SENSORS);
+	if (_all_digits(item)) {
+		s->by_id = true;
+		s->record_id = (unsigned) strtoul(item, NULL, 10);
+		if (s->record_id > 0xffff)
+			return _fail(w, value, err, err_len, -ERANGE,
+				     "record id %s is not 16-bit", item);
+	} else if (!(s->name = strdup(item))) {
+		return -ENOMEM;
+	}
+	c->n_sensors++;
+	return 0;
+}
+
+static int _set_sensors(bmc_conf_t *c, const conf_where_t *w,
+			const char *value, char *err, size_t err_len)
+{
+	char *list = strdup(value), *rest = list, *item;
+	int rc = 0;
+
+	if (!list)
+		return -ENOMEM;
+	_free_sensors(c);
+	/* strsep, not strtok: "1,,2" has an empty item to complain about */
+	while (!rc && (item = strsep(&rest, ",")))
+		rc = _add_sensor(c, w, value, item, err, err_len);
+	free(list);
+	if (rc)
+		_free_sensors(c);
+	return rc;
+}
+
+static int _set_host(bmc_conf_t *c, const conf_where_t *w, const char *value,
+		     char *err, size_t err_len)
+{
+	if (!*value)
+		return _fail(w, value, err, err_len, -EINVAL,
+			     "empty (leave the key out for in-band)");
+	return _replace(&c->host_tmpl, value);
+}
+
+static int _set_user(bmc_conf_t *c, const conf_where_t *w, const char *value,
+		     char *err, size_t err_len)
+{
+	if (strlen(value) > 16)	/* IPMI 2.0 §22.28: 16-byte user names */
+		return _fail(w, value, err, err_len, -ERANGE,
+			     "longer than 16 characters");
+	return _replace(&c->user, value);
+}
+
+static int _set_password_file(bmc_conf_t *c, const conf_where_t *w,
+			      const char *value, char *err, size_t err_len)
+{
+	if (value[0] != '/')
+		return _fail(w, value, err, err_len, -EINVAL,
+			     "must be an absolute path");
+	return _replace(&c->password_file, value);
+}
+
+static int _set_cipher_suite(bmc_conf_t *c, const conf_where_t *w,
+			     const char *value, char *err, size_t err_len)
+{
+	uint64_t id;
+	size_t i;
+	int rc;
+
+	if ((rc = conf_uint(w, value, 0, 17, &id, err, err_len)))
+		return rc;
+	for (i = 0; i < sizeof(_cipher_suites) / sizeof(_cipher_suites[0]); i++) {
+		if (_cipher_suites[i] == id) {
+			c->cipher_suite = (unsigned) id;
+			return 0;
+		}
+	}
+	return _fail(w, value, err, err_len, -EINVAL,
+		     "not a cipher suite FreeIPMI supports (0-3, 6-8, 11, 12, 15-17)");
+}
+
+static const bmc_workaround_t *_workaround(const char *name)
+{
+	const bmc_workaround_t *wa;
+
+	for (wa = _workarounds; wa->name; wa++)
+		if (!strcasecmp(wa->name, name))
+			return wa;
+	return NULL;
+}
+
+static int _set_workarounds(bmc_conf_t *c, const conf_where_t *w,
+			    const char *value, char *err, size_t err_len)
+{
+	char *list = strdup(value), *save = NULL, *item;
+	unsigned b15 = 0, b20 = 0;
+	int rc = 0;
+
+	if (!list)
+		return -ENOMEM;
+	for (item = strtok_r(list, ", ", &save); item && !rc;
+	     item = strtok_r(NULL, ", ", &save)) {
+		const bmc_workaround_t *wa = _workaround(item);
+
+		if (!wa) {
+			rc = _fail(w, value, err, err_len, -EINVAL,
+				   "unknown workaround '%s' (known: authcap, idzero, forcepermsg, unexpectedauth, endianseq, noauthcodecheck, nochecksumcheck, intel20, supermicro20, sun20, opensesspriv, integritycheckvalue)",
+				   item);
+			break;
+		}
+		b15 |= wa->bits_1_5;
+		b20 |= wa->bits_2_0;
+	}
+	free(list);
+	if (rc)
+		return rc;
+	c->workarounds_1_5 = b15;
+	c->workarounds_2_0 = b20;
+	return _replace(&c->workaround_names, value);
+}
+
+static int _set_frequency(bmc_conf_t *c, const conf_where_t *w,
+			  const char *value, char *err, size_t err_len)
+{
+	return conf_seconds_ns(w, value, BMC_PERIOD_MIN_NS, BMC_PERIOD_MAX_NS,
+			       &c->period_ns, err, err_len);
+}
+
+static int _set_timeout(bmc_conf_t *c, const conf_where_t *w,
+			const char *value, char *err, size_t err_len)
+{
+	return conf_millis_ns(w, value, BMC_TIMEOUT_MIN_MS, BMC_TIMEOUT_MAX_MS,
+			      &c->timeout_ns, err, err_len);
+}
+
+static int _set_max_watts(bmc_conf_t *c, const conf_where_t *w,
+			  const char *value, char *err, size_t err_len)
+{
+	uint64_t watts;
+	int rc;
+
+	if ((rc = conf_uint(w, value, 1, BMC_MAX_WATTS, &watts, err, err_len)))
+		return rc;
+	c->max_power_mw = watts * 1000;
+	return 0;
+}
+
+static int _set_sdr_cache_dir(bmc_conf_t *c, const conf_where_t *w,
+			      const char *value, char *err, size_t err_len)
+{
+	if (value[0] != '/')
+		return _fail(w, value, err, err_len, -EINVAL,
+			     "must be an absolute path");
+	return _replace(&c->sdr_cache_dir, value);
+}
+
+/* The man page documents the keys in this order. */
+enum {
+	K_METHOD, K_SENSORS, K_HOST, K_USER, K_PASSWORD_FILE, K_PRIVILEGE,
+	K_PROTOCOL, K_CIPHER_SUITE, K_WORKAROUNDS, K_FREQUENCY, K_TIMEOUT,
+	K_MAX_WATTS, K_SDR_CACHE_DIR, K_COUNT
+};
+
+static const bmc_key_t _keys[K_COUNT] = {
+	[K_METHOD] =		{ "EnergyBMCMethod",		_set_method },
+	[K_SENSORS] =		{ "EnergyBMCSensors",		_set_sensors },
+	[K_HOST] =		{ "EnergyBMCHost",		_set_host },
+	[K_USER] =		{ "EnergyBMCUser",		_set_user },
+	[K_PASSWORD_FILE] =	{ "EnergyBMCPasswordFile",	_set_password_file },
+	[K_PRIVILEGE] =		{ "EnergyBMCPrivilege",		_set_privilege },
+	[K_PROTOCOL] =		{ "EnergyBMCProtocol",		_set_protocol },
+	[K_CIPHER_SUITE] =	{ "EnergyBMCCipherSuite",	_set_cipher_suite },
+	[K_WORKAROUNDS] =	{ "EnergyBMCWorkaroundFlags",	_set_workarounds },
+	[K_FREQUENCY] =		{ "EnergyBMCFrequency",		_set_frequency },
+	[K_TIMEOUT] =		{ "EnergyBMCTimeout",		_set_timeout },
+	[K_MAX_WATTS] =		{ "EnergyBMCMaxWatts",		_set_max_watts },
+	[K_SDR_CACHE_DIR] =	{ "EnergyBMCSdrCacheDir",	_set_sdr_cache_dir },
+};
+
+/* ------------------------------------------------------------ public */
+
+const char *bmc_conf_key(size_t i)
+{
+	return i < K_COUNT ? _keys[i].key : NULL;
+}
+
+void bmc_conf_init(bmc_conf_t *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->method = BMC_METHOD_AUTO;
+	c->privilege = BMC_PRIV_USER;
+	c->protocol = BMC_PROTO_2_0;
+	c->cipher_suite = 3;	/* HMAC-SHA1, HMAC-SHA1-96, AES-CBC-128 */
+	c->period_ns = SE_NS_PER_SEC;
+	c->timeout_ns = 2000 * SE_NS_PER_MS;
+	c->max_power_mw = 20000ULL * 1000;
+}
+
+void bmc_conf_free(bmc_conf_t *c)
+{
+	_free_sensors(c);
+	free(c->host_tmpl);
+	free(c->user);
+	free(c->password_file);
+	free(c->workaround_names);
+	free(c->sdr_cache_dir);
+	free(c->host);
+	explicit_bzero(c->password, sizeof(c->password));
+	bmc_conf_init(c);
+}
+
+int bmc_conf_set(bmc_conf_t *c, const char *file, const char *key,
+		 const char *value, char *err, size_t err_len)
+{
+	const bmc_key_t *k;
+
+	for (k = _keys; k < _keys + K_COUNT; k++) {
+		if (!strcasecmp(k->key, key)) {
+			conf_where_t w = { .file = file, .key = k->key };
+
+			return k->set(c, &w, value ? value : "", err, err_len);
+		}
+	}
+	snprintf(err, err_len, "%s: %s: unknown key", file, key);
+	return -ENOENT;
+}
+
+/* Read the first line of the (already checked) password file. */
+static int _read_password(bmc_conf_t *c, const conf_where_t *w, char *err,
+			  size_t err_len)
+{
+	size_t max = c->protocol == BMC_PROTO_1_5 ? BMC_PASSWORD_MAX_1_5 :
+						     BMC_PASSWORD_MAX_2_0;
+	char line[128];
+	FILE *f;
+	size_t n;
+	int e;
+
+	if (!(f = fopen(c->password_file, "r"))) {
+		e = errno;
+		return _fail(w, c->password_file, err, err_len, -e, "%s",
+			     strerror(e));
+	}
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	fclose(f);
+	n = strcspn(line, "\r\n");
+	line[n] = '\0';
+	if (n > max) {
+		explicit_bzero(line, sizeof(line));
+		return _fail(w, c->password_file, err, err_len, -ERANGE,
+			     "the password is longer than %zu bytes (IPMI %s)",
+			     max, _proto_names[c->protocol]);
+	}
+	memcpy(c->password, line, n + 1);
+	explicit_bzero(line, sizeof(line));
+	c->have_password = true;
+	return 0;
+}
+
+static int _finish_host(bmc_conf_t *c, const char *file, const char *node,
+			char *err, size_t err_len)
+{
+	conf_where_t w = { .file = file, .key = "EnergyBMCHost" };
+	char host[256];
+	int rc;
+
+	free(c->host);
+	c->host = NULL;
+	if (!c->host_tmpl)
+		return 0;
+	rc = conf_expand(&w, c->host_tmpl, node, host, sizeof(host), err,
+			 err_len);
+	if (rc)
+		return rc;
+	return (c->host = strdup(host)) ? 0 : -ENOMEM;
+}
+
+int bmc_conf_check(const bmc_conf_t *c, const char *file, char *err,
+		   size_t err_len)
+{
+	conf_where_t w = { .file = file, .key = "EnergyBMCWorkaroundFlags" };
+
+	if (c->protocol == BMC_PROTO_2_0 && c->workarounds_1_5 &&
+	    !c->workarounds_2_0)
+		return _fail(&w, c->workaround_names, err, err_len, -EINVAL,
+			     "only IPMI 1.5 workarounds, but EnergyBMCProtocol is 2.0");
+	if (c->protocol == BMC_PROTO_1_5 && c->workarounds_2_0 &&
+	    !c->workarounds_1_5)
+		return _fail(&w, c->workaround_names, err, err_len, -EINVAL,
+			     "only IPMI 2.0 workarounds, but EnergyBMCProtocol is 1.5");
+	return 0;
+}
+
+int bmc_conf_finish(bmc_conf_t *c, const char *file, const char *node,
+		    char *err, size_t err_len)
+{
+	conf_where_t w = { .file = file, .key = "EnergyBMCPasswordFile" };
+	int rc;
+
+	if ((rc = bmc_conf_check(c, file, err, err_len)))
+		return rc;
+	if ((rc = _finish_host(c, file, node, err, err_len)))
+		return rc;
+	if (!c->password_file)
+		return 0;
+	rc = conf_check_secret_file(&w, c->password_file, err, err_len);
+	if (rc)
+		return rc;
+	return _read_password(c, &w, err, err_len);
+}
+
+const char *bmc_method_name(bmc_method_t m)
+{
+	return (unsigned) m <= BMC_METHOD_SENSORS ? _method_names[m] : "?";
+}
+
+const char *bmc_priv_name(bmc_priv_t p)
+{
+	return (unsigned) p <= BMC_PRIV_ADMIN ? _priv_names[p] : "?";
+}
+
+static int _dup(char **dst, const char *src)
+{
+	*dst = NULL;
+	return !src || (*dst = strdup(src)) ? 0 : -ENOMEM;
+}
+
+int bmc_conf_copy(bmc_conf_t *dst, const bmc_conf_t *src)
+{
+	size_t i;
+	int rc = 0;
+
+	*dst = *src;
+	for (i = 0; i < src->n_sensors; i++)
+		rc |= _dup(&dst->sensors[i].name, src->sensors[i].name);
+	rc |= _dup(&dst->host_tmpl, src->host_tmpl);
+	rc |= _dup(&dst->user, src->user);
+	rc |= _dup(&dst->password_file, src->password_file);
+	rc |= _dup(&dst->workaround_names, src->workaround_names);
+	rc |= _dup(&dst->sdr_cache_dir, src->sdr_cache_dir);
+	rc |= _dup(&dst->host, src->host);
+	if (rc) {
+		bmc_conf_free(dst);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void _show_sensors(const bmc_conf_t *c, char *buf, size_t len)
+{
+	size_t i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < c->n_sensors && n < len; i++) {
+		if (c->sensors[i].by_id)
+			n += snprintf(buf + n, len - n, "%s%u", i ? "," : "",
+				      c->sensors[i].record_id);
+		else
+			n += snprintf(buf + n, len - n, "%s%s", i ? "," : "",
+				      c->sensors[i].name);
+	}
+	if (!c->n_sensors)
+		snprintf(buf, len, "(every system Watts sensor)");
+}
+
+static const char *_or(const char *s, const char *dflt)
+{
+	return s ? s : dflt;
+}
+
+void bmc_conf_show(const bmc_conf_t *c, size_t i, char *buf, size_t len)
+{
+	unsigned long long ms = c->timeout_ns / SE_NS_PER_MS;
+	unsigned long long watts = c->max_power_mw / 1000;
+
+	buf[0] = '\0';
+	switch (i) {
+	case K_METHOD:
+		snprintf(buf, len, "%s", bmc_method_name(c->method));
+		break;
+	case K_SENSORS:
+		_show_sensors(c, buf, len);
+		break;
+	case K_HOST:
+		snprintf(buf, len, "%s", _or(c->host_tmpl, "(in-band)"));
+		break;
+	case K_USER:
+		snprintf(buf, len, "%s", _or(c->user, "(null user)"));
+		break;
+	case K_PASSWORD_FILE:	/* the path, never the secret */
+		snprintf(buf, len, "%s", _or(c->password_file, "(none)"));
+		break;
+	case K_PRIVILEGE:
+		snprintf(buf, len, "%s", bmc_priv_name(c->privilege));
+		break;
+	case K_PROTOCOL:
+		snprintf(buf, len, "%s", _proto_names[c->protocol]);
+		break;
+	case K_CIPHER_SUITE:
+		snprintf(buf, len, "%u", c->cipher_suite);
+		break;
+	case K_WORKAROUNDS:
+		snprintf(buf, len, "%s", _or(c->workaround_names, "(none)"));
+		break;
+	case K_FREQUENCY:
+		snprintf(buf, len, "%g", (double) c->period_ns / SE_NS_PER_SEC);
+		break;
+	case K_TIMEOUT:
+		snprintf(buf, len, "%llu", ms);
+		break;
+	case K_MAX_WATTS:
+		snprintf(buf, len, "%llu", watts);
+		break;
+	case K_SDR_CACHE_DIR:
+		snprintf(buf, len, "%s", _or(c->sdr_cache_dir,
+					     BMC_SDR_CACHE_DIR_DEFAULT));
+		break;
+	}
+}

@@ -1,0 +1,115 @@
+/*
+ * bmc_conf.h - the acct_gather.conf keys of acct_gather_energy/bmc.
+ *
+ * Table-driven: bmc_conf_key(i) lists every key (the plugin registers them
+ * with Slurm's parser as strings and hands each value found to
+ * bmc_conf_set()).  bmc_conf_finish() then resolves what depends on the
+ * node (EnergyBMCHost's %n) and reads the password file.  Every error names
+ * the file, the key and the value; the password itself never appears in a
+ * message.  Nothing here knows Slurm.
+ */
+#ifndef SE_BMC_CONF_H
+#define SE_BMC_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+	BMC_METHOD_AUTO = 0,	/* DCMI when the BMC answers it, else sensors */
+	BMC_METHOD_DCMI,
+	BMC_METHOD_SENSORS,
+} bmc_method_t;
+
+typedef enum {
+	BMC_PRIV_USER = 0,
+	BMC_PRIV_OPERATOR,
+	BMC_PRIV_ADMIN,
+} bmc_priv_t;
+
+typedef enum {
+	BMC_PROTO_2_0 = 0,	/* RMCP+ (IPMI 2.0 LAN), the default */
+	BMC_PROTO_1_5,		/* RMCP with MD5 authentication (IPMI 1.5) */
+} bmc_proto_t;
+
+#define BMC_MAX_SENSORS		32
+#define BMC_SDR_CACHE_DIR_DEFAULT "/var/cache/ipmimonitoringsdrcache"
+#define BMC_PASSWORD_MAX_2_0	20	/* IPMI 2.0 user passwords: 20 bytes */
+#define BMC_PASSWORD_MAX_1_5	16
+
+/* One entry of EnergyBMCSensors: a record id, or a sensor name. */
+typedef struct {
+	bool by_id;
+	unsigned record_id;
+	char *name;
+} bmc_sensor_sel_t;
+
+typedef struct {
+	bmc_method_t method;
+	bmc_sensor_sel_t sensors[BMC_MAX_SENSORS];
+	size_t n_sensors;		/* 0: every system Watts sensor */
+	char *host_tmpl;		/* EnergyBMCHost (may hold %n) */
+	char *user;
+	char *password_file;
+	bmc_priv_t privilege;
+	bmc_proto_t protocol;
+	unsigned cipher_suite;		/* IPMI 2.0 cipher suite id */
+	unsigned workarounds_2_0;	/* FreeIPMI IPMI 2.0 workaround bits */
+	unsigned workarounds_1_5;	/* FreeIPMI IPMI 1.5 workaround bits */
+	char *workaround_names;		/* as given, for the load line */
+	uint64_t period_ns;		/* EnergyBMCFrequency */
+	uint64_t timeout_ns;		/* EnergyBMCTimeout */
+	uint64_t max_power_mw;		/* EnergyBMCMaxWatts */
+	char *sdr_cache_dir;		/* EnergyBMCSdrCacheDir, NULL: default */
+
+	/* set by bmc_conf_finish() */
+	char *host;			/* NULL: in-band */
+	char password[BMC_PASSWORD_MAX_2_0 + 1];
+	bool have_password;
+} bmc_conf_t;
+
+/* The i-th key (in the order of the man page), NULL past the last. */
+const char *bmc_conf_key(size_t i);
+
+/* Defaults: method auto, in-band, privilege user, cipher suite 3,
+ * frequency 1 s, timeout 2000 ms, max 20 kW. */
+void bmc_conf_init(bmc_conf_t *c);
+
+/* Free what the configuration holds and wipe the password. */
+void bmc_conf_free(bmc_conf_t *c);
+
+/*
+ * Set key (case-insensitive, one of bmc_conf_key()) to value, as read from
+ * file.  Returns 0, -ENOENT for an unknown key, -EINVAL / -ERANGE for a bad
+ * value (message in err naming file, key and value).
+ */
+int bmc_conf_set(bmc_conf_t *c, const char *file, const char *key,
+		 const char *value, char *err, size_t err_len);
+
+/*
+ * Check the keys together (nothing node-specific): 0 or -EINVAL with a
+ * message in err.  bmc_conf_finish() does it too.
+ */
+int bmc_conf_check(const bmc_conf_t *c, const char *file, char *err,
+		   size_t err_len);
+
+/*
+ * Check the keys together and resolve them for node (NULL outside slurmd):
+ * expand %n in EnergyBMCHost, check the password file (owned by us, no
+ * group/other access) and read its first line.  Returns 0 or -errno with
+ * a message in err.
+ */
+int bmc_conf_finish(bmc_conf_t *c, const char *file, const char *node,
+		    char *err, size_t err_len);
+
+/* Deep copy (the password too); 0 or -ENOMEM (dst then empty). */
+int bmc_conf_copy(bmc_conf_t *dst, const bmc_conf_t *src);
+
+/* The value of the i-th key for scontrol show config; never the password. */
+void bmc_conf_show(const bmc_conf_t *c, size_t i, char *buf, size_t len);
+
+/* Names of the enum values, for messages and the load line. */
+const char *bmc_method_name(bmc_method_t m);
+const char *bmc_priv_name(bmc_priv_t p);
+
+#endif

@@ -1,0 +1,149 @@
+/*
+ * bmc_meter.c - the BMC behind meter_ops_t: choose the method, dispatch.
+ */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bmc_meter.h"
+#include "bmc_meter_priv.h"
+#include "se_time.h"
+
+/* Open failures and method notes: a few a minute. */
+#define BMC_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
+#define BMC_LOG_BURST		3
+#define BMC_TIMEOUT_MIN_MS	10
+
+static int _open(void *dev, uint64_t deadline_ns);
+static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
+		 char *msg, size_t msg_len);
+static void _close(void *dev);
+
+const meter_ops_t bmc_meter_ops = {
+	.name = "bmc",
+	.open = _open,
+	.read = _read,
+	.close = _close,
+};
+
+bmc_meter_t *bmc_meter_create(const bmc_conf_t *conf)
+{
+	bmc_meter_t *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	if (bmc_conf_copy(&m->own_conf, conf)) {
+		free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
+	m->conf = &m->own_conf;
+	m->method = conf->method;
+	m->rl = (se_ratelimit_t) SE_RATELIMIT_INIT(BMC_LOG_INTERVAL_NS,
+						   BMC_LOG_BURST);
+	return m;
+}
+
+void bmc_meter_destroy(bmc_meter_t *m)
+{
+	if (!m)
+		return;
+	_close(m);
+	bmc_conf_free(&m->own_conf);
+	free(m);
+}
+
+void bmc_meter_describe(const bmc_meter_t *m, char *buf, size_t len)
+{
+	const bmc_conf_t *c = m->conf;
+
+	if (!c->host) {
+		snprintf(buf, len, "%s in-band", bmc_method_name(m->method));
+		return;
+	}
+	snprintf(buf, len, "%s over lan %s to %s as %s (%s)",
+		 bmc_method_name(m->method),
+		 c->protocol == BMC_PROTO_2_0 ? "2.0" : "1.5", c->host,
+		 c->user ? c->user : "<null user>",
+		 bmc_priv_name(c->privilege));
+}
+
+/* ------------------------------------------------------------ helpers */
+
+unsigned bmc_timeout_ms(const struct bmc_meter *m, uint64_t deadline_ns)
+{
+	uint64_t now = se_mono_ns();
+	uint64_t left_ms = deadline_ns > now ?
+			   (deadline_ns - now) / SE_NS_PER_MS : 0;
+	uint64_t max_ms = m->conf->timeout_ns / SE_NS_PER_MS;
+
+	if (left_ms > max_ms)
+		left_ms = max_ms;
+	if (left_ms < BMC_TIMEOUT_MIN_MS)
+		left_ms = BMC_TIMEOUT_MIN_MS;
+	return (unsigned) left_ms;
+}
+
+const char *bmc_where(const struct bmc_meter *m)
+{
+	return m->conf->host ? m->conf->host : "in-band";
+}
+
+int bmc_check_range(const struct bmc_meter *m, uint64_t power_mw,
+		    char *msg, size_t msg_len)
+{
+	if (power_mw <= m->conf->max_power_mw)
+		return 0;
+	if (msg)
+		snprintf(msg, msg_len,
+			 "BMC %s: %.3f W is above EnergyBMCMaxWatts=%llu: reading dropped",
+			 bmc_where(m), power_mw / 1000.0,
+			 (unsigned long long) (m->conf->max_power_mw / 1000));
+	return -EAGAIN;
+}
+
+/* ------------------------------------------------------------ meter_ops_t */
+
+/*
+ * Open the method; with EnergyBMCMethod=auto, a BMC without DCMI
+ * (bmc_dcmi_open() returns -EOPNOTSUPP) switches to sensors for good.
+ */
+static int _open(void *dev, uint64_t deadline_ns)
+{
+	bmc_meter_t *m = dev;
+	int rc;
+
+	if (m->method == BMC_METHOD_SENSORS)
+		return bmc_sensors_open(m, deadline_ns);
+
+	rc = bmc_dcmi_open(m, deadline_ns);
+	if (rc != -EOPNOTSUPP || m->conf->method != BMC_METHOD_AUTO)
+		return rc;
+
+	se_log(SE_LOG_INFO, "BMC %s: no DCMI power reading; EnergyBMCMethod=auto uses the Watts sensors",
+	       bmc_where(m));
+	m->method = BMC_METHOD_SENSORS;
+	return bmc_sensors_open(m, deadline_ns);
+}
+
+static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
+		 char *msg, size_t msg_len)
+{
+	bmc_meter_t *m = dev;
+
+	if (m->method == BMC_METHOD_SENSORS)
+		return bmc_sensors_read(m, out, deadline_ns, msg, msg_len);
+	return bmc_dcmi_read(m, out, deadline_ns, msg, msg_len);
+}
+
+static void _close(void *dev)
+{
+	bmc_meter_t *m = dev;
+
+	bmc_dcmi_close(m);
+	bmc_sensors_close(m);
+}

@@ -1,0 +1,275 @@
+/*
+ * test_bmc_conf.c - acct_gather.conf keys of acct_gather_energy/bmc.
+ */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bmc_conf.h"
+#include "se_time.h"
+
+#define FILE_NAME	"acct_gather.conf"
+
+static bmc_conf_t _c;
+static char _err[512];
+static char _dir[] = "/tmp/test_bmc_conf.XXXXXX";
+
+static void _setup(void)
+{
+	bmc_conf_init(&_c);
+	_err[0] = '\0';
+	ck_assert_ptr_nonnull(mkdtemp(_dir));
+}
+
+static void _teardown(void)
+{
+	char cmd[128];
+
+	bmc_conf_free(&_c);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", _dir);
+	ck_assert_int_eq(system(cmd), 0);
+	strcpy(_dir, "/tmp/test_bmc_conf.XXXXXX");
+}
+
+static int _set(const char *key, const char *value)
+{
+	return bmc_conf_set(&_c, FILE_NAME, key, value, _err, sizeof(_err));
+}
+
+/* Write a password file of the given mode; returns its path (static). */
+static const char *_pwfile(const char *content, mode_t mode)
+{
+	static char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/bmc.pw", _dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(content, f);
+	fclose(f);
+	ck_assert_int_eq(chmod(path, mode), 0);
+	return path;
+}
+
+START_TEST(defaults)
+{
+	ck_assert_int_eq(_c.method, BMC_METHOD_AUTO);
+	ck_assert_int_eq(_c.privilege, BMC_PRIV_USER);
+	ck_assert_uint_eq(_c.cipher_suite, 3);
+	ck_assert_uint_eq(_c.period_ns, SE_NS_PER_SEC);
+	ck_assert_uint_eq(_c.n_sensors, 0);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n1", _err,
+					 sizeof(_err)), 0);
+	ck_assert_ptr_null(_c.host);	/* in-band */
+	ck_assert(!_c.have_password);
+}
+END_TEST
+
+START_TEST(every_key_in_the_table)
+{
+	size_t i;
+
+	for (i = 0; bmc_conf_key(i); i++)
+		ck_assert_int_ne(_set(bmc_conf_key(i), ""), -ENOENT);
+	ck_assert_uint_eq(i, 13);
+	ck_assert_int_eq(_set("EnergyBMCColour", "blue"), -ENOENT);
+	ck_assert_str_eq(_err, FILE_NAME ": EnergyBMCColour: unknown key");
+}
+END_TEST
+
+START_TEST(method_and_privilege)
+{
+	ck_assert_int_eq(_set("EnergyBMCMethod", "DCMI"), 0);
+	ck_assert_int_eq(_c.method, BMC_METHOD_DCMI);
+	ck_assert_int_eq(_set("energybmcmethod", "sensors"), 0);
+	ck_assert_int_eq(_c.method, BMC_METHOD_SENSORS);
+	ck_assert_int_eq(_set("EnergyBMCMethod", "rapl"), -EINVAL);
+	ck_assert_str_eq(_err, FILE_NAME ": EnergyBMCMethod=rapl: must be one of: auto, dcmi, sensors");
+
+	ck_assert_int_eq(_set("EnergyBMCPrivilege", "admin"), 0);
+	ck_assert_int_eq(_c.privilege, BMC_PRIV_ADMIN);
+	ck_assert_int_eq(_set("EnergyBMCPrivilege", "root"), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, "EnergyBMCPrivilege=root"));
+}
+END_TEST
+
+START_TEST(sensors_list)
+{
+	ck_assert_int_eq(_set("EnergyBMCSensors", "12, PSU1 Power ,7"), 0);
+	ck_assert_uint_eq(_c.n_sensors, 3);
+	ck_assert(_c.sensors[0].by_id);
+	ck_assert_uint_eq(_c.sensors[0].record_id, 12);
+	ck_assert(!_c.sensors[1].by_id);
+	ck_assert_str_eq(_c.sensors[1].name, "PSU1 Power");
+	ck_assert_uint_eq(_c.sensors[2].record_id, 7);
+
+	/* a second setting replaces the first */
+	ck_assert_int_eq(_set("EnergyBMCSensors", "3"), 0);
+	ck_assert_uint_eq(_c.n_sensors, 1);
+
+	ck_assert_int_eq(_set("EnergyBMCSensors", "1,,2"), -EINVAL);
+	ck_assert_uint_eq(_c.n_sensors, 0);
+	ck_assert_int_eq(_set("EnergyBMCSensors", "1,"), -EINVAL);
+	ck_assert_int_eq(_set("EnergyBMCSensors", "70000"), -ERANGE);
+	ck_assert_str_eq(_err, FILE_NAME ": EnergyBMCSensors=70000: record id 70000 is not 16-bit");
+}
+END_TEST
+
+START_TEST(workaround_flags)
+{
+	ck_assert_int_eq(_set("EnergyBMCWorkaroundFlags", "opensesspriv"), 0);
+	ck_assert_uint_eq(_c.workarounds_2_0, 0x10);
+	ck_assert_int_eq(_set("EnergyBMCWorkaroundFlags",
+			      "authcap,intel20 sun20,integritycheckvalue"), 0);
+	ck_assert_uint_eq(_c.workarounds_2_0, 0x01 | 0x02 | 0x08 | 0x20);
+	ck_assert_uint_eq(_c.workarounds_1_5, 0x01);
+	ck_assert_int_eq(_set("EnergyBMCWorkaroundFlags",
+			      "idzero,forcepermsg,endianseq,unexpectedauth,noauthcodecheck"),
+			 0);
+	ck_assert_uint_eq(_c.workarounds_1_5, 0x3e);
+	ck_assert_uint_eq(_c.workarounds_2_0, 0);
+
+	/* only 1.5 flags with a 2.0 session: said at finish */
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n1", _err,
+					 sizeof(_err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, "only IPMI 1.5 workarounds"));
+	ck_assert_int_eq(_set("EnergyBMCProtocol", "1.5"), 0);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n1", _err,
+					 sizeof(_err)), 0);
+
+	ck_assert_int_eq(_set("EnergyBMCWorkaroundFlags", "opensesspriv,nope"),
+			 -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, "unknown workaround 'nope'"));
+	ck_assert_uint_eq(_c.workarounds_1_5, 0x3e);	/* unchanged */
+}
+END_TEST
+
+START_TEST(cipher_suite)
+{
+	ck_assert_int_eq(_set("EnergyBMCCipherSuite", "17"), 0);
+	ck_assert_uint_eq(_c.cipher_suite, 17);
+	ck_assert_int_eq(_set("EnergyBMCCipherSuite", "4"), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, "EnergyBMCCipherSuite=4: not a cipher suite"));
+	ck_assert_int_ne(_set("EnergyBMCCipherSuite", "18"), 0);
+	ck_assert_ptr_nonnull(strstr(_err, "EnergyBMCCipherSuite=18"));
+	ck_assert_int_eq(_set("EnergyBMCCipherSuite", "x"), -EINVAL);
+}
+END_TEST
+
+START_TEST(frequency_timeout_watts)
+{
+	ck_assert_int_eq(_set("EnergyBMCFrequency", "0.5"), 0);
+	ck_assert_uint_eq(_c.period_ns, SE_NS_PER_SEC / 2);
+	ck_assert_int_ne(_set("EnergyBMCFrequency", "0.01"), 0);
+	ck_assert_ptr_nonnull(strstr(_err, "EnergyBMCFrequency=0.01"));
+	ck_assert_int_ne(_set("EnergyBMCFrequency", "abc"), 0);
+
+	ck_assert_int_eq(_set("EnergyBMCTimeout", "250"), 0);
+	ck_assert_uint_eq(_c.timeout_ns, 250 * SE_NS_PER_MS);
+	ck_assert_int_ne(_set("EnergyBMCTimeout", "0.5"), 0);
+	ck_assert_int_ne(_set("EnergyBMCTimeout", "600000"), 0);
+
+	ck_assert_int_eq(_set("EnergyBMCMaxWatts", "3000"), 0);
+	ck_assert_uint_eq(_c.max_power_mw, 3000000);
+	ck_assert_int_ne(_set("EnergyBMCMaxWatts", "70000"), 0);
+}
+END_TEST
+
+START_TEST(host_expansion)
+{
+	ck_assert_int_eq(_set("EnergyBMCHost", "%n-bmc.mgmt:623"), 0);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "node17", _err,
+					 sizeof(_err)), 0);
+	ck_assert_str_eq(_c.host, "node17-bmc.mgmt:623");
+	ck_assert_int_eq(_set("EnergyBMCHost", "%x"), 0);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n1", _err,
+					 sizeof(_err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, "EnergyBMCHost=%x"));
+	ck_assert_int_eq(_set("EnergyBMCHost", ""), -EINVAL);
+	ck_assert_int_eq(_set("EnergyBMCUser", "a-user-name-longer-than-16"),
+			 -ERANGE);
+}
+END_TEST
+
+START_TEST(password_file_read)
+{
+	ck_assert_int_eq(_set("EnergyBMCPasswordFile",
+			      _pwfile("s3cret-pw\nsecond line\n", 0600)), 0);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n1", _err,
+					 sizeof(_err)), 0);
+	ck_assert(_c.have_password);
+	ck_assert_str_eq(_c.password, "s3cret-pw");
+	bmc_conf_free(&_c);
+	ck_assert_str_eq(_c.password, "");	/* wiped */
+	ck_assert_int_eq(_set("EnergyBMCPasswordFile", "relative/pw"), -EINVAL);
+}
+END_TEST
+
+START_TEST(password_file_world_readable_refused)
+{
+	const char *path = _pwfile("s3cret-pw\n", 0644);
+
+	ck_assert_int_eq(_set("EnergyBMCPasswordFile", path), 0);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n1", _err,
+					 sizeof(_err)), -EPERM);
+	ck_assert_ptr_nonnull(strstr(_err, "EnergyBMCPasswordFile="));
+	ck_assert_ptr_nonnull(strstr(_err, "mode 0644"));
+	ck_assert_ptr_null(strstr(_err, "s3cret"));	/* never the secret */
+	ck_assert(!_c.have_password);
+
+	_pwfile("s3cret-pw\n", 0640);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n1", _err,
+					 sizeof(_err)), -EPERM);
+}
+END_TEST
+
+START_TEST(password_too_long)
+{
+	ck_assert_int_eq(_set("EnergyBMCPasswordFile",
+			      _pwfile("123456789012345678901\n", 0600)), 0);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n1", _err,
+					 sizeof(_err)), -ERANGE);
+	ck_assert_ptr_null(strstr(_err, "123456789"));
+	ck_assert_ptr_nonnull(strstr(_err, "longer than 20 bytes"));
+}
+END_TEST
+
+static Suite *_suite(void)
+{
+	Suite *s = suite_create("bmc_conf");
+	TCase *tc = tcase_create("keys");
+
+	tcase_add_checked_fixture(tc, _setup, _teardown);
+	tcase_add_test(tc, defaults);
+	tcase_add_test(tc, every_key_in_the_table);
+	tcase_add_test(tc, method_and_privilege);
+	tcase_add_test(tc, sensors_list);
+	tcase_add_test(tc, workaround_flags);
+	tcase_add_test(tc, cipher_suite);
+	tcase_add_test(tc, frequency_timeout_watts);
+	tcase_add_test(tc, host_expansion);
+	tcase_add_test(tc, password_file_read);
+	tcase_add_test(tc, password_file_world_readable_refused);
+	tcase_add_test(tc, password_too_long);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
