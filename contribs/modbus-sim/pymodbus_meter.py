@@ -123,8 +123,12 @@ def main():
     if args.pidfile:
         with open(args.pidfile, "w") as handle:
             handle.write("%d\n" % os.getpid())
-    server = ModbusTcpServer(devices, address=(args.host, args.port))
-    asyncio.run(server.serve_forever())
+    async def serve():
+        # pymodbus binds its transport to the running event loop.
+        server = ModbusTcpServer(devices, address=(args.host, args.port))
+        await server.serve_forever()
+
+    asyncio.run(serve())
 
 
 if __name__ == "__main__":
