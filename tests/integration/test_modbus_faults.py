@@ -1,0 +1,107 @@
+"""acct_gather_energy/modbus on the test cluster: a slow RTU line and a
+meter that dies mid-job.
+
+Same layout and truth as test_modbus_energy.py (whose helpers this module
+uses); kept apart so that module's parametrized meters are stopped before
+these start on the same address.
+"""
+import os
+import tempfile
+import time
+
+import pytest
+
+from selab import energy
+from selab.meters import ModbusSim, PtyPair
+from test_modbus_energy import (JOB_SECONDS, METER, PLUGIN_DIR, SDM630_SIM,
+                                TRACE, UNITS, check_energy, finish,
+                                modbus_conf, run_timed, wait_for_power)
+
+pytestmark = pytest.mark.skipif(not PLUGIN_DIR,
+                                reason="SE_PLUGIN_DIR not set "
+                                       "(run contribs/test-all.sh)")
+
+
+# ------------------------------------------------------------ RTU at 9600
+@pytest.fixture(scope="module")
+def rtu_cluster(cluster):
+    workdir = tempfile.mkdtemp(prefix="se-modbus-rtu-", dir="/var/tmp")
+    meter_end = os.path.join(workdir, "meter.tty")
+    node_end = os.path.join(workdir, "node1.tty")
+    epoch = time.time()
+    conf = modbus_conf(
+        workdir, "counter", device="rtu:%s" % node_end,
+        map_lines=("Nodes=node1 Unit=1", "Nodes=node[2-3] Device=none"),
+        extra="EnergyModbusBaud=9600\nEnergyModbusParity=N\n"
+              "EnergyModbusDataBits=8\nEnergyModbusStopBits=1\n")
+    # A 2 s poll and a 1.5 s timeout for a device that thinks for 500 ms.
+    conf = conf.replace("EnergyModbusFrequency=1", "EnergyModbusFrequency=2")
+    conf = conf.replace("EnergyModbusTimeout=500", "EnergyModbusTimeout=1500")
+    with PtyPair(meter_end, node_end, workdir).start() as line, \
+            cluster.configured(plugin_dirs=[PLUGIN_DIR],
+                               energy_type="acct_gather_energy/modbus",
+                               acct_gather_conf=conf,
+                               slurm_conf="DebugFlags=Energy\n") as c:
+        meter = ModbusSim(TRACE, epoch, {1: "node1"}, SDM630_SIM,
+                          rtu=meter_end, serial_args=[
+                              "--baud", "9600", "--parity", "N",
+                              "--data-bits", "8", "--stop-bits", "1",
+                              "--response-delay-ms", "500"],
+                          workdir=workdir).start()
+        try:
+            wait_for_power(c, ("node1",))
+            yield c, epoch
+        finally:
+            meter.stop()
+    assert not line.running()
+
+
+def test_rtu_9600_slow_device_within_1pct(rtu_cluster):
+    c, epoch = rtu_cluster
+    jobid, windows = finish(c, run_timed(c, "rtu", ["-w", "node1"]), "rtu")
+    check_energy(c, epoch, jobid, windows)
+
+
+# ------------------------------------------------------ a meter that dies
+@pytest.fixture(scope="module")
+def dying_meter_cluster(cluster):
+    workdir = tempfile.mkdtemp(prefix="se-modbus-dying-")
+    epoch = time.time()
+    with cluster.configured(plugin_dirs=[PLUGIN_DIR],
+                            energy_type="acct_gather_energy/modbus",
+                            acct_gather_conf=modbus_conf(workdir, "counter"),
+                            slurm_conf="DebugFlags=Energy\n") as c:
+        yield c, epoch, workdir
+
+
+def test_meter_killed_mid_job(dying_meter_cluster):
+    """Kill the meter 8 s into a 30 s job, bring it back 10 s later: the
+    job ends on time, the controller still answers at once, the gap is
+    logged and bridged by the meter's own energy counter."""
+    c, epoch, workdir = dying_meter_cluster
+    meter = ModbusSim(TRACE, epoch, UNITS, SDM630_SIM, tcp=METER,
+                      workdir=workdir).start()
+    wait_for_power(c, ("node1",))
+    started = time.monotonic()
+    proc = run_timed(c, "meter-dies", ["-w", "node1"])
+    time.sleep(8)
+    meter.stop()                         # by PID: SIGTERM, then SIGKILL
+    t = time.monotonic()
+    shown = c.scontrol("show", "node", "node1").stdout
+    assert time.monotonic() - t < 1.0, "scontrol show node took too long"
+    assert "CurrentWatts=" in shown
+    time.sleep(10)
+    meter = ModbusSim(TRACE, epoch, UNITS, SDM630_SIM, tcp=METER,
+                      workdir=workdir).start()
+    try:
+        jobid, windows = finish(c, proc, "meter-dies")
+        # No step waited on the dead meter: 30 s of work plus launch and
+        # teardown, far from the 20+ s a blocked energy RPC would add.
+        assert time.monotonic() - started < JOB_SECONDS + 15
+        check_energy(c, epoch, jobid, windows)
+    finally:
+        meter.stop()
+    with open(os.path.join(c.state, "log", "slurmd-node1.log")) as handle:
+        log = handle.read()
+    assert "read failed" in log or "open failed" in log
+    assert "reading again after" in log
