@@ -31,7 +31,6 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 #define HISTORY_MIN		64
 #define HISTORY_MAX		16384
 #define BACKOFF_MAX_NS		(30 * SE_NS_PER_SEC)
-#define EXTRAPOLATE_MAX_NS	(600 * SE_NS_PER_SEC)
 
 static modbus_conf_t mconf;
 static char describe[512];	/* the meter, for se_energy's load line */
@@ -98,7 +97,14 @@ static void _sampler_config(const modbus_meter_t *m, double share,
 	cfg->acc.gap_ns = 0;	/* the sampler's default: one missed tick */
 	/* The bound is per channel; the node sees its share of it. */
 	cfg->acc.max_power_mw = (uint64_t) (mconf.max_power_w * share * 1000.0);
-	cfg->acc.max_extrapolate_ns = EXTRAPOLATE_MAX_NS;
+	/*
+	 * Past the newest sample, readers see energy grow at the last power
+	 * for one missed sample only, then held.  Readers never see energy
+	 * decrease, so a longer guess during an outage would be locked in
+	 * even after the meter comes back with the exact counter: better a
+	 * short guess that the recovered reading then completes.
+	 */
+	cfg->acc.max_extrapolate_ns = mconf.period_ns + mconf.timeout_ns;
 	cfg->label = modbus_meter_label(m);
 }
 
