@@ -30,6 +30,7 @@ libopenipmi-dev
 librrd-dev
 rrdtool
 rrdcached
+slurm-wlm-rrd-plugin
 hwloc
 libhwloc-dev
 socat

@@ -18,7 +18,8 @@ SBIN_DIR = os.path.join(os.path.dirname(BIN_DIR), "sbin") if BIN_DIR else ""
 ENTRY_POINT = re.compile(
     r"^(plugin_name|plugin_type|plugin_version|init|fini|"
     r"acct_gather_energy_p_\w+|ext_sensors_p_\w+|gres_p_\w+|gpu_p_\w+|"
-    r"job_submit_p_\w+|cli_filter_p_\w+|slurm_spank_\w+|spank_\w+)$")
+    r"job_submit|job_modify|job_submit_p_\w+|cli_filter_p_\w+|"
+    r"slurm_spank_\w+|spank_\w+)$")
 
 pytestmark = pytest.mark.skipif(not PLUGIN_DIR,
                                 reason="SE_PLUGIN_DIR not set (run contribs/test-all.sh)")

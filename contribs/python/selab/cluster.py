@@ -192,15 +192,17 @@ class Cluster:
             return []
 
     def _input_file(self, name, text):
-        path = os.path.join(self._inputs, name)
-        with open(path, "w") as f:
+        # A new file every time: `configured` blocks nest, and restoring
+        # the outer configuration must not read the inner one's text.
+        fd, path = tempfile.mkstemp(prefix=name + ".", dir=self._inputs)
+        with os.fdopen(fd, "w") as f:
             f.write(text)
         return path
 
     def up_args(self, nodes=None, gpus=None, plugin_dirs=(), energy_type=None,
                 acct_gather_conf=None, slurm_conf=None, gres_conf=None,
-                overlays=(), node_env=None, hwloc_xml=None, freqs=None,
-                debug=None, extra_args=()):
+                extra_confs=None, overlays=(), node_env=None, hwloc_xml=None,
+                freqs=None, debug=None, extra_args=()):
         """Translate keywords into `cluster up` options.
 
         plugin_dirs: directories put before Debian's plugin dir in PluginDir.
@@ -208,6 +210,8 @@ class Cluster:
         acct_gather_conf, slurm_conf, gres_conf: text appended to the
             generated acct_gather.conf / slurm.conf / gres.conf (later
             slurm.conf keys override earlier ones).
+        extra_confs: {file name: text} written next to slurm.conf (configs
+            the cluster does not generate, e.g. ext_sensors.conf).
         overlays: paths of overlay files ([slurm.conf] ... sections).
         node_env: {VAR: value} exported to every slurmd (e.g. LD_LIBRARY_PATH).
         hwloc_xml: topology XML used by every node.
@@ -228,6 +232,9 @@ class Cluster:
             a += ["--slurm-conf", self._input_file("slurm.conf", slurm_conf)]
         if gres_conf is not None:
             a += ["--gres-conf", self._input_file("gres.conf", gres_conf)]
+        for name, text in (extra_confs or {}).items():
+            a += ["--extra-conf",
+                  "%s=%s" % (name, self._input_file("extra-" + name, text))]
         for o in overlays:
             a += ["--config-overlay", o]
         for k, v in (node_env or {}).items():

@@ -1,0 +1,169 @@
+/*
+ * cli_filter_energy_policy.c - cli_filter/energy_policy: makes srun steps
+ * run at the frequency job_submit/energy_policy chose for their job.
+ *
+ * Why it exists (Slurm 22.05 fact): slurmstepd sets the CPU frequency from
+ * the launch message srun sends (launch_slurm.c copies srun's own
+ * --cpu-freq), not from the controller's step record.  A frequency that
+ * job_submit wrote into the job (cpu_freq_min/max/gov) therefore reaches
+ * `scontrol show job` and the step record in accounting, but not the CPUs.
+ * So in srun only: pre_submit remembers srun's options, whether the user
+ * gave --cpu-freq (directly or through SLURM_CPU_FREQ_REQ) and whether
+ * this srun creates the allocation; post_submit, which srun calls after
+ * the allocation and the step exist and before the launch, reads the job's
+ * frequency from slurmctld (one RPC, no database) and puts it into srun's
+ * options, which the launch then uses:
+ *  - srun made the allocation: the job's value always wins (it is the
+ *    user's request as job_submit accepted, clamped or lowered it);
+ *  - a step in an existing allocation (e.g. in a batch script): only when
+ *    the step asks for no frequency itself.
+ * A step in an existing allocation that does ask for a frequency is
+ * checked here (job_submit never sees steps) against the rules of
+ * energy_policy.conf (read from next to slurm.conf on the client; missing
+ * or unreadable: not checked, the controller stays the authority for
+ * jobs), matched by the job's SLURM_JOB_PARTITION/QOS/ACCOUNT: rejected
+ * with the rule's message or clamped, as job_submit would.
+ * Heterogeneous steps are left alone.
+ */
+#include "config.h"	/* Slurm's: its headers depend on it */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "slurm/slurm.h"
+#include "slurm/slurm_errno.h"
+#include "src/common/slurm_xlator.h"
+#include "src/common/cpu_frequency.h"
+#include "src/common/read_config.h"
+#include "src/common/slurm_opt.h"
+#include "src/common/uid.h"
+#include "src/common/xmalloc.h"
+#include "slurm_compat.h"
+
+#include "freq_decide.h"
+#include "freq_policy.h"
+#include "freq_slurm.h"
+
+const char plugin_name[] = "cli_filter energy_policy (slurm-energy-plugins)";
+const char plugin_type[] = "cli_filter/energy_policy";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+extern int cli_filter_p_setup_defaults(slurm_opt_t *opt, bool early);
+extern int cli_filter_p_pre_submit(slurm_opt_t *opt, int offset);
+extern void cli_filter_p_post_submit(int offset, uint32_t jobid,
+				     uint32_t stepid);
+
+/* ---------------------------------------------------- private variables */
+
+static slurm_opt_t *srun_opt;	/* srun's options (srun only) */
+static bool user_set;		/* the step asked for a frequency */
+static bool new_alloc;		/* this srun creates the allocation */
+static int n_components;
+
+/* ---------------------------------------------------- private functions */
+
+/* An explicit request of a step in an existing allocation, against the
+ * rules.  Returns SLURM_SUCCESS (opt possibly clamped) or SLURM_ERROR. */
+static int _check_step(slurm_opt_t *opt)
+{
+	char *path = get_extra_conf_path("energy_policy.conf");
+	freq_job_t job = { .measured_w = -1 };
+	freq_policy_t pol;
+	freq_decision_t d;
+	char err[512], rs[96];
+	int rc = SLURM_SUCCESS;
+
+	freq_policy_init(&pol);
+	if (freq_policy_load(&pol, path, err, sizeof(err))) {
+		debug("%s: %s: steps not checked", plugin_type, err);
+		goto out;
+	}
+	job.partition = getenv("SLURM_JOB_PARTITION");
+	job.qos = getenv("SLURM_JOB_QOS");
+	job.account = getenv("SLURM_JOB_ACCOUNT");
+	job.user = uid_to_string_cached(getuid());
+	freq_request_from_slurm(opt->cpu_freq_min, opt->cpu_freq_max,
+				opt->cpu_freq_gov, &job.req);
+	freq_decide(&pol, NULL, &job, &d);
+	if (d.action == FREQ_DECIDE_REJECT) {
+		error("%s", d.msg);
+		rc = SLURM_ERROR;
+	} else if (d.action == FREQ_DECIDE_SET) {
+		freq_request_to_slurm(&d.req, &opt->cpu_freq_min,
+				      &opt->cpu_freq_max, &opt->cpu_freq_gov);
+		info("%s", d.msg);
+		verbose("%s: step runs at --cpu-freq=%s", plugin_type,
+			freq_request_str(&d.req, rs, sizeof(rs)));
+	}
+out:
+	freq_policy_free(&pol);
+	xfree(path);
+	return rc;
+}
+
+/* ------------------------------------------------------ public functions */
+
+extern int init(void)
+{
+	return SLURM_SUCCESS;
+}
+
+extern int fini(void)
+{
+	return SLURM_SUCCESS;
+}
+
+extern int cli_filter_p_setup_defaults(slurm_opt_t *opt, bool early)
+{
+	return SLURM_SUCCESS;
+}
+
+extern int cli_filter_p_pre_submit(slurm_opt_t *opt, int offset)
+{
+	n_components++;
+	if (!opt->srun_opt || offset) {
+		srun_opt = NULL;	/* not srun, or heterogeneous */
+		return SLURM_SUCCESS;
+	}
+	srun_opt = opt;
+	user_set = opt->cpu_freq_min != NO_VAL ||
+		opt->cpu_freq_max != NO_VAL || opt->cpu_freq_gov != NO_VAL;
+	new_alloc = opt->srun_opt->jobid == NO_VAL;
+	if (user_set && !new_alloc)
+		return _check_step(opt);
+	return SLURM_SUCCESS;
+}
+
+extern void cli_filter_p_post_submit(int offset, uint32_t jobid,
+				     uint32_t stepid)
+{
+	job_info_msg_t *msg = NULL;
+	slurm_job_info_t *j = NULL;
+	char *s;
+
+	if (!srun_opt || offset || n_components != 1 ||
+	    (user_set && !new_alloc))
+		return;
+	if (slurm_load_job(&msg, jobid, SHOW_DETAIL) != SLURM_SUCCESS) {
+		verbose("%s: cannot read job %u: %s", plugin_type, jobid,
+			slurm_strerror(slurm_get_errno()));
+		return;
+	}
+	for (uint32_t i = 0; i < msg->record_count; i++)
+		if (msg->job_array[i].job_id == jobid)
+			j = &msg->job_array[i];
+	if (j && (j->cpu_freq_min != NO_VAL || j->cpu_freq_max != NO_VAL ||
+		  j->cpu_freq_gov != NO_VAL)) {
+		srun_opt->cpu_freq_min = j->cpu_freq_min;
+		srun_opt->cpu_freq_max = j->cpu_freq_max;
+		srun_opt->cpu_freq_gov = j->cpu_freq_gov;
+		s = cpu_freq_to_cmdline(j->cpu_freq_min, j->cpu_freq_max,
+					j->cpu_freq_gov);
+		verbose("%s: step %u.%u runs at the job's --cpu-freq=%s",
+			plugin_type, jobid, stepid, s ? s : "?");
+		xfree(s);
+	}
+	slurm_free_job_info_msg(msg);
+}
