@@ -10,6 +10,7 @@ libtool
 pkg-config
 make
 gcc
+binutils
 dpkg-dev
 check
 slurmctld
@@ -31,6 +32,7 @@ librrd-dev
 rrdtool
 rrdcached
 slurm-wlm-rrd-plugin
+slurm-wlm-ipmi-plugins
 hwloc
 libhwloc-dev
 socat
