@@ -17,6 +17,8 @@ say() { printf '\n== %s\n' "$*"; }
 plugin_dir=$("$top/contribs/build.sh" | tail -n 1)
 export SE_PLUGIN_DIR="$plugin_dir"
 export SE_BIN_DIR="$build/stage/bin"
+# the fake libnvidia-ml.so.1 (a test double, built in tests/gpu/, never installed)
+export SE_FAKE_NVML_DIR="$build/obj/tests/gpu/.libs"
 
 say "unit tests (make check)"
 cd "$build/obj"

@@ -1,0 +1,393 @@
+/*
+ * acct_gather_energy_gpu.c - acct_gather_energy/gpu (slurm-energy-plugins):
+ * a drop-in for Slurm's acct_gather_energy/gpu, for NVIDIA GPUs through
+ * NVML's total-energy counter.
+ *
+ * Why a drop-in: Debian's 22.05.8 acct_gather_energy_gpu.so references
+ * slurmd's global `conf`, so slurmctld cannot load it ("undefined symbol:
+ * conf") and dies when AcctGatherEnergyType=acct_gather_energy/gpu; and it
+ * integrates power polled every 30 s over whole seconds.  This one:
+ *
+ *  slurmd      one sampler thread per GPU (gpu_energy.c) reads the counter
+ *              every second; every get_data is answered at once from the
+ *              samples, interpolated to "now", never by calling NVML.
+ *              Sensors are the GPUs (SENSOR_CNT = GPU count); STRUCT and
+ *              JOULES_TASK fill one record per GPU, NODE_ENERGY[_UP] the
+ *              node's sum.
+ *  slurmstepd  energy of the step's own GPUs only (its gres bitmap), from
+ *              slurmd's per-GPU records: two jobs sharing a node each get
+ *              their GPUs' energy.  Sensors are in the order of the GPUs'
+ *              minor numbers on both sides: slurmd sorts NVML's GPUs so,
+ *              and the step maps its gres device indexes (whose order
+ *              depends on gres.conf and AutoDetect) to device files and
+ *              their minor numbers.  The first answer (at STEP_PTR, before
+ *              the tasks start) is the base; the step's energy never
+ *              decreases.
+ *  elsewhere   nothing (slurmctld only loads the plugin to parse config).
+ * Units: records hold J and W; samples are mJ on monotonic ns.
+ */
+#include "config.h"	/* Slurm's: its headers depend on it */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "src/common/slurm_xlator.h"
+#include "slurm_compat.h"
+#include "src/common/bitstring.h"
+#include "src/common/gres.h"
+#include "src/slurmd/slurmstepd/slurmstepd_job.h"
+
+#include "gpu_energy.h"
+#include "se_log.h"
+#include "se_time.h"
+
+const char plugin_name[] = "AcctGatherEnergy GPU plugin (slurm-energy-plugins)";
+const char plugin_type[] = "acct_gather_energy/gpu";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+#define SAMPLE_PERIOD_NS	(1 * SE_NS_PER_SEC)
+#define ENV_LIBRARY		"SLURM_ENERGY_NVML_LIBRARY"
+#define GPU_MAX			64
+
+/* Private variables (all under state_lock) */
+
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static int context_id = -1;
+
+/* slurmd */
+static gpu_energy_t *gpus;
+static bool gpus_failed;
+
+/* slurmstepd */
+static char *step_node;
+static bitstr_t *step_gpus;		/* by sensor; NULL: no GPU */
+static uint64_t *step_base_j;		/* per GPU, at step start */
+static uint16_t step_base_cnt;
+static acct_gather_energy_t step_energy;	/* last answer */
+static se_ratelimit_t query_rl = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC, 1);
+
+/* Private functions */
+
+static void _log_sink(void *arg, se_log_level_t level, const char *msg)
+{
+	switch (level) {
+	case SE_LOG_ERROR:
+		error("%s: %s", plugin_type, msg);
+		break;
+	case SE_LOG_INFO:
+		info("%s: %s", plugin_type, msg);
+		break;
+	case SE_LOG_DEBUG:
+		debug("%s: %s", plugin_type, msg);
+		break;
+	default:
+		log_flag(ENERGY, "%s: %s", plugin_type, msg);
+		break;
+	}
+}
+
+/* slurmd: start the samplers once. */
+static void _slurmd_start(void)
+{
+	char err[256] = "";
+
+	if (gpus || gpus_failed)
+		return;
+	gpus = gpu_energy_start(getenv(ENV_LIBRARY), SAMPLE_PERIOD_NS, err,
+				sizeof(err));
+	if (!gpus) {
+		gpus_failed = true;
+		error("%s: no GPU energy on this node: %s", plugin_type, err);
+		return;
+	}
+	info("%s: sampling the energy counters of %u GPU(s) through NVML every %llu ms (slurm-energy-plugins)",
+	     plugin_type, gpu_energy_count(gpus),
+	     (unsigned long long) (SAMPLE_PERIOD_NS / SE_NS_PER_MS));
+}
+
+/* slurmd: one record for GPU i, energy at now_ns. */
+static void _gpu_record(unsigned i, uint64_t now_ns, acct_gather_energy_t *e)
+{
+	sampler_status_t st;
+	uint64_t mj = 0;
+
+	memset(e, 0, sizeof(*e));
+	gpu_energy_status(gpus, i, &st);
+	if (st.state == SAMPLER_STARTING) {
+		e->current_watts = NO_VAL;	/* no data yet: skipped */
+		return;
+	}
+	(void) gpu_energy_at(gpus, i, now_ns, &mj);
+	e->consumed_energy = mj / 1000;
+	e->current_watts = st.power_mw / 1000;
+	e->ave_watts = e->current_watts;
+	e->poll_time = time(NULL);
+}
+
+static void _slurmd_records(acct_gather_energy_t *e, unsigned n)
+{
+	uint64_t now = se_mono_ns();
+
+	for (unsigned i = 0; i < n; i++)
+		_gpu_record(i, now, &e[i]);
+}
+
+static void _slurmd_sum(acct_gather_energy_t *sum)
+{
+	uint64_t now = se_mono_ns();
+	unsigned n = gpu_energy_count(gpus);
+
+	memset(sum, 0, sizeof(*sum));
+	for (unsigned i = 0; i < n; i++) {
+		acct_gather_energy_t e;
+
+		_gpu_record(i, now, &e);
+		if (e.current_watts == NO_VAL)
+			continue;
+		sum->consumed_energy += e.consumed_energy;
+		sum->current_watts += e.current_watts;
+		sum->ave_watts += e.ave_watts;
+		sum->poll_time = e.poll_time;
+	}
+}
+
+/* slurmstepd: per-GPU joules from slurmd; -1 when it does not answer. */
+static int _stepd_query(uint64_t **joules, uint16_t *cnt, uint32_t *watts_of)
+{
+	acct_gather_energy_t *e = NULL;
+	uint16_t n = 0;
+
+	if (!step_node || context_id < 0 ||
+	    slurm_get_node_energy(step_node, context_id, 0, &n, &e) ||
+	    !e) {
+		/* the step keeps its last energy; said once a minute */
+		se_log_limited(&query_rl, se_mono_ns(), SE_LOG_ERROR,
+			       "no GPU energy from slurmd of %s",
+			       step_node ? step_node : "?");
+		return -1;
+	}
+	*joules = xcalloc(n ? n : 1, sizeof(**joules));
+	*watts_of = 0;
+	for (uint16_t i = 0; i < n; i++) {
+		(*joules)[i] = e[i].consumed_energy;
+		if (step_gpus && i < bit_size(step_gpus) &&
+		    bit_test(step_gpus, i) && e[i].current_watts != NO_VAL)
+			*watts_of += e[i].current_watts;
+	}
+	*cnt = n;
+	acct_gather_energy_destroy(e);
+	return 0;
+}
+
+/* slurmstepd: the step's energy since its base, never decreasing. */
+static void _stepd_energy(acct_gather_energy_t *out)
+{
+	uint64_t *j = NULL, sum = 0;
+	uint32_t watts = 0;
+	uint16_t n = 0;
+
+	if (step_gpus && step_base_j && !_stepd_query(&j, &n, &watts)) {
+		for (uint16_t i = 0; i < n && i < step_base_cnt; i++)
+			if (i < bit_size(step_gpus) && bit_test(step_gpus, i) &&
+			    j[i] >= step_base_j[i])
+				sum += j[i] - step_base_j[i];
+		if (sum >= step_energy.consumed_energy) {
+			step_energy.previous_consumed_energy =
+				step_energy.consumed_energy;
+			step_energy.base_consumed_energy =
+				sum - step_energy.consumed_energy;
+			step_energy.consumed_energy = sum;
+		}
+		step_energy.current_watts = watts;
+		step_energy.ave_watts = watts;
+		step_energy.poll_time = time(NULL);
+		xfree(j);
+	}
+	memcpy(out, &step_energy, sizeof(*out));
+}
+
+/*
+ * slurmstepd: the sensors (GPUs by ascending minor number) of the step's
+ * gres device indexes.  NULL when they cannot be mapped.
+ */
+static bitstr_t *_sensors_of(bitstr_t *index_bits)
+{
+	List devs = gres_g_get_devices(NULL, false, 0, NULL, 0, 0);
+	int minors[GPU_MAX], idx[GPU_MAX], n = 0;
+	bitstr_t *out = NULL;
+	gres_device_t *d;
+	ListIterator it;
+
+	if (!devs)
+		return NULL;
+	it = list_iterator_create(devs);
+	while ((d = list_next(it)) && n < GPU_MAX) {
+		if (!d->path || !strstr(d->path, "nvidia"))
+			continue;	/* e.g. another GRES's device */
+		minors[n] = d->dev_num;
+		idx[n++] = d->index;
+	}
+	list_iterator_destroy(it);
+	FREE_NULL_LIST(devs);
+	if (!n)
+		return NULL;
+	out = bit_alloc(n);
+	for (int k = 0; k < n; k++) {
+		int rank = 0;
+
+		if (idx[k] >= bit_size(index_bits) ||
+		    !bit_test(index_bits, idx[k]))
+			continue;
+		for (int j = 0; j < n; j++)
+			if (minors[j] < minors[k])
+				rank++;
+		bit_set(out, rank);
+	}
+	return out;
+}
+
+/* slurmstepd: the step's GPUs and its base energies. */
+static void _stepd_step(stepd_step_rec_t *job)
+{
+	bitstr_t *bits = NULL;
+	uint32_t watts;
+	int rc;
+
+	xfree(step_node);
+	step_node = xstrdup(job->node_name);
+	FREE_NULL_BITMAP(step_gpus);
+	rc = gres_get_step_info(job->step_gres_list, "gpu", 0,
+				GRES_STEP_DATA_BITMAP, &bits);
+	if (rc != SLURM_SUCCESS || !bits || !bit_set_count(bits)) {
+		debug("%s: step has no GPU: no GPU energy", plugin_type);
+		return;
+	}
+	if (!(step_gpus = _sensors_of(bits)))
+		return;
+	xfree(step_base_j);
+	if (_stepd_query(&step_base_j, &step_base_cnt, &watts))
+		return;
+	{
+		char *s = bit_fmt_full(step_gpus);
+
+		info("%s: step GPU energy counts GPU(s) %s only (slurm-energy-plugins)",
+		     plugin_type, s);
+		xfree(s);
+	}
+}
+
+/* Public functions: Slurm entry points */
+
+extern int init(void)
+{
+	se_log_set_sink(_log_sink, NULL);
+	debug("%s: %s loaded", plugin_type, plugin_name);
+	return SLURM_SUCCESS;
+}
+
+extern int fini(void)
+{
+	slurm_mutex_lock(&state_lock);
+	gpu_energy_stop(gpus);
+	gpus = NULL;
+	xfree(step_node);
+	FREE_NULL_BITMAP(step_gpus);
+	xfree(step_base_j);
+	slurm_mutex_unlock(&state_lock);
+	return SLURM_SUCCESS;
+}
+
+extern int acct_gather_energy_p_update_node_energy(void)
+{
+	return SLURM_SUCCESS;
+}
+
+extern int acct_gather_energy_p_get_data(enum acct_energy_type data_type,
+					 void *data)
+{
+	acct_gather_energy_t *energy = data;
+	int rc = SLURM_SUCCESS;
+
+	slurm_mutex_lock(&state_lock);
+	if (running_in_slurmd()) {
+		unsigned n = gpu_energy_count(gpus);
+
+		switch (data_type) {
+		case ENERGY_DATA_SENSOR_CNT:
+			/* 0 would leave the step's RPC unanswered: report
+			 * one empty sensor without GPUs. */
+			*(uint16_t *) data = n ? n : 1;
+			break;
+		case ENERGY_DATA_LAST_POLL:
+			/* answers are interpolated to "now": always fresh */
+			*(time_t *) data = time(NULL);
+			break;
+		case ENERGY_DATA_STRUCT:
+		case ENERGY_DATA_JOULES_TASK:
+			if (n)
+				_slurmd_records(energy, n);
+			else
+				memset(energy, 0, sizeof(*energy));
+			break;
+		case ENERGY_DATA_NODE_ENERGY:
+		case ENERGY_DATA_NODE_ENERGY_UP:
+			_slurmd_sum(energy);
+			break;
+		default:
+			rc = SLURM_ERROR;
+			break;
+		}
+	} else if (running_in_slurmstepd()) {
+		switch (data_type) {
+		case ENERGY_DATA_SENSOR_CNT:
+			*(uint16_t *) data = 1;
+			break;
+		case ENERGY_DATA_LAST_POLL:
+			*(time_t *) data = step_energy.poll_time;
+			break;
+		case ENERGY_DATA_STRUCT:
+		case ENERGY_DATA_JOULES_TASK:
+		case ENERGY_DATA_NODE_ENERGY:
+		case ENERGY_DATA_NODE_ENERGY_UP:
+			_stepd_energy(energy);
+			break;
+		default:
+			rc = SLURM_ERROR;
+			break;
+		}
+	}
+	slurm_mutex_unlock(&state_lock);
+	return rc;
+}
+
+extern int acct_gather_energy_p_set_data(enum acct_energy_type data_type,
+					 void *data)
+{
+	slurm_mutex_lock(&state_lock);
+	if (data_type == ENERGY_DATA_STEP_PTR && running_in_slurmstepd())
+		_stepd_step(data);
+	slurm_mutex_unlock(&state_lock);
+	return SLURM_SUCCESS;
+}
+
+extern void acct_gather_energy_p_conf_options(s_p_options_t **full_options,
+					      int *full_options_cnt)
+{
+}
+
+extern void acct_gather_energy_p_conf_set(int context_id_in,
+					  s_p_hashtbl_t *tbl)
+{
+	slurm_mutex_lock(&state_lock);
+	context_id = context_id_in;
+	if (running_in_slurmd())
+		_slurmd_start();
+	slurm_mutex_unlock(&state_lock);
+}
+
+extern void acct_gather_energy_p_conf_values(se_slurm_list_t *data)
+{
+}

@@ -1,0 +1,500 @@
+/*
+ * gpu_nvml.c - gpu/nvml (slurm-energy-plugins): a drop-in for Slurm's
+ * gpu/nvml that loads NVML at run time.
+ *
+ * Slurm's src/common/gpu.c loads "gpu/nvml" when gres.conf has
+ * AutoDetect=nvml and libnvidia-ml.so can be dlopen()ed.  This plugin then:
+ *  - detects the GPUs (gpu_p_get_system_gpu_list): device file from the
+ *    minor number, type from the name, Cores= from the CPU affinity,
+ *    Links= from the NvLinks, in NVML (PCI bus id) order;
+ *  - reads GPU energy (gpu_p_energy_read, for acct_gather_energy/gpu) from
+ *    the total-energy counter through one sampler thread per GPU: the
+ *    caller gets the last good sample at once, never waits on NVML;
+ *  - applies --gpu-freq with nvmlDeviceSetApplicationsClocks and resets the
+ *    clocks when the step ends.
+ * NVML types are our own declarations (se_nvml.h); the library is
+ * libnvidia-ml.so.1, found by the dynamic linker.
+ */
+#include "config.h"	/* Slurm's: its headers depend on it */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "src/common/slurm_xlator.h"
+#include "slurm/slurm.h"
+#include "slurm/slurm_errno.h"
+#include "src/common/bitstring.h"
+#include "src/common/gpu.h"
+#include "src/common/gres.h"
+#include "src/common/list.h"
+#include "src/common/log.h"
+#include "src/common/read_config.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
+#include "src/plugins/gpu/common/gpu_common.h"
+
+#include "gpu_logic.h"
+#include "nvml_lib.h"
+#include "gpu_energy.h"
+#include "se_log.h"
+#include "se_time.h"
+
+const char plugin_name[] = "GPU NVML plugin (slurm-energy-plugins)";
+const char plugin_type[] = "gpu/nvml";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+/* Entry points Slurm resolves (src/common/gpu.c syms[]). */
+extern int init(void);
+extern int fini(void);
+extern void gpu_p_reconfig(void);
+extern List gpu_p_get_system_gpu_list(node_config_load_t *node_config);
+extern void gpu_p_step_hardware_init(bitstr_t *usable_gpus, char *tres_freq);
+extern void gpu_p_step_hardware_fini(void);
+extern char *gpu_p_test_cpu_conv(char *cpu_range);
+extern int gpu_p_energy_read(uint32_t dv_ind, gpu_status_t *gpu);
+extern void gpu_p_get_device_count(unsigned int *device_count);
+
+/* Energy sampling period (acct_gather_energy/gpu asks every 30 s). */
+#define SAMPLE_PERIOD_NS	(1 * SE_NS_PER_SEC)
+
+/*
+ * Hardware roots, from slurmd's environment (both optional):
+ * the NVML library (default libnvidia-ml.so.1 through the linker's search
+ * path) and the device-file template of AutoDetect (default /dev/nvidia%u;
+ * %h is the host name), e.g. for GPUs whose device nodes live elsewhere.
+ */
+#define ENV_LIBRARY		"SLURM_ENERGY_NVML_LIBRARY"
+#define ENV_DEVICE_PATH		"SLURM_ENERGY_NVML_DEVICE_PATH"
+
+#define NVML_CPU_WORDS		(0x8000 / (8 * sizeof(unsigned long)))
+#define FREQS_MAX		512
+
+/* Private types */
+
+typedef struct {
+	time_t last_wall;	/* end of the last interval handed out */
+	uint64_t carry_mj;	/* energy not yet handed out as whole W x s */
+} gpu_report_t;
+
+/* Private variables */
+
+static pthread_mutex_t energy_lock = PTHREAD_MUTEX_INITIALIZER;
+static gpu_energy_t *energy;		/* samplers, slurmd only */
+static gpu_report_t *reports;
+static bool energy_failed;		/* do not retry every call */
+static bitstr_t *saved_gpus;		/* GPUs whose clocks we set */
+static const nvml_lib_t *freq_lib;
+
+/* Private functions */
+
+static void _log_sink(void *arg, se_log_level_t level, const char *msg)
+{
+	switch (level) {
+	case SE_LOG_ERROR:
+		error("%s: %s", plugin_type, msg);
+		break;
+	case SE_LOG_INFO:
+		info("%s: %s", plugin_type, msg);
+		break;
+	case SE_LOG_DEBUG:
+		debug("%s: %s", plugin_type, msg);
+		break;
+	default:
+		log_flag(ENERGY, "%s: %s", plugin_type, msg);
+		break;
+	}
+}
+
+static const nvml_lib_t *_open_lib(void)
+{
+	char err[256] = "";
+	const nvml_lib_t *lib = nvml_lib_open(getenv(ENV_LIBRARY), err,
+					      sizeof(err));
+
+	if (!lib)
+		error("%s: %s", plugin_type, err);
+	return lib;
+}
+
+/* Links= for device i: NvLink counts to every other device. */
+static char *_links(const nvml_lib_t *lib, nvmlDevice_t *devs,
+		    char (*bus)[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE],
+		    unsigned n, unsigned i)
+{
+	int count[GPU_LOGIC_MAX_GPUS * GPU_LOGIC_MAX_GPUS] = { 0 };
+	char buf[4 * GPU_LOGIC_MAX_GPUS];
+
+	if (lib->DeviceGetNvLinkState && lib->DeviceGetNvLinkRemotePciInfo) {
+		for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+			nvmlEnableState_t on = NVML_FEATURE_DISABLED;
+			nvmlPciInfo_t pci;
+
+			if (lib->DeviceGetNvLinkState(devs[i], l, &on) !=
+			    NVML_SUCCESS || on != NVML_FEATURE_ENABLED)
+				continue;
+			if (lib->DeviceGetNvLinkRemotePciInfo(devs[i], l,
+							      &pci) !=
+			    NVML_SUCCESS)
+				continue;
+			for (unsigned j = 0; j < n; j++)
+				if (!gpu_pci_busid_cmp(pci.busId, bus[j]))
+					count[i * n + j]++;
+		}
+	}
+	if (gpu_links_string(count, n, i, buf, sizeof(buf)))
+		return NULL;
+	return xstrdup(buf);
+}
+
+static List _detect(node_config_load_t *node_config)
+{
+	nvmlDevice_t devs[GPU_LOGIC_MAX_GPUS];
+	char bus[GPU_LOGIC_MAX_GPUS][NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
+	const nvml_lib_t *lib;
+	unsigned int count = 0;
+	List gres_list_system;
+	char host[256] = "";
+	nvmlReturn_t rc;
+
+	if (!(lib = _open_lib()))
+		return NULL;
+	(void) gethostname(host, sizeof(host) - 1);
+	if ((rc = lib->DeviceGetCount(&count)) != NVML_SUCCESS) {
+		error("%s: nvmlDeviceGetCount: %s", plugin_type,
+		      nvml_lib_strerror(lib, rc));
+		nvml_lib_close();
+		return NULL;
+	}
+	if (count > GPU_LOGIC_MAX_GPUS) {
+		error("%s: %u GPUs, only the first %d are used", plugin_type,
+		      count, GPU_LOGIC_MAX_GPUS);
+		count = GPU_LOGIC_MAX_GPUS;
+	}
+	for (unsigned i = 0; i < count; i++) {
+		nvmlPciInfo_t pci;
+
+		memset(&pci, 0, sizeof(pci));
+		bus[i][0] = '\0';
+		devs[i] = NULL;
+		if (lib->DeviceGetHandleByIndex(i, &devs[i]) != NVML_SUCCESS)
+			continue;
+		if (lib->DeviceGetPciInfo(devs[i], &pci) == NVML_SUCCESS)
+			snprintf(bus[i], sizeof(bus[i]), "%s", pci.busId);
+	}
+
+	gres_list_system = list_create(destroy_gres_slurmd_conf);
+	for (unsigned i = 0; i < count; i++) {
+		unsigned long cpus[NVML_CPU_WORDS] = { 0 };
+		char name[NVML_DEVICE_NAME_BUFFER_SIZE] = "";
+		char mac[4096], *abs = NULL, *links, *file = NULL;
+		char path[PATH_MAX];
+		bitstr_t *mac_bits = NULL;
+		unsigned int minor = 0;
+
+		if (!devs[i]) {
+			error("%s: no handle for GPU %u", plugin_type, i);
+			continue;
+		}
+		if ((rc = lib->DeviceGetMinorNumber(devs[i], &minor)) !=
+		    NVML_SUCCESS) {
+			error("%s: GPU %u (%s): no minor number: %s",
+			      plugin_type, i, bus[i],
+			      nvml_lib_strerror(lib, rc));
+			continue;
+		}
+		lib->DeviceGetName(devs[i], name, sizeof(name));
+		gpu_common_underscorify_tolower(name);
+		if (lib->DeviceGetCpuAffinity(devs[i], NVML_CPU_WORDS, cpus) !=
+		    NVML_SUCCESS ||
+		    gpu_cpumask_to_range(cpus, NVML_CPU_WORDS, mac,
+					 sizeof(mac)) || !mac[0]) {
+			/* No affinity known: any CPU of the node. */
+			snprintf(mac, sizeof(mac), "0-%u",
+				 node_config->cpu_cnt - 1);
+		}
+		mac_bits = bit_alloc(0x8000);
+		if (bit_unfmt(mac_bits, mac) ||
+		    node_config->xcpuinfo_mac_to_abs(mac, &abs)) {
+			error("%s: GPU %u: cannot convert CPUs %s",
+			      plugin_type, i, mac);
+			FREE_NULL_BITMAP(mac_bits);
+			continue;
+		}
+		links = _links(lib, devs, bus, count, i);
+		if (gpu_device_path(getenv(ENV_DEVICE_PATH), host, minor, path,
+				    sizeof(path))) {
+			error("%s: bad %s", plugin_type, ENV_DEVICE_PATH);
+			snprintf(path, sizeof(path), "/dev/nvidia%u", minor);
+		}
+		file = xstrdup(path);
+		debug("%s: GPU %u: %s %s bus %s CPUs %s (abstract %s) links %s",
+		      plugin_type, i, file, name, bus[i], mac, abs, links);
+		add_gres_to_list(gres_list_system, "gpu", 1,
+				 node_config->cpu_cnt, abs, mac_bits, file,
+				 name, links, NULL, GRES_CONF_ENV_NVML);
+		FREE_NULL_BITMAP(mac_bits);
+		xfree(abs);
+		xfree(links);
+		xfree(file);
+	}
+	nvml_lib_close();
+	info("%s: %u GPU(s) detected through NVML (slurm-energy-plugins)",
+	     plugin_type, count);
+	return gres_list_system;
+}
+
+/* Start the samplers on first use; energy_lock held. */
+static int _energy_start(void)
+{
+	char err[256] = "";
+
+	if (energy)
+		return 0;
+	if (energy_failed)
+		return -ENODEV;
+	if (!(energy = gpu_energy_start(getenv(ENV_LIBRARY), SAMPLE_PERIOD_NS,
+					err, sizeof(err)))) {
+		error("%s: no GPU energy: %s", plugin_type, err);
+		energy_failed = true;
+		return -ENODEV;
+	}
+	reports = xcalloc(gpu_energy_count(energy), sizeof(*reports));
+	info("%s: sampling energy of %u GPU(s) every %llu ms (slurm-energy-plugins)",
+	     plugin_type, gpu_energy_count(energy),
+	     (unsigned long long) (SAMPLE_PERIOD_NS / SE_NS_PER_MS));
+	return 0;
+}
+
+static void _energy_stop(void)
+{
+	gpu_energy_stop(energy);
+	energy = NULL;
+	xfree(reports);
+}
+
+/* NVML's GPU count, or -ENODEV. */
+static int _nvml_count(const nvml_lib_t *lib)
+{
+	unsigned int n = 0;
+
+	if (lib->DeviceGetCount(&n) != NVML_SUCCESS)
+		return -ENODEV;
+	return (int) n;
+}
+
+static void _set_freqs(const nvml_lib_t *lib, bitstr_t *gpus, char *spec)
+{
+	unsigned int gfx_req = 0, mem_req = 0;
+	bool verbose = false;
+	int n = bit_size(gpus);
+	int ngpu;
+
+	gpu_common_parse_gpu_freq(spec, &gfx_req, &mem_req, &verbose);
+	if (!gfx_req || !mem_req)
+		return;
+	/*
+	 * Bit i is gres device i.  This plugin runs only with
+	 * AutoDetect=nvml, whose merge orders the gres devices as NVML
+	 * does (PCI bus order), so bit i is NVML index i.
+	 */
+	if ((ngpu = _nvml_count(lib)) < 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		unsigned int mem[FREQS_MAX], gfx[FREQS_MAX];
+		unsigned int nmem = FREQS_MAX, ngfx = FREQS_MAX;
+		unsigned int m = mem_req, g = gfx_req;
+		nvmlDevice_t dev;
+		nvmlReturn_t rc;
+
+		if (!bit_test(gpus, i) || i >= ngpu)
+			continue;
+		if (lib->DeviceGetHandleByIndex(i, &dev) != NVML_SUCCESS ||
+		    lib->DeviceGetSupportedMemoryClocks(dev, &nmem, mem) !=
+		    NVML_SUCCESS) {
+			error("%s: GPU %d: no memory clocks", plugin_type, i);
+			continue;
+		}
+		qsort(mem, nmem, sizeof(mem[0]),
+		      gpu_common_sort_freq_descending);
+		gpu_common_get_nearest_freq(&m, nmem, mem);
+		if (lib->DeviceGetSupportedGraphicsClocks(dev, m, &ngfx, gfx) !=
+		    NVML_SUCCESS) {
+			error("%s: GPU %d: no graphics clocks", plugin_type, i);
+			continue;
+		}
+		qsort(gfx, ngfx, sizeof(gfx[0]),
+		      gpu_common_sort_freq_descending);
+		gpu_common_get_nearest_freq(&g, ngfx, gfx);
+		rc = lib->DeviceSetApplicationsClocks(dev, m, g);
+		if (rc != NVML_SUCCESS)
+			error("%s: GPU %d: set clocks memory %u graphics %u: %s",
+			      plugin_type, i, m, g, nvml_lib_strerror(lib, rc));
+		else
+			log_flag(GRES, "%s: GPU %d: clocks memory %u graphics %u",
+				 plugin_type, i, m, g);
+		if (verbose)
+			fprintf(stderr, "GpuFreq=memory_freq:%u,graphics_freq:%u\n",
+				m, g);
+	}
+}
+
+/* Public functions: Slurm entry points */
+
+extern int init(void)
+{
+	se_log_set_sink(_log_sink, NULL);
+	debug("%s: %s loaded", plugin_type, plugin_name);
+	return SLURM_SUCCESS;
+}
+
+extern int fini(void)
+{
+	slurm_mutex_lock(&energy_lock);
+	_energy_stop();
+	slurm_mutex_unlock(&energy_lock);
+	debug("%s: unloading %s", plugin_type, plugin_name);
+	return SLURM_SUCCESS;
+}
+
+extern void gpu_p_reconfig(void)
+{
+}
+
+extern List gpu_p_get_system_gpu_list(node_config_load_t *node_config)
+{
+	List l = _detect(node_config);
+
+	if (!l)
+		error("%s: system GPU detection failed", plugin_type);
+	return l;
+}
+
+extern void gpu_p_step_hardware_init(bitstr_t *usable_gpus, char *tres_freq)
+{
+	char *freq, *p;
+
+	if (!usable_gpus || !tres_freq || !(p = strstr(tres_freq, "gpu:")))
+		return;
+	freq = xstrdup(p + 4);
+	if ((p = strchr(freq, ';')))
+		*p = '\0';
+	if (!freq_lib && !(freq_lib = _open_lib())) {
+		xfree(freq);
+		return;
+	}
+	FREE_NULL_BITMAP(saved_gpus);
+	saved_gpus = bit_copy(usable_gpus);
+	_set_freqs(freq_lib, usable_gpus, freq);
+	xfree(freq);
+}
+
+extern void gpu_p_step_hardware_fini(void)
+{
+	int n, ngpu;
+
+	if (!saved_gpus || !freq_lib)
+		return;
+	ngpu = _nvml_count(freq_lib);
+	n = bit_size(saved_gpus);
+	for (int i = 0; i < n && i < ngpu; i++) {
+		nvmlDevice_t dev;
+		nvmlReturn_t rc;
+
+		if (!bit_test(saved_gpus, i) ||
+		    freq_lib->DeviceGetHandleByIndex(i, &dev) != NVML_SUCCESS)
+			continue;
+		if ((rc = freq_lib->DeviceResetApplicationsClocks(dev)) !=
+		    NVML_SUCCESS)
+			error("%s: GPU %d: reset clocks: %s", plugin_type, i,
+			      nvml_lib_strerror(freq_lib, rc));
+		else
+			log_flag(GRES, "%s: GPU %d: clocks reset", plugin_type,
+				 i);
+	}
+	FREE_NULL_BITMAP(saved_gpus);
+	nvml_lib_close();
+	freq_lib = NULL;
+}
+
+extern char *gpu_p_test_cpu_conv(char *cpu_range)
+{
+	return xstrdup("");
+}
+
+/*
+ * Hand acct_gather_energy/gpu the average power of the whole seconds since
+ * its previous call, computed from the energy counter.  It integrates
+ * (t1 - t0) x (previous watts + watts) / 2; giving it the same average for
+ * both ends makes that integral the counter's energy (to 1 J, the rest is
+ * carried to the next interval).  A call within the same second as the
+ * previous one returns an error so that it is skipped, not double counted.
+ */
+extern int gpu_p_energy_read(uint32_t dv_ind, gpu_status_t *gpu)
+{
+	int rv = SLURM_ERROR;
+	gpu_report_t *g;
+	uint64_t mj = 0, carry;
+	time_t now = time(NULL);
+	uint32_t w;
+
+	slurm_mutex_lock(&energy_lock);
+	if (_energy_start() || dv_ind >= gpu_energy_count(energy))
+		goto out;
+	g = &reports[dv_ind];
+	if (!g->last_wall) {
+		/* First call: the interval starts now. */
+		g->last_wall = now;
+		gpu->last_update_watt = 0;
+		gpu->previous_update_time = 0;
+		gpu->last_update_time = now;
+		rv = SLURM_SUCCESS;
+		goto out;
+	}
+	if (now <= g->last_wall)
+		goto out;
+	if (gpu_energy_between(energy, dv_ind,
+			se_wall_to_mono_ns((uint64_t) g->last_wall *
+					   SE_NS_PER_SEC),
+			se_wall_to_mono_ns((uint64_t) now * SE_NS_PER_SEC),
+			&mj) < 0 && !mj)
+		goto out;	/* no sample yet: skipped, retried next time */
+	carry = g->carry_mj;
+	w = gpu_avg_watts(mj, now - g->last_wall, &carry);
+	if (!w)
+		goto out;	/* stock treats 0 W as a restart: wait */
+	g->carry_mj = carry;
+	/* Both ends of stock's trapezoid at the interval's average. */
+	gpu->energy.current_watts = w;
+	gpu->last_update_watt = w;
+	gpu->previous_update_time = g->last_wall;
+	gpu->last_update_time = now;
+	log_flag(ENERGY, "%s: GPU %u: %"PRIu64" mJ over %ld s: %u W",
+		 plugin_type, dv_ind, mj, (long) (now - g->last_wall), w);
+	g->last_wall = now;
+	rv = SLURM_SUCCESS;
+out:
+	slurm_mutex_unlock(&energy_lock);
+	return rv;
+}
+
+extern void gpu_p_get_device_count(unsigned int *device_count)
+{
+	const nvml_lib_t *lib = _open_lib();
+	nvmlReturn_t rc;
+
+	*device_count = 0;
+	if (!lib)
+		return;
+	if ((rc = lib->DeviceGetCount(device_count)) != NVML_SUCCESS) {
+		error("%s: nvmlDeviceGetCount: %s", plugin_type,
+		      nvml_lib_strerror(lib, rc));
+		*device_count = 0;
+	}
+	nvml_lib_close();
+}

@@ -1,0 +1,216 @@
+/*
+ * nvml_lib.c - dlopen NVML; a meter backend reading a GPU's energy counter.
+ */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nvml_lib.h"
+
+/* Private variables */
+
+static pthread_mutex_t lib_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *lib_handle;
+static unsigned lib_users;
+static nvml_lib_t lib;
+
+/*
+ * Symbol table: the names libnvidia-ml.so.1 exports for the ABI we
+ * declare (the versioned names are the ones its own header maps to).
+ */
+typedef struct {
+	const char *name;
+	size_t offset;
+	bool required;
+} nvml_sym_t;
+
+#define SYM(field, name, req) { name, offsetof(nvml_lib_t, field), req }
+static const nvml_sym_t syms[] = {
+	SYM(Init, "nvmlInit_v2", true),
+	SYM(Shutdown, "nvmlShutdown", true),
+	SYM(ErrorString, "nvmlErrorString", true),
+	SYM(DeviceGetCount, "nvmlDeviceGetCount_v2", true),
+	SYM(DeviceGetHandleByIndex, "nvmlDeviceGetHandleByIndex_v2", true),
+	SYM(DeviceGetPciInfo, "nvmlDeviceGetPciInfo_v3", true),
+	SYM(DeviceGetUUID, "nvmlDeviceGetUUID", true),
+	SYM(DeviceGetName, "nvmlDeviceGetName", true),
+	SYM(DeviceGetMinorNumber, "nvmlDeviceGetMinorNumber", true),
+	SYM(DeviceGetCpuAffinity, "nvmlDeviceGetCpuAffinity", true),
+	SYM(DeviceGetTotalEnergyConsumption,
+	    "nvmlDeviceGetTotalEnergyConsumption", true),
+	SYM(DeviceGetPowerUsage, "nvmlDeviceGetPowerUsage", false),
+	SYM(DeviceGetSupportedMemoryClocks,
+	    "nvmlDeviceGetSupportedMemoryClocks", true),
+	SYM(DeviceGetSupportedGraphicsClocks,
+	    "nvmlDeviceGetSupportedGraphicsClocks", true),
+	SYM(DeviceSetApplicationsClocks, "nvmlDeviceSetApplicationsClocks",
+	    true),
+	SYM(DeviceResetApplicationsClocks,
+	    "nvmlDeviceResetApplicationsClocks", true),
+	SYM(DeviceGetApplicationsClock, "nvmlDeviceGetApplicationsClock",
+	    false),
+	SYM(DeviceGetNvLinkState, "nvmlDeviceGetNvLinkState", false),
+	SYM(DeviceGetNvLinkRemotePciInfo,
+	    "nvmlDeviceGetNvLinkRemotePciInfo_v2", false),
+};
+#undef SYM
+
+/* Public functions */
+
+const nvml_lib_t *nvml_lib_open(const char *path, char *err, size_t err_len)
+{
+	const nvml_lib_t *rv = NULL;
+	nvml_lib_t tmp = { 0 };
+	void *h = NULL;
+	nvmlReturn_t rc;
+
+	pthread_mutex_lock(&lib_lock);
+	if (lib_users) {
+		lib_users++;
+		rv = &lib;
+		goto out;
+	}
+	if (!path)
+		path = NVML_LIB_DEFAULT;
+	if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
+		snprintf(err, err_len, "cannot load %s: %s", path, dlerror());
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+		void *f = dlsym(h, syms[i].name);
+
+		if (!f && syms[i].required) {
+			snprintf(err, err_len, "%s: no symbol %s", path,
+				 syms[i].name);
+			goto fail;
+		}
+		/* A function pointer stored through its slot in the table. */
+		memcpy((char *) &tmp + syms[i].offset, &f, sizeof(f));
+	}
+	if ((rc = tmp.Init()) != NVML_SUCCESS) {
+		snprintf(err, err_len, "nvmlInit: %s", tmp.ErrorString(rc));
+		goto fail;
+	}
+	lib = tmp;
+	lib_handle = h;
+	lib_users = 1;
+	rv = &lib;
+	goto out;
+fail:
+	dlclose(h);
+out:
+	pthread_mutex_unlock(&lib_lock);
+	return rv;
+}
+
+void nvml_lib_close(void)
+{
+	pthread_mutex_lock(&lib_lock);
+	if (lib_users && --lib_users == 0) {
+		lib.Shutdown();
+		/*
+		 * Never dlclose: a sampler thread left running past its
+		 * deadline may still be inside the library.
+		 */
+		memset(&lib, 0, sizeof(lib));
+	}
+	pthread_mutex_unlock(&lib_lock);
+}
+
+const char *nvml_lib_strerror(const nvml_lib_t *l, nvmlReturn_t rc)
+{
+	static __thread char buf[32];
+	const char *s = (l && l->ErrorString) ? l->ErrorString(rc) : NULL;
+
+	if (s)
+		return s;
+	snprintf(buf, sizeof(buf), "NVML error %d", (int) rc);
+	return buf;
+}
+
+int nvml_lib_minor_order(const nvml_lib_t *l, unsigned *order, unsigned max)
+{
+	unsigned minor[64];
+	unsigned int n = 0;
+
+	if (!l || !order || l->DeviceGetCount(&n) != NVML_SUCCESS || !n)
+		return -ENODEV;
+	if (n > max)
+		n = max;
+	if (n > 64)
+		n = 64;
+	for (unsigned i = 0; i < n; i++) {
+		nvmlDevice_t d;
+
+		order[i] = i;
+		minor[i] = ~0U;
+		if (l->DeviceGetHandleByIndex(i, &d) == NVML_SUCCESS)
+			(void) l->DeviceGetMinorNumber(d, &minor[i]);
+	}
+	/* insertion sort, stable: a handful of GPUs */
+	for (unsigned i = 1; i < n; i++) {
+		unsigned o = order[i], j = i;
+
+		while (j > 0 && minor[order[j - 1]] > minor[o]) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = o;
+	}
+	return (int) n;
+}
+
+/* Private functions: the meter backend */
+
+static int _meter_open(void *arg, uint64_t deadline_ns)
+{
+	nvml_meter_t *m = arg;
+	nvmlReturn_t rc;
+
+	rc = m->lib->DeviceGetHandleByIndex(m->index, &m->dev);
+	if (rc != NVML_SUCCESS)
+		return -ENODEV;
+	m->have_power = m->lib->DeviceGetPowerUsage != NULL;
+	return 0;
+}
+
+static int _meter_read(void *arg, meter_reading_t *out, uint64_t deadline_ns,
+		       char *msg, size_t msg_len)
+{
+	nvml_meter_t *m = arg;
+	unsigned long long mj = 0;
+	unsigned int mw = 0;
+	nvmlReturn_t rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = m->lib->DeviceGetTotalEnergyConsumption(m->dev, &mj);
+	if (rc != NVML_SUCCESS) {
+		if (msg)
+			snprintf(msg, msg_len,
+				 "nvmlDeviceGetTotalEnergyConsumption: %s",
+				 nvml_lib_strerror(m->lib, rc));
+		/* GPU lost: reopen the handle; anything else: retry. */
+		return (rc == NVML_ERROR_GPU_IS_LOST) ? -ENODEV : -EAGAIN;
+	}
+	out->has_counter = true;
+	out->counter_raw = mj;
+	if (m->have_power &&
+	    m->lib->DeviceGetPowerUsage(m->dev, &mw) == NVML_SUCCESS) {
+		out->has_power = true;
+		out->power_mw = mw;
+	}
+	return 0;
+}
+
+const meter_ops_t nvml_meter_ops = {
+	.name = "nvml",
+	.open = _meter_open,
+	.read = _meter_read,
+	.close = NULL,
+};

@@ -1,0 +1,674 @@
+/*
+ * fake_nvml.c - a test double of libnvidia-ml.so.1 (no GPU needed).
+ *
+ * Same ABI as the NVML entry points the suite and Slurm's gpu/nvml use
+ * (declared in src/gres_gpu/se_nvml.h after NVIDIA's public API).  Driven by
+ * a state file named by $FAKE_NVML_STATE, read at nvmlInit:
+ *
+ *   # comment
+ *   epoch 1763800000.25        wall-clock seconds that are trace time 0
+ *   trace /path/gpu.trace      optional power trace (src/common/power_trace.h)
+ *   log /path/nvml.log         optional: every clock set/reset is appended
+ *   clocks /path/nvml.clocks   optional: current application clocks, kept
+ *                              across processes (default: <state>.clocks)
+ *   mem_clocks 5001 877 405    supported memory clocks, MHz
+ *   gfx_clocks 1530 1000 135   supported graphics clocks (any memory clock)
+ *   gpu bus=0000:3b:00.0 uuid=GPU-1 name=Tesla_V100 minor=0 cpus=0-3 \
+ *       power=250 col=gpu0 links=-1,2,0,0
+ *
+ * One "gpu" line per device, in NVML index order (PCI bus id order on real
+ * hardware).  Power (W) follows trace column col= when a trace is given,
+ * else the constant power=; the energy counter is the exact integral of
+ * that power from the epoch (0 before it), in mJ, as
+ * nvmlDeviceGetTotalEnergyConsumption reports it.  links= lists, per other
+ * GPU index, the NvLink count (-1 for itself), like gres.conf Links=.
+ * A "fail X" line makes entry point X (e.g. nvmlDeviceGetTotalEnergyConsumption)
+ * return NVML_ERROR_UNKNOWN.
+ */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "power_trace.h"
+#include "se_nvml.h"
+
+#define FAKE_MAX_GPUS	16
+#define FAKE_MAX_CLOCKS	16
+#define FAKE_MAX_CPUS	1024
+#define FAKE_MAX_FAILS	8
+
+struct nvmlDevice_st {
+	unsigned int index;
+	char bus[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
+	char uuid[NVML_DEVICE_UUID_BUFFER_SIZE];
+	char name[NVML_DEVICE_NAME_BUFFER_SIZE];
+	unsigned int minor;
+	unsigned char cpus[FAKE_MAX_CPUS];
+	double power_w;
+	int col;			/* trace column, -1 = constant */
+	char col_name[32];		/* col= (resolved after the load) */
+	int links[FAKE_MAX_GPUS];	/* -1 self, else NvLink count */
+	int nlinks;
+};
+
+typedef struct {
+	int inited;
+	double epoch;
+	power_trace_t *trace;
+	char log_path[PATH_MAX];
+	char clocks_path[PATH_MAX];
+	unsigned mem_clocks[FAKE_MAX_CLOCKS], n_mem;
+	unsigned gfx_clocks[FAKE_MAX_CLOCKS], n_gfx;
+	struct nvmlDevice_st gpus[FAKE_MAX_GPUS];
+	unsigned int count;
+	char fails[FAKE_MAX_FAILS][64];
+	int n_fails;
+} fake_state_t;
+
+static fake_state_t st;
+static pthread_mutex_t st_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Exported entry points (prototypes for -Wmissing-prototypes). */
+nvmlReturn_t nvmlInit_v2(void);
+nvmlReturn_t nvmlInit(void);
+nvmlReturn_t nvmlShutdown(void);
+const char *nvmlErrorString(nvmlReturn_t rc);
+nvmlReturn_t nvmlSystemGetDriverVersion(char *v, unsigned int len);
+nvmlReturn_t nvmlSystemGetNVMLVersion(char *v, unsigned int len);
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count);
+nvmlReturn_t nvmlDeviceGetCount(unsigned int *count);
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *d);
+nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int i, nvmlDevice_t *d);
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *p);
+nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t d, nvmlPciInfo_t *p);
+nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t d, nvmlPciInfo_t *p);
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned int len);
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int len);
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned int *minor);
+nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t d, unsigned int n,
+				      unsigned long *set);
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d,
+						 unsigned long long *mj);
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw);
+nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t d,
+						unsigned int *count,
+						unsigned int *mhz);
+nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t d,
+						  unsigned int mem,
+						  unsigned int *count,
+						  unsigned int *mhz);
+nvmlReturn_t nvmlDeviceSetApplicationsClocks(nvmlDevice_t d, unsigned int mem,
+					     unsigned int gfx);
+nvmlReturn_t nvmlDeviceResetApplicationsClocks(nvmlDevice_t d);
+nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t d,
+					    nvmlClockType_t type,
+					    unsigned int *mhz);
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link,
+				      nvmlEnableState_t *active);
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d,
+						 unsigned int link,
+						 nvmlPciInfo_t *p);
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t d,
+					      unsigned int link,
+					      nvmlPciInfo_t *p);
+
+/* ------------------------------------------------------------- helpers */
+
+static double _wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int _failing(const char *fn)
+{
+	for (int i = 0; i < st.n_fails; i++)
+		if (!strcmp(st.fails[i], fn))
+			return 1;
+	return 0;
+}
+
+static void _parse_cpus(const char *s, unsigned char *cpus)
+{
+	while (*s) {
+		char *end;
+		long a = strtol(s, &end, 10), b = a;
+
+		if (end == s)
+			return;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		for (long c = a; c <= b && c >= 0 && c < FAKE_MAX_CPUS; c++)
+			cpus[c] = 1;
+		s = (*end == ',') ? end + 1 : end;
+		if (*end && *end != ',')
+			return;
+	}
+}
+
+static void _parse_gpu(char *rest)
+{
+	struct nvmlDevice_st *g;
+	char *tok, *save = NULL;
+
+	if (st.count >= FAKE_MAX_GPUS)
+		return;
+	g = &st.gpus[st.count];
+	memset(g, 0, sizeof(*g));
+	g->index = st.count;
+	g->minor = st.count;
+	g->power_w = 100.0;
+	g->col = -1;
+	snprintf(g->name, sizeof(g->name), "Fake_GPU");
+	for (tok = strtok_r(rest, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		char *v = strchr(tok, '=');
+
+		if (!v)
+			continue;
+		*v++ = '\0';
+		if (!strcmp(tok, "bus"))
+			snprintf(g->bus, sizeof(g->bus), "%s", v);
+		else if (!strcmp(tok, "uuid"))
+			snprintf(g->uuid, sizeof(g->uuid), "%s", v);
+		else if (!strcmp(tok, "name"))
+			snprintf(g->name, sizeof(g->name), "%s", v);
+		else if (!strcmp(tok, "minor"))
+			g->minor = strtoul(v, NULL, 10);
+		else if (!strcmp(tok, "cpus"))
+			_parse_cpus(v, g->cpus);
+		else if (!strcmp(tok, "power"))
+			g->power_w = strtod(v, NULL);
+		else if (!strcmp(tok, "col"))
+			snprintf(g->col_name, sizeof(g->col_name), "%s", v);
+		else if (!strcmp(tok, "links")) {
+			char *l, *s2 = NULL;
+
+			for (l = strtok_r(v, ",", &s2);
+			     l && g->nlinks < FAKE_MAX_GPUS;
+			     l = strtok_r(NULL, ",", &s2))
+				g->links[g->nlinks++] = atoi(l);
+		}
+	}
+	st.count++;
+}
+
+static void _parse_clocks(char *rest, unsigned *arr, unsigned *n)
+{
+	char *tok, *save = NULL;
+
+	*n = 0;
+	for (tok = strtok_r(rest, " \t\n", &save); tok && *n < FAKE_MAX_CLOCKS;
+	     tok = strtok_r(NULL, " \t\n", &save))
+		arr[(*n)++] = strtoul(tok, NULL, 10);
+}
+
+static int _load(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+
+	if (!f)
+		return -errno;
+	snprintf(st.clocks_path, sizeof(st.clocks_path), "%s.clocks", path);
+	while (fgets(line, sizeof(line), f)) {
+		char *key = line, *rest;
+
+		key += strspn(key, " \t");
+		if (*key == '#' || *key == '\n' || !*key)
+			continue;
+		rest = key + strcspn(key, " \t\n");
+		if (*rest)
+			*rest++ = '\0';
+		rest[strcspn(rest, "\n")] = '\0';
+		if (!strcmp(key, "epoch")) {
+			st.epoch = strtod(rest, NULL);
+		} else if (!strcmp(key, "trace")) {
+			char err[256];
+
+			if (power_trace_load(rest, &st.trace, err,
+					     sizeof(err)) < 0)
+				fprintf(stderr, "fake_nvml: %s\n", err);
+		} else if (!strcmp(key, "log")) {
+			snprintf(st.log_path, sizeof(st.log_path), "%s", rest);
+		} else if (!strcmp(key, "clocks")) {
+			snprintf(st.clocks_path, sizeof(st.clocks_path), "%s",
+				 rest);
+		} else if (!strcmp(key, "mem_clocks")) {
+			_parse_clocks(rest, st.mem_clocks, &st.n_mem);
+		} else if (!strcmp(key, "gfx_clocks")) {
+			_parse_clocks(rest, st.gfx_clocks, &st.n_gfx);
+		} else if (!strcmp(key, "gpu")) {
+			_parse_gpu(rest);
+		} else if (!strcmp(key, "fail") && st.n_fails < FAKE_MAX_FAILS) {
+			snprintf(st.fails[st.n_fails++], sizeof(st.fails[0]),
+				 "%s", rest);
+		}
+	}
+	fclose(f);
+	/* the trace line may come after the gpu lines */
+	for (unsigned i = 0; i < st.count; i++)
+		if (st.trace && st.gpus[i].col_name[0])
+			st.gpus[i].col = power_trace_column(st.trace,
+							    st.gpus[i].col_name);
+	return 0;
+}
+
+static void _log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void _log(const char *fmt, ...)
+{
+	FILE *f;
+	va_list ap;
+
+	if (!st.log_path[0] || !(f = fopen(st.log_path, "a")))
+		return;
+	fprintf(f, "%.3f pid=%d ", _wall_now(), (int) getpid());
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+	fclose(f);
+}
+
+/* Application clocks are kept in a file: one "index mem gfx" line each. */
+static void _clocks_get(unsigned idx, unsigned *mem, unsigned *gfx)
+{
+	FILE *f = fopen(st.clocks_path, "r");
+	unsigned i, m, g;
+
+	*mem = st.n_mem ? st.mem_clocks[0] : 0;
+	*gfx = st.n_gfx ? st.gfx_clocks[0] : 0;
+	if (!f)
+		return;
+	while (fscanf(f, "%u %u %u", &i, &m, &g) == 3)
+		if (i == idx) {
+			*mem = m;
+			*gfx = g;
+		}
+	fclose(f);
+}
+
+static void _clocks_put(unsigned idx, unsigned mem, unsigned gfx)
+{
+	unsigned m[FAKE_MAX_GPUS], g[FAKE_MAX_GPUS];
+	char tmp[PATH_MAX + 8];
+	FILE *f;
+
+	for (unsigned i = 0; i < st.count; i++)
+		_clocks_get(i, &m[i], &g[i]);
+	m[idx] = mem;
+	g[idx] = gfx;
+	snprintf(tmp, sizeof(tmp), "%s.%d", st.clocks_path, (int) getpid());
+	if (!(f = fopen(tmp, "w")))
+		return;
+	for (unsigned i = 0; i < st.count; i++)
+		fprintf(f, "%u %u %u\n", i, m[i], g[i]);
+	fclose(f);
+	rename(tmp, st.clocks_path);
+}
+
+static int _valid(nvmlDevice_t d)
+{
+	return st.inited && d >= &st.gpus[0] && d < &st.gpus[st.count];
+}
+
+static double _watts(nvmlDevice_t d, double t)
+{
+	if (d->col >= 0)
+		return power_trace_watts(st.trace, d->col, t);
+	return d->power_w;
+}
+
+static void _fill_pci(nvmlDevice_t d, nvmlPciInfo_t *p)
+{
+	unsigned dom = 0, bus = 0, dev = 0, fn = 0;
+
+	memset(p, 0, sizeof(*p));
+	sscanf(d->bus, "%x:%x:%x.%x", &dom, &bus, &dev, &fn);
+	p->domain = dom;
+	p->bus = bus;
+	p->device = dev;
+	p->pciDeviceId = 0x1db610de;
+	snprintf(p->busId, sizeof(p->busId), "%s", d->bus);
+	snprintf(p->busIdLegacy, sizeof(p->busIdLegacy), "%04x:%02x:%02x.%x",
+		 dom, bus, dev, fn);
+}
+
+/* ------------------------------------------------------- entry points */
+
+nvmlReturn_t nvmlInit_v2(void)
+{
+	const char *path = getenv("FAKE_NVML_STATE");
+	nvmlReturn_t rc = NVML_SUCCESS;
+
+	pthread_mutex_lock(&st_lock);
+	if (st.inited++ == 0) {
+		if (!path || _load(path) < 0) {
+			st.inited = 0;
+			rc = NVML_ERROR_UNKNOWN;
+		}
+	}
+	pthread_mutex_unlock(&st_lock);
+	return rc;
+}
+
+nvmlReturn_t nvmlInit(void)
+{
+	return nvmlInit_v2();
+}
+
+nvmlReturn_t nvmlShutdown(void)
+{
+	pthread_mutex_lock(&st_lock);
+	if (!st.inited) {
+		pthread_mutex_unlock(&st_lock);
+		return NVML_ERROR_UNINITIALIZED;
+	}
+	if (--st.inited == 0) {
+		power_trace_free(st.trace);
+		memset(&st, 0, sizeof(st));
+	}
+	pthread_mutex_unlock(&st_lock);
+	return NVML_SUCCESS;
+}
+
+const char *nvmlErrorString(nvmlReturn_t rc)
+{
+	switch (rc) {
+	case NVML_SUCCESS:
+		return "Success";
+	case NVML_ERROR_UNINITIALIZED:
+		return "Uninitialized";
+	case NVML_ERROR_INVALID_ARGUMENT:
+		return "Invalid Argument";
+	case NVML_ERROR_NOT_SUPPORTED:
+		return "Not Supported";
+	case NVML_ERROR_INSUFFICIENT_SIZE:
+		return "Insufficient Size";
+	default:
+		return "Unknown Error";
+	}
+}
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char *v, unsigned int len)
+{
+	snprintf(v, len, "fake-535.0");
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlSystemGetNVMLVersion(char *v, unsigned int len)
+{
+	snprintf(v, len, "12.fake");
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count)
+{
+	if (!st.inited)
+		return NVML_ERROR_UNINITIALIZED;
+	if (!count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*count = st.count;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCount(unsigned int *count)
+{
+	return nvmlDeviceGetCount_v2(count);
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *d)
+{
+	if (!st.inited)
+		return NVML_ERROR_UNINITIALIZED;
+	if (i >= st.count || !d)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*d = &st.gpus[i];
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int i, nvmlDevice_t *d)
+{
+	return nvmlDeviceGetHandleByIndex_v2(i, d);
+}
+
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *p)
+{
+	if (!_valid(d) || !p)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	_fill_pci(d, p);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t d, nvmlPciInfo_t *p)
+{
+	return nvmlDeviceGetPciInfo_v3(d, p);
+}
+
+nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t d, nvmlPciInfo_t *p)
+{
+	return nvmlDeviceGetPciInfo_v3(d, p);
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned int len)
+{
+	if (!_valid(d) || !uuid)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (strlen(d->uuid) >= len)
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	strcpy(uuid, d->uuid);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *name, unsigned int len)
+{
+	if (!_valid(d) || !name)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (strlen(d->name) >= len)
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	strcpy(name, d->name);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned int *minor)
+{
+	if (!_valid(d) || !minor)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*minor = d->minor;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t d, unsigned int n,
+				      unsigned long *set)
+{
+	const unsigned bits = sizeof(unsigned long) * 8;
+
+	if (!_valid(d) || !set)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	memset(set, 0, n * sizeof(unsigned long));
+	for (unsigned c = 0; c < FAKE_MAX_CPUS && c < n * bits; c++)
+		if (d->cpus[c])
+			set[c / bits] |= 1UL << (c % bits);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d,
+						 unsigned long long *mj)
+{
+	double t, j;
+
+	if (!_valid(d) || !mj)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (_failing(__func__))
+		return NVML_ERROR_UNKNOWN;
+	t = _wall_now() - st.epoch;
+	if (t <= 0)
+		j = 0;
+	else if (d->col >= 0)
+		j = power_trace_joules(st.trace, d->col, 0, t);
+	else
+		j = d->power_w * t;
+	*mj = (unsigned long long) llround(j * 1000.0);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw)
+{
+	if (!_valid(d) || !mw)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (_failing(__func__))
+		return NVML_ERROR_UNKNOWN;
+	*mw = (unsigned int) lround(_watts(d, _wall_now() - st.epoch) * 1000);
+	return NVML_SUCCESS;
+}
+
+static nvmlReturn_t _list(const unsigned *arr, unsigned n,
+			  unsigned int *count, unsigned int *mhz)
+{
+	if (!count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!n)
+		return NVML_ERROR_NOT_SUPPORTED;
+	if (*count < n || !mhz) {
+		*count = n;
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	}
+	memcpy(mhz, arr, n * sizeof(*arr));
+	*count = n;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetSupportedMemoryClocks(nvmlDevice_t d,
+						unsigned int *count,
+						unsigned int *mhz)
+{
+	if (!_valid(d))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	return _list(st.mem_clocks, st.n_mem, count, mhz);
+}
+
+nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t d,
+						  unsigned int mem,
+						  unsigned int *count,
+						  unsigned int *mhz)
+{
+	if (!_valid(d))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	return _list(st.gfx_clocks, st.n_gfx, count, mhz);
+}
+
+static int _in(const unsigned *arr, unsigned n, unsigned v)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (arr[i] == v)
+			return 1;
+	return 0;
+}
+
+nvmlReturn_t nvmlDeviceSetApplicationsClocks(nvmlDevice_t d, unsigned int mem,
+					     unsigned int gfx)
+{
+	if (!_valid(d))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (!_in(st.mem_clocks, st.n_mem, mem) ||
+	    !_in(st.gfx_clocks, st.n_gfx, gfx)) {
+		_log("SET-REFUSED index=%u bus=%s mem=%u gfx=%u", d->index,
+		     d->bus, mem, gfx);
+		return NVML_ERROR_INVALID_ARGUMENT;
+	}
+	_clocks_put(d->index, mem, gfx);
+	_log("SET index=%u bus=%s mem=%u gfx=%u", d->index, d->bus, mem, gfx);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceResetApplicationsClocks(nvmlDevice_t d)
+{
+	if (!_valid(d))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	_clocks_put(d->index, st.n_mem ? st.mem_clocks[0] : 0,
+		    st.n_gfx ? st.gfx_clocks[0] : 0);
+	_log("RESET index=%u bus=%s", d->index, d->bus);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t d,
+					    nvmlClockType_t type,
+					    unsigned int *mhz)
+{
+	unsigned mem, gfx;
+
+	if (!_valid(d) || !mhz)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	_clocks_get(d->index, &mem, &gfx);
+	if (type == NVML_CLOCK_MEM)
+		*mhz = mem;
+	else if (type == NVML_CLOCK_GRAPHICS || type == NVML_CLOCK_SM)
+		*mhz = gfx;
+	else
+		return NVML_ERROR_NOT_SUPPORTED;
+	return NVML_SUCCESS;
+}
+
+/*
+ * NvLinks: link l of a device is active when it is among the first
+ * (sum of its links= counts) links, and leads to the GPU whose count it
+ * falls in.
+ */
+static int _link_peer(nvmlDevice_t d, unsigned int link)
+{
+	unsigned n = 0;
+
+	for (int j = 0; j < d->nlinks; j++) {
+		if (d->links[j] <= 0)
+			continue;
+		n += d->links[j];
+		if (link < n)
+			return j;
+	}
+	return -1;
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link,
+				      nvmlEnableState_t *active)
+{
+	if (!_valid(d) || !active || link >= NVML_NVLINK_MAX_LINKS)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*active = (_link_peer(d, link) >= 0) ? NVML_FEATURE_ENABLED :
+					       NVML_FEATURE_DISABLED;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d,
+						 unsigned int link,
+						 nvmlPciInfo_t *p)
+{
+	int peer;
+
+	if (!_valid(d) || !p || link >= NVML_NVLINK_MAX_LINKS)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	peer = _link_peer(d, link);
+	if (peer < 0 || (unsigned) peer >= st.count)
+		return NVML_ERROR_NOT_SUPPORTED;
+	_fill_pci(&st.gpus[peer], p);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t d,
+					      unsigned int link,
+					      nvmlPciInfo_t *p)
+{
+	return nvmlDeviceGetNvLinkRemotePciInfo_v2(d, link, p);
+}

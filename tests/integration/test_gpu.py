@@ -1,0 +1,501 @@
+"""GPU plugins on the test cluster: gres/gpu, gpu/nvml and
+acct_gather_energy/gpu of the suite, against the fake libnvidia-ml.so.1 of
+tests/gpu and hwloc XML topologies with GPUs on two NUMA nodes.
+
+Each node has 2 real CPUs (the cluster must keep the machine's PU count):
+NUMA node 0 = CPU 0, NUMA node 1 = CPU 1.  The fake NVML's state file
+(tests/gpu/nvml-cluster-*.state) gives each GPU a PCI bus id, a minor
+number (/dev/nvidiaN), its local CPU and a power-trace column; the energy
+counter is the exact integral of the trace from the state's epoch, so every
+energy figure has a known truth (se-trace joules).
+
+Our plugins must be proven to run, since Slurm silently falls back to stock
+ones: CUDA_DEVICE_ORDER (stock never sets it), our log lines, and a
+nonzero GPU energy (stock's NVML energy read is a stub, and Debian's stock
+acct_gather_energy/gpu cannot even be loaded by slurmctld).
+
+Needs the stage install and the build tree's fake NVML.  Run on an own
+cluster instance (settings via SE_CLUSTER_*), e.g.:
+  export SE_CLUSTER_STATE=/var/tmp/se-cluster-gpu SE_CLUSTER_NET=10.199.2 \\
+    SE_CLUSTER_BRIDGE=sebr2 SE_CLUSTER_NS_PREFIX=seg- \\
+    SE_CLUSTER_VETH_PREFIX=segv SE_CLUSTER_NAME=segpu \\
+    SE_CLUSTER_CTLD_PORT=26817 SE_CLUSTER_SLURMD_PORT=26818 \\
+    SE_CLUSTER_DBD_PORT=26819 SE_CLUSTER_DB_PORT=26306
+  SE_PLUGIN_DIR=/work/build/gpu/stage/lib/slurm-energy \\
+  SE_BIN_DIR=/work/build/gpu/stage/bin \\
+  SE_FAKE_NVML_DIR=/work/build/gpu/tests/gpu/.libs \\
+  python3 -m pytest -v -s tests/integration/test_gpu.py
+(-s prints one "ENERGY ..." line per energy check with its error.)
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from conftest import poll
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+GPU_DIR = os.path.join(REPO, "tests", "gpu")
+PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
+BIN_DIR = os.environ.get(
+    "SE_BIN_DIR", os.path.normpath(os.path.join(PLUGIN_DIR, "..", "..", "bin")))
+FAKE_NVML_DIR = os.environ.get(
+    "SE_FAKE_NVML_DIR",
+    os.path.normpath(os.path.join(PLUGIN_DIR, "..", "..", "..", "tests",
+                                  "gpu", ".libs")))
+SE_TRACE = os.path.join(BIN_DIR, "se-trace")
+
+pytestmark = pytest.mark.skipif(
+    not (os.path.exists(os.path.join(PLUGIN_DIR, "gres_gpu.so"))
+         and os.path.exists(os.path.join(FAKE_NVML_DIR, "libnvidia-ml.so.1"))
+         and os.path.exists(SE_TRACE)),
+    reason="needs SE_PLUGIN_DIR with gres_gpu.so, SE_FAKE_NVML_DIR with the "
+           "fake libnvidia-ml.so.1 and se-trace (SE_BIN_DIR)")
+
+# Power per GPU column (W), repeating every 40 s: ramps and steps, so that
+# energy is not simply power x time.
+TRACE = """\
+@repeat 40
+time gpu0 gpu1 gpu2 gpu3
+0    150  100  250  80
+20   250  100  150  80
+20   250  200  150  120
+40   150  200  250  120
+"""
+
+# In a task: one line with everything the tests look at.
+SHOW = ('echo "rank=$SLURM_PROCID cvd=$CUDA_VISIBLE_DEVICES'
+        ' order=$CUDA_DEVICE_ORDER gpus=$SLURM_STEP_GPUS'
+        ' cpus=$(awk \'/^Cpus_allowed_list/{print $2}\' /proc/self/status)"')
+
+
+def _parse(out):
+    """Lines "k=v k=v" of SHOW into dicts, sorted by rank."""
+    rows = []
+    for line in out.splitlines():
+        if "rank=" not in line:
+            continue
+        rows.append(dict(kv.split("=", 1) for kv in line.split()
+                         if "=" in kv))
+    return sorted(rows, key=lambda r: int(r["rank"]))
+
+
+class Gpus:
+    """The fake GPUs of a node, from the NVML state template."""
+
+    def __init__(self, template):
+        self.by_minor = {}
+        with open(template) as f:
+            for line in f:
+                if not line.startswith("gpu "):
+                    continue
+                kv = dict(x.split("=", 1) for x in line.split()[1:])
+                self.by_minor[int(kv["minor"])] = kv
+        buses = sorted(g["bus"] for g in self.by_minor.values())
+        self.rank = {m: buses.index(g["bus"])
+                     for m, g in self.by_minor.items()}
+
+    def cuda(self, minors):
+        """CUDA_VISIBLE_DEVICES (PCI_BUS_ID order) of device files nvidiaM."""
+        return ",".join(str(r) for r in sorted(self.rank[m] for m in minors))
+
+    def local_to(self, cpu):
+        return sorted(m for m, g in self.by_minor.items()
+                      if g["cpus"] == str(cpu))
+
+    def learn_indexes(self, slurmd_log):
+        """Slurm's gres device index -> minor number, from our gres/gpu's
+        load line (devices listed in index order).  The order depends on
+        gres.conf: with AutoDetect it is NVML's (PCI bus) order."""
+        m = re.findall(r"numbered in PCI bus order \(CUDA_DEVICE_ORDER="
+                       r"PCI_BUS_ID\): (.*) \(slurm-energy-plugins\)",
+                       slurmd_log)
+        assert m, "no gres/gpu load line"
+        paths = [x.split("=")[0] for x in m[-1].split()]
+        self.minor_of = [int(p.rsplit("nvidia", 1)[1]) for p in paths]
+
+
+def _setup(cluster, tmp, gpus, topo, template, autodetect=True):
+    trace = tmp / "gpu.trace"
+    trace.write_text(TRACE)
+    log = tmp / "nvml.log"
+    epoch = float(int(time.time()))
+    state = tmp / "nvml.state"
+    with open(template) as f:
+        body = f.read()
+    state.write_text(body + "epoch %.3f\ntrace %s\nlog %s\n"
+                     % (epoch, trace, log))
+    node_env = {
+        "LD_LIBRARY_PATH": FAKE_NVML_DIR,
+        "FAKE_NVML_STATE": str(state),
+        "SLURM_ENERGY_NVML_DEVICE_PATH":
+            os.path.join(cluster.state, "nodes", "%h", "dev", "nvidia%u"),
+    }
+    kw = dict(nodes=2, gpus=gpus, plugin_dirs=[PLUGIN_DIR],
+              energy_type="acct_gather_energy/gpu",
+              gres_conf="AutoDetect=nvml\n" if autodetect else "",
+              slurm_conf="DebugFlags=Energy,Gres\n",
+              node_env=node_env, hwloc_xml=os.path.join(GPU_DIR, topo))
+    return kw, dict(trace=str(trace), log=str(log), epoch=epoch,
+                    state=str(state), gpus=Gpus(template))
+
+
+@pytest.fixture(scope="module")
+def gpu2(cluster, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("gpu2")
+    kw, info = _setup(cluster, tmp, 2, "topo-cluster-2gpu.xml",
+                      os.path.join(GPU_DIR, "nvml-cluster-2gpu.state"))
+    with cluster.configured(**kw) as c:
+        c.gpu = info
+        info["gpus"].learn_indexes(_slurmd_log(c))
+        yield c
+
+
+@pytest.fixture(scope="module")
+def gpu4(cluster, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("gpu4")
+    kw, info = _setup(cluster, tmp, 4, "topo-cluster-4gpu.xml",
+                      os.path.join(GPU_DIR, "nvml-cluster-4gpu.state"))
+    info["label"] = "4 GPUs, AutoDetect"
+    with cluster.configured(**kw) as c:
+        c.gpu = info
+        info["gpus"].learn_indexes(_slurmd_log(c))
+        yield c
+
+
+@pytest.fixture(scope="module")
+def gpu4_explicit(cluster, tmp_path_factory):
+    """4 GPUs from the cluster's explicit gres.conf lines only (no
+    AutoDetect): Slurm's device indexes follow the file names nvidia0..3,
+    not the PCI bus."""
+    tmp = tmp_path_factory.mktemp("gpu4x")
+    kw, info = _setup(cluster, tmp, 4, "topo-cluster-4gpu.xml",
+                      os.path.join(GPU_DIR, "nvml-cluster-4gpu.state"),
+                      autodetect=False)
+    info["label"] = "4 GPUs, explicit gres.conf"
+    with cluster.configured(**kw) as c:
+        c.gpu = info
+        info["gpus"].learn_indexes(_slurmd_log(c))
+        yield c
+
+
+def _srun(c, *args, timeout=60):
+    return _parse(c.srun("-w", "node1", *args, "bash", "-c", SHOW,
+                         timeout=timeout).stdout)
+
+
+def _minors(row, c):
+    """Minor numbers (/dev/nvidiaN) of a task's SLURM_STEP_GPUS indexes."""
+    g = c.gpu["gpus"]
+    return [g.minor_of[int(x)] for x in row["gpus"].split(",") if x != ""]
+
+
+def _slurmd_log(c, node="node1"):
+    with open(os.path.join(c.state, "log", "slurmd-%s.log" % node)) as f:
+        return f.read()
+
+
+def _report(what, got, truth):
+    """One line per energy check (pytest -s shows them)."""
+    print("\nENERGY %s: sacct %d J, truth %.1f J, error %+.2f %%"
+          % (what, got, truth, 100.0 * (got - truth) / truth))
+
+
+def _truth_j(c, col, t0, t1):
+    out = subprocess.run([SE_TRACE, "joules", c.gpu["trace"], col,
+                          "%.6f" % (t0 - c.gpu["epoch"]),
+                          "%.6f" % (t1 - c.gpu["epoch"])],
+                         capture_output=True, text=True, check=True).stdout
+    return float(out.split()[0])
+
+
+# --------------------------------------------------------- 2-GPU nodes
+def test_our_plugins_loaded(gpu2):
+    log = _slurmd_log(gpu2)
+    assert "gres/gpu: 2 GPU(s), numbered in PCI bus order" in log
+    assert "gpu/nvml: 2 GPU(s) detected through NVML (slurm-energy-plugins)" in log
+    assert ("acct_gather_energy/gpu: sampling the energy counters of 2 GPU(s)"
+            in log)
+
+
+def test_gres_gpu_1(gpu2):
+    (r,) = _srun(gpu2, "--gres=gpu:1")
+    g = gpu2.gpu["gpus"]
+    assert r["order"] == "PCI_BUS_ID"
+    assert len(_minors(r, gpu2)) == 1
+    assert r["cvd"] == g.cuda(_minors(r, gpu2))
+
+
+def test_gres_gpu_2(gpu2):
+    (r,) = _srun(gpu2, "--gres=gpu:2")
+    assert r["order"] == "PCI_BUS_ID"
+    assert r["cvd"] == "0,1"
+
+
+def test_gpus_per_task(gpu2):
+    rows = _srun(gpu2, "-n2", "--gpus-per-task=1")
+    g = gpu2.gpu["gpus"]
+    assert len(rows) == 2
+    for r in rows:
+        assert r["order"] == "PCI_BUS_ID"
+        assert len(_minors(r, gpu2)) == 1
+        assert r["cvd"] == g.cuda(_minors(r, gpu2))
+    assert {rows[0]["cvd"], rows[1]["cvd"]} == {"0", "1"}
+
+
+def test_gpu_bind_closest(gpu2):
+    rows = _srun(gpu2, "-n2", "--gpus-per-task=1", "--gpu-bind=closest")
+    g = gpu2.gpu["gpus"]
+    for r in rows:
+        cpu = int(r["cpus"])
+        assert r["cvd"] == g.cuda(g.local_to(cpu)), r
+
+
+def test_gpu_bind_map(gpu2):
+    rows = _srun(gpu2, "-n2", "--gres=gpu:2", "--gpu-bind=map_gpu:1,0")
+    g = gpu2.gpu["gpus"]
+    assert [r["cvd"] for r in rows] == [g.cuda([g.minor_of[1]]),
+                                        g.cuda([g.minor_of[0]])]
+
+
+def test_gpu_bind_mask(gpu2):
+    rows = _srun(gpu2, "-n2", "--gres=gpu:2", "--gpu-bind=mask_gpu:0x2,0x1")
+    g = gpu2.gpu["gpus"]
+    assert [r["cvd"] for r in rows] == [g.cuda([g.minor_of[1]]),
+                                        g.cuda([g.minor_of[0]])]
+
+
+def test_membind_local(gpu2):
+    """SLURM_ENERGY_GPU_MEMBIND=local in the job's environment binds each
+    task's memory to its GPUs' NUMA node.  The host has only NUMA node 0
+    (the topology's node 1 is fake): the task next to a NUMA-1 GPU cannot
+    be bound, which is logged, and it runs anyway."""
+    c = gpu2
+    show = SHOW[:-1] + (' pol=$(grep -m1 -o "bind:[0-9,-]*\\|default"'
+                        ' /proc/self/numa_maps)"')
+    rows = _parse(c.srun("-w", "node1", "-n2", "--gpus-per-task=1",
+                         "--gpu-bind=closest",
+                         "--export=ALL,SLURM_ENERGY_GPU_MEMBIND=local",
+                         "bash", "-c", show).stdout)
+    pol = {int(r["cpus"]): r["pol"] for r in rows}
+    assert pol == {0: "bind:0", 1: "default"}, rows
+    assert "cannot bind task memory to NUMA nodes 0x2" in _slurmd_log(c)
+    rows = _parse(c.srun("-w", "node1", "-n2", "--gpus-per-task=1",
+                         "--gpu-bind=closest", "bash", "-c", show).stdout)
+    assert all(r["pol"] == "default" for r in rows), rows
+
+
+SHOW_TIMED = ('t0=$(date +%%s.%%N); sleep %d; t1=$(date +%%s.%%N); '
+              'echo "rank=$SLURM_PROCID job=$SLURM_JOB_ID gpus=$SLURM_STEP_GPUS'
+              ' cvd=$CUDA_VISIBLE_DEVICES t0=$t0 t1=$t1"')
+
+
+def _timed_job(c, seconds, *args):
+    return c.popen(["srun", "-w", "node1", "-J", "gpujob", *args,
+                    "bash", "-c", SHOW_TIMED % seconds])
+
+
+def _step_energy(c, jobid):
+    """ConsumedEnergyRaw (J) of step 0, once sacct has it."""
+    recs = c.wait_sacct(jobid, steps=("0",),
+                        fields=("JobID", "JobName", "State",
+                                "ConsumedEnergyRaw"))
+    return int([r for r in recs if r["JobID"] == "%d.0" % jobid][0]
+               ["ConsumedEnergyRaw"])
+
+
+def test_two_jobs_never_share_and_own_energy(gpu2):
+    """Two concurrent 1-GPU jobs on one node: different GPUs, overlapping
+    in time, and each job's sacct energy is its own GPU's (within 1 %)."""
+    c = gpu2
+    procs = [_timed_job(c, 20, "--gres=gpu:1", "-n1"),
+             _timed_job(c, 20, "--gres=gpu:1", "-n1")]
+    outs = []
+    for p in procs:
+        out, err = p.communicate(timeout=90)
+        assert p.returncode == 0, err
+        outs.append((_parse(out)[0], err))
+    (a, _), (b, _) = outs
+    assert a["gpus"] != b["gpus"]
+    assert a["cvd"] != b["cvd"]
+    assert max(float(a["t0"]), float(b["t0"])) < min(float(a["t1"]),
+                                                     float(b["t1"]))
+    g = c.gpu["gpus"]
+    results = []
+    for row, _ in outs:
+        j = int(row["job"])
+        got = _step_energy(c, j)
+        minor = _minors(row, c)[0]
+        truth = _truth_j(c, g.by_minor[minor]["col"], float(row["t0"]),
+                         float(row["t1"]))
+        results.append((j, minor, got, truth))
+    for j, minor, got, truth in results:
+        _report("job %d (nvidia%d, concurrent)" % (j, minor), got, truth)
+    for j, minor, got, truth in results:
+        assert abs(got - truth) <= 0.01 * truth, \
+            "job %d GPU nvidia%d: sacct %d J, truth %.1f J (%s)" % (
+                j, minor, got, truth, results)
+
+
+def test_energy_gres_gpu2_within_1pct(gpu2):
+    c = gpu2
+    p = _timed_job(c, 20, "--gres=gpu:2", "-n1")
+    out, err = p.communicate(timeout=90)
+    assert p.returncode == 0, err
+    (row,) = _parse(out)
+    got = _step_energy(c, int(row["job"]))
+    g = c.gpu["gpus"]
+    truth = sum(_truth_j(c, g.by_minor[m]["col"], float(row["t0"]),
+                         float(row["t1"])) for m in (0, 1))
+    _report("gres/gpu:2", got, truth)
+    assert abs(got - truth) <= 0.01 * truth, (got, truth)
+
+
+def test_gpu_freq_low_set_and_reset(gpu2):
+    c = gpu2
+    (r,) = _srun(c, "--gres=gpu:1", "--gpu-freq=low")
+    minor = _minors(r, c)[0]
+    bus = c.gpu["gpus"].by_minor[minor]["bus"]
+
+    def lines():
+        if not os.path.exists(c.gpu["log"]):
+            return None
+        with open(c.gpu["log"]) as f:
+            text = f.read()
+        s = re.findall(r"SET index=\d+ bus=%s mem=(\d+) gfx=(\d+)" % bus, text)
+        rs = re.findall(r"RESET index=\d+ bus=%s" % bus, text)
+        return (s, rs) if s and rs else None
+    sets, resets = poll(lines, timeout=20, what="clock set+reset in fake NVML log")
+    # "low" is the lowest graphics clock; memory follows GpuFreqDef's
+    # default (memory=high): the highest memory clock
+    assert sets[-1] == ("877", "135")
+    assert len(resets) >= 1
+    with open(c.gpu["log"]) as f:
+        text = f.read()
+    assert text.rindex("RESET index") > text.rindex(" SET index")
+
+
+def test_autodetect_same_as_explicit(gpu2, tmp_path):
+    """slurmd -G in node1's environment: gres.conf with AutoDetect=nvml
+    only gives the same GPUs (files, indexes, counts) as explicit lines, and
+    adds Cores= from the NVML affinity and Links= from NvLinks."""
+    c = gpu2
+    etc = os.path.join(c.state, "etc")
+    # the cluster's explicit lines, one per device file
+    explicit = []
+    for line in open(os.path.join(etc, "gres.conf")):
+        m = re.match(r"(NodeName=\S+ Name=gpu File=\S+nvidia)\[(\d+)-(\d+)\]",
+                     line)
+        if m:
+            explicit += ["%s%d\n" % (m.group(1), i)
+                         for i in range(int(m.group(2)), int(m.group(3)) + 1)]
+    pid = open(os.path.join(c.state, "pids", "slurmd-node1.pid")).read().split()[0]
+    env = dict(c.env)
+    for line in open(os.path.join(c.state, "nodes", "node1", "env")):
+        for kv in re.findall(r"(\w+)=(\S+)", line):
+            env[kv[0]] = kv[1].strip("'")
+
+    def gres_of(gres_conf):
+        d = tmp_path / ("conf%d" % len(gres_conf))
+        shutil.copytree(etc, d)
+        (d / "gres.conf").write_text(gres_conf)
+        p = subprocess.run(["nsenter", "-t", pid, "-u", "slurmd", "-G",
+                            "-N", "node1", "-f", str(d / "slurm.conf")],
+                           env=env, capture_output=True, text=True,
+                           timeout=30)
+        out = p.stdout + p.stderr
+        return [dict(re.findall(r"(\w+)=(\S+)", l))
+                for l in out.splitlines() if "Gres Name=gpu" in l]
+
+    auto = gres_of("AutoDetect=nvml\n")
+    expl = gres_of("".join(explicit))
+    assert len(auto) == 2 and len(expl) == 2
+    key = lambda r: r["File"]
+    for a, e in zip(sorted(auto, key=key), sorted(expl, key=key)):
+        for k in ("Name", "Count", "File"):
+            assert a[k] == e[k], (a, e)
+    g = c.gpu["gpus"]
+    for a in auto:
+        minor = int(a["File"].rsplit("nvidia", 1)[1])
+        assert a["Cores"] == g.by_minor[minor]["cpus"]
+        assert a["Links"] == g.by_minor[minor]["links"]
+
+
+# --------------------------------------------------------- 4-GPU nodes
+def test_4gpu_pci_order(gpu4):
+    """Minor numbers not in PCI bus order: CUDA numbers follow the bus."""
+    g = gpu4.gpu["gpus"]
+    (r,) = _srun(gpu4, "--gres=gpu:4")
+    assert r["cvd"] == "0,1,2,3" and r["order"] == "PCI_BUS_ID"
+    rows = _srun(gpu4, "-n2", "--gres=gpu:4", "--gpu-bind=map_gpu:0,1")
+    # map_gpu numbers are gres device indexes (AutoDetect: NVML order)
+    assert [x["cvd"] for x in rows] == [g.cuda([g.minor_of[0]]),
+                                        g.cuda([g.minor_of[1]])]
+    for x in rows:
+        assert x["cvd"] == g.cuda(_minors(x, gpu4))
+
+
+def test_4gpu_closest(gpu4):
+    g = gpu4.gpu["gpus"]
+    rows = _srun(gpu4, "-n2", "--gpus-per-task=2", "--gpu-bind=closest")
+    for r in rows:
+        assert r["cvd"] == g.cuda(g.local_to(int(r["cpus"]))), r
+
+
+def test_4gpu_gpus_per_task(gpu4):
+    rows = _srun(gpu4, "-n2", "--gpus-per-task=2")
+    seen = []
+    for r in rows:
+        assert len(r["cvd"].split(",")) == 2
+        seen += r["cvd"].split(",")
+    assert sorted(seen) == ["0", "1", "2", "3"]
+
+
+def test_4gpu_energy_one_gpu(gpu4):
+    c = gpu4
+    p = _timed_job(c, 20, "--gres=gpu:1", "-n1")
+    out, err = p.communicate(timeout=90)
+    assert p.returncode == 0, err
+    (row,) = _parse(out)
+    got = _step_energy(c, int(row["job"]))
+    g = c.gpu["gpus"]
+    minor = _minors(row, c)[0]
+    truth = _truth_j(c, g.by_minor[minor]["col"], float(row["t0"]),
+                     float(row["t1"]))
+    _report("gpu:1 nvidia%d, %s" % (minor, c.gpu["label"]), got, truth)
+    assert abs(got - truth) <= 0.01 * truth, (minor, got, truth)
+
+
+# ----------------------------------------- 4 GPUs, explicit gres.conf only
+def test_4gpu_explicit_renumbered(gpu4_explicit):
+    """Stock would set CUDA_VISIBLE_DEVICES to the device index (file
+    order); ours numbers by PCI bus: nvidia0 is bus 86, the third."""
+    c = gpu4_explicit
+    g = c.gpu["gpus"]
+    assert g.minor_of == [0, 1, 2, 3]
+    rows = _srun(c, "-n2", "--gres=gpu:4", "--gpu-bind=map_gpu:0,3")
+    assert [x["gpus"] for x in rows] == ["0", "3"]
+    assert [x["cvd"] for x in rows] == ["2", "1"]
+    assert all(x["order"] == "PCI_BUS_ID" for x in rows)
+    rows = _srun(c, "-n2", "--gpus-per-task=2", "--gpu-bind=closest")
+    for r in rows:
+        assert r["cvd"] == g.cuda(g.local_to(int(r["cpus"]))), r
+
+
+def test_4gpu_explicit_energy(gpu4_explicit):
+    c = gpu4_explicit
+    p = _timed_job(c, 20, "--gres=gpu:1", "-n1")
+    out, err = p.communicate(timeout=90)
+    assert p.returncode == 0, err
+    (row,) = _parse(out)
+    got = _step_energy(c, int(row["job"]))
+    g = c.gpu["gpus"]
+    minor = _minors(row, c)[0]
+    truth = _truth_j(c, g.by_minor[minor]["col"], float(row["t0"]),
+                     float(row["t1"]))
+    _report("gpu:1 nvidia%d, %s" % (minor, c.gpu["label"]), got, truth)
+    assert abs(got - truth) <= 0.01 * truth, (minor, got, truth)

@@ -1,0 +1,331 @@
+/*
+ * test_gpu_nvml.c - the NVML loader and GPU energy meter against the fake
+ * libnvidia-ml.so.1 of tests/gpu: devices, energy counter vs the power
+ * trace's truth (through a sampler), clocks, errors, two jobs' energy.
+ */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpu_logic.h"
+#include "nvml_lib.h"
+#include "power_trace.h"
+#include "sampler.h"
+#include "se_time.h"
+
+#ifndef FAKE_NVML_LIB
+#error "FAKE_NVML_LIB must name the fake libnvidia-ml.so.1"
+#endif
+
+static char dir[64];
+static char state[256], trace_path[256], log_path[256];
+static double epoch;
+
+static double _wall(void)
+{
+	return se_wall_ns() / 1e9;
+}
+
+/* Two GPUs: a ramp 100 -> 300 W over 4 s, and a 50/150 W square. */
+static void _setup(void)
+{
+	FILE *f;
+
+	/* a fresh template each time: tests may share a process (CK_FORK=no) */
+	snprintf(dir, sizeof(dir), "/tmp/se-test-gpu-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(state, sizeof(state), "%s/nvml.state", dir);
+	snprintf(trace_path, sizeof(trace_path), "%s/gpu.trace", dir);
+	snprintf(log_path, sizeof(log_path), "%s/nvml.log", dir);
+	f = fopen(trace_path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "@repeat 4\ntime gpu0 gpu1\n0 100 50\n2 200 50\n2 200 150\n"
+		   "4 300 150\n");
+	fclose(f);
+	epoch = floor(_wall()) - 10;
+	f = fopen(state, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "epoch %.3f\ntrace %s\nlog %s\n", epoch, trace_path,
+		log_path);
+	fprintf(f, "mem_clocks 877 405\ngfx_clocks 1530 900 135\n");
+	fprintf(f, "gpu bus=0000:86:00.0 uuid=GPU-a name=Tesla_V100 minor=1 "
+		   "cpus=4-5,7 col=gpu0 links=-1,2\n");
+	fprintf(f, "gpu bus=0000:3b:00.0 uuid=GPU-b name=Tesla_V100 minor=0 "
+		   "cpus=0-3 col=gpu1 links=2,-1\n");
+	fclose(f);
+	setenv("FAKE_NVML_STATE", state, 1);
+}
+
+static void _teardown(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+static const nvml_lib_t *_open(void)
+{
+	char err[256] = "";
+	const nvml_lib_t *lib = nvml_lib_open(FAKE_NVML_LIB, err, sizeof(err));
+
+	ck_assert_msg(lib != NULL, "%s", err);
+	return lib;
+}
+
+START_TEST(test_devices)
+{
+	const nvml_lib_t *lib = _open();
+	unsigned long cpus[4];
+	unsigned int n = 0, minor;
+	nvmlPciInfo_t pci;
+	nvmlDevice_t d;
+	char buf[80];
+
+	ck_assert_int_eq(lib->DeviceGetCount(&n), NVML_SUCCESS);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(lib->DeviceGetHandleByIndex(1, &d), NVML_SUCCESS);
+	ck_assert_int_eq(lib->DeviceGetPciInfo(d, &pci), NVML_SUCCESS);
+	ck_assert_str_eq(pci.busId, "0000:3b:00.0");
+	ck_assert_uint_eq(pci.bus, 0x3b);
+	ck_assert_int_eq(lib->DeviceGetMinorNumber(d, &minor), NVML_SUCCESS);
+	ck_assert_uint_eq(minor, 0);
+	ck_assert_int_eq(lib->DeviceGetUUID(d, buf, sizeof(buf)), NVML_SUCCESS);
+	ck_assert_str_eq(buf, "GPU-b");
+	ck_assert_int_eq(lib->DeviceGetHandleByIndex(0, &d), NVML_SUCCESS);
+	ck_assert_int_eq(lib->DeviceGetCpuAffinity(d, 4, cpus), NVML_SUCCESS);
+	ck_assert_int_eq(gpu_cpumask_to_range(cpus, 4, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "4-5,7");
+	ck_assert_int_eq(lib->DeviceGetHandleByIndex(2, &d),
+			 NVML_ERROR_INVALID_ARGUMENT);
+	/* minor order: GPU with minor 0 (NVML 1) first */
+	{
+		unsigned order[4];
+
+		ck_assert_int_eq(nvml_lib_minor_order(lib, order, 4), 2);
+		ck_assert_uint_eq(order[0], 1);
+		ck_assert_uint_eq(order[1], 0);
+	}
+	/* a second user shares the instance */
+	ck_assert_ptr_eq(_open(), lib);
+	nvml_lib_close();
+	nvml_lib_close();
+}
+END_TEST
+
+/* The counter is the trace's integral from the epoch. */
+START_TEST(test_energy_counter)
+{
+	const nvml_lib_t *lib = _open();
+	power_trace_t *tr;
+	unsigned long long mj;
+	double t0, t1, lo, hi;
+	char err[256];
+	nvmlDevice_t d;
+
+	ck_assert_int_eq(power_trace_load(trace_path, &tr, err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(lib->DeviceGetHandleByIndex(0, &d), NVML_SUCCESS);
+	t0 = _wall() - epoch;
+	ck_assert_int_eq(lib->DeviceGetTotalEnergyConsumption(d, &mj),
+			 NVML_SUCCESS);
+	t1 = _wall() - epoch;
+	lo = power_trace_joules(tr, 0, 0, t0) * 1000 - 1;
+	hi = power_trace_joules(tr, 0, 0, t1) * 1000 + 1;
+	ck_assert_msg(mj >= lo && mj <= hi, "%llu not in [%f, %f]", mj, lo,
+		      hi);
+	power_trace_free(tr);
+	nvml_lib_close();
+}
+END_TEST
+
+static int _between(void *arg, unsigned gpu, uint64_t t0, uint64_t t1,
+		    uint64_t *mj)
+{
+	sampler_t **s = arg;
+
+	return sampler_energy_between(s[gpu], t0, t1, mj);
+}
+
+/* A sampler on the fake GPU: energy between two instants within 1 %. */
+START_TEST(test_sampler_vs_truth)
+{
+	const nvml_lib_t *lib = _open();
+	nvml_meter_t m[2] = { { .lib = lib, .index = 0 },
+			      { .lib = lib, .index = 1 } };
+	sampler_t *s[2];
+	power_trace_t *tr;
+	char err[256];
+	sampler_config_t cfg = {
+		.period_ns = 100 * SE_NS_PER_MS,
+		.deadline_ns = SE_NS_PER_SEC,
+		.backoff_max_ns = SE_NS_PER_SEC,
+		.use_counter = true,
+		.counter = { NVML_ENERGY_COUNTER_BITS,
+			     NVML_ENERGY_MJ_PER_UNIT },
+		.acc = { .history = 256, .max_power_mw = 5000000 },
+		.label = "fake",
+	};
+	uint64_t t0, t1, mj;
+
+	ck_assert_int_eq(power_trace_load(trace_path, &tr, err, sizeof(err)),
+			 0);
+	for (int i = 0; i < 2; i++)
+		ck_assert_ptr_nonnull(s[i] = sampler_start(&nvml_meter_ops,
+							   &m[i], &cfg));
+	usleep(300000);
+	t0 = se_mono_ns();
+	usleep(2500000);
+	t1 = se_mono_ns();
+	usleep(300000);
+	for (int i = 0; i < 2; i++) {
+		double w0 = se_mono_to_wall_ns(t0) / 1e9 - epoch;
+		double w1 = se_mono_to_wall_ns(t1) / 1e9 - epoch;
+		double truth = power_trace_joules(tr, i, w0, w1) * 1000;
+
+		ck_assert_int_eq(sampler_energy_between(s[i], t0, t1, &mj), 0);
+		ck_assert_msg(fabs(mj - truth) <= truth * 0.01,
+			      "GPU %d: %llu mJ, truth %.0f mJ", i,
+			      (unsigned long long) mj, truth);
+	}
+	/* two jobs: A has GPU 0 over [t0, t1], B GPU 1 over the second half */
+	{
+		bool a[2] = { true, false }, b[2] = { false, true };
+		uint64_t ea, eb, tm = t0 + (t1 - t0) / 2;
+		double wm = se_mono_to_wall_ns(tm) / 1e9 - epoch;
+		double w1 = se_mono_to_wall_ns(t1) / 1e9 - epoch;
+		double w0 = se_mono_to_wall_ns(t0) / 1e9 - epoch;
+		double ta = power_trace_joules(tr, 0, w0, w1) * 1000;
+		double tb = power_trace_joules(tr, 1, wm, w1) * 1000;
+
+		ck_assert_int_eq(gpu_job_energy(
+			_between, s, a, 2, t0, t1,
+			&ea), 0);
+		ck_assert_int_eq(gpu_job_energy(
+			_between, s, b, 2, tm, t1,
+			&eb), 0);
+		ck_assert_msg(fabs(ea - ta) <= ta * 0.01, "A %llu vs %.0f",
+			      (unsigned long long) ea, ta);
+		ck_assert_msg(fabs(eb - tb) <= tb * 0.01, "B %llu vs %.0f",
+			      (unsigned long long) eb, tb);
+	}
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(sampler_stop(s[i]), 0);
+	power_trace_free(tr);
+	nvml_lib_close();
+}
+END_TEST
+
+START_TEST(test_clocks_logged)
+{
+	const nvml_lib_t *lib = _open();
+	unsigned int mem[8], gfx[8], nm = 8, ng = 8, mhz = 0;
+	char line[256];
+	nvmlDevice_t d;
+	FILE *f;
+	int sets = 0, resets = 0;
+
+	ck_assert_int_eq(lib->DeviceGetHandleByIndex(1, &d), NVML_SUCCESS);
+	ck_assert_int_eq(lib->DeviceGetSupportedMemoryClocks(d, &nm, mem),
+			 NVML_SUCCESS);
+	ck_assert_uint_eq(nm, 2);
+	ck_assert_int_eq(lib->DeviceGetSupportedGraphicsClocks(d, mem[1], &ng,
+							       gfx),
+			 NVML_SUCCESS);
+	ck_assert_uint_eq(ng, 3);
+	ck_assert_int_eq(lib->DeviceSetApplicationsClocks(d, 405, 135),
+			 NVML_SUCCESS);
+	ck_assert_int_eq(lib->DeviceGetApplicationsClock(d, NVML_CLOCK_MEM,
+							 &mhz), NVML_SUCCESS);
+	ck_assert_uint_eq(mhz, 405);
+	ck_assert_int_eq(lib->DeviceSetApplicationsClocks(d, 406, 135),
+			 NVML_ERROR_INVALID_ARGUMENT);
+	ck_assert_int_eq(lib->DeviceResetApplicationsClocks(d), NVML_SUCCESS);
+	ck_assert_int_eq(lib->DeviceGetApplicationsClock(d, NVML_CLOCK_GRAPHICS,
+							 &mhz), NVML_SUCCESS);
+	ck_assert_uint_eq(mhz, 1530);
+	f = fopen(log_path, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, " SET index=1 bus=0000:3b:00.0 mem=405 gfx=135"))
+			sets++;
+		if (strstr(line, " RESET index=1 bus=0000:3b:00.0"))
+			resets++;
+	}
+	fclose(f);
+	ck_assert_int_eq(sets, 1);
+	ck_assert_int_eq(resets, 1);
+	nvml_lib_close();
+}
+END_TEST
+
+START_TEST(test_open_errors)
+{
+	char err[256] = "";
+
+	ck_assert_ptr_null(nvml_lib_open("/nonexistent/libnvidia-ml.so.1", err,
+					 sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "cannot load"));
+	unsetenv("FAKE_NVML_STATE");
+	ck_assert_ptr_null(nvml_lib_open(FAKE_NVML_LIB, err, sizeof(err)));
+	ck_assert_ptr_nonnull(strstr(err, "nvmlInit"));
+}
+END_TEST
+
+/* A failing energy read is a failed sample, not a 0. */
+START_TEST(test_read_failure)
+{
+	const nvml_lib_t *lib;
+	nvml_meter_t m = { 0 };
+	meter_reading_t r;
+	char msg[128] = "";
+	FILE *f = fopen(state, "a");
+
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "fail nvmlDeviceGetTotalEnergyConsumption\n");
+	fclose(f);
+	lib = _open();
+	m.lib = lib;
+	ck_assert_int_eq(nvml_meter_ops.open(&m, 0), 0);
+	ck_assert_int_eq(nvml_meter_ops.read(&m, &r, 0, msg, sizeof(msg)),
+			 -EAGAIN);
+	ck_assert_ptr_nonnull(strstr(msg, "nvmlDeviceGetTotalEnergyConsumption"));
+	ck_assert(!r.has_counter);
+	nvml_lib_close();
+}
+END_TEST
+
+static Suite *_suite(void)
+{
+	Suite *s = suite_create("gpu_nvml");
+	TCase *tc = tcase_create("fake");
+
+	tcase_add_checked_fixture(tc, _setup, _teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_devices);
+	tcase_add_test(tc, test_energy_counter);
+	tcase_add_test(tc, test_sampler_vs_truth);
+	tcase_add_test(tc, test_clocks_logged);
+	tcase_add_test(tc, test_open_errors);
+	tcase_add_test(tc, test_read_failure);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
