@@ -1140,9 +1140,13 @@ static int _run_tcp(sim_t *sim)
 			if (sim->clients[i] > maxfd)
 				maxfd = sim->clients[i];
 		}
-		if (select(maxfd + 1, &rd, NULL, NULL, &tv) < 0 &&
-		    errno != EINTR)
-			_die("select: %s", strerror(errno));
+		if (select(maxfd + 1, &rd, NULL, NULL, &tv) < 0) {
+			if (errno != EINTR)
+				_die("select: %s", strerror(errno));
+			/* The sets are undefined after EINTR (a SIGTERM):
+			 * look at the stop flag before touching a socket. */
+			continue;
+		}
 		_control_poll(sim);
 		if (FD_ISSET(lfd, &rd))
 			_tcp_accept(sim, lfd);
@@ -1307,8 +1311,11 @@ static int _run_rtu(sim_t *sim)
 
 		FD_ZERO(&rd);
 		FD_SET(fd, &rd);
-		if (select(fd + 1, &rd, NULL, NULL, &tv) < 0 && errno != EINTR)
-			_die("select: %s", strerror(errno));
+		if (select(fd + 1, &rd, NULL, NULL, &tv) < 0) {
+			if (errno != EINTR)
+				_die("select: %s", strerror(errno));
+			continue;	/* sets undefined: re-check the stop flag */
+		}
 		_control_poll(sim);
 		if (FD_ISSET(fd, &rd)) {
 			n = read(fd, buf + have, sizeof(buf) - have);
