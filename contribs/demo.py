@@ -28,7 +28,7 @@ from selab.meters import ModbusSim, tool  # noqa: E402
 
 TRACE = os.path.join(HERE, "trace", "examples", "cluster.trace")
 NODES = ("node1", "node2", "node3")
-METER_ADDR = ("10.199.0.1", 15020)   # the cluster bridge's host side
+METER_ADDR = (os.environ.get("SE_CLUSTER_NET", "10.199.0") + ".1", 15020)
 
 
 def acct_gather_conf(out):

@@ -46,6 +46,7 @@
 #include "freq_policy.h"
 #include "freq_slurm.h"
 #include "se_log.h"
+#include "se_slurm_log.h"
 
 const char plugin_name[] = "job_submit energy_policy (slurm-energy-plugins)";
 const char plugin_type[] = "job_submit/energy_policy";
@@ -67,20 +68,8 @@ static freq_history_t history;
 
 /* ---------------------------------------------------- private functions */
 
-static void _log_sink(void *arg, se_log_level_t level, const char *msg)
-{
-	switch (level) {
-	case SE_LOG_ERROR:
-		error("%s: %s", plugin_type, msg);
-		break;
-	case SE_LOG_INFO:
-		info("%s: %s", plugin_type, msg);
-		break;
-	default:
-		debug("%s: %s", plugin_type, msg);
-		break;
-	}
-}
+/* Our core logs through Slurm, prefixed with this plugin's type. */
+static se_slurm_log_t log_to = { plugin_type, 0, NULL };
 
 /* (Re)read energy_policy.conf when it changed.  Caller holds lock. */
 static int _load_conf(bool must)
@@ -198,7 +187,7 @@ extern int init(void)
 {
 	int rc;
 
-	se_log_set_sink(_log_sink, NULL);
+	se_log_set_sink(se_slurm_log_sink, &log_to);
 	conf_path = get_extra_conf_path("energy_policy.conf");
 	slurm_mutex_lock(&lock);
 	freq_policy_init(&policy);

@@ -42,6 +42,7 @@
 
 #include "gpu_energy.h"
 #include "se_log.h"
+#include "se_slurm_log.h"
 #include "se_time.h"
 
 const char plugin_name[] = "AcctGatherEnergy GPU plugin (slurm-energy-plugins)";
@@ -68,26 +69,11 @@ static uint64_t *step_base_j;		/* per GPU, at step start */
 static uint16_t step_base_cnt;
 static acct_gather_energy_t step_energy;	/* last answer */
 static se_ratelimit_t query_rl = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC, 1);
+/* Our core logs through Slurm, prefixed with this plugin's type. */
+static se_slurm_log_t log_to = SE_SLURM_LOG(ENERGY);
 
 /* Private functions */
 
-static void _log_sink(void *arg, se_log_level_t level, const char *msg)
-{
-	switch (level) {
-	case SE_LOG_ERROR:
-		error("%s: %s", plugin_type, msg);
-		break;
-	case SE_LOG_INFO:
-		info("%s: %s", plugin_type, msg);
-		break;
-	case SE_LOG_DEBUG:
-		debug("%s: %s", plugin_type, msg);
-		break;
-	default:
-		log_flag(ENERGY, "%s: %s", plugin_type, msg);
-		break;
-	}
-}
 
 /* slurmd: start the samplers once. */
 static void _slurmd_start(void)
@@ -283,7 +269,7 @@ static void _stepd_step(stepd_step_rec_t *job)
 
 extern int init(void)
 {
-	se_log_set_sink(_log_sink, NULL);
+	se_log_set_sink(se_slurm_log_sink, &log_to);
 	debug("%s: %s loaded", plugin_type, plugin_name);
 	return SLURM_SUCCESS;
 }

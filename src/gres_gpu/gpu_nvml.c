@@ -43,6 +43,7 @@
 #include "nvml_lib.h"
 #include "gpu_energy.h"
 #include "se_log.h"
+#include "se_slurm_log.h"
 #include "se_time.h"
 
 const char plugin_name[] = "GPU NVML plugin (slurm-energy-plugins)";
@@ -90,26 +91,11 @@ static gpu_report_t *reports;
 static bool energy_failed;		/* do not retry every call */
 static bitstr_t *saved_gpus;		/* GPUs whose clocks we set */
 static const nvml_lib_t *freq_lib;
+/* Our core logs through Slurm, prefixed with this plugin's type. */
+static se_slurm_log_t log_to = SE_SLURM_LOG(ENERGY);
 
 /* Private functions */
 
-static void _log_sink(void *arg, se_log_level_t level, const char *msg)
-{
-	switch (level) {
-	case SE_LOG_ERROR:
-		error("%s: %s", plugin_type, msg);
-		break;
-	case SE_LOG_INFO:
-		info("%s: %s", plugin_type, msg);
-		break;
-	case SE_LOG_DEBUG:
-		debug("%s: %s", plugin_type, msg);
-		break;
-	default:
-		log_flag(ENERGY, "%s: %s", plugin_type, msg);
-		break;
-	}
-}
 
 static const nvml_lib_t *_open_lib(void)
 {
@@ -348,7 +334,7 @@ static void _set_freqs(const nvml_lib_t *lib, bitstr_t *gpus, char *spec)
 
 extern int init(void)
 {
-	se_log_set_sink(_log_sink, NULL);
+	se_log_set_sink(se_slurm_log_sink, &log_to);
 	debug("%s: %s loaded", plugin_type, plugin_name);
 	return SLURM_SUCCESS;
 }

@@ -26,7 +26,8 @@ TRACE = os.path.join(os.path.dirname(__file__), "..", "..", "contribs",
                      "trace", "examples", "cluster.trace")
 TRACE = os.path.abspath(TRACE)
 PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
-METER = ("10.199.0.1", 15020)          # host side of the cluster bridge
+# the host side of the cluster bridge (SE_CLUSTER_NET as in contribs/cluster)
+METER = (os.environ.get("SE_CLUSTER_NET", "10.199.0") + ".1", 15020)
 UNITS = {1: "node1", 2: "chassis"}
 COLUMN_OF = {"node1": "node1", "node2": "chassis", "node3": "chassis"}
 SHARE_OF = {"node1": 1.0, "node2": 0.5, "node3": 0.5}

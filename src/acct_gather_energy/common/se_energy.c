@@ -43,6 +43,7 @@
 
 #include "se_energy.h"
 #include "se_log.h"
+#include "se_slurm_log.h"
 #include "se_time.h"
 
 /* slurmd and slurmstepd export their slurmd_conf_t; other daemons do not. */
@@ -104,24 +105,9 @@ static node_state_t node;
 static step_state_t step;
 static carry_t carry;
 
-static void _log_sink(void *arg, se_log_level_t level, const char *msg)
-{
-	switch (level) {
-	case SE_LOG_ERROR:
-		error("%s: %s", plugin_type, msg);
-		break;
-	case SE_LOG_INFO:
-		info("%s: %s", plugin_type, msg);
-		break;
-	case SE_LOG_DEBUG:
-		debug("%s: %s", plugin_type, msg);
-		break;
-	case SE_LOG_SAMPLE:
-	default:
-		log_flag(ENERGY, "%s: %s", plugin_type, msg);
-		break;
-	}
-}
+/* Our core logs through Slurm, prefixed with this plugin's type. */
+static se_slurm_log_t log_to = SE_SLURM_LOG(ENERGY);
+
 
 static role_t _role(void)
 {
@@ -494,7 +480,7 @@ const char *se_energy_node_name(void)
 
 void se_energy_init(void)
 {
-	se_log_set_sink(_log_sink, NULL);
+	se_log_set_sink(se_slurm_log_sink, &log_to);
 	debug("%s: slurm-energy-plugins %s (built for Slurm %s) loaded",
 	      plugin_type, se_energy_version, se_energy_slurm_version);
 }

@@ -39,6 +39,7 @@
 #include "es_conf.h"
 #include "es_core.h"
 #include "se_log.h"
+#include "se_slurm_log.h"
 #include "se_time.h"
 
 #define CONF_FILE	"ext_sensors.conf"
@@ -62,22 +63,9 @@ static int synced_node_cnt = -1;	/* node_record_count last given */
 
 /* ---------------------------------------------------------- logging */
 
-static void _log_sink(void *arg, se_log_level_t level, const char *msg)
-{
-	switch (level) {
-	case SE_LOG_ERROR:
-		error("%s: %s", plugin_type, msg);
-		break;
-	case SE_LOG_INFO:
-		info("%s: %s", plugin_type, msg);
-		break;
-	case SE_LOG_DEBUG:
-		debug("%s: %s", plugin_type, msg);
-		break;
-	default:
-		log_flag(EXT_SENSORS, "%s: %s", plugin_type, msg);
-	}
-}
+/* Our core logs through Slurm, prefixed with this plugin's type. */
+static se_slurm_log_t log_to = SE_SLURM_LOG(EXT_SENSORS);
+
 
 /* ---------------------------------------------------------- config */
 
@@ -221,7 +209,7 @@ extern int init(void)
 {
 	char err[ERR_LEN];
 
-	se_log_set_sink(_log_sink, NULL);
+	se_log_set_sink(se_slurm_log_sink, &log_to);
 	_read_conf();
 	if (!(core = es_core_create(&es_cfg, err, sizeof(err)))) {
 		error("%s: %s", plugin_type, err);
