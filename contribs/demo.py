@@ -113,6 +113,44 @@ def print_table(rows):
           "trace's exact integral over each task's own start and end)")
 
 
+def run_jobs(cluster, epoch, out):
+    """The demo's jobs; returns their rows for the table and the plot."""
+    rows = []
+    print("== job 1: srun -w node1, 30 s")
+    output = run_srun_job(cluster, "single", ["-w", "node1"], 30)
+    rows.append(account(cluster, epoch, "single",
+                        job_id_by_name(cluster, "single"), output))
+    print("== job 2: srun -N3, 30 s")
+    output = run_srun_job(cluster, "multi", ["-N3"], 30)
+    rows.append(account(cluster, epoch, "multi",
+                        job_id_by_name(cluster, "multi"), output))
+    print("== job 3: sbatch -N2 (node2,node3) with one srun step, 40 s")
+    jobid, output = run_sbatch_job(cluster, "batch",
+                                   ["-N2", "-w", "node2,node3"], 40, out)
+    rows.append(account(cluster, epoch, "batch", jobid, output))
+    time.sleep(3)           # a little idle power after the last job
+    return rows
+
+
+def report(cluster, epoch, rows, out):
+    """Table, sacct listing and plot."""
+    print_table(rows)
+    with open(os.path.join(out, "jobs.json"), "w") as handle:
+        json.dump(rows, handle, indent=1)
+    print("\n" + cluster.run(["sacct", "-o",
+                              "JobID,JobName,NodeList,Elapsed,"
+                              "ConsumedEnergyRaw,State"]).stdout)
+    plot = os.path.join(out, "power.png")
+    subprocess.run([os.path.join(HERE, "report", "se-energy-plot"),
+                    "--trace", TRACE, "--epoch", "%.6f" % epoch,
+                    "--jobs", os.path.join(out, "jobs.json"),
+                    "--samples", os.path.join(out, "samples.csv"),
+                    "--nodes", ",".join(NODES), "--se-trace",
+                    tool("se-trace"), "--out", plot], check=True,
+                   stdout=subprocess.DEVNULL)
+    print("plot: %s" % plot)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.path.join(HERE, "..", "_build",
@@ -129,57 +167,36 @@ def main():
     epoch = time.time()
     print("== cluster up: 3 nodes, acct_gather_energy/modbus from %s"
           % plugin_dir)
-    cluster.up(cluster.up_args(plugin_dirs=[plugin_dir],
-                               energy_type="acct_gather_energy/modbus",
-                               acct_gather_conf=acct_gather_conf(out),
-                               slurm_conf="DebugFlags=Energy\n"))
-    sim = ModbusSim(TRACE, epoch, {u: n for u, n in enumerate(NODES, 1)},
-                    ["--model", "sdm630"], tcp=METER_ADDR).start()
-    sampler = PowerSampler(cluster, os.path.join(out, "samples.csv"))
+    sim = sampler = None
+    keep = False
     try:
+        cluster.up(cluster.up_args(plugin_dirs=[plugin_dir],
+                                   energy_type="acct_gather_energy/modbus",
+                                   acct_gather_conf=acct_gather_conf(out),
+                                   slurm_conf="DebugFlags=Energy\n"))
+        sim = ModbusSim(TRACE, epoch, {u: n for u, n in enumerate(NODES, 1)},
+                        ["--model", "sdm630"], tcp=METER_ADDR).start()
         print("== meters: se-modbus-sim (3 x Eastron SDM630) on %s:%d, "
               "playing %s" % (METER_ADDR + (TRACE,)))
         poll(lambda: all(energy.node_power(cluster, n) for n in NODES),
              timeout=60, what="CurrentWatts on every node")
+        sampler = PowerSampler(cluster, os.path.join(out, "samples.csv"))
         sampler.start()
-        rows = []
-        print("== job 1: srun -w node1, 30 s")
-        output = run_srun_job(cluster, "single", ["-w", "node1"], 30)
-        rows.append(account(cluster, epoch, "single",
-                            job_id_by_name(cluster, "single"), output))
-        print("== job 2: srun -N3, 30 s")
-        output = run_srun_job(cluster, "multi", ["-N3"], 30)
-        rows.append(account(cluster, epoch, "multi",
-                            job_id_by_name(cluster, "multi"), output))
-        print("== job 3: sbatch -N2 (node2,node3) with one srun step, 40 s")
-        jobid, output = run_sbatch_job(cluster, "batch",
-                                       ["-N2", "-w", "node2,node3"], 40, out)
-        rows.append(account(cluster, epoch, "batch", jobid, output))
-        time.sleep(3)           # a little idle power after the last job
-    finally:
+        rows = run_jobs(cluster, epoch, out)
         sampler.stopping.set()
-        if not args.keep:
-            sim.stop()
-    print_table(rows)
-    with open(os.path.join(out, "jobs.json"), "w") as handle:
-        json.dump(rows, handle, indent=1)
-    print("\n" + cluster.run(["sacct", "-o",
-                              "JobID,JobName,NodeList,Elapsed,"
-                              "ConsumedEnergyRaw,State"]).stdout)
-    plot = os.path.join(out, "power.png")
-    subprocess.run([os.path.join(HERE, "report", "se-energy-plot"),
-                    "--trace", TRACE, "--epoch", "%.6f" % epoch,
-                    "--jobs", os.path.join(out, "jobs.json"),
-                    "--samples", os.path.join(out, "samples.csv"),
-                    "--nodes", ",".join(NODES), "--se-trace",
-                    tool("se-trace"), "--out", plot], check=True,
-                   stdout=subprocess.DEVNULL)
-    print("plot: %s" % plot)
-    if args.keep:
-        print("cluster and meter left running (meter pid %d); stop with: "
-              "kill %d; contribs/cluster/cluster down" % (sim.pid, sim.pid))
-    else:
-        cluster.down()
+        report(cluster, epoch, rows, out)
+        keep = args.keep
+    finally:
+        if sampler:
+            sampler.stopping.set()
+        if keep:
+            print("cluster and meter left running (meter pid %d); stop "
+                  "with: kill %d; contribs/cluster/cluster down"
+                  % (sim.pid, sim.pid))
+        else:
+            if sim:
+                sim.stop()
+            cluster.down()
     worst = max(abs(energy.relative_error(r["sacct_j"], r["truth_j"]))
                 for r in rows)
     return 0 if worst < 0.01 else 1
