@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -396,6 +397,20 @@ static void _membind(const int *nodes, int n)
 }
 
 /*
+ * "GPUs not local" is said once per step, not once per task: each task
+ * decides in its own process, forked by slurmstepd after init(), so they
+ * share this anonymous page and the first task to claim it logs.
+ */
+static int *remote_said;
+
+static bool _say_remote_once(void)
+{
+	if (!remote_said)	/* no shared page: better twice than never */
+		return true;
+	return !__atomic_exchange_n(remote_said, 1, __ATOMIC_RELAXED);
+}
+
+/*
  * In a task: are its GPUs local to its CPUs (logged when not), and bind its
  * memory to its GPUs' NUMA nodes when SLURM_ENERGY_GPU_MEMBIND=local is in
  * the job's environment or slurmd's.
@@ -429,8 +444,8 @@ static void _place_task(char **env, bitstr_t *alloc, bitstr_t *usable,
 			    gpu_cpus[k * CPU_SETSIZE + c])
 				local = true;
 	}
-	if (any && !local)
-		info("%s: task's GPUs are not local to its CPUs (NUMA placement)",
+	if (any && !local && _say_remote_once())
+		info("%s: a task's GPUs are not local to its CPUs (NUMA placement; said once per step)",
 		     plugin_type);
 	if (flags & GRES_INTERNAL_FLAG_VERBOSE)
 		fprintf(stderr, "gpu-bind: GPUs local to task CPUs: %s\n",
@@ -445,12 +460,19 @@ static void _place_task(char **env, bitstr_t *alloc, bitstr_t *usable,
 
 extern int init(void)
 {
+	void *page = mmap(NULL, sizeof(*remote_said), PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	remote_said = (page == MAP_FAILED) ? NULL : page;
 	debug("%s: %s loaded", plugin_type, plugin_name);
 	return stock_init();
 }
 
 extern int fini(void)
 {
+	if (remote_said)
+		munmap(remote_said, sizeof(*remote_said));
+	remote_said = NULL;
 	xfree(dev_bus);
 	dev_cnt = 0;
 	return stock_fini();

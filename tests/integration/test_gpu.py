@@ -183,6 +183,9 @@ def gpu4_explicit(cluster, tmp_path_factory):
         yield c
 
 
+REMOTE_LINE = "GPUs are not local to its CPUs (NUMA placement; said once per step)"
+
+
 def _srun(c, *args, timeout=60):
     return _parse(c.srun("-w", "node1", *args, "bash", "-c", SHOW,
                          timeout=timeout).stdout)
@@ -267,6 +270,27 @@ def test_gpu_bind_mask(gpu2):
     g = gpu2.gpu["gpus"]
     assert [r["cvd"] for r in rows] == [g.cuda([g.minor_of[1]]),
                                         g.cuda([g.minor_of[0]])]
+
+
+def test_remote_placement_logged_once_per_step(gpu2):
+    """Both tasks get the GPU of the other NUMA node: the placement is
+    logged, and once for the step, not once per task."""
+    g = gpu2.gpu["gpus"]
+    cpus = [int(r["cpus"]) for r in _srun(gpu2, "-n2", "--gres=gpu:2")]
+    remote = []
+    for cpu in cpus:
+        far = [i for i, m in enumerate(g.minor_of)
+               if m not in g.local_to(cpu)]
+        assert far, "no GPU remote from cpu %d in this topology" % cpu
+        remote.append(far[0])
+    before = _slurmd_log(gpu2).count(REMOTE_LINE)
+    rows = _srun(gpu2, "-n2", "--gres=gpu:2",
+                 "--gpu-bind=map_gpu:%d,%d" % tuple(remote))
+    assert [int(r["cpus"]) for r in rows] == cpus
+    poll(lambda: _slurmd_log(gpu2).count(REMOTE_LINE) > before, timeout=10,
+         what="the remote-placement log line")
+    time.sleep(1)   # a second task's line would have landed by now
+    assert _slurmd_log(gpu2).count(REMOTE_LINE) == before + 1
 
 
 def test_membind_local(gpu2):
