@@ -14,7 +14,6 @@ energy register) and on the power path (power register only, integrated).
 An RTU line and a dying meter are in test_modbus_faults.py.
 """
 import os
-import tempfile
 import time
 
 import pytest
@@ -129,9 +128,9 @@ def plugin_log_line(cluster, node):
                                         ("pymodbus", "counter"),
                                         ("pymodbus", "power")],
                 ids=lambda p: "%s-%s" % p)
-def modbus_cluster(request, cluster):
+def modbus_cluster(request, cluster, tmp_path_factory):
     server, path = request.param
-    workdir = tempfile.mkdtemp(prefix="se-modbus-test-")
+    workdir = str(tmp_path_factory.mktemp("modbus-%s-%s" % (server, path)))
     epoch = time.time()
     with cluster.configured(plugin_dirs=[PLUGIN_DIR],
                             energy_type="acct_gather_energy/modbus",

@@ -6,7 +6,6 @@ uses); kept apart so that module's parametrized meters are stopped before
 these start on the same address.
 """
 import os
-import tempfile
 import time
 
 import pytest
@@ -24,8 +23,9 @@ pytestmark = pytest.mark.skipif(not PLUGIN_DIR,
 
 # ------------------------------------------------------------ RTU at 9600
 @pytest.fixture(scope="module")
-def rtu_cluster(cluster):
-    workdir = tempfile.mkdtemp(prefix="se-modbus-rtu-", dir="/var/tmp")
+def rtu_cluster(cluster, tmp_path_factory):
+    # (the nodes' mount namespaces see the host's /tmp: the pty link works)
+    workdir = str(tmp_path_factory.mktemp("modbus-rtu"))
     meter_end = os.path.join(workdir, "meter.tty")
     node_end = os.path.join(workdir, "node1.tty")
     epoch = time.time()
@@ -64,8 +64,8 @@ def test_rtu_9600_slow_device_within_1pct(rtu_cluster):
 
 # ------------------------------------------------------ a meter that dies
 @pytest.fixture(scope="module")
-def dying_meter_cluster(cluster):
-    workdir = tempfile.mkdtemp(prefix="se-modbus-dying-")
+def dying_meter_cluster(cluster, tmp_path_factory):
+    workdir = str(tmp_path_factory.mktemp("modbus-dying"))
     epoch = time.time()
     with cluster.configured(plugin_dirs=[PLUGIN_DIR],
                             energy_type="acct_gather_energy/modbus",

@@ -6,9 +6,11 @@ configuration; ``poll`` waits for a condition instead of sleeping.
 """
 
 
+import atexit
 import contextlib
 import os
 import shlex
+import shutil
 import subprocess
 import tempfile
 import time
@@ -59,6 +61,7 @@ class Cluster:
                              "SALLOC_")):
                 del self.env[k]
         self._inputs = tempfile.mkdtemp(prefix="se-cluster-inputs-")
+        atexit.register(shutil.rmtree, self._inputs, True)
         self.current_args = self._read_up_args()
 
     # ---------------------------------------------------------- commands

@@ -9,6 +9,7 @@ Both meters play a power trace (contribs/trace/FORMAT.md) whose time 0 is
   plugin is also proven against a peer that shares no code with it.
 """
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -47,6 +48,7 @@ class _Process:
     name = "process"
 
     def __init__(self, workdir=None):
+        self.owns_workdir = workdir is None     # removed again at stop()
         self.workdir = workdir or tempfile.mkdtemp(prefix="se-meter-")
         self.proc = None
         self.log = os.path.join(self.workdir, "%s.log" % self.name)
@@ -67,14 +69,15 @@ class _Process:
         return self.proc is not None and self.proc.poll() is None
 
     def stop(self, timeout=10):
-        if not self.running():
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout)
+        if self.running():
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout)
+        if self.owns_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def freeze(self):
         os.kill(self.proc.pid, signal.SIGSTOP)
