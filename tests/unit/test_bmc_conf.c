@@ -79,7 +79,7 @@ START_TEST(every_key_in_the_table)
 
 	for (i = 0; bmc_conf_key(i); i++)
 		ck_assert_int_ne(_set(bmc_conf_key(i), ""), -ENOENT);
-	ck_assert_uint_eq(i, 13);
+	ck_assert_uint_eq(i, 14);
 	ck_assert_int_eq(_set("EnergyBMCColour", "blue"), -ENOENT);
 	ck_assert_str_eq(_err, FILE_NAME ": EnergyBMCColour: unknown key");
 }
@@ -199,6 +199,147 @@ START_TEST(host_expansion)
 }
 END_TEST
 
+/* ------------------------------------------------ EnergyBMCMap */
+
+/* Hostlist stand-in: "a,b,c" lists, or "bad" for a broken expression. */
+static int _contains(void *arg, const char *expr, const char *node)
+{
+	char *list, *item, *save = NULL;
+	int found = 0;
+
+	(void) arg;
+	if (!strcmp(expr, "bad"))
+		return -EINVAL;
+	list = strdup(expr);
+	for (item = strtok_r(list, ",", &save); item;
+	     item = strtok_r(NULL, ",", &save))
+		found |= !strcmp(item, node);
+	free(list);
+	return found;
+}
+
+static const bmc_hostlist_ops_t _hl = { .contains = _contains };
+
+/* Write the map; set EnergyBMCMap to it. */
+static const char *_map(const char *content)
+{
+	static char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/bmc.map", _dir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(content, f);
+	fclose(f);
+	ck_assert_int_eq(_set("EnergyBMCMap", path), 0);
+	return path;
+}
+
+static int _resolve(const char *node)
+{
+	int rc = bmc_conf_resolve_map(&_c, node, &_hl, _err, sizeof(_err));
+
+	return rc ? rc : bmc_conf_finish(&_c, FILE_NAME, node, _err,
+					 sizeof(_err));
+}
+
+START_TEST(map_per_node_host)
+{
+	bmc_conf_t copy;
+	char buf[256];
+
+	_map("# node -> BMC\n"
+	     "Nodes=n1 Host=10.0.0.1:6001\n"
+	     "\n"
+	     "Nodes=n2,n3   Host=%n-bmc:623   # named after the node\n");
+	ck_assert_int_eq(_resolve("n1"), 0);
+	ck_assert_str_eq(_c.host, "10.0.0.1:6001");
+	ck_assert_uint_eq(_c.map_line, 2);
+	ck_assert_int_eq(_resolve("n3"), 0);
+	ck_assert_str_eq(_c.host, "n3-bmc:623");
+	ck_assert_uint_eq(_c.map_line, 4);
+
+	/* the copy the meter keeps has the node's host */
+	ck_assert_int_eq(bmc_conf_copy(&copy, &_c), 0);
+	ck_assert_str_eq(copy.host, "n3-bmc:623");
+	ck_assert_str_eq(copy.map_host, "%n-bmc:623");
+	bmc_conf_free(&copy);
+
+	/* scontrol show config: the map's path */
+	bmc_conf_show(&_c, 3, buf, sizeof(buf));
+	ck_assert_str_eq(bmc_conf_key(3), "EnergyBMCMap");
+	ck_assert_ptr_nonnull(strstr(buf, "/bmc.map"));
+}
+END_TEST
+
+START_TEST(map_falls_back_to_host)
+{
+	_map("Nodes=n1 Host=10.0.0.1:6001\n");
+	/* a node on no line without EnergyBMCHost: an error, never in-band */
+	ck_assert_int_eq(_resolve("n9"), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, "node n9 is on no line"));
+	ck_assert_ptr_nonnull(strstr(_err, "/bmc.map"));
+	ck_assert_int_eq(_set("EnergyBMCHost", "%n.bmc"), 0);
+	ck_assert_int_eq(_resolve("n9"), 0);
+	ck_assert_str_eq(_c.host, "n9.bmc");
+	ck_assert_uint_eq(_c.map_line, 0);
+	ck_assert_int_eq(_resolve("n1"), 0);	/* the map wins */
+	ck_assert_str_eq(_c.host, "10.0.0.1:6001");
+}
+END_TEST
+
+START_TEST(map_errors)
+{
+	_map("Nodes=n1 Host=a\nNodes=n2,n1 Host=b\n");
+	ck_assert_int_eq(_resolve("n1"), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, "node n1 is on line 1 and on line 2"));
+	ck_assert_int_eq(_resolve("n2"), 0);
+
+	_map("Nodes=n1 Host=a Port=7\n");
+	ck_assert_int_eq(_resolve("n1"), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, "bmc.map:1: Port=7: unknown key"));
+	_map("Nodes=n1\n");
+	ck_assert_int_eq(_resolve("n1"), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, ":1: no Host="));
+	_map("Host=a\n");
+	ck_assert_int_eq(_resolve("n1"), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, ":1: no Nodes="));
+	_map("Nodes=n1 Host=\n");
+	ck_assert_int_eq(_resolve("n1"), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, "Host=: empty"));
+	_map("Nodes=n1 Host=a Host=b\n");
+	ck_assert_int_eq(_resolve("n1"), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, "given twice"));
+	_map("Nodes=bad Host=a\n");
+	ck_assert_int_eq(_resolve("n1"), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, "bad Nodes= hostlist"));
+	_map("# nothing\n\n");
+	ck_assert_int_eq(_resolve("n1"), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, "no entries"));
+	_map("Nodes=n1 Host=%x\n");
+	ck_assert_int_eq(_resolve("n1"), -EINVAL);	/* bad % in Host= */
+	ck_assert_ptr_nonnull(strstr(_err, "bmc.map:1: Host=%x"));
+
+	ck_assert_int_eq(_set("EnergyBMCMap", "relative.map"), -EINVAL);
+	ck_assert_int_eq(_set("EnergyBMCMap", "/nonexistent/bmc.map"), 0);
+	ck_assert_int_eq(_resolve("n1"), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(_err, "/nonexistent/bmc.map"));
+}
+END_TEST
+
+START_TEST(sdr_cache_dir_per_node)
+{
+	ck_assert_int_eq(_set("EnergyBMCSdrCacheDir", "/var/cache/bmc-%n"), 0);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n7", _err,
+					 sizeof(_err)), 0);
+	ck_assert_str_eq(_c.sdr_cache_dir, "/var/cache/bmc-n7");
+	ck_assert_int_eq(_set("EnergyBMCSdrCacheDir", "/var/cache/%q"), 0);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n7", _err,
+					 sizeof(_err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, "EnergyBMCSdrCacheDir=/var/cache/%q"));
+}
+END_TEST
+
 START_TEST(password_file_read)
 {
 	ck_assert_int_eq(_set("EnergyBMCPasswordFile",
@@ -256,6 +397,10 @@ static Suite *_suite(void)
 	tcase_add_test(tc, cipher_suite);
 	tcase_add_test(tc, frequency_timeout_watts);
 	tcase_add_test(tc, host_expansion);
+	tcase_add_test(tc, map_per_node_host);
+	tcase_add_test(tc, map_falls_back_to_host);
+	tcase_add_test(tc, map_errors);
+	tcase_add_test(tc, sdr_cache_dir_per_node);
 	tcase_add_test(tc, password_file_read);
 	tcase_add_test(tc, password_file_world_readable_refused);
 	tcase_add_test(tc, password_too_long);

@@ -4,8 +4,9 @@
  * or over an IPMI LAN session.
  *
  * The thin Slurm side: acct_gather.conf keys in and out (bmc_conf.c does
- * the checking), the node's BMC resolved in slurmd (EnergyBMCHost's %n,
- * the password file), and a bmc_meter_t handed to the shared glue
+ * the checking), the node's BMC resolved in slurmd (its EnergyBMCMap line,
+ * matched with Slurm's hostlist API; the host's %n; the password file), and
+ * a bmc_meter_t handed to the shared glue
  * (../common/se_energy.c), which samples it in slurmd and computes step
  * energy in slurmstepd.  See acct_gather_energy_bmc(5).
  */
@@ -32,10 +33,27 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 #define HISTORY_MIN		64
 #define HISTORY_MAX		16384
 #define BACKOFF_MAX_NS		(30 * SE_NS_PER_SEC)
-#define EXTRAPOLATE_MAX_NS	(600 * SE_NS_PER_SEC)
 
 static bmc_conf_t bconf;
 static char describe[512];	/* the meter, for se_energy's load line */
+
+/* ------------------------------------------------- hostlist for the map */
+
+static int _hl_contains(void *arg, const char *expr, const char *node)
+{
+	se_hostlist_t hl = hostlist_create(expr);
+	int found;
+
+	if (!hl)
+		return -EINVAL;
+	found = hostlist_find(hl, node) >= 0;
+	hostlist_destroy(hl);
+	return found;
+}
+
+static const bmc_hostlist_ops_t hostlist_ops = {
+	.contains = _hl_contains,
+};
 
 /* --------------------------------------------------------- the meter */
 
@@ -58,7 +76,10 @@ static void _sampler_config(sampler_config_t *cfg, const char *label)
 		history > HISTORY_MAX ? HISTORY_MAX : history;
 	cfg->acc.gap_ns = 0;	/* the sampler's default: one missed tick */
 	cfg->acc.max_power_mw = bconf.max_power_mw;
-	cfg->acc.max_extrapolate_ns = EXTRAPOLATE_MAX_NS;
+	/* One missed sample's worth, then held: readers never see energy
+	 * decrease, so a long guess during an outage would be locked in
+	 * (see acct_gather_energy_modbus.c). */
+	cfg->acc.max_extrapolate_ns = bconf.period_ns + bconf.timeout_ns;
 	cfg->label = label;
 }
 
@@ -70,7 +91,9 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	bmc_meter_t *m;
 	int rc, n;
 
-	if ((rc = bmc_conf_finish(&bconf, path, node, err, err_len)))
+	if ((rc = bmc_conf_resolve_map(&bconf, node, &hostlist_ops, err,
+				       err_len)) ||
+	    (rc = bmc_conf_finish(&bconf, path, node, err, err_len)))
 		return rc;
 	if (!(m = bmc_meter_create(&bconf))) {
 		snprintf(err, err_len, "out of memory");

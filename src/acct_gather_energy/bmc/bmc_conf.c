@@ -231,6 +231,15 @@ static int _set_host(bmc_conf_t *c, const conf_where_t *w, const char *value,
 	return _replace(&c->host_tmpl, value);
 }
 
+static int _set_map(bmc_conf_t *c, const conf_where_t *w, const char *value,
+		    char *err, size_t err_len)
+{
+	if (value[0] != '/')
+		return _fail(w, value, err, err_len, -EINVAL,
+			     "must be an absolute path");
+	return _replace(&c->map_path, value);
+}
+
 static int _set_user(bmc_conf_t *c, const conf_where_t *w, const char *value,
 		     char *err, size_t err_len)
 {
@@ -345,15 +354,16 @@ static int _set_sdr_cache_dir(bmc_conf_t *c, const conf_where_t *w,
 
 /* The man page documents the keys in this order. */
 enum {
-	K_METHOD, K_SENSORS, K_HOST, K_USER, K_PASSWORD_FILE, K_PRIVILEGE,
-	K_PROTOCOL, K_CIPHER_SUITE, K_WORKAROUNDS, K_FREQUENCY, K_TIMEOUT,
-	K_MAX_WATTS, K_SDR_CACHE_DIR, K_COUNT
+	K_METHOD, K_SENSORS, K_HOST, K_MAP, K_USER, K_PASSWORD_FILE,
+	K_PRIVILEGE, K_PROTOCOL, K_CIPHER_SUITE, K_WORKAROUNDS, K_FREQUENCY,
+	K_TIMEOUT, K_MAX_WATTS, K_SDR_CACHE_DIR, K_COUNT
 };
 
 static const bmc_key_t _keys[K_COUNT] = {
 	[K_METHOD] =		{ "EnergyBMCMethod",		_set_method },
 	[K_SENSORS] =		{ "EnergyBMCSensors",		_set_sensors },
 	[K_HOST] =		{ "EnergyBMCHost",		_set_host },
+	[K_MAP] =		{ "EnergyBMCMap",		_set_map },
 	[K_USER] =		{ "EnergyBMCUser",		_set_user },
 	[K_PASSWORD_FILE] =	{ "EnergyBMCPasswordFile",	_set_password_file },
 	[K_PRIVILEGE] =		{ "EnergyBMCPrivilege",		_set_privilege },
@@ -389,6 +399,8 @@ void bmc_conf_free(bmc_conf_t *c)
 {
 	_free_sensors(c);
 	free(c->host_tmpl);
+	free(c->map_path);
+	free(c->map_host);
 	free(c->user);
 	free(c->password_file);
 	free(c->workaround_names);
@@ -456,13 +468,142 @@ static int _finish_host(bmc_conf_t *c, const char *file, const char *node,
 
 	free(c->host);
 	c->host = NULL;
-	if (!c->host_tmpl)
+	if (c->map_host) {
+		w.file = c->map_path;
+		w.key = "Host";
+		w.line = c->map_line;
+	} else if (!c->host_tmpl) {
 		return 0;
-	rc = conf_expand(&w, c->host_tmpl, node, host, sizeof(host), err,
-			 err_len);
+	}
+	rc = conf_expand(&w, c->map_host ? c->map_host : c->host_tmpl, node,
+			 host, sizeof(host), err, err_len);
 	if (rc)
 		return rc;
 	return (c->host = strdup(host)) ? 0 : -ENOMEM;
+}
+
+/* ------------------------------------------------------------ map file */
+
+/* What bmc_conf_resolve_map() looks for while the map is read. */
+typedef struct {
+	const char *node;
+	const bmc_hostlist_ops_t *hl;
+	unsigned lines;		/* entries seen */
+	unsigned found_line;	/* 0: node on no line yet */
+	char *host;		/* Host= of found_line */
+} bmc_map_ctx_t;
+
+static int _map_fail(const char *path, unsigned line, const conf_pair_t *p,
+		     const char *why, char *err, size_t err_len)
+{
+	if (p)
+		snprintf(err, err_len, "%s:%u: %s=%s: %s", path, line, p->key,
+			 p->value, why);
+	else
+		snprintf(err, err_len, "%s:%u: %s", path, line, why);
+	return -EINVAL;
+}
+
+/* conf_line_fn: one "Nodes=... Host=..." line. */
+static int _map_line(void *arg, const char *path, unsigned line,
+		     const conf_pair_t *pairs, size_t n, char *err,
+		     size_t err_len)
+{
+	bmc_map_ctx_t *mc = arg;
+	const char *nodes = NULL, *host = NULL;
+	size_t i;
+	int in;
+
+	for (i = 0; i < n; i++) {
+		const conf_pair_t *p = &pairs[i];
+		const char **slot = !strcasecmp(p->key, "Nodes") ? &nodes :
+				    !strcasecmp(p->key, "Host") ? &host : NULL;
+
+		if (!slot)
+			return _map_fail(path, line, p,
+					 "unknown key (known: Nodes, Host)",
+					 err, err_len);
+		if (*slot)
+			return _map_fail(path, line, p, "given twice", err,
+					 err_len);
+		if (!*p->value)
+			return _map_fail(path, line, p, "empty", err, err_len);
+		*slot = p->value;
+	}
+	if (!nodes || !host)
+		return _map_fail(path, line, NULL, nodes ? "no Host=" :
+				 "no Nodes=", err, err_len);
+	mc->lines++;
+	if ((in = mc->hl->contains(mc->hl->arg, nodes, mc->node)) < 0)
+		return _map_fail(path, line, NULL, "bad Nodes= hostlist", err,
+				 err_len);
+	if (!in)
+		return 0;
+	if (mc->found_line) {
+		snprintf(err, err_len,
+			 "%s: node %s is on line %u and on line %u: one BMC per node",
+			 path, mc->node, mc->found_line, line);
+		return -EINVAL;
+	}
+	if (!(mc->host = strdup(host)))
+		return -ENOMEM;
+	mc->found_line = line;
+	return 0;
+}
+
+int bmc_conf_resolve_map(bmc_conf_t *c, const char *node,
+			 const bmc_hostlist_ops_t *hl, char *err,
+			 size_t err_len)
+{
+	bmc_map_ctx_t mc = { .node = node, .hl = hl };
+	int rc;
+
+	free(c->map_host);
+	c->map_host = NULL;
+	c->map_line = 0;
+	if (!c->map_path)
+		return 0;
+	if (!node) {
+		snprintf(err, err_len, "%s: no node name to look up",
+			 c->map_path);
+		return -EINVAL;
+	}
+	rc = conf_read_pairs_file(c->map_path, _map_line, &mc, err, err_len);
+	if (!rc && !mc.lines) {
+		snprintf(err, err_len, "%s: no entries", c->map_path);
+		rc = -EINVAL;
+	} else if (!rc && !mc.found_line && !c->host_tmpl) {
+		snprintf(err, err_len,
+			 "%s: node %s is on no line, and EnergyBMCHost is not set",
+			 c->map_path, node);
+		rc = -EINVAL;
+	}
+	if (rc) {
+		free(mc.host);
+		return rc;
+	}
+	c->map_host = mc.host;
+	c->map_line = mc.found_line;
+	return 0;
+}
+
+/* %n in EnergyBMCSdrCacheDir: one cache per node where several slurmds
+ * share a file system and a BMC (libipmimonitoring names the file after
+ * the BMC only, and concurrent first reads would write the same file). */
+static int _finish_sdr_cache_dir(bmc_conf_t *c, const char *file,
+				 const char *node, char *err, size_t err_len)
+{
+	conf_where_t w = { .file = file, .key = "EnergyBMCSdrCacheDir" };
+	char dir[4096];
+	int rc;
+
+	if (!c->sdr_cache_dir || !strchr(c->sdr_cache_dir, '%'))
+		return 0;
+	rc = conf_expand(&w, c->sdr_cache_dir, node, dir, sizeof(dir), err,
+			 err_len);
+	if (rc)
+		return rc;
+	return _replace(&c->sdr_cache_dir, dir);
 }
 
 int bmc_conf_check(const bmc_conf_t *c, const char *file, char *err,
@@ -489,7 +630,8 @@ int bmc_conf_finish(bmc_conf_t *c, const char *file, const char *node,
 
 	if ((rc = bmc_conf_check(c, file, err, err_len)))
 		return rc;
-	if ((rc = _finish_host(c, file, node, err, err_len)))
+	if ((rc = _finish_host(c, file, node, err, err_len)) ||
+	    (rc = _finish_sdr_cache_dir(c, file, node, err, err_len)))
 		return rc;
 	if (!c->password_file)
 		return 0;
@@ -524,6 +666,8 @@ int bmc_conf_copy(bmc_conf_t *dst, const bmc_conf_t *src)
 	for (i = 0; i < src->n_sensors; i++)
 		rc |= _dup(&dst->sensors[i].name, src->sensors[i].name);
 	rc |= _dup(&dst->host_tmpl, src->host_tmpl);
+	rc |= _dup(&dst->map_path, src->map_path);
+	rc |= _dup(&dst->map_host, src->map_host);
 	rc |= _dup(&dst->user, src->user);
 	rc |= _dup(&dst->password_file, src->password_file);
 	rc |= _dup(&dst->workaround_names, src->workaround_names);
@@ -573,6 +717,9 @@ void bmc_conf_show(const bmc_conf_t *c, size_t i, char *buf, size_t len)
 		break;
 	case K_HOST:
 		snprintf(buf, len, "%s", _or(c->host_tmpl, "(in-band)"));
+		break;
+	case K_MAP:
+		snprintf(buf, len, "%s", _or(c->map_path, "(none)"));
 		break;
 	case K_USER:
 		snprintf(buf, len, "%s", _or(c->user, "(null user)"));

@@ -3,10 +3,19 @@
  *
  * Table-driven: bmc_conf_key(i) lists every key (the plugin registers them
  * with Slurm's parser as strings and hands each value found to
- * bmc_conf_set()).  bmc_conf_finish() then resolves what depends on the
- * node (EnergyBMCHost's %n) and reads the password file.  Every error names
- * the file, the key and the value; the password itself never appears in a
- * message.  Nothing here knows Slurm.
+ * bmc_conf_set()).  bmc_conf_resolve_map() and bmc_conf_finish() then
+ * resolve what depends on the node (its line of EnergyBMCMap, the %n of
+ * its host) and read the password file.  Every error names the file, the
+ * key (or map line) and the value; the password itself never appears in a
+ * message.  Nothing here knows Slurm: hostlist matching is the caller's.
+ *
+ * Map file (EnergyBMCMap=FILE), one BMC per line, key=value pairs:
+ *   # nodes             their BMC
+ *   Nodes=n[1-2]        Host=%n-bmc.mgmt
+ *   Nodes=n3            Host=10.1.0.3:6230
+ * Nodes is a Slurm hostlist expression, Host as EnergyBMCHost (%n allowed).
+ * A node on no line uses EnergyBMCHost (an error without it); a node on
+ * two lines is an error.
  */
 #ifndef SE_BMC_CONF_H
 #define SE_BMC_CONF_H
@@ -49,6 +58,7 @@ typedef struct {
 	bmc_sensor_sel_t sensors[BMC_MAX_SENSORS];
 	size_t n_sensors;		/* 0: every system Watts sensor */
 	char *host_tmpl;		/* EnergyBMCHost (may hold %n) */
+	char *map_path;			/* EnergyBMCMap */
 	char *user;
 	char *password_file;
 	bmc_priv_t privilege;
@@ -61,6 +71,10 @@ typedef struct {
 	uint64_t timeout_ns;		/* EnergyBMCTimeout */
 	uint64_t max_power_mw;		/* EnergyBMCMaxWatts */
 	char *sdr_cache_dir;		/* EnergyBMCSdrCacheDir, NULL: default */
+
+	/* set by bmc_conf_resolve_map(): the node's line, if any */
+	char *map_host;			/* its Host= (may hold %n) */
+	unsigned map_line;
 
 	/* set by bmc_conf_finish() */
 	char *host;			/* NULL: in-band */
@@ -93,10 +107,29 @@ int bmc_conf_set(bmc_conf_t *c, const char *file, const char *key,
 int bmc_conf_check(const bmc_conf_t *c, const char *file, char *err,
 		   size_t err_len);
 
+/* Hostlist matching, supplied by the caller (Slurm's hostlist API):
+ * 1 if node is in the hostlist expression, 0 if not, < 0 if it is bad. */
+typedef struct {
+	int (*contains)(void *arg, const char *expr, const char *node);
+	void *arg;
+} bmc_hostlist_ops_t;
+
+/*
+ * Read EnergyBMCMap (if set) and find node's line: its Host= then replaces
+ * EnergyBMCHost for bmc_conf_finish().  Returns 0 (also without a map),
+ * -EINVAL for a malformed map, a bad Nodes= expression, a node on two
+ * lines, or a node on none without EnergyBMCHost; -errno for an unreadable
+ * map.  The message in err names the map file and line.
+ */
+int bmc_conf_resolve_map(bmc_conf_t *c, const char *node,
+			 const bmc_hostlist_ops_t *hl, char *err,
+			 size_t err_len);
+
 /*
  * Check the keys together and resolve them for node (NULL outside slurmd):
- * expand %n in EnergyBMCHost, check the password file (owned by us, no
- * group/other access) and read its first line.  Returns 0 or -errno with
+ * expand %n in the node's map Host= (else EnergyBMCHost), check the
+ * password file (owned by us, no group/other access) and read its first
+ * line.  Returns 0 or -errno with
  * a message in err.
  */
 int bmc_conf_finish(bmc_conf_t *c, const char *file, const char *node,

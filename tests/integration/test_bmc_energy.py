@@ -1,0 +1,361 @@
+"""acct_gather_energy/bmc on the test cluster: sacct energy vs the truth.
+
+Every node has its own simulated BMC (contribs/bmc-sim: OpenIPMI's ipmi_sim
+over IPMI LAN 2.0, Watts sensors fed from the trace, DCMI Get Power Reading
+answered from the trace by a loadlib module).  The BMCs listen on the host
+side of the cluster bridge (NET.1), one port per node, and the plugin finds
+each node's BMC through an EnergyBMCMap file.  Every BMC plays its node's
+column of contribs/trace/examples/cluster.trace; the truth of a job is the
+trace's exact integral over each task's own start and end (selab.energy).
+
+Tolerances
+----------
+dcmi: 1 % (the issue's bound for jobs of 30 s and more).  The BMC answers
+with exact watts; what remains is sampling (1 s) and interpolation.
+
+sensors: 1 % plus the quantisation allowance.  ipmi_sim's sensor readings
+are 8-bit raw values x M (M = 4 W), and the node's power is the sum of two
+PSU sensors (55 % and 45 % of it), each rounded to the nearest 4 W: each
+reading is off by at most M/2 = 2 W per sensor, 4 W for the sum.  That error
+is unbiased and mostly averages out as power moves, but a test must not
+count on it, so the allowance is the worst case, every sample 4 W off the
+same way for the whole job: 4 W x the job's seconds, summed over its nodes
+(on node1's 100-400 W that is 1-4 % more).  ipmi_sim also refreshes the
+sensors on its own poll (here 250 ms, set with bmc-sim --poll-ms), after the
+feeder's 100 ms: a lag every real BMC has as well, well inside the 1 %.
+
+Works on any instance of the cluster: addresses and ports derive from
+SE_CLUSTER_NET (default 10.199.0), so two instances do not collide.
+"""
+import glob
+import os
+import secrets
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from selab import energy
+from selab.cluster import ClusterError, poll
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+TRACE = os.path.join(REPO, "contribs", "trace", "examples", "cluster.trace")
+PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
+BUILD_DIR = os.environ.get("SE_BUILD_DIR", os.path.join(REPO, "_build"))
+BMC_SIM = os.environ.get("SE_BMC_SIM", os.path.join(
+    BUILD_DIR, "obj", "contribs", "bmc-sim", "bmc-sim"))
+
+NET = os.environ.get("SE_CLUSTER_NET", "10.199.0")
+BMC_ADDR = NET + ".1"                  # host side of the cluster bridge
+# One port per node, apart for every cluster instance (NET's last octet).
+PORT_BASE = 19600 + 16 * (int(NET.split(".")[2]) % 256)
+NODES = ("node1", "node2", "node3")
+PORT_OF = {n: PORT_BASE + i for i, n in enumerate(NODES, 1)}
+
+JOB_SECONDS = 30
+TOLERANCE = 0.01                       # the issue's 1 % for jobs >= 30 s
+SENSOR_M = 4                           # W per raw count (bmc-sim --m)
+SENSORS_PER_NODE = 2                   # PSU1 + PSU2 (CPU Power excluded)
+SENSOR_POLL_MS = 250
+FROZEN_TOLERANCE = 0.02                # a 10 s gap, bridged linearly
+
+pytestmark = [
+    pytest.mark.skipif(not PLUGIN_DIR, reason="SE_PLUGIN_DIR not set "
+                       "(run contribs/test-all.sh)"),
+    pytest.mark.skipif(not os.access(BMC_SIM, os.X_OK),
+                       reason="%s not built" % BMC_SIM),
+    pytest.mark.skipif(not shutil.which("ipmi_sim"),
+                       reason="ipmi_sim not installed (Debian: openipmi)"),
+]
+
+
+# ------------------------------------------------------------ the BMCs
+class Bmcs:
+    """One bmc-sim per node; started and stopped by their own pid files."""
+
+    def __init__(self, workdir, epoch, password_file, poll_ms=1000):
+        self.workdir = workdir
+        self.epoch = epoch
+        self.password_file = password_file
+        self.poll_ms = poll_ms
+        self.started = []
+
+    def state(self, node):
+        return os.path.join(self.workdir, "bmc-" + node)
+
+    def sim(self, cmd, node, *extra):
+        return subprocess.run([BMC_SIM, cmd, "--state", self.state(node),
+                               *extra], capture_output=True, text=True,
+                              timeout=30)
+
+    def start(self):
+        for node in NODES:
+            p = self.sim("start", node, "--port", str(PORT_OF[node]),
+                         "--trace", TRACE, "--column", node,
+                         "--epoch", "%.6f" % self.epoch,
+                         "--addr", BMC_ADDR,
+                         "--password-file", self.password_file,
+                         "--m", str(SENSOR_M),
+                         "--poll-ms", str(self.poll_ms))
+            if p.returncode != 0:
+                self.stop()
+                raise RuntimeError("bmc-sim start %s: %s%s"
+                                   % (node, p.stdout, p.stderr))
+            self.started.append(node)
+        return self
+
+    def stop(self):
+        for node in self.started:
+            self.sim("stop", node)
+        self.started = []
+
+
+def _write(path, text, mode=0o600):
+    with open(path, "w") as handle:
+        handle.write(text)
+    os.chmod(path, mode)
+    return path
+
+
+def bmc_conf(workdir, method, password_file):
+    lines = ["Nodes=%s Host=%s:%d" % (n, BMC_ADDR, PORT_OF[n])
+             for n in NODES]
+    map_file = _write(os.path.join(workdir, "bmc.map"),
+                      "# node -> its BMC\n" + "\n".join(lines) + "\n", 0o644)
+    return ("EnergyBMCMethod=%s\nEnergyBMCMap=%s\nEnergyBMCUser=admin\n"
+            "EnergyBMCPasswordFile=%s\nEnergyBMCPrivilege=admin\n"
+            "EnergyBMCWorkaroundFlags=opensesspriv\n"
+            "EnergyBMCFrequency=1\nEnergyBMCTimeout=500\n"
+            "EnergyBMCSdrCacheDir=%s\n"
+            % (method, map_file, password_file,
+               os.path.join(workdir, "sdr-cache-%n")))
+
+
+def slurmd_log(cluster, node):
+    with open(os.path.join(cluster.state, "log",
+                           "slurmd-%s.log" % node)) as handle:
+        return handle.read()
+
+
+def all_logs(cluster):
+    text = ""
+    for path in sorted(glob.glob(os.path.join(cluster.state, "log", "*"))):
+        with open(path, errors="replace") as handle:
+            text += handle.read()
+    return text
+
+
+def plugin_start_line(cluster, node):
+    return [l for l in slurmd_log(cluster, node).splitlines()
+            if "acct_gather_energy/bmc: slurm-energy-plugins" in l
+            and "started on node %s" % node in l]
+
+
+def wait_for_power(cluster, nodes):
+    poll(lambda: all(energy.node_power(cluster, n) for n in nodes),
+         timeout=60, what="CurrentWatts on %s" % ",".join(nodes))
+
+
+def run_timed(cluster, name, args, seconds=JOB_SECONDS):
+    return cluster.popen(["srun", "-J", name, *args,
+                          *energy.timed_command(seconds)])
+
+
+def finish(cluster, proc, name, timeout=JOB_SECONDS + 90):
+    out, err = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, "srun %s failed: %s" % (name, err)
+    jobid = int(cluster.run(["sacct", "-n", "-X", "-P", "-o", "JobID",
+                             "--name", name]).stdout.split()[-1])
+    return jobid, energy.windows(out)
+
+
+def allowance(method, windows):
+    """Joules of quantisation allowed on top of the 1 % (see the module
+    docstring): the sensors' worst-case rounding over the job."""
+    if method != "sensors":
+        return 0.0
+    worst_w = SENSORS_PER_NODE * SENSOR_M / 2.0
+    return sum(worst_w * (t1 - t0) for t0, t1 in windows.values())
+
+
+def check_energy(cluster, epoch, jobid, windows, method, tolerance=TOLERANCE):
+    recorded = energy.consumed_energy(cluster, jobid)
+    truth = energy.true_energy(TRACE, epoch, windows)
+    step = recorded["%d.0" % jobid]
+    job = recorded[str(jobid)]
+    assert step is not None and job is not None, recorded
+    bound = tolerance * truth + allowance(method, windows)
+    assert abs(step - truth) <= bound, (
+        "job %d (%s) on %s: sacct %d J, true %.0f J (%+.2f%%), allowed "
+        "+/-%.0f J" % (jobid, method, sorted(windows), step, truth,
+                       100 * energy.relative_error(step, truth), bound))
+    assert job == step, recorded       # an srun-only job is its step
+    print("job %d (%s) on %s: sacct %d J, true %.1f J, %+.3f%% (allowed "
+          "+/-%.0f J)" % (jobid, method, ",".join(sorted(windows)), step,
+                          truth, 100 * energy.relative_error(step, truth),
+                          bound))
+    return step, truth
+
+
+# ------------------------------------------------------- the fixtures
+@pytest.fixture(scope="module")
+def password():
+    # hex: IPMI 2.0 allows 20 bytes; bmc-sim refuses '"' and '|'
+    return secrets.token_hex(8)
+
+
+@pytest.fixture(scope="module")
+def workdir():
+    path = tempfile.mkdtemp(prefix="se-bmc-test-", dir="/var/tmp")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module", params=["dcmi", "sensors"])
+def bmc_cluster(request, cluster, workdir, password):
+    method = request.param
+    work = tempfile.mkdtemp(prefix=method + "-", dir=workdir)
+    pwfile = _write(os.path.join(work, "bmc.password"), password + "\n")
+    epoch = time.time()
+    bmcs = Bmcs(work, epoch, pwfile,
+                poll_ms=SENSOR_POLL_MS if method == "sensors" else 1000)
+    with cluster.configured(plugin_dirs=[PLUGIN_DIR],
+                            energy_type="acct_gather_energy/bmc",
+                            acct_gather_conf=bmc_conf(work, method, pwfile),
+                            slurm_conf="DebugFlags=Energy\n") as c:
+        bmcs.start()
+        try:
+            wait_for_power(c, NODES)
+            yield c, epoch, bmcs, method
+            # before the restore wipes the logs
+            logs = all_logs(c) + c.scontrol("show", "config").stdout
+            assert password not in logs, "the BMC password is in a log"
+        finally:
+            bmcs.stop()
+
+
+# ------------------------------------------------------------ the tests
+def test_our_plugin_reads_each_nodes_bmc(bmc_cluster):
+    """Slurm silently falls back to stock plugins: prove ours runs, with
+    the method asked for, on the BMC the map gives each node."""
+    c, _, _, method = bmc_cluster
+    for node in NODES:
+        lines = plugin_start_line(c, node)
+        assert lines, "no start line of our plugin in slurmd-%s.log" % node
+        assert "meter bmc %s over lan 2.0 to %s:%d as admin" % (
+            method, BMC_ADDR, PORT_OF[node]) in lines[-1], lines[-1]
+
+
+def test_single_node_jobs(bmc_cluster):
+    """node1 and node2 alone, at once, each on its own BMC."""
+    c, epoch, _, method = bmc_cluster
+    procs = [(run_timed(c, "one-" + n, ["-w", n]), "one-" + n)
+             for n in ("node1", "node2")]
+    for proc, name in procs:
+        jobid, windows = finish(c, proc, name)
+        check_energy(c, epoch, jobid, windows, method)
+
+
+def test_three_node_job(bmc_cluster):
+    c, epoch, _, method = bmc_cluster
+    jobid, windows = finish(c, run_timed(c, "three", ["-N3"]), "three")
+    assert sorted(windows) == list(NODES)
+    check_energy(c, epoch, jobid, windows, method)
+
+
+def test_frozen_bmc_mid_job(bmc_cluster):
+    """SIGSTOP node3's BMC 5 s into a 30 s job, SIGCONT it 10 s later: the
+    job ends on time, the controller answers at once while the BMC hangs,
+    the gap is logged and filled."""
+    c, epoch, bmcs, method = bmc_cluster
+    started = time.monotonic()
+    proc = run_timed(c, "frozen", ["-w", "node3"])
+    time.sleep(5)
+    assert bmcs.sim("freeze", "node3").returncode == 0
+    try:
+        time.sleep(3)                   # the sampler's reads now time out
+        for _ in range(3):
+            t = time.monotonic()
+            shown = c.scontrol("show", "node", "node3").stdout
+            assert time.monotonic() - t < 1.0, "scontrol show node is slow"
+            assert "CurrentWatts=" in shown
+            time.sleep(1)
+        time.sleep(4)
+    finally:
+        assert bmcs.sim("thaw", "node3").returncode == 0
+    jobid, windows = finish(c, proc, "frozen")
+    # No step waited on the hung BMC: 30 s of work plus launch and
+    # teardown, far from the 20+ s a blocked energy RPC adds (DESIGN 3).
+    assert time.monotonic() - started < JOB_SECONDS + 10
+    check_energy(c, epoch, jobid, windows, method, FROZEN_TOLERANCE)
+    log = slurmd_log(c, "node3")
+    assert "BMC %s:%d" % (BMC_ADDR, PORT_OF["node3"]) in log
+    assert "reading again after" in log, "no recovery line in the log"
+
+
+# ------------------------------------------- credentials that are wrong
+def _restart_expecting(cluster, acct_gather_conf, ok):
+    """Restart with this config: up must succeed (ok) or fail."""
+    args = cluster.up_args(plugin_dirs=[PLUGIN_DIR],
+                           energy_type="acct_gather_energy/bmc",
+                           acct_gather_conf=acct_gather_conf,
+                           slurm_conf="DebugFlags=Energy\n")
+    cluster.down()
+    if ok:
+        cluster.up(args)
+        return
+    with pytest.raises(ClusterError):
+        cluster.up(args)
+
+
+@pytest.fixture
+def restore(cluster):
+    before = list(cluster.current_args)
+    yield cluster
+    cluster.down()
+    cluster.up(before)
+
+
+def test_wrong_password_is_a_clear_error(restore, workdir, password):
+    c = restore
+    work = tempfile.mkdtemp(prefix="wrong-", dir=workdir)
+    good = _write(os.path.join(work, "bmc.password"), password + "\n")
+    wrong_pw = secrets.token_hex(8)
+    wrong = _write(os.path.join(work, "wrong.password"), wrong_pw + "\n")
+    bmcs = Bmcs(work, time.time(), good)
+    _restart_expecting(c, bmc_conf(work, "dcmi", wrong), ok=True)
+    bmcs.start()
+    try:
+        want = "BMC %s:%d: cannot open an IPMI 2.0 session as 'admin'" % (
+            BMC_ADDR, PORT_OF["node1"])
+        poll(lambda: want in slurmd_log(c, "node1"), timeout=60,
+             what="the session error in slurmd-node1.log")
+        line = [l for l in slurmd_log(c, "node1").splitlines()
+                if want in l][-1]
+        print(line)
+        assert "password" in line.lower(), line
+        assert "check EnergyBMCUser, EnergyBMCPasswordFile" in line, line
+        # slurmd stays up and jobs still run, without energy
+        c.srun("-w", "node1", "true")
+        logs = all_logs(c)
+        assert password not in logs and wrong_pw not in logs
+    finally:
+        bmcs.stop()
+
+
+def test_world_readable_password_file_is_refused(restore, workdir, password):
+    c = restore
+    work = tempfile.mkdtemp(prefix="mode-", dir=workdir)
+    pwfile = _write(os.path.join(work, "bmc.password"), password + "\n",
+                    0o644)
+    _restart_expecting(c, bmc_conf(work, "dcmi", pwfile), ok=False)
+    log = slurmd_log(c, "node1")
+    fatal = [l for l in log.splitlines() if "fatal" in l.lower()]
+    assert fatal, "slurmd did not stop with a fatal error:\n" + log[-2000:]
+    assert "EnergyBMCPasswordFile=%s" % pwfile in fatal[-1], fatal
+    assert "mode 0644" in fatal[-1], fatal
+    print(fatal[-1])
+    assert password not in all_logs(c)
