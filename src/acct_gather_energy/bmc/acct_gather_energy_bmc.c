@@ -116,98 +116,46 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	return 0;
 }
 
-/* ------------------------------------------------------- entry points */
+/* ------------------------------------------- hooks for se_energy_plugin.c */
 
-extern int init(void)
+static void _conf_init(void)
 {
-	se_energy_init();
 	bmc_conf_init(&bconf);
-	return SLURM_SUCCESS;
 }
 
-extern int fini(void)
+static void _conf_free(void)
 {
-	se_energy_fini();
 	bmc_conf_free(&bconf);
-	return SLURM_SUCCESS;
 }
 
-extern int acct_gather_energy_p_update_node_energy(void)
+static int _conf_set(const char *file, size_t i, const char *value,
+		     char *err, size_t err_len)
 {
-	return se_energy_update_node_energy();
+	return bmc_conf_set(&bconf, file, bmc_conf_key(i), value, err,
+			    err_len);
 }
 
-extern int acct_gather_energy_p_get_data(enum acct_energy_type data_type,
-					 void *data)
+static int _conf_check(const char *file, char *err, size_t err_len)
 {
-	return se_energy_get_data(data_type, data);
+	return bmc_conf_check(&bconf, file, err, err_len);
 }
 
-extern int acct_gather_energy_p_set_data(enum acct_energy_type data_type,
-					 void *data)
+static void _conf_show(size_t i, char *buf, size_t len)
 {
-	return se_energy_set_data(data_type, data);
+	bmc_conf_show(&bconf, i, buf, len);
 }
 
-extern void acct_gather_energy_p_conf_options(s_p_options_t **full_options,
-					      int *full_options_cnt)
-{
-	s_p_options_t *options;
-	size_t i, n = 0;
-
-	while (bmc_conf_key(n))
-		n++;
-	options = xcalloc(n + 1, sizeof(*options));
-	/* All strings: bmc_conf checks them with messages that name file,
-	 * key and value (Slurm's own parser would only say "bad"). */
-	for (i = 0; i < n; i++) {
-		options[i].key = (char *) bmc_conf_key(i);
-		options[i].type = S_P_STRING;
-	}
-	transfer_s_p_options(full_options, options, full_options_cnt);
-	xfree(options);
-}
-
-extern void acct_gather_energy_p_conf_set(int context_id_in,
-					  s_p_hashtbl_t *tbl)
-{
-	static char path[4096];
-	char err[1024] = "", *value, *conf_path;
-	size_t i;
-	int rc = 0;
-
-	conf_path = get_extra_conf_path("acct_gather.conf");
-	snprintf(path, sizeof(path), "%s", conf_path);
-	xfree(conf_path);
-
-	bmc_conf_free(&bconf);
-	bmc_conf_init(&bconf);
-	for (i = 0; tbl && !rc && bmc_conf_key(i); i++) {
-		if (!s_p_get_string(&value, bmc_conf_key(i), tbl))
-			continue;
-		rc = bmc_conf_set(&bconf, path, bmc_conf_key(i), value, err,
-				  sizeof(err));
-		xfree(value);
-	}
-	if (!rc)
-		rc = bmc_conf_check(&bconf, path, err, sizeof(err));
-
-	/* The node's host and password are resolved in _make_meter(). */
-	se_energy_conf_set(context_id_in, "bmc", rc ? err : NULL,
-			   _make_meter, path);
-}
-
-extern void acct_gather_energy_p_conf_values(se_slurm_list_t *data)
-{
-	config_key_pair_t *kp;
-	char buf[256];
-	size_t i;
-
-	for (i = 0; bmc_conf_key(i); i++) {
-		bmc_conf_show(&bconf, i, buf, sizeof(buf));
-		kp = xmalloc(sizeof(*kp));
-		kp->name = xstrdup(bmc_conf_key(i));
-		kp->value = xstrdup(buf);
-		list_append(*data, kp);
-	}
-}
+/*
+ * Slurm's entry points are in ../common/se_energy_plugin.c.  The node's
+ * host and password are resolved in _make_meter(), in slurmd only.
+ */
+const se_energy_plugin_t se_energy_plugin = {
+	.meter_name = "bmc",
+	.key = bmc_conf_key,
+	.conf_init = _conf_init,
+	.conf_free = _conf_free,
+	.conf_set = _conf_set,
+	.conf_check = _conf_check,
+	.conf_show = _conf_show,
+	.make_meter = _make_meter,
+};

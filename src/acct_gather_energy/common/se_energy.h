@@ -66,6 +66,30 @@ typedef int (*se_energy_make_meter_fn)(void *arg, const char *node,
 				       char *err, size_t err_len);
 
 /*
+ * What an energy plugin of ours gives the shared Slurm entry points:
+ * se_energy_plugin.c defines init(), fini() and every acct_gather_energy_p_*
+ * from it, so a plugin file holds only its plugin_* symbols, these hooks and
+ * its make_meter().  Keys are registered with Slurm as strings and checked
+ * by the plugin's own parser, whose messages name file, key and value
+ * (Slurm's would only say "bad").
+ */
+typedef struct {
+	const char *meter_name;		/* "modbus": in the load line */
+	const char *(*key)(size_t i);	/* i-th acct_gather.conf key, NULL
+					 * past the last */
+	void (*conf_init)(void);	/* defaults */
+	void (*conf_free)(void);
+	int (*conf_set)(const char *file, size_t i, const char *value,
+			char *err, size_t err_len);
+	int (*conf_check)(const char *file, char *err, size_t err_len);
+	void (*conf_show)(size_t i, char *buf, size_t len);
+	se_energy_make_meter_fn make_meter; /* arg: acct_gather.conf's path */
+} se_energy_plugin_t;
+
+/* Defined by each plugin. */
+extern const se_energy_plugin_t se_energy_plugin;
+
+/*
  * From the plugin's init(): route the core's se_log() to Slurm's log
  * (error/info/debug/log_flag(ENERGY)) with plugin_type as prefix.
  */

@@ -144,90 +144,47 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	return 0;
 }
 
-/* ------------------------------------------------------- entry points */
+/* ------------------------------------------- hooks for se_energy_plugin.c */
 
-extern int init(void)
+static const char *_key(size_t i)
 {
-	se_energy_init();
+	return i < modbus_conf_key_count() ? modbus_conf_key_name(i) : NULL;
+}
+
+static void _conf_init(void)
+{
 	modbus_conf_init(&mconf);
-	return SLURM_SUCCESS;
 }
 
-extern int fini(void)
+static void _conf_free(void)
 {
-	se_energy_fini();
 	modbus_conf_free(&mconf);
-	return SLURM_SUCCESS;
 }
 
-extern int acct_gather_energy_p_update_node_energy(void)
+static int _conf_set(const char *file, size_t i, const char *value,
+		     char *err, size_t err_len)
 {
-	return se_energy_update_node_energy();
+	return modbus_conf_set(&mconf, file, i, value, err, err_len);
 }
 
-extern int acct_gather_energy_p_get_data(enum acct_energy_type data_type,
-					 void *data)
+static int _conf_check(const char *file, char *err, size_t err_len)
 {
-	return se_energy_get_data(data_type, data);
+	return modbus_conf_check(&mconf, file, err, err_len);
 }
 
-extern int acct_gather_energy_p_set_data(enum acct_energy_type data_type,
-					 void *data)
+static void _conf_show(size_t i, char *buf, size_t len)
 {
-	return se_energy_set_data(data_type, data);
+	modbus_conf_show(&mconf, i, buf, len);
 }
 
-extern void acct_gather_energy_p_conf_options(s_p_options_t **full_options,
-					      int *full_options_cnt)
-{
-	size_t i, n = modbus_conf_key_count();
-	s_p_options_t *options = xcalloc(n + 1, sizeof(*options));
-
-	/* All strings: modbus_conf checks them with messages that name
-	 * file, key and value (Slurm's own parser would only say "bad"). */
-	for (i = 0; i < n; i++) {
-		options[i].key = (char *) modbus_conf_key_name(i);
-		options[i].type = S_P_STRING;
-	}
-	transfer_s_p_options(full_options, options, full_options_cnt);
-	xfree(options);
-}
-
-extern void acct_gather_energy_p_conf_set(int context_id_in,
-					  s_p_hashtbl_t *tbl)
-{
-	char *path = get_extra_conf_path("acct_gather.conf");
-	char err[1024] = "", *value;
-	size_t i;
-	int rc = 0;
-
-	modbus_conf_free(&mconf);
-	modbus_conf_init(&mconf);
-	for (i = 0; tbl && !rc && i < modbus_conf_key_count(); i++) {
-		if (!s_p_get_string(&value, modbus_conf_key_name(i), tbl))
-			continue;
-		rc = modbus_conf_set(&mconf, path, i, value, err, sizeof(err));
-		xfree(value);
-	}
-	if (!rc)
-		rc = modbus_conf_check(&mconf, path, err, sizeof(err));
-	xfree(path);
-
-	se_energy_conf_set(context_id_in, "modbus", rc ? err : NULL,
-			   _make_meter, NULL);
-}
-
-extern void acct_gather_energy_p_conf_values(se_slurm_list_t *data)
-{
-	config_key_pair_t *kp;
-	char buf[256];
-	size_t i;
-
-	for (i = 0; i < modbus_conf_key_count(); i++) {
-		modbus_conf_show(&mconf, i, buf, sizeof(buf));
-		kp = xmalloc(sizeof(*kp));
-		kp->name = xstrdup(modbus_conf_key_name(i));
-		kp->value = xstrdup(buf);
-		list_append(*data, kp);
-	}
-}
+/* Slurm's entry points are in ../common/se_energy_plugin.c. */
+const se_energy_plugin_t se_energy_plugin = {
+	.meter_name = "modbus",
+	.key = _key,
+	.conf_init = _conf_init,
+	.conf_free = _conf_free,
+	.conf_set = _conf_set,
+	.conf_check = _conf_check,
+	.conf_show = _conf_show,
+	.make_meter = _make_meter,
+};

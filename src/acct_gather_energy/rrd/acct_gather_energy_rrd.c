@@ -89,94 +89,46 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	return 0;
 }
 
-/* ------------------------------------------------------- entry points */
+/* ------------------------------------------- hooks for se_energy_plugin.c */
 
-extern int init(void)
+static void _conf_init(void)
 {
-	se_energy_init();
 	rrd_conf_init(&rconf);
-	return SLURM_SUCCESS;
 }
 
-extern int fini(void)
+static void _conf_free(void)
 {
-	se_energy_fini();
 	rrd_conf_free(&rconf);
-	return SLURM_SUCCESS;
 }
 
-extern int acct_gather_energy_p_update_node_energy(void)
+static int _conf_set(const char *file, size_t i, const char *value,
+		     char *err, size_t err_len)
 {
-	return se_energy_update_node_energy();
+	return rrd_conf_set(&rconf, file, rrd_conf_key(i), value, err,
+			    err_len);
 }
 
-extern int acct_gather_energy_p_get_data(enum acct_energy_type data_type,
-					 void *data)
+static int _conf_check(const char *file, char *err, size_t err_len)
 {
-	return se_energy_get_data(data_type, data);
+	return rrd_conf_check(&rconf, file, err, err_len);
 }
 
-extern int acct_gather_energy_p_set_data(enum acct_energy_type data_type,
-					 void *data)
+static void _conf_show(size_t i, char *buf, size_t len)
 {
-	return se_energy_set_data(data_type, data);
+	char tmp[256];
+
+	snprintf(buf, len, "%s",
+		 rrd_conf_value(&rconf, rrd_conf_key(i), tmp, sizeof(tmp)));
 }
 
-extern void acct_gather_energy_p_conf_options(s_p_options_t **full_options,
-					      int *full_options_cnt)
-{
-	size_t i, n = 0;
-	s_p_options_t *options;
-
-	while (rrd_conf_key(n))
-		n++;
-	options = xcalloc(n + 1, sizeof(*options));
-	/* All strings: rrd_conf checks them with messages that name file,
-	 * key and value. */
-	for (i = 0; i < n; i++) {
-		options[i].key = (char *) rrd_conf_key(i);
-		options[i].type = S_P_STRING;
-	}
-	transfer_s_p_options(full_options, options, full_options_cnt);
-	xfree(options);
-}
-
-extern void acct_gather_energy_p_conf_set(int context_id_in,
-					  s_p_hashtbl_t *tbl)
-{
-	char *path = get_extra_conf_path("acct_gather.conf");
-	char err[1024] = "", *value;
-	const char *key;
-	size_t i;
-	int rc = 0;
-
-	rrd_conf_free(&rconf);
-	rrd_conf_init(&rconf);
-	for (i = 0; tbl && !rc && (key = rrd_conf_key(i)); i++) {
-		if (!s_p_get_string(&value, key, tbl))
-			continue;
-		rc = rrd_conf_set(&rconf, path, key, value, err, sizeof(err));
-		xfree(value);
-	}
-	if (!rc)
-		rc = rrd_conf_check(&rconf, path, err, sizeof(err));
-	xfree(path);
-
-	se_energy_conf_set(context_id_in, "rrd", rc ? err : NULL, _make_meter,
-			   NULL);
-}
-
-extern void acct_gather_energy_p_conf_values(se_slurm_list_t *data)
-{
-	config_key_pair_t *kp;
-	const char *key;
-	char buf[256];
-
-	for (size_t i = 0; (key = rrd_conf_key(i)); i++) {
-		kp = xmalloc(sizeof(*kp));
-		kp->name = xstrdup(key);
-		kp->value = xstrdup(rrd_conf_value(&rconf, key, buf,
-						   sizeof(buf)));
-		list_append(*data, kp);
-	}
-}
+/* Slurm's entry points are in ../common/se_energy_plugin.c. */
+const se_energy_plugin_t se_energy_plugin = {
+	.meter_name = "rrd",
+	.key = rrd_conf_key,
+	.conf_init = _conf_init,
+	.conf_free = _conf_free,
+	.conf_set = _conf_set,
+	.conf_check = _conf_check,
+	.conf_show = _conf_show,
+	.make_meter = _make_meter,
+};
