@@ -5,6 +5,7 @@
 #include "se_config.h"
 #endif
 
+#include <errno.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -58,4 +59,17 @@ uint64_t se_mono_to_wall_ns(uint64_t mono_ns)
 uint64_t se_wall_to_mono_ns(uint64_t wall_ns)
 {
 	return _shift_ns(wall_ns, -_wall_minus_mono_ns());
+}
+
+void se_sleep_ns(uint64_t ns)
+{
+	struct timespec until;
+	uint64_t t = se_mono_ns() + ns;
+
+	until.tv_sec = (time_t) (t / SE_NS_PER_SEC);
+	until.tv_nsec = (long) (t % SE_NS_PER_SEC);
+	/* a signal: sleep on to the same instant */
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until,
+			       NULL) == EINTR)
+		;
 }

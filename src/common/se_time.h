@@ -26,4 +26,7 @@ uint64_t se_mono_to_wall_ns(uint64_t mono_ns);
 /* Convert a wall-clock instant to monotonic ns, using the current offset. */
 uint64_t se_wall_to_mono_ns(uint64_t wall_ns);
 
+/* Sleep for ns (monotonic), resumed after signals. */
+void se_sleep_ns(uint64_t ns);
+
 #endif

@@ -14,9 +14,11 @@ PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 BIN_DIR = os.environ.get("SE_BIN_DIR", "")
 SBIN_DIR = os.path.join(os.path.dirname(BIN_DIR), "sbin") if BIN_DIR else ""
 
-# What Slurm looks up with dlsym(); anything else exported is a leak.
+# What Slurm looks up with dlsym() (and energy_settle.so in our energy
+# plugins); anything else exported is a leak.
 ENTRY_POINT = re.compile(
     r"^(plugin_name|plugin_type|plugin_version|init|fini|"
+    r"se_energy_step_settle|"
     r"acct_gather_energy_p_\w+|ext_sensors_p_\w+|gres_p_\w+|gpu_p_\w+|"
     r"job_submit|job_modify|job_submit_p_\w+|cli_filter_p_\w+|"
     r"slurm_spank_\w+|spank_\w+)$")

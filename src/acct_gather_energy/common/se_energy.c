@@ -40,6 +40,7 @@
 #include "src/common/slurm_xlator.h"
 #include "slurm_compat.h"
 #include "src/slurmd/slurmd/slurmd.h"
+#include "src/slurmd/slurmstepd/slurmstepd_job.h"
 
 #include "se_energy.h"
 #include "se_log.h"
@@ -51,6 +52,16 @@
 
 /* A step's view of node energy older than this is refreshed by RPC. */
 #define STEP_REFRESH_NS		SE_NS_PER_SEC
+
+/* How often a settling step asks its source again. */
+#define SETTLE_POLL_NS		SE_NS_PER_SEC
+/*
+ * When srun's allocation ends while a step settles, slurmd asks the step to
+ * terminate, which starts slurmstepd's step_terminate_monitor: a step still
+ * there after UnkillableStepTimeout drains the node ("Kill task failed").
+ * The settle ends this long before that.
+ */
+#define SETTLE_UNKILLABLE_MARGIN_S	10
 
 /* At most this many RPC failure messages per minute from one step. */
 #define STEP_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
@@ -88,6 +99,11 @@ typedef struct {
 	int dataset_id;		/* profile dataset, -1: none */
 	bool warned_no_data;
 	se_ratelimit_t rl;
+	/* for se_energy_step_settle() */
+	stepd_step_rec_t *job;	/* ENERGY_DATA_STEP_PTR */
+	uint64_t start_wall_ns;	/* the step's window, wall clock */
+	uint64_t end_wall_ns;	/* last poll before the step began ending */
+	bool settled;		/* step_j is final: no more refreshes */
 } step_state_t;
 
 /* Node energy at the last fini(): survives a reload (-z nodelete). */
@@ -345,6 +361,8 @@ static int _step_refresh(void)
 	uint64_t now_ns;
 	int rc = 0;
 
+	if (step.settled)
+		return 0;
 	if (slurm_get_node_energy((char *) se_energy_node_name(), context_id,
 				  0, &cnt, &e) != SLURM_SUCCESS) {
 		se_log_limited(&step.rl, se_mono_ns(), SE_LOG_ERROR,
@@ -422,10 +440,24 @@ static void _step_profile(void)
 					      step.poll_time);
 }
 
+/*
+ * An accounting poll: while the step's tasks run (or exit), its instant is
+ * the step's end so far.  Polls after slurmstepd began ending the step
+ * (jobacct_gather's thread may run once more) do not move it.
+ */
+static void _step_mark_poll(void)
+{
+	if (!step.job || step.job->state < SLURMSTEPD_STEP_ENDING)
+		step.end_wall_ns = se_wall_ns();
+}
+
 static int _step_get_data(int data_type, void *data)
 {
 	bool stale = (se_mono_ns() - step.last_ns) >= STEP_REFRESH_NS;
 
+	if (data_type != ENERGY_DATA_LAST_POLL &&
+	    data_type != ENERGY_DATA_SENSOR_CNT)
+		_step_mark_poll();
 	switch (data_type) {
 	case ENERGY_DATA_NODE_ENERGY_UP:
 	case ENERGY_DATA_JOULES_TASK:
@@ -458,6 +490,7 @@ static int _step_get_data(int data_type, void *data)
 static void _step_start(void)
 {
 	step.start_ns = se_mono_ns();
+	step.start_wall_ns = se_wall_ns();
 	step.dataset_id = -1;
 	step.rl = (se_ratelimit_t) SE_RATELIMIT_INIT(STEP_LOG_INTERVAL_NS,
 						     STEP_LOG_BURST);
@@ -465,6 +498,125 @@ static void _step_start(void)
 	if (_step_refresh() == 0)
 		log_flag(ENERGY, "%s: step base: node at %"PRIu64" J",
 			 plugin_type, step.last_node_j);
+}
+
+/* ------------------------------------------------------------ settle */
+
+/* Steps whose end is the job's own: a wait there delays the job. */
+static bool _step_ends_job(const stepd_step_rec_t *job)
+{
+	return job->batch || job->step_id.step_id == SLURM_BATCH_SCRIPT ||
+	       job->step_id.step_id == SLURM_EXTERN_CONT ||
+	       job->step_id.step_id == SLURM_INTERACTIVE_STEP;
+}
+
+/* max_wait, kept clear of UnkillableStepTimeout (see the margin above). */
+static unsigned _settle_cap(unsigned max_wait_s)
+{
+	uint16_t unkillable = slurm_conf.unkillable_timeout;
+	unsigned cap = unkillable > SETTLE_UNKILLABLE_MARGIN_S ?
+		       unkillable - SETTLE_UNKILLABLE_MARGIN_S : 0;
+
+	if (max_wait_s <= cap)
+		return max_wait_s;
+	info("%s: settle max_wait=%u s cut to %u s: a step still there after UnkillableStepTimeout=%u s would drain the node",
+	     plugin_type, max_wait_s, cap, unkillable);
+	return cap;
+}
+
+/* Ask the source until its data covers [t0, t1] or the deadline passes. */
+static int _settle_wait(se_energy_window_fn window, uint64_t t0_ns,
+			uint64_t t1_ns, unsigned max_wait_s,
+			uint64_t *energy_mj, bool *complete, char *msg,
+			size_t msg_len)
+{
+	uint64_t deadline = se_mono_ns() + max_wait_s * SE_NS_PER_SEC;
+	int rc;
+
+	for (;;) {
+		uint64_t now;
+
+		rc = window(se_energy_node_name(), t0_ns, t1_ns, energy_mj,
+			    complete, msg, msg_len);
+		now = se_mono_ns();
+		if ((!rc && *complete) || now >= deadline)
+			return rc;
+		se_sleep_ns(deadline - now < SETTLE_POLL_NS ?
+			    deadline - now : SETTLE_POLL_NS);
+	}
+}
+
+/* The step's final energy into what slurmstepd sends to slurmctld. */
+static void _settle_store(stepd_step_rec_t *job, uint64_t joules,
+			  uint64_t t0_ns, uint64_t t1_ns)
+{
+	jobacctinfo_t *ja = job->jobacct;
+	uint32_t ave = _avg_w(joules * 1000, t1_ns - t0_ns);
+
+	step.prev_step_j = step.step_j;
+	step.step_j = joules;
+	step.settled = true;
+	if (!ja)
+		return;
+	ja->energy.consumed_energy = joules;
+	ja->energy.ave_watts = ave;
+	if (ja->tres_count > TRES_ARRAY_ENERGY) {
+		ja->tres_usage_in_tot[TRES_ARRAY_ENERGY] = joules;
+		ja->tres_usage_out_tot[TRES_ARRAY_ENERGY] = ave;
+	}
+}
+
+int se_energy_step_settle(unsigned max_wait_s)
+{
+	se_energy_window_fn window = se_energy_plugin.window_energy;
+	uint64_t t0_ns, t1_ns, energy_mj = 0, running_j, begin = se_mono_ns();
+	stepd_step_rec_t *job;
+	char msg[512] = "";
+	bool complete = false;
+	int rc;
+
+	slurm_mutex_lock(&state_lock);
+	job = step.job;
+	if (role != ROLE_STEPD || !window || !job || !step.start_wall_ns ||
+	    _step_ends_job(job)) {
+		log_flag(ENERGY, "%s: no settle for this step (%s)",
+			 plugin_type,
+			 role != ROLE_STEPD ? "not in slurmstepd" :
+			 !window ? "the source's data is live" :
+			 !job ? "no step record" :
+			 !step.start_wall_ns ? "no start" :
+			 "batch, extern or interactive step");
+		slurm_mutex_unlock(&state_lock);
+		return 1;
+	}
+	t0_ns = step.start_wall_ns;
+	t1_ns = step.end_wall_ns > t0_ns ? step.end_wall_ns : se_wall_ns();
+	running_j = step.step_j;
+	slurm_mutex_unlock(&state_lock);
+	max_wait_s = _settle_cap(max_wait_s);
+
+	/* No lock while waiting: jobacct_gather has stopped polling. */
+	rc = _settle_wait(window, t0_ns, t1_ns, max_wait_s, &energy_mj,
+			  &complete, msg, sizeof(msg));
+	if (rc) {
+		error("%s: step energy not settled: %s; keeping the running figure %"PRIu64" J",
+		      plugin_type, msg, running_j);
+		return rc;
+	}
+	if (!complete)
+		info("%s: the data did not cover the step's window after %u s; ends held at the nearest row (%"PRIu64" J, running figure %"PRIu64" J)",
+		     plugin_type, max_wait_s, (energy_mj + 500) / 1000,
+		     running_j);
+
+	slurm_mutex_lock(&state_lock);
+	_settle_store(job, (energy_mj + 500) / 1000, t0_ns, t1_ns);
+	slurm_mutex_unlock(&state_lock);
+	log_flag(ENERGY, "%s: step energy settled: %"PRIu64" J over %.3f s (running figure %"PRIu64" J), data %s after %.1f s",
+		 plugin_type, (energy_mj + 500) / 1000,
+		 (double) (t1_ns - t0_ns) / 1e9, running_j,
+		 complete ? "complete" : "incomplete",
+		 (double) (se_mono_ns() - begin) / 1e9);
+	return 0;
 }
 
 /* ------------------------------------------------------------ public */
@@ -516,9 +668,10 @@ void se_energy_conf_set(int context_id_in, const char *meter_name,
 	slurm_mutex_unlock(&state_lock);
 }
 
-void se_energy_fini(void)
+bool se_energy_fini(void)
 {
 	sampler_status_t st;
+	bool keep;
 
 	slurm_mutex_lock(&state_lock);
 	if (node.sampler) {
@@ -529,10 +682,22 @@ void se_energy_fini(void)
 		carry.valid = true;
 		_node_stop();
 	}
+	/*
+	 * slurmstepd unloads the plugin (acct_gather_profile_fini()) before
+	 * slurm_spank_exit, where the settle runs: a step that may still
+	 * settle keeps its state, and tells the caller to keep the
+	 * configuration (the .so stays mapped, -z nodelete; the process ends
+	 * right after the step's completion is sent).
+	 */
+	keep = role == ROLE_STEPD && step.job && !step.settled &&
+	       se_energy_plugin.window_energy && !_step_ends_job(step.job);
 	memset(&node, 0, sizeof(node));
-	memset(&step, 0, sizeof(step));
-	context_id = -1;
+	if (!keep) {
+		memset(&step, 0, sizeof(step));
+		context_id = -1;
+	}
 	slurm_mutex_unlock(&state_lock);
+	return keep;
 }
 
 int se_energy_update_node_energy(void)
@@ -573,9 +738,14 @@ int se_energy_set_data(int data_type, void *data)
 			_step_profile();
 		}
 		break;
+	case ENERGY_DATA_STEP_PTR:
+		/* slurmstepd.c, before job_manager(), maybe before conf_set
+		 * has set role: for the settle */
+		if (running_in_slurmstepd())
+			step.job = data;
+		break;
 	case ENERGY_DATA_RECONFIG:
 		/* slurmd reloads the plugin on reconfigure (see top) */
-	case ENERGY_DATA_STEP_PTR:
 		break;
 	default:
 		error("%s: %s: unknown data type %d", plugin_type, __func__,

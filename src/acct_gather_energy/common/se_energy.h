@@ -30,7 +30,9 @@
 #ifndef SE_ENERGY_H
 #define SE_ENERGY_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "meter.h"
 #include "sampler.h"
@@ -66,6 +68,17 @@ typedef int (*se_energy_make_meter_fn)(void *arg, const char *node,
 				       char *err, size_t err_len);
 
 /*
+ * For sources whose data arrives late (an RRD row is written a step or more
+ * after the power it averages): the node's energy over [t0_ns, t1_ns]
+ * (wall-clock ns) from the source's own history, read in slurmstepd.  Sets
+ * *complete when the data covers both ends.  Returns 0 or a negative errno
+ * with the reason in msg.
+ */
+typedef int (*se_energy_window_fn)(const char *node, uint64_t t0_ns,
+				   uint64_t t1_ns, uint64_t *energy_mj,
+				   bool *complete, char *msg, size_t msg_len);
+
+/*
  * What an energy plugin of ours gives the shared Slurm entry points:
  * se_energy_plugin.c defines init(), fini() and every acct_gather_energy_p_*
  * from it, so a plugin file holds only its plugin_* symbols, these hooks and
@@ -84,6 +97,7 @@ typedef struct {
 	int (*conf_check)(const char *file, char *err, size_t err_len);
 	void (*conf_show)(size_t i, char *buf, size_t len);
 	se_energy_make_meter_fn make_meter; /* arg: acct_gather.conf's path */
+	se_energy_window_fn window_energy;  /* NULL: data is live (below) */
 } se_energy_plugin_t;
 
 /* Defined by each plugin. */
@@ -110,13 +124,31 @@ void se_energy_conf_set(int context_id, const char *meter_name,
 			const char *conf_error, se_energy_make_meter_fn make,
 			void *arg);
 
-/* From fini(): stop the sampler (slurmd), drop all state. */
-void se_energy_fini(void);
+/*
+ * From fini(): stop the sampler (slurmd), drop all state.  Returns true in
+ * a slurmstepd whose step may still settle (se_energy_step_settle): the
+ * plugin then keeps its configuration too.
+ */
+bool se_energy_fini(void);
 
 /* The three data entry points, to be returned from the plugin's own. */
 int se_energy_update_node_energy(void);
 int se_energy_get_data(int data_type, void *data);
 int se_energy_set_data(int data_type, void *data);
+
+/*
+ * Step settle, called in slurmstepd by the SPANK plugin spank_energy_settle.so
+ * (slurm_spank_exit: after srun has been told the tasks ended, before the
+ * step's completion goes to slurmctld), found with dlsym().  For a plugin
+ * with window_energy, waits up to max_wait_s seconds for the data to cover
+ * the step's end, then sets the step's energy to window_energy() over the
+ * step's own [start, end] (the tasks' end: the last accounting poll before
+ * slurmstepd began ending the step).  Batch and extern steps are left as
+ * they are: a wait there would delay the job's own end.  Returns 0 when the
+ * energy was set, 1 when there was nothing to do, a negative errno on
+ * failure (the running figure is then kept).  Never waits past max_wait_s.
+ */
+int se_energy_step_settle(unsigned max_wait_s);
 
 /* Node name of this slurmd/slurmstepd (NodeName, also with -N); NULL
  * in other processes. */

@@ -60,7 +60,9 @@ extern int init(void)
 
 extern int fini(void)
 {
-	se_energy_fini();
+	/* a step that may still settle needs its configuration */
+	if (se_energy_fini())
+		return SLURM_SUCCESS;
 	se_energy_plugin.conf_free();
 	xfree(conf_path);
 	return SLURM_SUCCESS;

@@ -89,6 +89,28 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	return 0;
 }
 
+/*
+ * se_energy_window_fn, in slurmstepd: the step's energy from the file over
+ * its own window, once the rows around its ends are written (the settle).
+ */
+static int _window_energy(const char *node, uint64_t t0_ns, uint64_t t1_ns,
+			  uint64_t *energy_mj, bool *complete, char *msg,
+			  size_t msg_len)
+{
+	rrd_meter_t *m = rrd_meter_create(&rconf, node, msg, msg_len);
+	rrd_energy_t e;
+	int rc;
+
+	*complete = false;
+	if (!m)
+		return -EINVAL;
+	rc = rrd_meter_window(m, t0_ns, t1_ns, &e, complete, msg, msg_len);
+	rrd_meter_destroy(m);
+	if (!rc)
+		*energy_mj = e.energy_mj;
+	return rc;
+}
+
 /* ------------------------------------------- hooks for se_energy_plugin.c */
 
 static void _conf_init(void)
@@ -131,4 +153,5 @@ const se_energy_plugin_t se_energy_plugin = {
 	.conf_check = _conf_check,
 	.conf_show = _conf_show,
 	.make_meter = _make_meter,
+	.window_energy = _window_energy,
 };

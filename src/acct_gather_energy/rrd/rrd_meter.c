@@ -18,6 +18,8 @@
 
 /* How far back a read looks when it has no row yet, or after a long gap. */
 #define RRD_LOOKBACK_MAX_S	3600
+/* Extra lookback of a window read, beyond two MaxAge. */
+#define RRD_WINDOW_SLACK_S	20
 
 struct rrd_meter {
 	char *path;
@@ -134,6 +136,42 @@ static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
 
 	/* The sampler's time is monotonic; the row's is the wall clock. */
 	out->t_ns = se_wall_to_mono_ns(out->t_ns);
+	return 0;
+}
+
+/* ---------------------------------------------------------- a window */
+
+int rrd_meter_window(rrd_meter_t *m, uint64_t t0_ns, uint64_t t1_ns,
+		     rrd_energy_t *out, bool *complete, char *msg,
+		     size_t msg_len)
+{
+	rrd_what_t what = { m->path, m->ds, m->cf };
+	int64_t now_s = (int64_t) (se_wall_ns() / SE_NS_PER_SEC);
+	/* The two rows before the one holding t0 shape its left edge: look
+	 * back far enough for them at any step up to MaxAge. */
+	int64_t lookback_s = 2 * (int64_t) (m->max_age_ns / SE_NS_PER_SEC) +
+			     RRD_WINDOW_SLACK_S;
+	rrd_fetched_t f;
+	int rc;
+
+	*complete = false;
+	rc = rrd_read_fetch(m->daemon, &what,
+			    (int64_t) (t0_ns / SE_NS_PER_SEC) - lookback_s,
+			    now_s, &f, msg, msg_len);
+	if (rc)
+		return rc;
+	rc = rrd_series_window_energy(&f.s, &m->lim, t0_ns, t1_ns, out,
+				      complete);
+	rrd_fetched_free(&f);
+	if (rc == -ENODATA) {
+		snprintf(msg, msg_len, "%s: no valid row around the window",
+			 m->path);
+		return rc;
+	}
+	if (rc) {
+		snprintf(msg, msg_len, "%s: bad window", m->path);
+		return rc;
+	}
 	return 0;
 }
 

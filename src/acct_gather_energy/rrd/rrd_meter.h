@@ -18,6 +18,7 @@
 #ifndef SE_RRD_METER_H
 #define SE_RRD_METER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,6 +54,19 @@ void rrd_meter_counter_spec(counter_spec_t *spec);
  */
 int rrd_meter_absorb(rrd_meter_t *m, const rrd_series_t *s,
 		     uint64_t now_wall_ns, meter_reading_t *out, char *msg,
+		     size_t msg_len);
+
+/*
+ * Energy over [t0_ns, t1_ns] (wall-clock ns) straight from the file, the
+ * way a step's own window is computed once the rows covering it exist
+ * (acct_gather_energy_rrd(5), STEP ENERGY).  Fetches from two lookbacks
+ * before t0 to now.  *complete is true when valid samples lie on both
+ * sides of both ends (rrd_series_window_energy).
+ * Returns 0, or the negative errno of rrd_read_fetch / -ENODATA (no valid
+ * row at all), with the reason in msg.
+ */
+int rrd_meter_window(rrd_meter_t *m, uint64_t t0_ns, uint64_t t1_ns,
+		     rrd_energy_t *out, bool *complete, char *msg,
 		     size_t msg_len);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rrd_series.h"
@@ -168,4 +169,162 @@ int rrd_series_energy(const rrd_series_t *s, const rrd_limits_t *lim,
 
 	out->energy_mj = (uint64_t) llround(w.mj);
 	return 0;
+}
+
+/* ------------------------------------------- window energy (row means) */
+
+/* The rows of a series as means, invalid ones bridged (see the header). */
+typedef struct {
+	double *mean;		/* n_rows; valid between first and last */
+	bool *bridged;		/* row was invalid and interpolated */
+	ptrdiff_t first, last;	/* valid rows; first > last: none */
+	int64_t start_ns;	/* row i covers (start + i step, + step] */
+	int64_t step_ns;
+} rows_t;
+
+static int _rows_fill(rows_t *r, const rrd_series_t *s,
+		      const rrd_limits_t *lim, unsigned *n_dropped)
+{
+	ptrdiff_t prev = -1;
+
+	r->mean = calloc(s->n_rows + 1, sizeof(double));
+	r->bridged = calloc(s->n_rows + 1, sizeof(bool));
+	if (!r->mean || !r->bridged)
+		return -ENOMEM;
+	r->start_ns = s->start_s * (int64_t) SE_NS_PER_SEC;
+	r->step_ns = (int64_t) (s->step_s * SE_NS_PER_SEC);
+	r->first = -1;
+	r->last = -2;
+	for (ptrdiff_t i = 0; i < (ptrdiff_t) s->n_rows; i++) {
+		if (!rrd_value_valid(s->watts[i], lim)) {
+			(*n_dropped)++;
+			continue;
+		}
+		r->mean[i] = s->watts[i];
+		if (r->first < 0)
+			r->first = i;
+		/* invalid rows since prev: on the line between the two */
+		for (ptrdiff_t j = prev + 1; prev >= 0 && j < i; j++) {
+			double f = (double) (j - prev) / (double) (i - prev);
+
+			r->mean[j] = r->mean[prev] +
+				     f * (r->mean[i] - r->mean[prev]);
+			r->bridged[j] = true;
+		}
+		prev = r->last = i;
+	}
+	return r->first < 0 ? -ENODATA : 0;
+}
+
+/* Estimated power at the edge between rows i - 1 and i. */
+static double _edge_w(const rows_t *r, ptrdiff_t i, double own)
+{
+	if (i - 2 >= r->first && i + 1 <= r->last)
+		return 7.0 / 12.0 * (r->mean[i - 1] + r->mean[i]) -
+		       1.0 / 12.0 * (r->mean[i - 2] + r->mean[i + 1]);
+	if (i - 1 >= r->first && i <= r->last)
+		return (r->mean[i - 1] + r->mean[i]) / 2.0;
+	return own;
+}
+
+/*
+ * Mean power of row i over the fraction [x0, x1] of its step, from the
+ * parabola p(x) = L + x (dA + c6 (1 - x)) whose mean over [0, 1] is the
+ * row's mean (PPM's form); the row's mean when that dips below min_w.
+ */
+static double _part_mean_w(const rows_t *r, ptrdiff_t i, double x0,
+			   double x1, double min_w)
+{
+	double a = r->mean[i];
+	double L = _edge_w(r, i, a), R = _edge_w(r, i + 1, a);
+	double dA = R - L, c6 = 6.0 * (a - (L + R) / 2.0);
+	double lowest = L < R ? L : R;
+	double F0, F1;
+
+	if (c6 != 0.0) {
+		double xv = (dA + c6) / (2.0 * c6);	/* vertex */
+
+		if (xv > 0.0 && xv < 1.0) {
+			double pv = L + xv * (dA + c6 * (1.0 - xv));
+
+			lowest = pv < lowest ? pv : lowest;
+		}
+	}
+	if (lowest < min_w || x1 <= x0)
+		return a;
+	F0 = L * x0 + dA * x0 * x0 / 2 + c6 * (x0 * x0 / 2 - x0 * x0 * x0 / 3);
+	F1 = L * x1 + dA * x1 * x1 / 2 + c6 * (x1 * x1 / 2 - x1 * x1 * x1 / 3);
+	return (F1 - F0) / (x1 - x0);
+}
+
+/* Row holding instant t (rows are (start, end]); may be out of range. */
+static ptrdiff_t _row_of(const rows_t *r, int64_t t_ns)
+{
+	int64_t d = t_ns - r->start_ns;
+
+	if (d <= 0)
+		return -1 - (ptrdiff_t) ((-d) / r->step_ns);
+	return (ptrdiff_t) ((d - 1) / r->step_ns);
+}
+
+int rrd_series_window_energy(const rrd_series_t *s, const rrd_limits_t *lim,
+			     uint64_t t0_ns, uint64_t t1_ns,
+			     rrd_energy_t *out, bool *complete)
+{
+	rows_t r = { 0 };
+	int64_t t0 = (int64_t) t0_ns, t1 = (int64_t) t1_ns;
+	int64_t valid_lo, valid_hi;
+	double mj = 0.0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	*complete = false;
+	if (t1_ns < t0_ns || !s->step_s || (s->n_rows && !s->watts))
+		return -EINVAL;
+	if ((rc = _rows_fill(&r, s, lim, &out->n_dropped)))
+		goto out;
+
+	/* Outside the valid rows: held at the nearest row's mean. */
+	valid_lo = r.start_ns + r.first * r.step_ns;
+	valid_hi = r.start_ns + (r.last + 1) * r.step_ns;
+	if (t0 < valid_lo) {
+		int64_t len = (t1 < valid_lo ? t1 : valid_lo) - t0;
+
+		out->held_ns += (uint64_t) len;
+		mj += (double) len * r.mean[r.first] / SE_NS_PER_MS;
+	}
+	if (t1 > valid_hi) {
+		int64_t len = t1 - (t0 > valid_hi ? t0 : valid_hi);
+
+		out->held_ns += (uint64_t) len;
+		mj += (double) len * r.mean[r.last] / SE_NS_PER_MS;
+	}
+
+	for (ptrdiff_t i = r.first; i <= r.last; i++) {
+		int64_t lo = r.start_ns + i * r.step_ns, hi = lo + r.step_ns;
+		int64_t from = t0 > lo ? t0 : lo, to = t1 < hi ? t1 : hi;
+		double watts;
+
+		if (to <= from)
+			continue;
+		if (to - from == r.step_ns)
+			watts = r.mean[i];
+		else
+			watts = _part_mean_w(&r, i,
+					     (double) (from - lo) / r.step_ns,
+					     (double) (to - lo) / r.step_ns,
+					     lim->min_w);
+		mj += (double) (to - from) * watts / SE_NS_PER_MS;
+		if (r.bridged[i])
+			out->bridged_ns += (uint64_t) (to - from);
+		else
+			out->n_used++;
+	}
+	out->energy_mj = (uint64_t) llround(mj);
+	*complete = !out->held_ns && _row_of(&r, t0) - 1 >= r.first &&
+		    _row_of(&r, t1) + 1 <= r.last;
+out:
+	free(r.mean);
+	free(r.bridged);
+	return rc;
 }
