@@ -49,6 +49,12 @@ typedef struct es_job {
 	bool late;
 	int energy_rc, temp_rc;
 	rrd_fetched_t energy;
+	/* A component's first read brings its whole history: the reader
+	 * builds the series off the lock, the round only adopts it. */
+	bool first;
+	energy_acc_t *acc;	/* NULL: fold the rows under the lock */
+	bool have_last;
+	rrd_sample_t last;
 	rrd_sample_t temp;
 	char energy_err[ES_ERR_LEN], temp_err[ES_ERR_LEN];
 } es_job_t;
@@ -90,15 +96,60 @@ static const char *const kind_names[ES_KIND_COUNT] = {
 	"node", "switch", "cold door",
 };
 
+/* ---------------------------------------------------------- series */
+
+static energy_acc_t *_acc_new(const es_core_t *c, uint64_t step_s)
+{
+	energy_acc_config_t cfg = {
+		.history = (size_t) (c->conf.history_ns /
+				     (step_s * SE_NS_PER_SEC)) + 4,
+		.gap_ns = 2 * step_s * SE_NS_PER_SEC + 1,
+		.max_power_mw = (uint64_t) (c->conf.max_w * 1000.0),
+		.max_extrapolate_ns = c->conf.max_age_ns,
+	};
+
+	return energy_acc_create(&cfg);
+}
+
+/* A power series being fed: a component's, or a first read's. */
+typedef struct {
+	energy_acc_t *acc;
+	bool have_last;
+	rrd_sample_t last;	/* newest sample taken */
+} feed_t;
+
+static int _take_power(void *arg, const rrd_sample_t *smp)
+{
+	feed_t *f = arg;
+	uint64_t mw = (uint64_t) llround(smp->watts * 1000.0);
+
+	/* a dropped sample (-ERANGE) leaves a gap the next one bridges */
+	if (energy_acc_add_power(f->acc, smp->t_ns, mw) == 0) {
+		f->last = *smp;
+		f->have_last = true;
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------- readers */
 
 static void _read_energy(const es_core_t *c, es_job_t *j, int64_t now_s)
 {
 	rrd_what_t what = { j->energy_path, c->conf.energy_ds, "AVERAGE" };
 
+	feed_t f = { 0 };
+
 	j->energy_rc = rrd_read_fetch(c->daemon, &what, j->energy_from_s,
 				      now_s, &j->energy, j->energy_err,
 				      sizeof(j->energy_err));
+	if (j->energy_rc || !j->first ||
+	    !(f.acc = _acc_new(c, j->energy.s.step_s)))
+		return;
+	rrd_series_each_after(&j->energy.s, &c->watt_lim, 0, _take_power, &f,
+			      NULL);
+	j->acc = f.acc;
+	j->have_last = f.have_last;
+	j->last = f.last;
 }
 
 static void _read_temp(const es_core_t *c, es_job_t *j, int64_t now_s)
@@ -170,6 +221,7 @@ static void _job_free(es_job_t *j)
 	free(j->energy_path);
 	free(j->temp_path);
 	rrd_fetched_free(&j->energy);
+	energy_acc_destroy(j->acc);
 	free(j);
 }
 
@@ -210,6 +262,7 @@ static es_job_t *_job_new(const es_core_t *c, es_kind_t kind, size_t idx,
 	j->gen = c->gen[kind];
 	j->deadline_ns = deadline_ns;
 	j->energy_from_s = _energy_from_s(c, comp, se_wall_ns());
+	j->first = !comp->acc;
 	if ((comp->energy_path && !(j->energy_path = strdup(comp->energy_path)))
 	    || (comp->temp_path && !(j->temp_path = strdup(comp->temp_path)))) {
 		_job_free(j);
@@ -239,30 +292,33 @@ static void _log_state(es_core_t *c, es_kind_t kind, const es_comp_t *comp,
 
 static int _acc_ensure(es_core_t *c, es_comp_t *comp, uint64_t step_s)
 {
-	energy_acc_config_t cfg = {
-		.history = (size_t) (c->conf.history_ns /
-				     (step_s * SE_NS_PER_SEC)) + 4,
-		.gap_ns = 2 * step_s * SE_NS_PER_SEC + 1,
-		.max_power_mw = (uint64_t) (c->conf.max_w * 1000.0),
-		.max_extrapolate_ns = c->conf.max_age_ns,
-	};
-
 	if (comp->acc)
 		return 0;
-	comp->acc = energy_acc_create(&cfg);
+	comp->acc = _acc_new(c, step_s);
 	return comp->acc ? 0 : -ENOMEM;
 }
 
-static int _take_power(void *arg, const rrd_sample_t *smp)
+/* The rows of a read into the component's series (under st_lock). */
+static int _feed_comp(es_core_t *c, es_job_t *j, es_comp_t *comp)
 {
-	es_comp_t *comp = arg;
-	uint64_t mw = (uint64_t) llround(smp->watts * 1000.0);
+	feed_t f;
+	int rc;
 
-	/* a dropped sample (-ERANGE) leaves a gap the next one bridges */
-	if (energy_acc_add_power(comp->acc, smp->t_ns, mw) == 0) {
-		comp->last = *smp;
-		comp->have_last = true;
+	if (j->acc && !comp->acc) {	/* a first read, built off the lock */
+		comp->acc = j->acc;
+		comp->have_last = j->have_last;
+		comp->last = j->last;
+		j->acc = NULL;
+		return 0;
 	}
+	if ((rc = _acc_ensure(c, comp, j->energy.s.step_s)))
+		return rc;
+	f = (feed_t) { comp->acc, comp->have_last, comp->last };
+	rrd_series_each_after(&j->energy.s, &c->watt_lim,
+			      comp->have_last ? comp->last.t_ns : 0,
+			      _take_power, &f, NULL);
+	comp->have_last = f.have_last;
+	comp->last = f.last;
 	return 0;
 }
 
@@ -273,10 +329,8 @@ static int _fold_energy(es_core_t *c, es_job_t *j, es_comp_t *comp,
 	int rc = j->energy_rc;
 	char msg[ES_ERR_LEN];
 
-	if (!rc && !(rc = _acc_ensure(c, comp, j->energy.s.step_s)))
-		rrd_series_each_after(&j->energy.s, &c->watt_lim,
-				      comp->have_last ? comp->last.t_ns : 0,
-				      _take_power, comp, NULL);
+	if (!rc)
+		rc = _feed_comp(c, j, comp);
 	snprintf(msg, sizeof(msg), "%s", j->energy_err);
 	if (!rc && (!comp->have_last ||
 		    now_ns - comp->last.t_ns > c->conf.max_age_ns)) {

@@ -11,7 +11,9 @@
  *   1. it takes the results the reader threads posted since the last round
  *      (a pointer swap under a short mutex) and folds them into per-component
  *      state (an energy accumulator per node and switch, the newest
- *      temperature);
+ *      temperature); a component's first read, which brings its whole
+ *      EnergyHistory, arrives as a series the reader already built, and is
+ *      only adopted;
  *   2. it queues one read per component that has no read outstanding, and
  *      returns.  A pool of ReadThreads threads does the RRD reads in
  *      parallel; a read queued more than one round ago is dropped unstarted
