@@ -9,6 +9,7 @@
  */
 #include "config.h"	/* Slurm's: its headers depend on it */
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "src/common/slurm_xlator.h"
@@ -18,6 +19,13 @@
 
 /* acct_gather.conf's path, handed to make_meter() (xmalloc'ed). */
 static char *conf_path;
+
+/*
+ * fini() kept the configuration for a step that may still settle.  Slurm
+ * may load the plugin again in that slurmstepd (an sstat during the wait):
+ * init() must not reset what the settle is reading.
+ */
+static bool conf_kept;
 
 static size_t _key_count(void)
 {
@@ -54,14 +62,15 @@ static const char *_parse(s_p_hashtbl_t *tbl, char *err, size_t err_len)
 extern int init(void)
 {
 	se_energy_init();
-	se_energy_plugin.conf_init();
+	if (!conf_kept)
+		se_energy_plugin.conf_init();
 	return SLURM_SUCCESS;
 }
 
 extern int fini(void)
 {
 	/* a step that may still settle needs its configuration */
-	if (se_energy_fini())
+	if ((conf_kept = se_energy_fini()))
 		return SLURM_SUCCESS;
 	se_energy_plugin.conf_free();
 	xfree(conf_path);

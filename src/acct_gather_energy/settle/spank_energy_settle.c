@@ -70,29 +70,47 @@ static int _parse_args(int ac, char **av)
 
 /* ------------------------------------------------ the energy plugin */
 
-typedef struct {
-	settle_fn fn;
-	void *handle;
-} found_t;
+#define MAX_CANDIDATES	8
 
-static int _look_in(struct dl_phdr_info *info, size_t size, void *arg)
+/* Paths of the loaded acct_gather_energy_*.so (dlopen is not called from
+ * inside dl_iterate_phdr's walk, which holds the loader's lock). */
+typedef struct {
+	char *path[MAX_CANDIDATES];
+	int n;
+} candidates_t;
+
+static int _collect(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	found_t *found = arg;
+	candidates_t *c = arg;
 	const char *base = strrchr(info->dlpi_name, '/');
-	void *h;
 
 	(void) size;
 	base = base ? base + 1 : info->dlpi_name;
-	if (strncmp(base, "acct_gather_energy_", 19))
-		return 0;
-	if (!(h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD)))
-		return 0;
-	if ((found->fn = (settle_fn) dlsym(h, SETTLE_SYMBOL))) {
-		found->handle = h;
-		return 1;	/* stop the walk */
-	}
-	dlclose(h);
+	if (!strncmp(base, "acct_gather_energy_", 19) &&
+	    c->n < MAX_CANDIDATES && (c->path[c->n] = strdup(info->dlpi_name)))
+		c->n++;
 	return 0;
+}
+
+/* The settle entry point of the first loaded plugin that has one; *handle
+ * is to be dlclose'd.  NULL when none has. */
+static settle_fn _find_settle(void **handle)
+{
+	candidates_t c = { { NULL }, 0 };
+	settle_fn fn = NULL;
+
+	dl_iterate_phdr(_collect, &c);
+	for (int i = 0; i < c.n; i++) {
+		void *h = fn ? NULL :
+			  dlopen(c.path[i], RTLD_LAZY | RTLD_NOLOAD);
+
+		if (h && (fn = (settle_fn) dlsym(h, SETTLE_SYMBOL)))
+			*handle = h;
+		else if (h)
+			dlclose(h);
+		free(c.path[i]);
+	}
+	return fn;
 }
 
 /* ------------------------------------------------------------ SPANK */
@@ -105,22 +123,22 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
-	found_t found = { NULL, NULL };
+	void *handle = NULL;
+	settle_fn settle;
 	int rc;
 
+	(void) sp;
 	(void) ac;
 	(void) av;
 	if (spank_context() != S_CTX_REMOTE)
 		return ESPANK_SUCCESS;
-	dl_iterate_phdr(_look_in, &found);
-	if (!found.fn) {
+	if (!(settle = _find_settle(&handle))) {
 		slurm_debug("energy_settle: no energy plugin of slurm-energy-plugins in this slurmstepd; nothing to settle");
 		return ESPANK_SUCCESS;
 	}
-	rc = found.fn(max_wait_s);
+	rc = settle(max_wait_s);
 	slurm_debug("energy_settle: settle returned %d (max_wait=%u)", rc,
 		    max_wait_s);
-	dlclose(found.handle);
-	(void) sp;
+	dlclose(handle);
 	return ESPANK_SUCCESS;	/* never fail a step over its energy */
 }
