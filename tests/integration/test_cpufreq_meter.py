@@ -145,6 +145,10 @@ def test_min_energy_from_sweep(mc):
 
 def test_history_refresh_from_sacct(mc):
     hist = str(mc.tmp / "refreshed")
+    # Steps of the tests before must all be recorded first, or one landing
+    # between the two refreshes below is (rightly) added by the second.
+    poll(lambda: not mc.run(["squeue", "-h"]).stdout.strip(), 120,
+         what="the earlier tests' jobs to leave the queue")
     p = subprocess.run([HISTORY_TOOL, "--history", hist, "--since",
                         "now-1hours"], env=mc.env, capture_output=True,
                        text=True, timeout=120)
