@@ -206,35 +206,37 @@ END_TEST
 
 /* ------------------------------------------- window energy (row means) */
 
+/* rrd_series_window_energy() that must succeed; returns *complete. */
+static bool _window(const rrd_series_t *s, uint64_t t0, uint64_t t1,
+		    rrd_energy_t *e)
+{
+	bool complete;
+
+	ck_assert_int_eq(rrd_series_window_energy(s, &any, t0, t1, e,
+						  &complete), 0);
+	return complete;
+}
+
 START_TEST(test_window_constant_and_complete)
 {
 	double w[8] = { 200, 200, 200, 200, 200, 200, 200, 200 };
 	rrd_series_t s = _series(w, 8);
 	rrd_energy_t e;
-	bool complete;
 
 	/* rows (1000, 1080]: a window with a row beyond each end row */
-	ck_assert_int_eq(rrd_series_window_energy(&s, &any, S(1013), S(1063),
-						  &e, &complete), 0);
+	ck_assert(_window(&s, S(1013), S(1063), &e));
 	ck_assert_uint_eq(e.energy_mj, 200 * 50 * 1000);
-	ck_assert(complete);
 	ck_assert_uint_eq(e.held_ns, 0);
 	/* t1 in the last row: no row beyond it yet */
-	ck_assert_int_eq(rrd_series_window_energy(&s, &any, S(1013), S(1075),
-						  &e, &complete), 0);
-	ck_assert(!complete);
+	ck_assert(!_window(&s, S(1013), S(1075), &e));
 	ck_assert_uint_eq(e.held_ns, 0);
 	ck_assert_uint_eq(e.energy_mj, 200 * 62 * 1000);
 	/* t1 past the series: held at the last row, 200 W anyway */
-	ck_assert_int_eq(rrd_series_window_energy(&s, &any, S(1013), S(1090),
-						  &e, &complete), 0);
-	ck_assert(!complete);
+	ck_assert(!_window(&s, S(1013), S(1090), &e));
 	ck_assert_uint_eq(e.held_ns, S(10));
 	ck_assert_uint_eq(e.energy_mj, 200 * 77 * 1000);
 	/* t0 in the first row: no row before it */
-	ck_assert_int_eq(rrd_series_window_energy(&s, &any, S(1005), S(1050),
-						  &e, &complete), 0);
-	ck_assert(!complete);
+	ck_assert(!_window(&s, S(1005), S(1050), &e));
 }
 END_TEST
 
@@ -323,17 +325,14 @@ START_TEST(test_window_bridges_and_never_dips)
 	rrd_energy_t e;
 	bool complete;
 
-	ck_assert_int_eq(rrd_series_window_energy(&s, &any, S(1012), S(1045),
-						  &e, &complete), 0);
+	ck_assert(_window(&s, S(1012), S(1045), &e));
 	ck_assert_uint_eq(e.energy_mj, 200 * 33 * 1000);
 	ck_assert_uint_eq(e.bridged_ns, S(10));
 	ck_assert_uint_eq(e.n_dropped, 1);
-	ck_assert(complete);
 
 	/* A parabola through row 2 would go below 0 W: the row is flat. */
 	s = _series(dip, 5);
-	ck_assert_int_eq(rrd_series_window_energy(&s, &any, S(1022), S(1027),
-						  &e, &complete), 0);
+	_window(&s, S(1022), S(1027), &e);
 	ck_assert_uint_eq(e.energy_mj, 0);
 
 	/* no valid row, bad window */
