@@ -27,6 +27,7 @@ xfails with the numbers (ext_sensors_meters(5) says why).
 """
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -282,6 +283,21 @@ def test_rrd_three_node_step_within_1pct(rrd_cluster, feed):
     err = energy.relative_error(step, truth)
     assert abs(err) < TOLERANCE, "sacct %s J, true %.0f J (%+.2f%%)" % (
         step, truth, 100 * err)
+
+
+def test_rrd_batch_step_does_not_wait(rrd_cluster):
+    """In a batch job the srun step settles; the batch step, whose end is
+    the job's end, does not wait."""
+    script = "#!/bin/sh\nsrun %s\n" % " ".join(
+        shlex.quote(a) for a in energy.timed_command(15))
+    jobid = rrd_cluster.sbatch("-J", "rrd-batch", "-w", "node1",
+                               "-o", "/dev/null", script=script)
+    rrd_cluster.wait_job_gone(jobid, timeout=120)
+    text = log_text(rrd_cluster, "slurmd-node1")
+    assert re.search(r"\[%d\.batch\] .*no settle for this step \(batch"
+                     % jobid, text), "batch step of job %d" % jobid
+    assert re.search(r"\[%d\.0\] .*step energy settled: \d+ J" % jobid,
+                     text), "step %d.0" % jobid
 
 
 def test_rrd_settle_does_not_delay_the_job(rrd_cluster, rrd_jobs):

@@ -684,15 +684,15 @@ bool se_energy_fini(void)
 	}
 	/*
 	 * slurmstepd unloads the plugin (acct_gather_profile_fini()) before
-	 * slurm_spank_exit, where the settle runs: a step that may still
-	 * settle keeps its state, and tells the caller to keep the
-	 * configuration (the .so stays mapped, -z nodelete; the process ends
-	 * right after the step's completion is sent).
+	 * slurm_spank_exit, where the settle runs: the step keeps its state
+	 * (the .so stays mapped, -z nodelete; the process ends right after the
+	 * step's completion is sent), and a step that may still settle tells
+	 * the caller to keep the configuration too.
 	 */
 	keep = role == ROLE_STEPD && step.job && !step.settled &&
 	       se_energy_plugin.window_energy && !_step_ends_job(step.job);
 	memset(&node, 0, sizeof(node));
-	if (!keep) {
+	if (role != ROLE_STEPD) {
 		memset(&step, 0, sizeof(step));
 		context_id = -1;
 	}
