@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "nvml_lib.h"
+#include "se_time.h"
 
 /* Private variables */
 
@@ -188,8 +189,17 @@ static int _meter_read(void *arg, meter_reading_t *out, uint64_t deadline_ns,
 	unsigned int mw = 0;
 	nvmlReturn_t rc;
 
+	uint64_t before_ns;
+
 	memset(out, 0, sizeof(*out));
+	/*
+	 * The counter's instant is the middle of its own call, not of the
+	 * whole read: the power query after it can take milliseconds on a
+	 * real GPU (or the thread be preempted), and would skew it.
+	 */
+	before_ns = se_mono_ns();
 	rc = m->lib->DeviceGetTotalEnergyConsumption(m->dev, &mj);
+	out->t_ns = before_ns + (se_mono_ns() - before_ns) / 2;
 	if (rc != NVML_SUCCESS) {
 		if (msg)
 			snprintf(msg, msg_len,
