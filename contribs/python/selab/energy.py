@@ -46,6 +46,20 @@ def trace_joules(trace, column, epoch, t0, t1):
     return float(out)
 
 
+def chord_error(trace, column, epoch, t0, t1, step=0.1):
+    """Joules between a trace column and the straight line from its power
+    at wall-clock t0 to that at t1: the most a gap bridged linearly over
+    [t0, t1] can be off (sum of |P - chord| x step)."""
+    out = subprocess.run([tool("se-trace"), "series", trace, column,
+                          "%.6f" % (t0 - epoch), "%.6f" % (t1 - epoch),
+                          "%g" % step],
+                         capture_output=True, text=True, check=True).stdout
+    points = [tuple(map(float, line.split())) for line in out.splitlines()]
+    (ta, pa), (tb, pb) = points[0], points[-1]
+    return sum(abs(p - (pa + (pb - pa) * (t - ta) / (tb - ta))) * step
+               for t, p in points)
+
+
 def true_energy(trace, epoch, node_windows, column_of=None, share_of=None):
     """Sum over nodes of share x trace energy of the node's column.
 
