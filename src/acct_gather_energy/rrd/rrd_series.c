@@ -273,7 +273,7 @@ int rrd_series_window_energy(const rrd_series_t *s, const rrd_limits_t *lim,
 {
 	rows_t r = { 0 };
 	int64_t t0 = (int64_t) t0_ns, t1 = (int64_t) t1_ns;
-	int64_t valid_lo, valid_hi;
+	uint64_t valid_lo, valid_hi, held_lo, held_hi;
 	double mj = 0.0;
 	int rc;
 
@@ -285,20 +285,13 @@ int rrd_series_window_energy(const rrd_series_t *s, const rrd_limits_t *lim,
 		goto out;
 
 	/* Outside the valid rows: held at the nearest row's mean. */
-	valid_lo = r.start_ns + r.first * r.step_ns;
-	valid_hi = r.start_ns + (r.last + 1) * r.step_ns;
-	if (t0 < valid_lo) {
-		int64_t len = (t1 < valid_lo ? t1 : valid_lo) - t0;
-
-		out->held_ns += (uint64_t) len;
-		mj += (double) len * r.mean[r.first] / SE_NS_PER_MS;
-	}
-	if (t1 > valid_hi) {
-		int64_t len = t1 - (t0 > valid_hi ? t0 : valid_hi);
-
-		out->held_ns += (uint64_t) len;
-		mj += (double) len * r.mean[r.last] / SE_NS_PER_MS;
-	}
+	valid_lo = (uint64_t) (r.start_ns + r.first * r.step_ns);
+	valid_hi = (uint64_t) (r.start_ns + (r.last + 1) * r.step_ns);
+	held_lo = _overlap_ns(0, valid_lo, t0_ns, t1_ns);
+	held_hi = _overlap_ns(valid_hi, UINT64_MAX, t0_ns, t1_ns);
+	out->held_ns = held_lo + held_hi;
+	mj += ((double) held_lo * r.mean[r.first] +
+	       (double) held_hi * r.mean[r.last]) / SE_NS_PER_MS;
 
 	for (ptrdiff_t i = r.first; i <= r.last; i++) {
 		int64_t lo = r.start_ns + i * r.step_ns, hi = lo + r.step_ns;
