@@ -1,0 +1,548 @@
+/*
+ * energy_query.c - the node's energy history over an AF_UNIX socket.
+ *
+ * See energy_query.h for the model.  The wire format is two fixed-size
+ * structs in host byte order (both ends are on the same machine, built from
+ * the same header); magic, version and size guard against anything else
+ * talking to the socket.  SOCK_SEQPACKET keeps each message whole, so a
+ * short or long read is a bad request, not a partial one.
+ *
+ * The server thread takes no lock of its own beyond the sampler's short
+ * one, and serves one connection at a time: each is bounded by
+ * EQ_SERVER_IO_TIMEOUT_NS, and an answer takes microseconds, so queued
+ * clients wait little.  It never blocks slurmd: it is its own thread, and
+ * stop wakes it through a pipe.
+ */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "energy_query.h"
+#include "se_log.h"
+#include "se_time.h"
+
+#define EQ_MAGIC_REQ	0x53455131u	/* "SEQ1" */
+#define EQ_MAGIC_REP	0x53455231u	/* "SER1" */
+#define EQ_VERSION	1
+#define EQ_BACKLOG	64
+
+/* reply flags */
+#define EQ_COMPLETE0	0x1
+#define EQ_COMPLETE1	0x2
+#define EQ_KICKED	0x4
+
+/* Refused peers: a few log lines a minute. */
+#define EQ_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
+#define EQ_LOG_BURST		3
+
+typedef struct {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t size;		/* sizeof(eq_wire_req_t) */
+	uint64_t t0_ns;
+	uint64_t t1_ns;
+} eq_wire_req_t;
+
+typedef struct {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t size;		/* sizeof(eq_wire_rep_t) */
+	int32_t status;		/* 0, -EACCES (peer refused), -EPROTO,
+				 * -EINVAL (bad request) */
+	uint32_t flags;		/* EQ_COMPLETE0 | EQ_COMPLETE1 | EQ_KICKED */
+	int32_t rc0;
+	int32_t rc1;
+	uint64_t generation;
+	uint64_t e0_mj;
+	uint64_t e1_mj;
+	uint64_t last_sample_ns;
+	uint64_t period_ns;
+	uint64_t deadline_ns;
+} eq_wire_rep_t;
+
+struct eq_server {
+	char path[sizeof(((struct sockaddr_un *) 0)->sun_path)];
+	int lfd;
+	int wake[2];		/* stop writes, the thread polls */
+	dev_t dev;		/* the socket file we bound, to unlink */
+	ino_t ino;		/* only that one at stop */
+	pthread_t thread;
+	sampler_t *s;
+	uint64_t period_ns;
+	uint64_t deadline_ns;
+	uint64_t generation;
+	uid_t euid;
+	unsigned long answered;	/* atomic builtins */
+	unsigned long refused;
+	se_ratelimit_t rl;	/* server thread only */
+};
+
+/* ------------------------------------------------------------ helpers */
+
+static int _fill_addr(const char *path, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (!path || !*path)
+		return -EINVAL;
+	if (strlen(path) >= sizeof(sa->sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa->sun_path, path);
+	return 0;
+}
+
+/* Wait for events on fd until the monotonic deadline.  1 ready, 0 timed
+ * out, -errno. */
+static int _wait_fd(int fd, short events, uint64_t deadline_ns)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = events };
+		uint64_t now = se_mono_ns();
+		int ms, rc;
+
+		if (now >= deadline_ns)
+			return 0;
+		ms = (int) ((deadline_ns - now + SE_NS_PER_MS - 1) /
+			    SE_NS_PER_MS);
+		rc = poll(&p, 1, ms);
+		if (rc > 0)
+			return 1;
+		if (rc < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+static uint64_t _new_generation(void)
+{
+	uint64_t g = 0;
+
+	if (getrandom(&g, sizeof(g), GRND_NONBLOCK) != sizeof(g))
+		g = se_mono_ns() ^ ((uint64_t) getpid() << 40) ^ se_wall_ns();
+	return g ? g : 1;
+}
+
+/* ------------------------------------------------------------ server */
+
+static void _reply(int fd, eq_wire_rep_t *rep)
+{
+	rep->magic = EQ_MAGIC_REP;
+	rep->version = EQ_VERSION;
+	rep->size = sizeof(*rep);
+	/* A client that left gets nothing; never a SIGPIPE in slurmd. */
+	(void) send(fd, rep, sizeof(*rep), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* Energy at one instant; complete when a sample at or after it exists. */
+static bool _instant(eq_server_t *srv, uint64_t t_ns, uint64_t last_ns,
+		     uint64_t *e_mj, int32_t *rc)
+{
+	*rc = sampler_energy_at(srv->s, t_ns, e_mj);
+	return !*rc && last_ns && last_ns >= t_ns;
+}
+
+/*
+ * Answer from the sampler.  The newest sample's instant is taken first:
+ * a sample recorded between that and the energies only makes them better,
+ * never "complete" wrongly (complete is judged on the older view).
+ */
+static void _answer(eq_server_t *srv, const eq_wire_req_t *req,
+		    eq_wire_rep_t *rep)
+{
+	sampler_status_t st;
+	bool c0, c1;
+
+	sampler_status(srv->s, &st);
+	c0 = _instant(srv, req->t0_ns, st.last_sample_ns, &rep->e0_mj,
+		      &rep->rc0);
+	c1 = _instant(srv, req->t1_ns, st.last_sample_ns, &rep->e1_mj,
+		      &rep->rc1);
+	rep->flags = (c0 ? EQ_COMPLETE0 : 0) | (c1 ? EQ_COMPLETE1 : 0);
+	/* An instant past the newest sample: read now, do not wait a tick.
+	 * (An instant older than the history will never complete.) */
+	if ((!c0 && rep->rc0 != -ERANGE) || (!c1 && rep->rc1 != -ERANGE)) {
+		sampler_kick(srv->s);
+		rep->flags |= EQ_KICKED;
+	}
+	rep->generation = srv->generation;
+	rep->last_sample_ns = st.last_sample_ns;
+	rep->period_ns = srv->period_ns;
+	rep->deadline_ns = srv->deadline_ns;
+}
+
+static bool _peer_allowed(eq_server_t *srv, int fd, uid_t *uid)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
+	    len != sizeof(cred)) {
+		*uid = (uid_t) -1;
+		return false;
+	}
+	*uid = cred.uid;
+	return cred.uid == 0 || cred.uid == srv->euid;
+}
+
+static void _refuse(eq_server_t *srv, int fd, int32_t status,
+		    const char *why)
+{
+	eq_wire_rep_t rep = { .status = status };
+
+	__atomic_add_fetch(&srv->refused, 1, __ATOMIC_SEQ_CST);
+	se_log_limited(&srv->rl, se_mono_ns(), SE_LOG_ERROR,
+		       "energy query %s: request refused: %s", srv->path,
+		       why);
+	if (status)
+		_reply(fd, &rep);
+}
+
+/* One connection: one request, one reply, bounded in time. */
+static void _serve(eq_server_t *srv, int fd)
+{
+	uint64_t deadline = se_mono_ns() + EQ_SERVER_IO_TIMEOUT_NS;
+	eq_wire_req_t req;
+	eq_wire_rep_t rep = { 0 };
+	char why[96];
+	uid_t uid;
+	ssize_t n;
+
+	if (!_peer_allowed(srv, fd, &uid)) {
+		snprintf(why, sizeof(why), "peer uid %ld is neither root nor %ld",
+			 (long) uid, (long) srv->euid);
+		_refuse(srv, fd, -EACCES, why);
+		return;
+	}
+	if (_wait_fd(fd, POLLIN, deadline) <= 0) {
+		/* connected and said nothing: not worth a log line each */
+		__atomic_add_fetch(&srv->refused, 1, __ATOMIC_SEQ_CST);
+		return;
+	}
+	/* MSG_TRUNC: a longer message shows its real length, and is refused. */
+	n = recv(fd, &req, sizeof(req), MSG_DONTWAIT | MSG_TRUNC);
+	if (n == 0)
+		return;		/* a probe (start's stale check): gone */
+	if (n != (ssize_t) sizeof(req) || req.magic != EQ_MAGIC_REQ ||
+	    req.version != EQ_VERSION || req.size != sizeof(req)) {
+		_refuse(srv, fd, -EPROTO, "not an energy query of this version");
+		return;
+	}
+	if (req.t0_ns > req.t1_ns) {
+		_refuse(srv, fd, -EINVAL, "t0 after t1");
+		return;
+	}
+	_answer(srv, &req, &rep);
+	_reply(fd, &rep);
+	__atomic_add_fetch(&srv->answered, 1, __ATOMIC_SEQ_CST);
+}
+
+static void *_server_main(void *arg)
+{
+	eq_server_t *srv = arg;
+
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = srv->wake[0], .events = POLLIN },
+			{ .fd = srv->lfd, .events = POLLIN },
+		};
+		int fd;
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			se_log(SE_LOG_ERROR, "energy query %s: poll: %s; server stopped",
+			       srv->path, strerror(errno));
+			break;
+		}
+		if (p[0].revents)
+			break;
+		fd = accept4(srv->lfd, NULL, NULL,
+			     SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0)
+			continue;	/* the client left, or EMFILE: next */
+		_serve(srv, fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+/*
+ * Make path free for our socket: a stale socket (its slurmd gone) is
+ * removed; a live one or any other file is left alone.
+ */
+static int _clear_path(const char *path, const struct sockaddr_un *sa,
+		       char *err, size_t err_len)
+{
+	struct stat sb;
+	int fd, rc;
+
+	if (lstat(path, &sb)) {
+		if (errno == ENOENT)
+			return 0;
+		rc = -errno;
+		snprintf(err, err_len, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (!S_ISSOCK(sb.st_mode)) {
+		snprintf(err, err_len, "%s exists and is not a socket; not touched",
+			 path);
+		return -EEXIST;
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd >= 0 && !connect(fd, (const struct sockaddr *) sa,
+				sizeof(*sa))) {
+		close(fd);
+		snprintf(err, err_len, "%s: another server answers there (a second slurmd with this node name?)",
+			 path);
+		return -EADDRINUSE;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (unlink(path) && errno != ENOENT) {
+		rc = -errno;
+		snprintf(err, err_len, "cannot remove stale %s: %s", path,
+			 strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+/* Socket bound at path, mode 0600, listening.  0 or -errno (err set). */
+static int _listen(eq_server_t *srv, const struct sockaddr_un *sa,
+		   char *err, size_t err_len)
+{
+	struct stat sb;
+	int rc;
+
+	srv->lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC |
+			  SOCK_NONBLOCK, 0);
+	if (srv->lfd < 0)
+		goto fail;
+	/*
+	 * Between bind and chmod the socket has the umask's mode; the
+	 * SO_PEERCRED check refuses anyone but root and us meanwhile.
+	 */
+	if (bind(srv->lfd, (const struct sockaddr *) sa, sizeof(*sa)) ||
+	    chmod(srv->path, 0600) || listen(srv->lfd, EQ_BACKLOG) ||
+	    stat(srv->path, &sb))
+		goto fail;
+	srv->dev = sb.st_dev;
+	srv->ino = sb.st_ino;
+	return 0;
+fail:
+	rc = -errno;
+	snprintf(err, err_len, "cannot serve %s: %s", srv->path,
+		 strerror(-rc));
+	return rc;
+}
+
+static int _spawn(eq_server_t *srv)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&srv->thread, NULL, _server_main, srv);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -rc;
+}
+
+/* Close what start opened; unlink the socket only if it is still ours. */
+static void _server_free(eq_server_t *srv)
+{
+	struct stat sb;
+
+	if (srv->lfd >= 0) {
+		close(srv->lfd);
+		if (srv->ino && !lstat(srv->path, &sb) &&
+		    sb.st_dev == srv->dev && sb.st_ino == srv->ino)
+			unlink(srv->path);
+	}
+	if (srv->wake[0] >= 0)
+		close(srv->wake[0]);
+	if (srv->wake[1] >= 0)
+		close(srv->wake[1]);
+	free(srv);
+}
+
+/* ------------------------------------------------------------ public */
+
+int eq_socket_path(const char *spool_dir, const char *node, char *buf,
+		   size_t len)
+{
+	struct sockaddr_un sa;
+	int n;
+
+	if (!spool_dir || !*spool_dir || !node || !*node || !len)
+		return -EINVAL;
+	n = snprintf(buf, len, "%s/slurm-energy-%s.sock", spool_dir, node);
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t) n >= len || (size_t) n >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+eq_server_t *eq_server_start(const char *path, sampler_t *s,
+			     uint64_t period_ns, uint64_t deadline_ns,
+			     char *err, size_t err_len)
+{
+	struct sockaddr_un sa;
+	eq_server_t *srv;
+	int rc;
+
+	if (!s || !path) {
+		snprintf(err, err_len, "energy query: no sampler or path");
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((rc = _fill_addr(path, &sa))) {
+		snprintf(err, err_len, "socket path too long for AF_UNIX (%zu bytes, at most %zu): choose a shorter SlurmdSpoolDir: %s",
+			 strlen(path), sizeof(sa.sun_path) - 1, path);
+		errno = -rc;
+		return NULL;
+	}
+	if (!(srv = calloc(1, sizeof(*srv)))) {
+		snprintf(err, err_len, "energy query: out of memory");
+		return NULL;
+	}
+	strcpy(srv->path, path);
+	srv->lfd = srv->wake[0] = srv->wake[1] = -1;
+	srv->s = s;
+	srv->period_ns = period_ns;
+	srv->deadline_ns = deadline_ns;
+	srv->generation = _new_generation();
+	srv->euid = geteuid();
+	srv->rl = (se_ratelimit_t) SE_RATELIMIT_INIT(EQ_LOG_INTERVAL_NS,
+						     EQ_LOG_BURST);
+
+	if ((rc = _clear_path(path, &sa, err, err_len)) ||
+	    (rc = _listen(srv, &sa, err, err_len)))
+		goto fail;
+	if (pipe2(srv->wake, O_CLOEXEC | O_NONBLOCK)) {
+		rc = -errno;
+		snprintf(err, err_len, "energy query: pipe: %s", strerror(-rc));
+		goto fail;
+	}
+	if ((rc = _spawn(srv))) {
+		snprintf(err, err_len, "energy query: thread: %s",
+			 strerror(-rc));
+		goto fail;
+	}
+	return srv;
+fail:
+	_server_free(srv);
+	errno = -rc;
+	return NULL;
+}
+
+void eq_server_stop(eq_server_t *srv)
+{
+	char c = 1;
+
+	if (!srv)
+		return;
+	/* The pipe is empty and non-blocking: this write cannot block. */
+	(void) !write(srv->wake[1], &c, 1);
+	pthread_join(srv->thread, NULL);
+	_server_free(srv);
+}
+
+void eq_server_counts(eq_server_t *srv, unsigned long *answered,
+		      unsigned long *refused)
+{
+	*answered = __atomic_load_n(&srv->answered, __ATOMIC_SEQ_CST);
+	*refused = __atomic_load_n(&srv->refused, __ATOMIC_SEQ_CST);
+}
+
+/* ------------------------------------------------------------ client */
+
+static int _exchange(int fd, const eq_wire_req_t *req, eq_wire_rep_t *rep,
+		     uint64_t deadline_ns)
+{
+	ssize_t n;
+	int rc;
+
+	/*
+	 * A server that refuses us (our uid) replies and closes at once,
+	 * maybe before our request is sent: its reply is still ours to read.
+	 */
+	if (send(fd, req, sizeof(*req), MSG_NOSIGNAL) != sizeof(*req) &&
+	    errno != EPIPE && errno != ECONNRESET)
+		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+	if ((rc = _wait_fd(fd, POLLIN, deadline_ns)) <= 0)
+		return rc ? rc : -ETIMEDOUT;
+	n = recv(fd, rep, sizeof(*rep), MSG_TRUNC);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -ECONNRESET;	/* closed unanswered */
+	if (n != (ssize_t) sizeof(*rep) || rep->magic != EQ_MAGIC_REP ||
+	    rep->version != EQ_VERSION || rep->size != sizeof(*rep))
+		return -EPROTO;
+	return rep->status;
+}
+
+static void _unpack(const eq_wire_rep_t *rep, eq_answer_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->generation = rep->generation;
+	out->e0_mj = rep->e0_mj;
+	out->e1_mj = rep->e1_mj;
+	out->rc0 = rep->rc0;
+	out->rc1 = rep->rc1;
+	out->complete0 = rep->flags & EQ_COMPLETE0;
+	out->complete1 = rep->flags & EQ_COMPLETE1;
+	out->kicked = rep->flags & EQ_KICKED;
+	out->last_sample_ns = rep->last_sample_ns;
+	out->period_ns = rep->period_ns;
+	out->deadline_ns = rep->deadline_ns;
+}
+
+int eq_query(const char *path, uint64_t t0_ns, uint64_t t1_ns,
+	     uint64_t timeout_ns, eq_answer_t *out)
+{
+	uint64_t deadline = se_mono_ns() + timeout_ns;
+	eq_wire_req_t req = {
+		.magic = EQ_MAGIC_REQ, .version = EQ_VERSION,
+		.size = sizeof(req), .t0_ns = t0_ns, .t1_ns = t1_ns,
+	};
+	eq_wire_rep_t rep;
+	struct sockaddr_un sa;
+	int fd, rc;
+
+	if (!out || t0_ns > t1_ns)
+		return -EINVAL;
+	if ((rc = _fill_addr(path, &sa)))
+		return rc;
+	/* Non-blocking: a full backlog is -EAGAIN at once, not a wait. */
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *) &sa, sizeof(sa)))
+		rc = -errno;
+	else
+		rc = _exchange(fd, &req, &rep, deadline);
+	close(fd);
+	if (!rc)
+		_unpack(&rep, out);
+	return rc;
+}

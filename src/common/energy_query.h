@@ -1,0 +1,104 @@
+/*
+ * energy_query.h - the node's energy history, asked from another process.
+ *
+ * slurmd's sampler keeps a history of the node's energy (energy at any
+ * monotonic instant, interpolated between samples), but Slurm's energy RPC
+ * only answers "now".  A step (slurmstepd, same machine) wants the energy at
+ * its own start and end instants, taken once a reading after each instant
+ * exists.  This channel gives it that, free of Slurm:
+ *
+ *  server  (slurmd) one thread serving an AF_UNIX SOCK_SEQPACKET socket,
+ *          mode 0600; peers whose SO_PEERCRED uid is neither 0 nor the
+ *          server's euid are refused.  Each connection carries one
+ *          fixed-size request and one fixed-size reply (magic, version),
+ *          then is closed.  The thread never touches the meter: it answers
+ *          from the sampler (under the sampler's short lock), and kicks the
+ *          sampler when an instant asked has no later sample yet, so the
+ *          reading after a step's boundary comes at once.  Every socket
+ *          operation has a timeout: a client that connects and sends
+ *          nothing holds the thread at most EQ_SERVER_IO_TIMEOUT_NS.
+ *  client  (slurmstepd) eq_query(): one call, bounded by its timeout.
+ *
+ * Instants are CLOCK_MONOTONIC ns: both processes run on the same machine
+ * and share the clock (a time namespace would break this; the suite's test
+ * cluster uses none, and Slurm does not create one).
+ *
+ * A reply carries the server's generation, a random number drawn when the
+ * server starts: the sampler's energy counts from its own start, so energies
+ * from two generations (slurmd restarted or reconfigured between a step's
+ * start and end) must not be subtracted.
+ */
+#ifndef SE_ENERGY_QUERY_H
+#define SE_ENERGY_QUERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sampler.h"
+#include "se_time.h"
+
+/* How long the server waits for one client's request or reply. */
+#define EQ_SERVER_IO_TIMEOUT_NS	(100 * SE_NS_PER_MS)
+
+typedef struct eq_server eq_server_t;
+
+/* One answer of the server. */
+typedef struct {
+	uint64_t generation;	/* the server's identity (see the top) */
+	uint64_t e0_mj;		/* sampler energy at t0 (see complete0) */
+	uint64_t e1_mj;		/* ... and at t1 */
+	int rc0, rc1;		/* 0, or sampler_energy_at()'s -errno at
+				 * t0 / t1: -ENODATA no sample yet, -ERANGE
+				 * older than the history kept */
+	bool complete0;		/* a sample at or after t0 exists: e0_mj is
+				 * interpolated, final */
+	bool complete1;		/* same for t1 */
+	bool kicked;		/* the server kicked the sampler for this */
+	uint64_t last_sample_ns; /* newest sample (monotonic), 0: none */
+	uint64_t period_ns;	/* the sampler's period and read deadline: */
+	uint64_t deadline_ns;	/* a kicked reading comes within their sum */
+} eq_answer_t;
+
+/*
+ * The socket path of node `node` in spool_dir: "<spool_dir>/slurm-energy-
+ * <node>.sock", into buf.  Returns 0, -EINVAL (empty argument), or
+ * -ENAMETOOLONG when it does not fit buf or an AF_UNIX address (108 bytes
+ * with its NUL): the path is then still written, cut, for the message.
+ */
+int eq_socket_path(const char *spool_dir, const char *node, char *buf,
+		   size_t len);
+
+/*
+ * Serve sampler s at path (a stale socket there is replaced; any other kind
+ * of file is not touched: -EEXIST).  period_ns and deadline_ns are those of
+ * s, handed to clients as the longest useful wait.  s must outlive the
+ * server.  Returns the server, or NULL with errno set and a message naming
+ * the path in err (ENAMETOOLONG for a path too long for AF_UNIX).
+ */
+eq_server_t *eq_server_start(const char *path, sampler_t *s,
+			     uint64_t period_ns, uint64_t deadline_ns,
+			     char *err, size_t err_len);
+
+/*
+ * Stop the thread (within EQ_SERVER_IO_TIMEOUT_NS: it never waits longer on
+ * a client), close and unlink the socket.  srv may be NULL.
+ */
+void eq_server_stop(eq_server_t *srv);
+
+/* Requests answered and refused (wrong peer, bad request) so far. */
+void eq_server_counts(eq_server_t *srv, unsigned long *answered,
+		      unsigned long *refused);
+
+/*
+ * Ask the server at path for the node's energy at monotonic t0_ns and t1_ns
+ * (t0_ns <= t1_ns; equal to ask one instant).  Never takes longer than
+ * timeout_ns.  Returns 0 with *out filled, or a negative errno: -ENOENT /
+ * -ECONNREFUSED no server there, -ETIMEDOUT no answer in time, -EACCES the
+ * server refused us (our uid), -EPROTO a reply that is not one, -EINVAL bad
+ * arguments, -ENAMETOOLONG path too long for AF_UNIX.
+ */
+int eq_query(const char *path, uint64_t t0_ns, uint64_t t1_ns,
+	     uint64_t timeout_ns, eq_answer_t *out);
+
+#endif

@@ -1,0 +1,377 @@
+/*
+ * test_energy_query.c - the energy query channel against a real sampler.
+ *
+ * The sampler reads a fake meter at constant power with a long period, so
+ * the only readings after the first are the ones a query's kick asks for:
+ * an instant past the newest sample is "incomplete" until the kicked
+ * reading exists.  The server runs on a socket in a fresh temporary dir.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "energy_query.h"
+#include "sampler.h"
+#include "se_time.h"
+
+#define MS	SE_NS_PER_MS
+#define SEC	SE_NS_PER_SEC
+#define POWER_MW	1000000ULL	/* 1 kW */
+
+static int reads;	/* atomic builtins */
+
+static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
+		 char *msg, size_t msg_len)
+{
+	(void) dev;
+	(void) deadline_ns;
+	(void) msg;
+	(void) msg_len;
+	out->has_power = true;
+	out->power_mw = POWER_MW;
+	__atomic_add_fetch(&reads, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+static const meter_ops_t ops = { .name = "fake", .read = _read };
+
+typedef struct {
+	char dir[64];
+	char path[128];
+	sampler_t *s;
+	eq_server_t *srv;
+} fixture_t;
+
+static int _reads(void)
+{
+	return __atomic_load_n(&reads, __ATOMIC_SEQ_CST);
+}
+
+/* Poll (never a fixed sleep) until n reads happened, at most 2 s. */
+static void _wait_reads(int n)
+{
+	uint64_t limit = se_mono_ns() + 2 * SEC;
+
+	while (_reads() < n && se_mono_ns() < limit)
+		se_sleep_ns(MS);
+	ck_assert_int_ge(_reads(), n);
+}
+
+static void _up(fixture_t *f)
+{
+	sampler_config_t cfg = {
+		.period_ns = 100 * SEC,	/* no tick during a test */
+		.deadline_ns = 200 * MS,
+		.acc = { .history = 64 },
+		.label = "test",
+	};
+	char err[256] = "";
+
+	__atomic_store_n(&reads, 0, __ATOMIC_SEQ_CST);
+	strcpy(f->dir, "/tmp/se-eq-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(f->dir));
+	ck_assert_int_eq(eq_socket_path(f->dir, "n1", f->path,
+					sizeof(f->path)), 0);
+	f->s = sampler_start(&ops, NULL, &cfg);
+	ck_assert_ptr_nonnull(f->s);
+	_wait_reads(1);
+	f->srv = eq_server_start(f->path, f->s, cfg.period_ns,
+				 cfg.deadline_ns, err, sizeof(err));
+	ck_assert_msg(f->srv, "server: %s", err);
+}
+
+static void _down(fixture_t *f)
+{
+	eq_server_stop(f->srv);
+	sampler_stop(f->s);
+	rmdir(f->dir);
+}
+
+/* Connect without the client library; -1 on failure. */
+static int _raw_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+	strcpy(sa.sun_path, path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *) &sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+START_TEST(test_round_trip_complete_after_kick)
+{
+	fixture_t f;
+	eq_answer_t a, b;
+	sampler_status_t st;
+	uint64_t t0, t1, expect;
+
+	_up(&f);
+	sampler_status(f.s, &st);
+	t0 = st.last_sample_ns;		/* on the first sample: complete */
+	se_sleep_ns(50 * MS);
+	t1 = se_mono_ns();		/* past the newest sample */
+
+	ck_assert_int_eq(eq_query(f.path, t0, t1, SEC, &a), 0);
+	ck_assert(a.complete0);
+	ck_assert(!a.complete1);
+	ck_assert(a.kicked);
+	ck_assert_uint_eq(a.period_ns, 100 * SEC);
+	ck_assert_uint_eq(a.deadline_ns, 200 * MS);
+	ck_assert_uint_ne(a.generation, 0);
+
+	/* The kick brings the reading after t1, long before the tick. */
+	_wait_reads(2);
+	ck_assert_int_eq(eq_query(f.path, t0, t1, SEC, &b), 0);
+	ck_assert(b.complete0 && b.complete1);
+	ck_assert(!b.kicked);
+	ck_assert_uint_eq(b.generation, a.generation);
+	ck_assert_uint_gt(b.last_sample_ns, t1);
+	expect = POWER_MW * (t1 - t0) / SEC;
+	ck_assert_uint_le(b.e1_mj - b.e0_mj, expect + 2);
+	ck_assert_uint_ge(b.e1_mj - b.e0_mj + 2, expect);
+	ck_assert_uint_eq(b.e0_mj, a.e0_mj);	/* history, final */
+	_down(&f);
+}
+END_TEST
+
+START_TEST(test_one_instant_and_bad_order)
+{
+	fixture_t f;
+	eq_answer_t a;
+	uint64_t t;
+
+	_up(&f);
+	t = se_mono_ns();	/* after the first sample: it can complete */
+	ck_assert_int_eq(eq_query(f.path, t, t, SEC, &a), 0);
+	ck_assert(a.kicked);
+	_wait_reads(2);
+	ck_assert_int_eq(eq_query(f.path, t, t, SEC, &a), 0);
+	ck_assert(a.complete0 && a.complete1);
+	ck_assert_uint_eq(a.e0_mj, a.e1_mj);
+	ck_assert_int_eq(eq_query(f.path, t + 1, t, SEC, &a), -EINVAL);
+	_down(&f);
+}
+END_TEST
+
+START_TEST(test_silent_client_does_not_block)
+{
+	fixture_t f;
+	eq_answer_t a;
+	uint64_t start, took;
+	char buf[8];
+	int fd;
+
+	_up(&f);
+	fd = _raw_connect(f.path);
+	ck_assert_int_ge(fd, 0);
+	/* The server is busy with the silent one: we still get an answer
+	 * within its I/O timeout, not our own (1 s). */
+	start = se_mono_ns();
+	ck_assert_int_eq(eq_query(f.path, 0, 0, SEC, &a), 0);
+	took = se_mono_ns() - start;
+	ck_assert_msg(took < EQ_SERVER_IO_TIMEOUT_NS + 100 * MS,
+		      "query took %.3f s", (double) took / SEC);
+	/* and the silent one was dropped, unanswered */
+	ck_assert_int_eq(recv(fd, buf, sizeof(buf), 0), 0);
+	close(fd);
+	_down(&f);
+}
+END_TEST
+
+START_TEST(test_garbage_refused)
+{
+	fixture_t f;
+	unsigned long answered, refused;
+	char buf[256];
+	int fd;
+
+	_up(&f);
+	fd = _raw_connect(f.path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(send(fd, "hello", 5, 0), 5);
+	/* a reply (status -EPROTO), then the server closes */
+	ck_assert_int_gt(recv(fd, buf, sizeof(buf), 0), 0);
+	close(fd);
+	eq_server_counts(f.srv, &answered, &refused);
+	ck_assert_uint_eq(answered, 0);
+	ck_assert_uint_eq(refused, 1);
+	_down(&f);
+}
+END_TEST
+
+START_TEST(test_wrong_peer_refused)
+{
+	fixture_t f;
+	eq_answer_t a;
+	pid_t pid;
+	int status;
+
+	if (geteuid() != 0)
+		return;		/* needs root to be another uid */
+	_up(&f);
+	/* Past the file mode, so that the uid check is what refuses. */
+	ck_assert_int_eq(chmod(f.dir, 0755), 0);
+	ck_assert_int_eq(chmod(f.path, 0666), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (setuid(65534))
+			_exit(2);
+		_exit(eq_query(f.path, 0, 0, SEC, &a) == -EACCES ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	_down(&f);
+}
+END_TEST
+
+START_TEST(test_socket_mode_0600)
+{
+	fixture_t f;
+	struct stat sb;
+
+	_up(&f);
+	ck_assert_int_eq(stat(f.path, &sb), 0);
+	ck_assert(S_ISSOCK(sb.st_mode));
+	ck_assert_int_eq(sb.st_mode & 0777, 0600);
+	_down(&f);
+}
+END_TEST
+
+START_TEST(test_path_too_long)
+{
+	char dir[200], path[300], err[256] = "";
+	eq_answer_t a;
+	sampler_t *s = (sampler_t *) 1;	/* never used: refused first */
+
+	memset(dir, 'd', sizeof(dir) - 1);
+	dir[0] = '/';
+	dir[sizeof(dir) - 1] = '\0';
+	ck_assert_int_eq(eq_socket_path(dir, "n1", path, sizeof(path)),
+			 -ENAMETOOLONG);
+	ck_assert_int_eq(eq_socket_path(dir, "n1", path, 16), -ENAMETOOLONG);
+	ck_assert_int_eq(eq_socket_path("", "n1", path, sizeof(path)),
+			 -EINVAL);
+	snprintf(path, sizeof(path), "%s/slurm-energy-n1.sock", dir);
+	ck_assert_ptr_null(eq_server_start(path, s, SEC, SEC, err,
+					   sizeof(err)));
+	ck_assert_int_eq(errno, ENAMETOOLONG);
+	ck_assert_msg(strstr(err, "at most 107") && strstr(err, "SlurmdSpoolDir"),
+		      "message: %s", err);
+	ck_assert_int_eq(eq_query(path, 0, 0, SEC, &a), -ENAMETOOLONG);
+}
+END_TEST
+
+START_TEST(test_stop_unlinks_and_restart_is_new_generation)
+{
+	fixture_t f;
+	eq_answer_t a;
+	uint64_t gen;
+	char err[256];
+
+	_up(&f);
+	ck_assert_int_eq(eq_query(f.path, 0, 0, SEC, &a), 0);
+	gen = a.generation;
+	eq_server_stop(f.srv);
+	ck_assert_int_eq(access(f.path, F_OK), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(eq_query(f.path, 0, 0, SEC, &a), -ENOENT);
+
+	f.srv = eq_server_start(f.path, f.s, SEC, SEC, err, sizeof(err));
+	ck_assert_msg(f.srv, "%s", err);
+	ck_assert_int_eq(eq_query(f.path, 0, 0, SEC, &a), 0);
+	ck_assert_uint_ne(a.generation, gen);
+	_down(&f);
+}
+END_TEST
+
+START_TEST(test_stale_socket_replaced_other_file_kept)
+{
+	fixture_t f;
+	eq_answer_t a;
+	char err[256] = "", other[160];
+	sampler_t *s;
+	eq_server_t *srv2;
+	int fd;
+
+	_up(&f);
+	/* A second server on a live socket is refused. */
+	s = f.s;
+	ck_assert_ptr_null(eq_server_start(f.path, s, SEC, SEC, err,
+					   sizeof(err)));
+	ck_assert_int_eq(errno, EADDRINUSE);
+
+	/* A socket file left by a dead server is replaced. */
+	snprintf(other, sizeof(other), "%s/stale.sock", f.dir);
+	{
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+		fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+		strcpy(sa.sun_path, other);
+		ck_assert_int_eq(bind(fd, (struct sockaddr *) &sa,
+				      sizeof(sa)), 0);
+		close(fd);	/* bound, never listened: stale */
+	}
+	srv2 = eq_server_start(other, s, SEC, SEC, err, sizeof(err));
+	ck_assert_msg(srv2, "%s", err);
+	ck_assert_int_eq(eq_query(other, 0, 0, SEC, &a), 0);
+	eq_server_stop(srv2);
+
+	/* A regular file is never touched. */
+	fd = open(other, O_CREAT | O_WRONLY, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_ptr_null(eq_server_start(other, s, SEC, SEC, err,
+					   sizeof(err)));
+	ck_assert_int_eq(errno, EEXIST);
+	ck_assert_int_eq(access(other, F_OK), 0);
+	unlink(other);
+	_down(&f);
+}
+END_TEST
+
+static Suite *_suite(void)
+{
+	Suite *s = suite_create("energy_query");
+	TCase *tc = tcase_create("channel");
+
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_round_trip_complete_after_kick);
+	tcase_add_test(tc, test_one_instant_and_bad_order);
+	tcase_add_test(tc, test_silent_client_does_not_block);
+	tcase_add_test(tc, test_garbage_refused);
+	tcase_add_test(tc, test_wrong_peer_refused);
+	tcase_add_test(tc, test_socket_mode_0600);
+	tcase_add_test(tc, test_path_too_long);
+	tcase_add_test(tc, test_stop_unlinks_and_restart_is_new_generation);
+	tcase_add_test(tc, test_stale_socket_replaced_other_file_kept);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
