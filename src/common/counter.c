@@ -5,6 +5,8 @@
 #include "se_config.h"
 #endif
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "counter.h"
@@ -59,4 +61,35 @@ counter_event_t counter_step(uint64_t prev, uint64_t cur, unsigned width_bits,
 		return COUNTER_RESET;
 	*delta = d;
 	return COUNTER_WRAPPED;
+}
+
+uint64_t counter_resolution(uint64_t raw, unsigned significand_bits)
+{
+	unsigned bits;
+
+	if (!significand_bits || !raw)
+		return 1;
+	bits = 64 - (unsigned) __builtin_clzll(raw);
+	if (bits <= significand_bits)
+		return 1;
+	return 1ULL << (bits - significand_bits);
+}
+
+uint64_t counter_max_delta(double mj_per_unit, uint64_t max_power_mw,
+			   uint64_t dt_ns, uint64_t step_a, uint64_t step_b)
+{
+	long double units;
+
+	if (!max_power_mw || !(mj_per_unit > 0))
+		return 0;
+	units = (long double) max_power_mw * dt_ns / 1e9L / mj_per_unit;
+	units = ceill(units) + (long double) step_a + (long double) step_b;
+	if (units >= (long double) UINT64_MAX)
+		return UINT64_MAX;
+	return (uint64_t) units;
+}
+
+bool counter_wrap_ambiguous(unsigned width_bits, uint64_t max_delta)
+{
+	return max_delta && width_bits < 64 && max_delta > _mask(width_bits);
 }

@@ -10,6 +10,7 @@
 #ifndef SE_COUNTER_H
 #define SE_COUNTER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef enum {
@@ -32,5 +33,35 @@ typedef enum {
  */
 counter_event_t counter_step(uint64_t prev, uint64_t cur, unsigned width_bits,
 			     uint64_t max_delta, uint64_t *delta);
+
+/*
+ * The register's own step at reading raw, in counter units.
+ * significand_bits 0: an integer register, whose every unit is a step.
+ * significand_bits N > 0: a binary floating-point register (float32: 24)
+ * carried in fixed point (raw = value x 2^F for some F): it holds N
+ * significant bits, so its step is its ulp at the reading, which doubles
+ * each time the reading passes a power of two: 2^(bitlength(raw) - N)
+ * units, at least 1.  A float32 kWh register at 20,000 kWh steps by 2^-9 kWh.
+ */
+uint64_t counter_resolution(uint64_t raw, unsigned significand_bits);
+
+/*
+ * The largest delta, in counter units, a meter can really count between two
+ * readings dt_ns apart: max_power_mw x dt_ns / mj_per_unit, rounded up,
+ * plus the register's step at each reading (step_a + step_b: either reading
+ * may sit anywhere inside its step).  0 (no bound) without max_power_mw;
+ * saturates at UINT64_MAX.
+ */
+uint64_t counter_max_delta(double mj_per_unit, uint64_t max_power_mw,
+			   uint64_t dt_ns, uint64_t step_a, uint64_t step_b);
+
+/*
+ * Could a counter of width_bits pass through its whole range (wrap more
+ * than once, or once and land past where it started) within a plausible
+ * delta of max_delta units?  Then a wrap cannot be told from a reset or a
+ * second wrap: a configuration error when max_delta is what one poll
+ * period plus one timeout allows.  Never for 64-bit counters.
+ */
+bool counter_wrap_ambiguous(unsigned width_bits, uint64_t max_delta);
 
 #endif

@@ -6,6 +6,14 @@
  * trapezoid (p0 + p1) x dt / 2 is computed exactly in 128-bit integers; on
  * the counter path the energy of a segment is recomputed from the exact
  * count of counter units since the segment began, never summed per sample.
+ *
+ * Counter with power (the discipline): the integrated power predicts each
+ * interval; the counter's count since the segment began, c, is only known
+ * to within its step s at the base and at the reading (an integer register
+ * truncates, a float one rounds: either way the true count lies within
+ * max(s_base, s_now) of c).  The prediction is clamped into that window.
+ * A sound power register keeps the energy inside it, untouched; a biased
+ * one is pulled back by its bias only, never by the register's step.
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"
@@ -34,8 +42,9 @@ typedef struct {
 	acc_energy_t e;
 	uint64_t power_mw;
 	uint32_t flags;
-	bool linear;	/* the interval ending here came from a counter:
-			 * interpolate energy linearly, not the power */
+	bool linear;	/* the interval ending here came from a counter
+			 * alone: interpolate energy linearly, not the
+			 * power */
 } acc_entry_t;
 
 struct energy_acc {
@@ -53,7 +62,10 @@ struct energy_acc {
 	uint64_t base_raw;	/* last accepted raw reading */
 	acc_energy_t seg_start;	/* energy when the segment began */
 	uint64_t seg_units;	/* exact count of units since then */
+	uint64_t seg_base_step;	/* the register's step at the base, units */
+	uint64_t last_step;	/* its step at the last accepted reading */
 	unsigned rejected;	/* implausible readings in a row */
+	energy_acc_anomaly_t anomaly;
 };
 
 /* ------------------------------------------------------------ energies */
@@ -87,6 +99,14 @@ static void _e_add(acc_energy_t *e, long double mj)
 static long double _e_diff(const acc_energy_t *b, const acc_energy_t *a)
 {
 	return (long double) (b->mj - a->mj) + b->frac - a->frac;
+}
+
+/* b - a in mJ, either order. */
+static long double _e_signed_diff(const acc_energy_t *b, const acc_energy_t *a)
+{
+	if (b->mj >= a->mj)
+		return _e_diff(b, a);
+	return -(long double) (a->mj - b->mj) + b->frac - a->frac;
 }
 
 /* Energy of power p_mw held for dt_ns: p x dt / 1e9 mJ. */
@@ -168,7 +188,8 @@ static bool _spec_valid(const counter_spec_t *spec)
 static bool _spec_same(const counter_spec_t *a, const counter_spec_t *b)
 {
 	return a->width_bits == b->width_bits &&
-	       a->mj_per_unit == b->mj_per_unit;
+	       a->mj_per_unit == b->mj_per_unit &&
+	       a->significand_bits == b->significand_bits;
 }
 
 /* Mark an interval longer than gap_ns; returns the flag to set. */
@@ -260,60 +281,100 @@ static void _counter_rebase(energy_acc_t *acc, acc_entry_t *ent,
 	acc->base_raw = raw;
 	acc->seg_start = ent->e;
 	acc->seg_units = 0;
+	acc->seg_base_step = counter_resolution(raw, spec->significand_bits);
+	acc->last_step = acc->seg_base_step;
 	acc->rejected = 0;
 }
 
+/* Largest plausible delta from the base to raw over dt_ns (units). */
+static uint64_t _max_delta(const energy_acc_t *acc, uint64_t raw,
+			   uint64_t dt_ns)
+{
+	unsigned sig = acc->spec.significand_bits;
+
+	return counter_max_delta(acc->spec.mj_per_unit, acc->cfg.max_power_mw,
+				 dt_ns, counter_resolution(acc->base_raw, sig),
+				 counter_resolution(raw, sig));
+}
+
+static void _note_anomaly(energy_acc_t *acc, uint32_t kind, uint64_t raw,
+			  uint64_t dt_ns, uint64_t max_delta)
+{
+	energy_acc_anomaly_t *a = &acc->anomaly;
+
+	a->count++;
+	a->kind = kind;
+	a->prev_raw = acc->base_raw;
+	a->raw = raw;
+	a->dt_ns = dt_ns;
+	a->max_delta = max_delta;
+}
+
 /*
- * Largest plausible delta in counter units over dt_ns: max power x dt,
- * rounded up, plus one unit for the quantisation of both readings.
- * 0 (no bound) without max_power_mw.
+ * Energy since prev of a counter interval with a power reading: the
+ * trapezoid, clamped to within one step of what the counter counted (the
+ * step of the base or of this reading, whichever is larger), and never
+ * below prev's.  Returns the energy added; sets DISCIPLINED when clamped.
  */
-static uint64_t _max_delta(const energy_acc_t *acc, uint64_t dt_ns)
+static long double _disciplined(const energy_acc_t *acc,
+				const acc_entry_t *prev,
+				const acc_energy_t *counted, uint64_t power_mw,
+				uint64_t dt_ns, uint32_t *flags)
 {
-	long double units;
+	uint64_t step = acc->seg_base_step > acc->last_step ?
+			acc->seg_base_step : acc->last_step;
+	long double window = (long double) step * acc->spec.mj_per_unit;
+	long double c = _e_signed_diff(counted, &prev->e);
+	long double x = ((long double) prev->power_mw + power_mw) * dt_ns /
+			(2.0L * SE_NS_PER_SEC);
 
-	if (!acc->cfg.max_power_mw)
-		return 0;
-	units = (long double) acc->cfg.max_power_mw * dt_ns /
-		SE_NS_PER_SEC / acc->spec.mj_per_unit;
-	units = ceill(units) + 1;
-	if (units >= (long double) UINT64_MAX)
-		return UINT64_MAX;
-	return (uint64_t) units;
+	if (x < c - window) {
+		x = c - window;
+		*flags |= ENERGY_SAMPLE_DISCIPLINED;
+	} else if (x > c + window) {
+		x = c + window;
+		*flags |= ENERGY_SAMPLE_DISCIPLINED;
+	}
+	return x > 0 ? x : 0;
 }
 
-/* Could the counter have wrapped more than once, unnoticed, in dt? */
-static bool _wrap_ambiguous(const energy_acc_t *acc, uint64_t max_delta)
-{
-	unsigned w = acc->spec.width_bits;
-
-	return max_delta && w < 64 && max_delta > ((1ULL << w) - 1);
-}
-
-/* Accept a counted delta: the segment's energy is recomputed exactly. */
+/* Accept a counted delta: the segment's count is kept exactly. */
 static void _counter_advance(energy_acc_t *acc, acc_entry_t *ent,
 			     uint64_t raw, uint64_t delta, int64_t power_mw)
 {
 	const acc_entry_t *prev = _newest(acc);
-	long double seg_mj, de_mj;
+	acc_energy_t counted;
+	long double de_mj;
 
 	acc->seg_units += delta;
 	acc->base_raw = raw;
+	acc->last_step = counter_resolution(raw, acc->spec.significand_bits);
 	acc->rejected = 0;
 
-	seg_mj = (long double) acc->seg_units * acc->spec.mj_per_unit;
-	ent->e = acc->seg_start;
-	_e_add(&ent->e, seg_mj);
-	ent->linear = true;
+	counted = acc->seg_start;
+	_e_add(&counted, (long double) acc->seg_units * acc->spec.mj_per_unit);
 
 	if (power_mw >= 0) {
 		ent->power_mw = (uint64_t) power_mw;
-	} else {
-		/* average power over the interval, rounded: mJ/ns x 1e12 mW */
-		de_mj = _e_diff(&ent->e, &prev->e);
-		ent->power_mw = (uint64_t) llroundl(de_mj * SE_NS_PER_SEC /
-						    (ent->t_ns - prev->t_ns));
+		ent->e = prev->e;
+		_e_add(&ent->e, _disciplined(acc, prev, &counted,
+					     ent->power_mw,
+					     ent->t_ns - prev->t_ns,
+					     &ent->flags));
+		ent->linear = false;
+		return;
 	}
+	ent->e = counted;
+	ent->linear = true;
+	/* average power over the interval, rounded: mJ/ns x 1e12 mW */
+	de_mj = _e_signed_diff(&ent->e, &prev->e);
+	if (de_mj < 0) {
+		/* The discipline left prev above the count: hold. */
+		ent->e = prev->e;
+		de_mj = 0;
+	}
+	ent->power_mw = (uint64_t) llroundl(de_mj * SE_NS_PER_SEC /
+					    (ent->t_ns - prev->t_ns));
 }
 
 int energy_acc_add_counter(energy_acc_t *acc, uint64_t t_ns, uint64_t raw,
@@ -342,15 +403,16 @@ int energy_acc_add_counter(energy_acc_t *acc, uint64_t t_ns, uint64_t raw,
 	}
 
 	dt = t_ns - _newest(acc)->t_ns;
-	max_delta = _max_delta(acc, dt);
+	max_delta = _max_delta(acc, raw, dt);
 	ev = counter_step(acc->base_raw, raw, spec->width_bits, max_delta,
 			  &delta);
 
-	if (_wrap_ambiguous(acc, max_delta)) {
+	if (counter_wrap_ambiguous(spec->width_bits, max_delta)) {
 		/* So long a silence that whole wraps may hide in it. */
 		ent.flags |= ENERGY_SAMPLE_GAP;
 		if (!_gap_flag(acc, dt))
 			acc->gaps++;
+		_note_anomaly(acc, ENERGY_SAMPLE_GAP, raw, dt, max_delta);
 		_counter_rebase(acc, &ent, spec, raw, power_mw);
 	} else if (ev == COUNTER_RESET) {
 		/*
@@ -358,8 +420,12 @@ int energy_acc_add_counter(energy_acc_t *acc, uint64_t t_ns, uint64_t raw,
 		 * register pair or a garbled reply.  A second in a row
 		 * against the same base means the counter really restarted.
 		 */
-		if (!acc->rejected++)
+		if (!acc->rejected++) {
+			_note_anomaly(acc, ENERGY_ACC_REJECTED, raw, dt,
+				      max_delta);
 			return -ERANGE;
+		}
+		_note_anomaly(acc, ENERGY_SAMPLE_RESET, raw, dt, max_delta);
 		ent.flags |= ENERGY_SAMPLE_RESET | ENERGY_SAMPLE_GAP;
 		if (!_gap_flag(acc, dt))
 			acc->gaps++;
@@ -383,12 +449,19 @@ static long double _interpolate(const acc_entry_t *a, const acc_entry_t *b,
 	long double tau = tau_ns, p0 = a->power_mw, p1 = b->power_mw;
 	long double x;
 
-	if (b->linear) {
+	long double whole = (p0 + p1) * span / (2 * SE_NS_PER_SEC);
+
+	if (b->linear || whole <= 0) {
 		x = de * tau / span;
 	} else {
-		/* integral of p0 + (p1 - p0) s / span over s in [0, tau] */
+		/*
+		 * integral of p0 + (p1 - p0) s / span over s in [0, tau],
+		 * scaled to the interval's energy: the same for a pure
+		 * trapezoid, and a disciplined interval keeps its shape.
+		 */
 		x = (p0 * tau + (p1 - p0) * tau * tau / (2 * span)) /
 		    SE_NS_PER_SEC;
+		x *= de / whole;
 	}
 	/* Rounding must not step outside the interval's own energies. */
 	if (x < 0)
@@ -467,6 +540,18 @@ int energy_acc_last(const energy_acc_t *acc, energy_sample_t *out)
 	out->power_mw = last->power_mw;
 	out->flags = last->flags;
 	return 0;
+}
+
+void energy_acc_anomaly(const energy_acc_t *acc, energy_acc_anomaly_t *out)
+{
+	*out = acc->anomaly;
+}
+
+double energy_acc_counter_step_mj(const energy_acc_t *acc)
+{
+	if (!acc->have_base)
+		return 0;
+	return (double) acc->last_step * acc->spec.mj_per_unit;
 }
 
 size_t energy_acc_count(const energy_acc_t *acc)

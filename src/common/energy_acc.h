@@ -9,9 +9,17 @@
  * attribution of a shared node's energy).
  *
  * Two paths:
- *  - counter path (preferred when the meter has one): energy is the sum of
- *    counter deltas x unit, exact to the counter's resolution; wrap of a
- *    16/32-bit register and resets are handled by counter_step();
+ *  - counter path (preferred when the meter has one): the counter counts in
+ *    its own units and steps (an integer register's unit, a float
+ *    register's ulp at the reading: counter_resolution()); wrap of a
+ *    16/31/32/63-bit register and resets are handled by counter_step().
+ *    Without a power reading, energy is the sum of counter deltas x unit,
+ *    exact to the counter's step.  With one, energy follows the trapezoid
+ *    of the power readings and the counter disciplines it: at every
+ *    reading the energy is held within one step of what the counter
+ *    counted since its base, so a coarse register (0.1 kWh = 360 kJ) does
+ *    not make a job's figure jump by its step, while over hours the total
+ *    is the counter's, within one step, and no step is counted twice;
  *  - power path: trapezoid integration of power over monotonic time.
  * An interval with no sample for longer than gap_ns, or spanning a counter
  * reset, is gap-filled (linear power across it) and flagged.
@@ -30,6 +38,9 @@
 #define ENERGY_SAMPLE_GAP	0x2	/* interval before it was gap-filled */
 #define ENERGY_SAMPLE_WRAP	0x4	/* counter wrapped before it */
 #define ENERGY_SAMPLE_RESET	0x8	/* counter reset before it */
+#define ENERGY_SAMPLE_DISCIPLINED 0x10	/* the counter moved the integrated
+					 * power's energy to stay within a step */
+#define ENERGY_ACC_REJECTED	0x100	/* anomaly kind: a reading dropped */
 
 typedef struct {
 	uint64_t t_ns;		/* monotonic instant of the reading */
@@ -39,9 +50,23 @@ typedef struct {
 } energy_sample_t;
 
 typedef struct {
-	unsigned width_bits;	/* 16, 32, 48 or 64 */
+	unsigned width_bits;	/* 1..64: where the register wraps */
 	double mj_per_unit;	/* millijoules per counter unit (> 0) */
+	unsigned significand_bits; /* 0: an integer register, a unit is its
+				 * step; N: a float register in fixed point,
+				 * its step its ulp (counter_resolution) */
 } counter_spec_t;
+
+/* The last counter reading refused or not counted, for the log. */
+typedef struct {
+	unsigned long count;	/* anomalies since creation */
+	uint32_t kind;		/* ENERGY_ACC_REJECTED, or ENERGY_SAMPLE_RESET
+				 * / ENERGY_SAMPLE_GAP (counted by a fill) */
+	uint64_t prev_raw;	/* the base it was compared with */
+	uint64_t raw;		/* the reading */
+	uint64_t dt_ns;		/* time since the base's sample */
+	uint64_t max_delta;	/* the plausible bound, units (0: none) */
+} energy_acc_anomaly_t;
 
 typedef struct {
 	size_t history;		/* samples kept in the ring (>= 2) */
@@ -71,11 +96,14 @@ int energy_acc_add_power(energy_acc_t *acc, uint64_t t_ns, uint64_t power_mw);
 
 /*
  * Add a counter reading at t_ns.  power_mw < 0 means the meter gave no
- * power, so it is derived from the counter delta (the interval's average).
+ * power, so it is derived from the counter delta (the interval's average)
+ * and energy is the counter's; with power_mw >= 0 energy is the trapezoid
+ * of the powers, held within one step of the counter (see the top).
  * The first reading sets the base; so does the first after power samples
  * or after a change of spec (the interval before it is then filled with
  * the trapezoid of powers).  Deltas come from counter_step() with a bound
- * of max_power_mw x elapsed / unit (+1 unit).
+ * of counter_max_delta(): max_power_mw x elapsed / unit plus the register's
+ * step at both readings, so no real step is ever refused.
  * A reading implausible against the base (backwards but not a plausible
  * wrap, or too large a jump) is dropped with -ERANGE once: a torn or
  * garbled read.  A second in a row is a reset: the interval is filled with
@@ -114,6 +142,12 @@ int energy_acc_energy_between(const energy_acc_t *acc, uint64_t t0_ns,
 
 /* The newest sample; -ENODATA when none. */
 int energy_acc_last(const energy_acc_t *acc, energy_sample_t *out);
+
+/* The last counter anomaly (count 0: none yet). */
+void energy_acc_anomaly(const energy_acc_t *acc, energy_acc_anomaly_t *out);
+
+/* The counter's step at its last reading, in mJ (0: no counter base). */
+double energy_acc_counter_step_mj(const energy_acc_t *acc);
 
 /* Count of samples held, and of gaps seen since creation. */
 size_t energy_acc_count(const energy_acc_t *acc);

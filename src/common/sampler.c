@@ -65,6 +65,9 @@ struct sampler {
 	uint64_t backoff_ns;
 	se_ratelimit_t fail_rl;
 	se_ratelimit_t note_rl;
+	unsigned long anomalies_seen;	/* energy_acc_anomaly().count logged */
+	uint32_t anomaly_kinds_told;	/* kinds whose first was at info */
+	bool resolution_told;
 };
 
 static unsigned long _abandoned_running;	/* atomic builtins only */
@@ -189,6 +192,72 @@ static const char *_account_reason(int rc)
 	}
 }
 
+static const char *_anomaly_name(uint32_t kind)
+{
+	switch (kind) {
+	case ENERGY_ACC_REJECTED:
+		return "counter reading rejected (implausible against the last one; a second in a row is a reset)";
+	case ENERGY_SAMPLE_RESET:
+		return "counter reset (filled with the power readings)";
+	default:
+		return "counter gap (so long that whole wraps may hide in it; filled with the power readings)";
+	}
+}
+
+/*
+ * The first counter anomaly of each kind goes to the log at info with the
+ * two readings and the time between them, so an admin can tell a torn read
+ * from a wrongly set MaxPower; later ones are counted and rate-limited.
+ */
+static void _tell_anomaly(sampler_t *s, const energy_acc_anomaly_t *a)
+{
+	bool first = !(s->anomaly_kinds_told & a->kind);
+	char bound[64] = "no bound";
+
+	s->anomalies_seen = a->count;
+	s->anomaly_kinds_told |= a->kind;
+	if (a->max_delta)
+		snprintf(bound, sizeof(bound), "bound %llu units",
+			 (unsigned long long) a->max_delta);
+	if (first)
+		se_log(SE_LOG_INFO,
+		       "%s: %s: %llu -> %llu after %.3f s (%s); repeats are counted",
+		       s->who, _anomaly_name(a->kind),
+		       (unsigned long long) a->prev_raw,
+		       (unsigned long long) a->raw,
+		       (double) a->dt_ns / SE_NS_PER_SEC, bound);
+	else
+		se_log_limited(&s->note_rl, se_mono_ns(), SE_LOG_INFO,
+			       "%s: %s: %llu -> %llu after %.3f s (%s); %lu so far",
+			       s->who, _anomaly_name(a->kind),
+			       (unsigned long long) a->prev_raw,
+			       (unsigned long long) a->raw,
+			       (double) a->dt_ns / SE_NS_PER_SEC, bound,
+			       a->count);
+}
+
+/*
+ * Once, at the first counter reading: the register's step there, and what
+ * it means for a job when the meter gives no power to follow between
+ * steps.
+ */
+static void _tell_resolution(sampler_t *s, const meter_reading_t *rd)
+{
+	double step_mj = energy_acc_counter_step_mj(s->acc);
+
+	if (s->resolution_told || !step_mj)
+		return;
+	s->resolution_told = true;
+	if (rd->has_power)
+		se_log(SE_LOG_INFO,
+		       "%s: energy register steps %.3f kJ at this reading; between its steps energy follows the power register",
+		       s->who, step_mj / 1e6);
+	else
+		se_log(SE_LOG_INFO,
+		       "%s: energy register steps %.3f kJ at this reading and the meter gives no power: a job's energy is known to +/-%.3f kJ; add a power register",
+		       s->who, step_mj / 1e6, step_mj / 1e6);
+}
+
 static void _succeeded(sampler_t *s, const energy_sample_t *smp)
 {
 	unsigned failures;
@@ -293,6 +362,7 @@ static void _sample_once(sampler_t *s)
 {
 	meter_reading_t rd;
 	energy_sample_t smp = { 0 };
+	energy_acc_anomaly_t anomaly;
 	uint64_t start, end;
 	char msg[256] = "";
 	int rc;
@@ -323,7 +393,13 @@ static void _sample_once(sampler_t *s)
 						(end - start) / 2);
 	if (!rc)
 		energy_acc_last(s->acc, &smp);
+	energy_acc_anomaly(s->acc, &anomaly);
+	if (rd.has_counter && s->cfg.use_counter)
+		_tell_resolution(s, &rd);
 	pthread_mutex_unlock(&s->lock);
+
+	if (anomaly.count != s->anomalies_seen)
+		_tell_anomaly(s, &anomaly);
 
 	if (rc)
 		_failed(s, "reading", 0, _account_reason(rc));
@@ -390,6 +466,7 @@ static bool _config_valid(const meter_ops_t *ops, const sampler_config_t *cfg)
 	       cfg->acc.history >= 2 &&
 	       (!cfg->use_counter || (cfg->counter.width_bits >= 1 &&
 				      cfg->counter.width_bits <= 64 &&
+				      cfg->counter.significand_bits <= 64 &&
 				      isfinite(cfg->counter.mj_per_unit) &&
 				      cfg->counter.mj_per_unit > 0));
 }

@@ -186,8 +186,8 @@ START_TEST(test_sampler_vs_truth)
 		.deadline_ns = SE_NS_PER_SEC,
 		.backoff_max_ns = SE_NS_PER_SEC,
 		.use_counter = true,
-		.counter = { NVML_ENERGY_COUNTER_BITS,
-			     NVML_ENERGY_MJ_PER_UNIT },
+		.counter = { .width_bits = NVML_ENERGY_COUNTER_BITS,
+			     .mj_per_unit = NVML_ENERGY_MJ_PER_UNIT },
 		.acc = { .history = 256, .max_power_mw = 5000000 },
 		.label = "fake",
 	};

@@ -526,6 +526,40 @@ START_TEST(test_meter_create)
 }
 END_TEST
 
+/*
+ * A counter that may wrap more than once between two reads at MaxPower is
+ * refused with the file, the keys and the figures; the same register is
+ * fine once MaxPower is the node's real peak.
+ */
+START_TEST(test_counter_wrapping_twice_refused)
+{
+	_basic();
+	_set_ok("EnergyModbusEnergyRegister", "20");
+	_set_ok("EnergyModbusEnergyType", "uint16");
+	_set_ok("EnergyModbusEnergyScale", "1");	/* 65,536 J range */
+	ck_assert_int_eq(modbus_conf_check(&c, "/etc/slurm/acct_gather.conf",
+					   err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "/etc/slurm/acct_gather.conf: "));
+	ck_assert_ptr_nonnull(strstr(err, "EnergyModbusEnergyType=uint16"));
+	ck_assert_ptr_nonnull(strstr(err, "EnergyModbusEnergyScale=1 "));
+	ck_assert_ptr_nonnull(strstr(err, "EnergyModbusMaxPower=100000"));
+	ck_assert_ptr_nonnull(strstr(err, "wraps every 65536 J"));
+	/* 100 kW x (1 s + 1 s default timeout) */
+	ck_assert_msg(strstr(err, "may count 200000 J") ||
+		      strstr(err, "(2.000 s)"), "%s", err);
+
+	_set_ok("EnergyModbusMaxPower", "3000");	/* 6 kJ in 2 s */
+	ck_assert_msg(modbus_conf_check(&c, NULL, err, sizeof(err)) == 0,
+		      "%s", err);
+
+	/* the same 16 bits in Wh are far from wrapping twice */
+	_set_ok("EnergyModbusMaxPower", "100000");
+	_set_ok("EnergyModbusEnergyScale", "3600");
+	ck_assert_msg(modbus_conf_check(&c, NULL, err, sizeof(err)) == 0,
+		      "%s", err);
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("modbus_conf");
@@ -544,6 +578,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_map_errors);
 	tcase_add_test(tc, test_offset_past_end);
 	tcase_add_test(tc, test_meter_create);
+	tcase_add_test(tc, test_counter_wrapping_twice_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -370,7 +370,7 @@ START_TEST(test_counter_wraps)
 	f.p0_mw = 100000;		/* 2000 units of 1 mJ per 20 ms */
 	f.counter = true;
 	cfg.use_counter = true;
-	cfg.counter = (counter_spec_t) { 16, 1.0 };
+	cfg.counter = (counter_spec_t) { 16, 1.0, 0 };
 	cfg.acc.max_power_mw = 200000;
 	ck_assert_ptr_nonnull(s = sampler_start(&fake_ops, &f, &cfg));
 	/* 65.5 J of range: at 100 W it wraps every 0.66 s */

@@ -153,6 +153,73 @@ int mb_decode_counter(const uint16_t *regs, mb_type_t type, mb_order_t order,
 	return 0;
 }
 
+void mb_energy_counter(mb_type_t type, unsigned *width_bits,
+		       unsigned *significand_bits)
+{
+	*significand_bits = 0;
+	switch (type) {
+	case MB_INT16:
+		*width_bits = 15;
+		break;
+	case MB_UINT16:
+		*width_bits = 16;
+		break;
+	case MB_INT32:
+		*width_bits = 31;
+		break;
+	case MB_UINT32:
+		*width_bits = 32;
+		break;
+	case MB_INT64:
+		*width_bits = 63;
+		break;
+	case MB_FLOAT32:
+		/* a float never wraps; it only loses resolution */
+		*significand_bits = FLT_MANT_DIG;
+		*width_bits = 64;
+		break;
+	case MB_UINT64:
+	default:
+		*width_bits = 64;
+		break;
+	}
+}
+
+int mb_decode_energy(const uint16_t *regs, mb_type_t type, mb_order_t order,
+		     uint64_t *count)
+{
+	uint64_t raw;
+	uint32_t bits;
+	float f;
+
+	if (!_valid(type, order))
+		return -EINVAL;
+	raw = _regs_to_raw(regs, mb_type_words(type), order);
+	switch (type) {
+	case MB_INT16:
+	case MB_INT32:
+	case MB_INT64:
+		/* the sign bit of the register's own width */
+		if (raw >> (16 * mb_type_words(type) - 1))
+			return -ERANGE;
+		*count = raw;
+		return 0;
+	case MB_FLOAT32:
+		bits = (uint32_t) raw;
+		memcpy(&f, &bits, sizeof(f));
+		if (!isfinite(f) || f < 0.0f ||
+		    f >= ldexpf(1.0f, 64 - MB_FLOAT_COUNTER_FRAC_BITS))
+			return -ERANGE;
+		/* exact: a float times a power of two */
+		*count = (uint64_t) ldexp((double) f,
+					  MB_FLOAT_COUNTER_FRAC_BITS);
+		return 0;
+	default:
+		*count = raw;
+		return 0;
+	}
+}
+
 void mb_encode(double value, mb_type_t type, mb_order_t order, uint16_t *regs)
 {
 	if (!_valid(type, order))

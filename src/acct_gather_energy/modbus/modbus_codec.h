@@ -73,6 +73,29 @@ int mb_decode_counter(const uint16_t *regs, mb_type_t type, mb_order_t order,
 		      uint64_t *raw);
 
 /*
+ * An energy register as a counter of its own steps (acct_gather_energy/
+ * modbus reads every energy register this way):
+ *  - integer types count their own unit; unsigned ones wrap at 2^16/32/64,
+ *    signed ones count the non-negative half (15/31/63 bits: a negative
+ *    reading is refused, not energy);
+ *  - float32 is carried in fixed point, 2^MB_FLOAT_COUNTER_FRAC_BITS counts
+ *    per register unit (exact for every float32 below 2^40 units), never
+ *    wraps, and steps by its ulp at the reading: significand_bits 24
+ *    (counter_resolution() in src/common/counter.h).
+ */
+#define MB_FLOAT_COUNTER_FRAC_BITS	24
+void mb_energy_counter(mb_type_t type, unsigned *width_bits,
+		       unsigned *significand_bits);
+
+/*
+ * Decode an energy register into its count (above).  0; -ERANGE for a
+ * negative, NaN, infinite or too large value; -EINVAL for a bad type or
+ * order.
+ */
+int mb_decode_energy(const uint16_t *regs, mb_type_t type, mb_order_t order,
+		     uint64_t *count);
+
+/*
  * Encode value into regs[0..words-1] (rounded to nearest for integer types,
  * saturated to the type's range).  For the simulator and tests.
  * NaN encodes as 0 in integer types and stays NaN in float32; floats beyond

@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "conf.h"
+#include "counter.h"
 #include "modbus_conf.h"
 #include "se_log.h"
 
@@ -601,6 +602,39 @@ static int _check_point(const mb_point_t *p, const char *file,
 	return 0;
 }
 
+/*
+ * A counter that can wrap more than once between two reads (one period and
+ * one timeout apart) at MaxPower cannot be counted: a wrap would look like
+ * no wrap, or two like one.  The share of a map entry cancels out (the node
+ * is billed that share of both the bound and the register), so it is
+ * checked for the whole channel.
+ */
+static int _check_wrap(const modbus_conf_t *c, const char *file, char *err,
+		       size_t len)
+{
+	const mb_point_t *en = &c->energy;
+	uint64_t dt_ns = c->period_ns + c->timeout_ns, max_delta;
+	counter_spec_t spec;
+	double range_j;
+
+	if (!en->present)
+		return 0;
+	modbus_energy_counter_spec(en->type, en->scale, 1.0, &spec);
+	max_delta = counter_max_delta(spec.mj_per_unit,
+				      (uint64_t) (c->max_power_w * 1000.0),
+				      dt_ns, 1, 1);
+	if (!counter_wrap_ambiguous(spec.width_bits, max_delta))
+		return 0;
+	range_j = ldexp(spec.mj_per_unit / 1000.0, (int) spec.width_bits);
+	snprintf(err, len,
+		 "%s: EnergyModbusEnergyType=%s EnergyModbusEnergyScale=%g EnergyModbusMaxPower=%g: the register wraps every %.6g J, and at %g W it may count %.6g J in EnergyModbusFrequency + EnergyModbusTimeout (%.3f s): a wrap could not be told from two; use a wider register or coarser scale, a shorter period, or a MaxPower near the node's real peak",
+		 file, mb_type_names[en->type], en->scale, c->max_power_w,
+		 range_j, c->max_power_w,
+		 c->max_power_w * (double) dt_ns / 1e9,
+		 (double) dt_ns / 1e9);
+	return -EINVAL;
+}
+
 int modbus_conf_check(modbus_conf_t *c, const char *file, char *err,
 		      size_t err_len)
 {
@@ -640,7 +674,8 @@ int modbus_conf_check(modbus_conf_t *c, const char *file, char *err,
 	if ((rc = _check_point(&c->power, file, "power", c->max_regs_per_read,
 			       err, err_len)) ||
 	    (rc = _check_point(&c->energy, file, "energy",
-			       c->max_regs_per_read, err, err_len)))
+			       c->max_regs_per_read, err, err_len)) ||
+	    (rc = _check_wrap(c, file, err, err_len)))
 		return rc;
 	if (c->timeout_ns > c->period_ns)
 		se_log(SE_LOG_INFO,

@@ -224,19 +224,29 @@ void modbus_meter_destroy(modbus_meter_t *m)
 
 bool modbus_meter_counter_spec(const modbus_meter_t *m, counter_spec_t *spec)
 {
-	unsigned bits;
+	const mb_point_t *en = &m->cfg.energy;
 
-	if (!m->cfg.energy.present)
+	if (!en->present)
 		return false;
-	bits = mb_type_counter_bits(m->cfg.energy.type);
-	if (bits) {
-		spec->width_bits = bits;
-		spec->mj_per_unit = m->cfg.energy.scale * m->cfg.share * 1000.0;
-	} else {
-		spec->width_bits = 64;
-		spec->mj_per_unit = 1.0;
-	}
+	modbus_energy_counter_spec(en->type, en->scale, m->cfg.share, spec);
 	return true;
+}
+
+void modbus_energy_counter_spec(mb_type_t type, double scale_j, double share,
+				counter_spec_t *spec)
+{
+	/*
+	 * The register counts in its own units: a step of an integer
+	 * register is one of them, of a float its ulp at the reading.  The
+	 * plausibility bound then knows the real step, which a conversion to
+	 * a fine unit (a count of mJ) would hide: every step larger than
+	 * MaxPower x dt would be refused as a torn read.
+	 */
+	mb_energy_counter(type, &spec->width_bits, &spec->significand_bits);
+	spec->mj_per_unit = scale_j * share * 1000.0;
+	if (spec->significand_bits)
+		spec->mj_per_unit = ldexp(spec->mj_per_unit,
+					  -MB_FLOAT_COUNTER_FRAC_BITS);
 }
 
 const char *modbus_meter_label(const modbus_meter_t *m)
@@ -650,28 +660,13 @@ static int _decode(const modbus_meter_t *m, const uint16_t *regs,
 	}
 	if (!en->present)
 		return 0;
-	if (mb_type_counter_bits(en->type)) {
-		if (mb_decode_counter(_point_regs(m, regs, en), en->type,
-				      en->order, &out->counter_raw))
-			return -EINVAL;
-	} else {
-		if (mb_decode(_point_regs(m, regs, en), en->type, en->order,
-			      &v) || !isfinite(v) || v < 0.0) {
-			if (msg)
-				snprintf(msg, msg_len,
-					 "energy register %u: not a count (%g)",
-					 en->address, v);
-			return -EAGAIN;
-		}
-		v *= en->scale * m->cfg.share * 1000.0;
-		if (v >= 1.8e19) {
-			if (msg)
-				snprintf(msg, msg_len,
-					 "energy register %u: out of range",
-					 en->address);
-			return -EAGAIN;
-		}
-		out->counter_raw = (uint64_t) (v + 0.5);
+	if (mb_decode_energy(_point_regs(m, regs, en), en->type, en->order,
+			     &out->counter_raw)) {
+		if (msg)
+			snprintf(msg, msg_len,
+				 "energy register %u: not a count (negative, NaN or out of range)",
+				 en->address);
+		return -EAGAIN;
 	}
 	out->has_counter = true;
 	return 0;

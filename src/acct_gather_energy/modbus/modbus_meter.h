@@ -84,12 +84,20 @@ int modbus_meter_create(const modbus_meter_config_t *cfg,
 void modbus_meter_destroy(modbus_meter_t *m);
 
 /*
- * How readings' counter_raw are to be read: unsigned integer registers are
- * passed raw (width 16/32/64, mJ per unit = scale x share x 1000); other
- * types (float32, signed) are converted to a 64-bit count of mJ already
- * scaled and shared.  Returns false when the meter has no energy register.
+ * How readings' counter_raw are to be read: every energy register is a
+ * counter of its own steps (mb_decode_energy(); modbus_energy_counter_spec()
+ * below).  Returns false when the meter has no energy register.
  */
 bool modbus_meter_counter_spec(const modbus_meter_t *m, counter_spec_t *spec);
+
+/*
+ * The counter spec of an energy register of this type and scale (J per
+ * register unit) read for a node billed share of it: width, step and mJ per
+ * count (see mb_energy_counter()).  For the plugin, the configuration
+ * check and the benchmarks alike.
+ */
+void modbus_energy_counter_spec(mb_type_t type, double scale_j, double share,
+				counter_spec_t *spec);
 
 /* "tcp://10.0.0.5:502 unit 1" (for logs). */
 const char *modbus_meter_label(const modbus_meter_t *m);

@@ -240,4 +240,5 @@ void rrd_meter_counter_spec(counter_spec_t *spec)
 {
 	spec->width_bits = 64;
 	spec->mj_per_unit = 1.0;
+	spec->significand_bits = 0;
 }
