@@ -32,6 +32,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -42,6 +43,7 @@
 #include "src/slurmd/slurmd/slurmd.h"
 #include "src/slurmd/slurmstepd/slurmstepd_job.h"
 
+#include "energy_query.h"
 #include "se_energy.h"
 #include "se_log.h"
 #include "se_slurm_log.h"
@@ -62,6 +64,18 @@
  * The settle ends this long before that.
  */
 #define SETTLE_UNKILLABLE_MARGIN_S	10
+
+/*
+ * Live settle (sources without window_energy, see se_energy_step_settle):
+ * one query's timeout (the server answers in microseconds, or within its
+ * own 100 ms bound when a silent client holds it), the pause between
+ * queries while the reading after the end is awaited, and what is added to
+ * the sampler's period + deadline for the query round trips themselves.
+ */
+#define LIVE_QUERY_TIMEOUT_NS	(250 * SE_NS_PER_MS)
+#define LIVE_POLL_QUERY_TIMEOUT_NS (50 * SE_NS_PER_MS)
+#define LIVE_RETRY_NS		(5 * SE_NS_PER_MS)
+#define LIVE_MARGIN_NS		(250 * SE_NS_PER_MS)
 
 /* At most this many RPC failure messages per minute from one step. */
 #define STEP_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
@@ -84,6 +98,7 @@ typedef struct {
 	bool have_first;	/* first_* valid (for ave_watts) */
 	uint64_t first_ns;
 	uint64_t first_mj;
+	eq_server_t *eq;	/* steps' energy queries (live sources) */
 } node_state_t;
 
 /* slurmstepd: the step's energy, relative to its start */
@@ -104,6 +119,17 @@ typedef struct {
 	uint64_t start_wall_ns;	/* the step's window, wall clock */
 	uint64_t end_wall_ns;	/* last poll before the step began ending */
 	bool settled;		/* step_j is final: no more refreshes */
+	/* for the live settle (no window_energy): slurmd's query channel */
+	char eq_path[108];	/* "" when there is none */
+	int eq_rc;		/* last query's result (logged on change) */
+	uint64_t first_poll_ns;	/* monotonic: first accounting poll, as the
+				 * first task starts: t0 of a live settle */
+	uint64_t end_ns;	/* monotonic twin of end_wall_ns: t1 */
+	bool have_e0;		/* e0_mj is final (a sample after t0) */
+	uint64_t e0_mj;		/* sampler energy at t0 ... */
+	uint64_t e0_gen;	/* ... from this server generation */
+	uint64_t e0_t_ns;	/* ... for this t0 (the start's kick comes
+				 * before the tasks' start is known) */
 } step_state_t;
 
 /* Node energy at the last fini(): survives a reload (-z nodelete). */
@@ -161,6 +187,9 @@ static void _node_stop(void)
 {
 	if (!node.sampler)
 		return;
+	/* The query server reads the sampler: it goes first. */
+	eq_server_stop(node.eq);
+	node.eq = NULL;
 	/*
 	 * sampler_stop() joins the thread, or detaches it when the backend
 	 * overruns its deadline; a detached thread may still use dev, so dev
@@ -236,6 +265,47 @@ static time_t _node_last_poll(void)
 	return _mono_to_wall_s(st.last_sample_ns);
 }
 
+/* slurmd's SlurmdSpoolDir (%n expanded), shared with its slurmstepds. */
+static const char *_spool_dir(void)
+{
+	return (&conf && conf) ? conf->spooldir : NULL;
+}
+
+/*
+ * Serve the steps' energy queries (energy_query.h) for a live source; a
+ * source with window_energy settles from its own history instead.  A
+ * failure costs only the settle's exactness: logged, not fatal.
+ */
+static void _node_serve(const char *name)
+{
+	char path[PATH_MAX], err[512] = "";
+	int rc;
+
+	if (se_energy_plugin.window_energy)
+		return;
+	rc = eq_socket_path(_spool_dir(), name, path, sizeof(path));
+	if (rc == -ENAMETOOLONG) {
+		error("%s: node %s: energy query socket path too long for AF_UNIX (at most 107 bytes): %s; choose a shorter SlurmdSpoolDir. Steps keep their running energy figure",
+		      plugin_type, name, path);
+		return;
+	}
+	if (rc) {
+		error("%s: node %s: no SlurmdSpoolDir for the energy query socket; steps keep their running energy figure",
+		      plugin_type, name);
+		return;
+	}
+	node.eq = eq_server_start(path, node.sampler,
+				  node.meter.cfg.period_ns,
+				  node.meter.cfg.deadline_ns, err,
+				  sizeof(err));
+	if (!node.eq)
+		error("%s: node %s: %s; steps keep their running energy figure",
+		      plugin_type, name, err);
+	else
+		debug("%s: node %s: serving step energy queries on %s",
+		      plugin_type, name, path);
+}
+
 static void _node_start(const char *meter_name, se_energy_make_meter_fn make,
 			void *arg)
 {
@@ -263,6 +333,7 @@ static void _node_start(const char *meter_name, se_energy_make_meter_fn make,
 	if (!(node.sampler = sampler_start(m.ops, m.dev, &node.meter.cfg)))
 		fatal("%s: node %s: cannot start the %s sampler for %s: %m",
 		      plugin_type, name, meter_name, node.meter.describe);
+	_node_serve(name);
 
 	/* A reload (scontrol reconfigure) continues the node's total. */
 	if (carry.valid) {
@@ -440,15 +511,75 @@ static void _step_profile(void)
 					      step.poll_time);
 }
 
+/* The first task has been forked (jobacct_gather polls from the last
+ * task's fork on, just before the tasks are let exec). */
+static bool _step_tasks_started(void)
+{
+	stepd_step_rec_t *job = step.job;
+
+	return job && job->node_tasks && job->task && job->task[0] &&
+	       job->task[0]->pid > 0;
+}
+
+/* The step's t0 for a live settle: its tasks' start, else its own. */
+static uint64_t _step_t0(void)
+{
+	return step.first_poll_ns ? step.first_poll_ns : step.start_ns;
+}
+
+/*
+ * Ask slurmd's query channel about [t0, t1] (a live source only).  The
+ * question itself makes slurmd read the meter when t1 (or t0) has no
+ * reading after it yet; that is how a boundary "kicks" a reading.  E(t0)
+ * is cached as soon as it is final, long before the end: the sampler's
+ * history does not reach back to the start of a long step.  0 or -errno
+ * (a change of result is logged once, at debug level: the settle says
+ * what it means for the step).
+ */
+static int _step_query(uint64_t t1_ns, uint64_t timeout_ns, eq_answer_t *a)
+{
+	int rc;
+
+	if (!step.eq_path[0])
+		return -ENOENT;
+	if (step.have_e0 && step.e0_t_ns != _step_t0())
+		step.have_e0 = false;
+	rc = eq_query(step.eq_path, _step_t0(), t1_ns, timeout_ns, a);
+	if (rc != step.eq_rc)
+		log_flag(ENERGY, "%s: energy query %s: %s", plugin_type,
+			 step.eq_path, rc ? strerror(-rc) : "answering");
+	step.eq_rc = rc;
+	if (!rc && !step.have_e0 && a->complete0) {
+		step.have_e0 = true;
+		step.e0_mj = a->e0_mj;
+		step.e0_gen = a->generation;
+		step.e0_t_ns = _step_t0();
+	}
+	return rc;
+}
+
 /*
  * An accounting poll: while the step's tasks run (or exit), its instant is
  * the step's end so far.  Polls after slurmstepd began ending the step
- * (jobacct_gather's thread may run once more) do not move it.
+ * (jobacct_gather's thread may run once more) do not move it.  With a live
+ * source, each such poll asks for a reading now (the last one before the
+ * step ends is its end: its reading then comes within milliseconds, not a
+ * poll period later); the first poll, as the first task starts, is the
+ * start of the step's window.  Kicks coalesce in slurmd's sampler.
  */
 static void _step_mark_poll(void)
 {
-	if (!step.job || step.job->state < SLURMSTEPD_STEP_ENDING)
-		step.end_wall_ns = se_wall_ns();
+	eq_answer_t a;
+
+	if (step.job && step.job->state >= SLURMSTEPD_STEP_ENDING)
+		return;
+	step.end_wall_ns = se_wall_ns();
+	step.end_ns = se_mono_ns();
+	if (!step.eq_path[0] || step.settled)
+		return;
+	if (!step.first_poll_ns && _step_tasks_started())
+		step.first_poll_ns = step.end_ns;
+	(void) _step_query(step.end_ns, LIVE_POLL_QUERY_TIMEOUT_NS, &a);
 }
 
 static int _step_get_data(int data_type, void *data)
@@ -487,6 +618,21 @@ static int _step_get_data(int data_type, void *data)
 	}
 }
 
+/* A live source: find slurmd's query socket and kick a reading now. */
+static void _step_start_live(void)
+{
+	const char *name = se_energy_node_name();
+	eq_answer_t a;
+
+	if (se_energy_plugin.window_energy ||
+	    eq_socket_path(_spool_dir(), name, step.eq_path,
+			   sizeof(step.eq_path))) {
+		step.eq_path[0] = '\0';
+		return;
+	}
+	(void) _step_query(step.start_ns, LIVE_POLL_QUERY_TIMEOUT_NS, &a);
+}
+
 static void _step_start(void)
 {
 	step.start_ns = se_mono_ns();
@@ -498,6 +644,7 @@ static void _step_start(void)
 	if (_step_refresh() == 0)
 		log_flag(ENERGY, "%s: step base: node at %"PRIu64" J",
 			 plugin_type, step.last_node_j);
+	_step_start_live();
 }
 
 /* ------------------------------------------------------------ settle */
@@ -566,29 +713,87 @@ static void _settle_store(stepd_step_rec_t *job, uint64_t joules,
 	}
 }
 
-int se_energy_step_settle(unsigned max_wait_s)
+/* Why a live settle keeps the running figure, or NULL when E(t1)-E(t0) is
+ * final; *done tells the waiting loop to stop. */
+static const char *_live_verdict(const eq_answer_t *a, bool *done)
 {
-	se_energy_window_fn window = se_energy_plugin.window_energy;
+	*done = true;
+	if (step.have_e0 && a->generation != step.e0_gen)
+		return "slurmd's sampler restarted between the step's start and end (slurmd restart or reconfigure)";
+	if (!step.have_e0 && a->rc0 == -ERANGE)
+		return "the step's start is older than slurmd's history and was not fetched in time";
+	if (step.have_e0 && a->complete1 && a->e1_mj < step.e0_mj)
+		return "energy at the end below the start";
+	if (step.have_e0 && a->complete1)
+		return NULL;
+	*done = false;
+	return "no reading after the step's boundaries in time";
+}
+
+/*
+ * The live settle: E(t1) - E(t0) from slurmd's sampler history once a
+ * reading after t1 exists.  The query kicks that reading (normally there
+ * already: each accounting poll kicked one), so the wait is one read; it
+ * never exceeds the sampler's period + deadline (from the answer) plus a
+ * margin, nor the SPANK max_wait (cut clear of UnkillableStepTimeout).
+ */
+static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
+{
+	uint64_t begin = se_mono_ns(), limit, t0, t1, joules, running_j;
+	const char *why = NULL;
+	eq_answer_t a = { 0 };
+	bool done = false;
+	int rc;
+
+	limit = begin + _settle_cap(max_wait_s) * SE_NS_PER_SEC;
+	slurm_mutex_lock(&state_lock);
+	t0 = _step_t0();
+	t1 = step.end_ns > t0 ? step.end_ns : se_mono_ns();
+	running_j = step.step_j;
+	for (bool first = true;; first = false) {
+		/* jobacct_gather has stopped polling: the lock costs no one */
+		rc = _step_query(t1, LIVE_QUERY_TIMEOUT_NS, &a);
+		if (rc)
+			break;
+		if (first && begin + a.period_ns + a.deadline_ns +
+			     LIVE_MARGIN_NS < limit)
+			limit = begin + a.period_ns + a.deadline_ns +
+				LIVE_MARGIN_NS;
+		why = _live_verdict(&a, &done);
+		if (done || se_mono_ns() + LIVE_RETRY_NS >= limit)
+			break;
+		slurm_mutex_unlock(&state_lock);
+		se_sleep_ns(LIVE_RETRY_NS);
+		slurm_mutex_lock(&state_lock);
+	}
+	if (rc || why) {
+		slurm_mutex_unlock(&state_lock);
+		info("%s: step energy not settled: %s%s; keeping the running figure %"PRIu64" J",
+		     plugin_type, rc ? "energy query to slurmd failed: " : why,
+		     rc ? strerror(-rc) : "", running_j);
+		return rc ? rc : -ETIMEDOUT;
+	}
+	joules = (a.e1_mj - step.e0_mj + 500) / 1000;
+	_settle_store(job, joules, t0, t1);
+	slurm_mutex_unlock(&state_lock);
+	log_flag(ENERGY, "%s: step energy settled: %"PRIu64" J over %.3f s from the tasks' start (%.3f s after the step's) (running figure %"PRIu64" J), reading after the end %.3f s after it, settled in %.3f s",
+		 plugin_type, joules, (double) (t1 - t0) / 1e9,
+		 (double) (t0 - step.start_ns) / 1e9, running_j,
+		 (double) (a.last_sample_ns - t1) / 1e9,
+		 (double) (se_mono_ns() - begin) / 1e9);
+	return 0;
+}
+
+/* The window settle: the source's own history (RRD rows) over the step. */
+static int _settle_window(stepd_step_rec_t *job, se_energy_window_fn window,
+			  unsigned max_wait_s)
+{
 	uint64_t t0_ns, t1_ns, energy_mj = 0, running_j, begin = se_mono_ns();
-	stepd_step_rec_t *job;
 	char msg[512] = "";
 	bool complete = false;
 	int rc;
 
 	slurm_mutex_lock(&state_lock);
-	job = step.job;
-	if (role != ROLE_STEPD || !window || !job || !step.start_wall_ns ||
-	    _step_ends_job(job)) {
-		log_flag(ENERGY, "%s: no settle for this step (%s)",
-			 plugin_type,
-			 role != ROLE_STEPD ? "not in slurmstepd" :
-			 !window ? "the source's data is live" :
-			 !job ? "no step record" :
-			 !step.start_wall_ns ? "no start" :
-			 "batch, extern or interactive step");
-		slurm_mutex_unlock(&state_lock);
-		return 1;
-	}
 	t0_ns = step.start_wall_ns;
 	t1_ns = step.end_wall_ns > t0_ns ? step.end_wall_ns : se_wall_ns();
 	running_j = step.step_j;
@@ -617,6 +822,53 @@ int se_energy_step_settle(unsigned max_wait_s)
 		 complete ? "complete" : "incomplete",
 		 (double) (se_mono_ns() - begin) / 1e9);
 	return 0;
+}
+
+/*
+ * Which steps settle, and why none else.  A window source waits up to
+ * max_wait for rows: not for steps whose end is the job's own.  A live
+ * source waits at most one read (period + deadline): every step settles,
+ * batch and extern included (under PrologFlags=Contain the extern step's
+ * figure is the job's line in sacct).
+ */
+static const char *_no_settle_reason(void)
+{
+	if (role != ROLE_STEPD)
+		return "not in slurmstepd";
+	if (!step.job)
+		return "no step record";
+	if (step.settled)
+		return "already settled";
+	if (se_energy_plugin.window_energy) {
+		if (!step.start_wall_ns)
+			return "no start";
+		if (_step_ends_job(step.job))
+			return "batch, extern or interactive step";
+		return NULL;
+	}
+	if (!step.eq_path[0])
+		return "no energy query socket for this node";
+	return NULL;
+}
+
+int se_energy_step_settle(unsigned max_wait_s)
+{
+	se_energy_window_fn window = se_energy_plugin.window_energy;
+	stepd_step_rec_t *job;
+	const char *why;
+
+	slurm_mutex_lock(&state_lock);
+	job = step.job;
+	why = _no_settle_reason();
+	slurm_mutex_unlock(&state_lock);
+	if (why) {
+		log_flag(ENERGY, "%s: no settle for this step (%s)",
+			 plugin_type, why);
+		return 1;
+	}
+	if (window)
+		return _settle_window(job, window, max_wait_s);
+	return _settle_live(job, max_wait_s);
 }
 
 /* ------------------------------------------------------------ public */
@@ -689,8 +941,7 @@ bool se_energy_fini(void)
 	 * step's completion is sent), and a step that may still settle tells
 	 * the caller to keep the configuration too.
 	 */
-	keep = role == ROLE_STEPD && step.job && !step.settled &&
-	       se_energy_plugin.window_energy && !_step_ends_job(step.job);
+	keep = role == ROLE_STEPD && !_no_settle_reason();
 	memset(&node, 0, sizeof(node));
 	if (role != ROLE_STEPD) {
 		memset(&step, 0, sizeof(step));

@@ -14,7 +14,9 @@
  *             at all for 0 sensors (the step would wait for its RPC timeout).
  *
  *  slurmstepd asks slurmd for the node energy (slurm_get_node_energy(), one
- *             cheap RPC) and reports the step's energy relative to its start:
+ *             cheap RPC) and reports the step's energy relative to its start
+ *             (the running figure; the settle below may replace it at the
+ *             end with the energy between the step's exact boundaries):
  *             the first answer (taken when the step's plugin is configured,
  *             before its tasks start) is the base.  The step's energy never
  *             decreases; a node counter that goes backwards (slurmd restarted)
@@ -139,14 +141,24 @@ int se_energy_set_data(int data_type, void *data);
 /*
  * Step settle, called in slurmstepd by the SPANK plugin spank_energy_settle.so
  * (slurm_spank_exit: after srun has been told the tasks ended, before the
- * step's completion goes to slurmctld), found with dlsym().  For a plugin
- * with window_energy, waits up to max_wait_s seconds for the data to cover
- * the step's end, then sets the step's energy to window_energy() over the
- * step's own [start, end] (the tasks' end: the last accounting poll before
- * slurmstepd began ending the step).  Batch and extern steps are left as
- * they are: a wait there would delay the job's own end.  Returns 0 when the
- * energy was set, 1 when there was nothing to do, a negative errno on
- * failure (the running figure is then kept).  Never waits past max_wait_s.
+ * step's completion goes to slurmctld), found with dlsym().
+ *  - A plugin with window_energy waits up to max_wait_s seconds for the
+ *    data to cover the step's end, then sets the step's energy to
+ *    window_energy() over the step's own [start, end] (the tasks' end: the
+ *    last accounting poll before slurmstepd began ending the step).  Batch
+ *    and extern steps are left as they are: a wait there would delay the
+ *    job's own end.
+ *  - A live plugin (no window_energy) asks slurmd's sampler history through
+ *    the energy query channel (energy_query.h) for E(t1) - E(t0): t0 the
+ *    first accounting poll (the first task's start; the step's own start
+ *    without tasks), t1 as above; each was kicked a reading at the time.
+ *    It waits for the reading after t1 at most the sampler's period +
+ *    deadline + 0.25 s (and max_wait_s).  Every step settles: the wait is
+ *    one read.  Incomplete data or a restarted slurmd keep the running
+ *    figure, logged once.
+ * Returns 0 when the energy was set, 1 when there was nothing to do, a
+ * negative errno on failure (the running figure is then kept).  Never waits
+ * past max_wait_s (cut clear of UnkillableStepTimeout).
  */
 int se_energy_step_settle(unsigned max_wait_s);
 

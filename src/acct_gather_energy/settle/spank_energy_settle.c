@@ -1,12 +1,24 @@
 /*
- * spank_energy_settle.c - SPANK plugin: let a late energy source settle before a
- * step's energy is recorded.
+ * spank_energy_settle.c - SPANK plugin: take a step's energy at its own
+ * boundaries, once the data covering them exists, before it is recorded.
  *
  *   plugstack.conf:  optional /usr/lib/slurm-energy/spank_energy_settle.so max_wait=30
  *
- * An RRD row is written a step (plus the collector's delay) after the power
- * it averages, so when a step's tasks end, the rows covering its end do not
- * exist yet, and Slurm records a step's energy as it ends.  slurmstepd runs
+ * Slurm records a step's energy as it ends, from the running figure.  Two
+ * kinds of source settle here instead:
+ *  - late data (rrd): an RRD row is written a step (plus the collector's
+ *    delay) after the power it averages, so when a step's tasks end, the
+ *    rows covering its end do not exist yet; the settle waits for them, up
+ *    to max_wait, and takes the step's energy over its window from them.
+ *    Batch, extern and interactive steps do not wait (their end is the
+ *    job's).
+ *  - live meters (modbus, bmc): slurmd's sampler keeps a history; each
+ *    boundary of the step kicks a reading (src/common/energy_query.h), and
+ *    the settle takes E(end) - E(start) from that history once the reading
+ *    after the end exists: normally at once, at most one poll period plus
+ *    the read timeout (and never past max_wait).  Every step settles.
+ * In both, a settle that cannot be exact keeps the running figure.
+ * slurmstepd runs
  * slurm_spank_exit after it has told srun the tasks ended and before it
  * sends the step's completion (with its energy) to slurmctld (job_manager(),
  * src/slurmd/slurmstepd/mgr.c): waiting there costs the user nothing; the
@@ -18,8 +30,8 @@
  * steps wait, for what) are in src/acct_gather_energy/common/se_energy.c.
  * Slurm loads plugins with RTLD_LOCAL, so the symbol is looked up in each
  * loaded acct_gather_energy_*.so through dlopen(RTLD_NOLOAD), which neither
- * loads nor initialises anything.  Energy plugins without late data (modbus,
- * bmc) answer "nothing to do" at once; stock ones lack the symbol.
+ * loads nor initialises anything.  A plugin of ours with nothing to settle
+ * for this step answers so at once; stock ones lack the symbol.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

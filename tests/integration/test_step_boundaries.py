@@ -1,0 +1,283 @@
+"""A step's energy exact at its boundaries, for live meters (issue #19).
+
+With spank_energy_settle.so in plugstack.conf, a step on a live meter
+(Modbus, BMC) takes its energy from slurmd's sampler history: E(t1) - E(t0)
+once a reading after each boundary exists, each boundary kicking that
+reading (src/common/energy_query.h, se_energy_step_settle).  Without it, a
+step's end is the running figure, extrapolated flat from the last sample:
+on an irregular load that is off by where the end falls between samples.
+
+Ten 30 s jobs on an irregular trace (random steps and ramps, 300-2500 W,
+written into the test's tmp dir), submitted at staggered instants so that
+their start and end phases spread over the 1 s poll period; they run
+concurrently (3 nodes x their CPUs), so ten take about as long as two.
+Each job's truth is the trace's integral over its task's own printed start
+and end (selab.energy).
+
+  counter  se-modbus-sim, custom map: float32 W power + uint32 mWh energy
+           counter (the fine counter path): each job within 0.2 %
+  power    the same meter read without its energy register: within 1 %
+  bmc      contribs/bmc-sim's DCMI power reading: within 1 %
+
+Run with -s to see the table of errors.
+"""
+import os
+import random
+import re
+import secrets
+import shutil
+import tempfile
+import time
+
+import pytest
+
+from selab import energy
+from selab.cluster import poll
+from selab.meters import ModbusSim
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
+BUILD_DIR = os.environ.get("SE_BUILD_DIR", os.path.join(REPO, "_build"))
+BMC_SIM = os.environ.get("SE_BMC_SIM", os.path.join(
+    BUILD_DIR, "obj", "contribs", "bmc-sim", "bmc-sim"))
+NET = os.environ.get("SE_CLUSTER_NET", "10.199.0")
+HOST = NET + ".1"                      # host side of the cluster bridge
+MODBUS_PORT = 15021
+BMC_PORT_BASE = 19600 + 16 * (int(NET.split(".")[2]) % 256)
+NODES = ("node1", "node2", "node3")
+JOBS = 10
+JOB_SECONDS = 30
+STAGGER_S = 0.37                       # submissions: phases spread over 1 s
+TOLERANCE = {"counter": 0.002, "power": 0.01, "bmc": 0.01}
+SETTLE_MAX_S = 10
+RESULTS = {}
+
+# float32 watts at 0-1, uint32 mWh at 2-3 (holding registers, big-endian);
+# the counter starts at 1,000 kWh, as a meter in service reads.
+SIM_MAP = ["--kind", "holding", "--power-reg", "0", "--power-type",
+           "float32", "--order", "abcd", "--power-scale", "1",
+           "--energy-reg", "2", "--energy-type", "uint32",
+           "--energy-scale", "3.6", "--energy-offset", "3600000000"]
+CONF_MAP = ("EnergyModbusModel=custom\nEnergyModbusRegisterKind=holding\n"
+            "EnergyModbusPowerRegister=0\nEnergyModbusPowerType=float32\n"
+            "EnergyModbusWordOrder=abcd\n")
+CONF_ENERGY = ("EnergyModbusEnergyRegister=2\nEnergyModbusEnergyType=uint32\n"
+               "EnergyModbusEnergyScale=3.6\n")
+
+pytestmark = pytest.mark.skipif(not PLUGIN_DIR,
+                                reason="SE_PLUGIN_DIR not set "
+                                       "(run contribs/test-all.sh)")
+
+
+def _write(path, text, mode=0o644):
+    with open(path, "w") as handle:
+        handle.write(text)
+    os.chmod(path, mode)
+    return path
+
+
+def irregular_trace(path, seed=19, period=600):
+    """Random steps and ramps between 300 and 2500 W, every 0.3-2 s."""
+    rng = random.Random(seed)
+    lines = ["# irregular load for test_step_boundaries (seed %d)" % seed,
+             "@repeat %d" % period, "time\t" + "\t".join(NODES)]
+    t, power = 0.0, {n: rng.uniform(300, 2500) for n in NODES}
+    while t < period - 2:
+        lines.append("%.3f\t%s" % (t, "\t".join("%.1f" % power[n]
+                                                 for n in NODES)))
+        step = rng.random() < 0.6
+        new = {n: rng.uniform(300, 2500) for n in NODES}
+        if step:                        # the same instant twice: a step
+            lines.append("%.3f\t%s" % (t, "\t".join("%.1f" % new[n]
+                                                     for n in NODES)))
+        power = new
+        t += rng.uniform(0.3, 2.0)
+    return _write(path, "\n".join(lines) + "\n")
+
+
+def plugstack(workdir):
+    return _write(os.path.join(workdir, "plugstack.conf"),
+                  "required %s/spank_energy_settle.so max_wait=%d\n"
+                  % (PLUGIN_DIR, SETTLE_MAX_S))
+
+
+# ------------------------------------------------------------ the meters
+class Bmcs:
+    """One bmc-sim (DCMI) per node, as in test_bmc_energy.py."""
+
+    def __init__(self, workdir, trace, epoch, password_file):
+        self.workdir, self.trace, self.epoch = workdir, trace, epoch
+        self.password_file = password_file
+        self.started = []
+
+    def _sim(self, cmd, node, *extra):
+        import subprocess
+        return subprocess.run([BMC_SIM, cmd, "--state",
+                               os.path.join(self.workdir, "bmc-" + node),
+                               *extra], capture_output=True, text=True,
+                              timeout=30)
+
+    def start(self):
+        for i, node in enumerate(NODES, 1):
+            p = self._sim("start", node, "--port", str(BMC_PORT_BASE + i),
+                          "--trace", self.trace, "--column", node,
+                          "--epoch", "%.6f" % self.epoch, "--addr", HOST,
+                          "--password-file", self.password_file,
+                          "--poll-ms", "1000")
+            if p.returncode:
+                self.stop()
+                raise RuntimeError("bmc-sim start %s: %s%s"
+                                   % (node, p.stdout, p.stderr))
+            self.started.append(node)
+        return self
+
+    def stop(self):
+        for node in self.started:
+            self._sim("stop", node)
+        self.started = []
+
+
+def modbus_conf(workdir, path):
+    map_file = _write(os.path.join(workdir, "modbus.map"),
+                      "".join("Nodes=%s Unit=%d\n" % (n, i)
+                              for i, n in enumerate(NODES, 1)))
+    return ("EnergyModbusDevice=tcp://%s:%d\n%s%sEnergyModbusMap=%s\n"
+            "EnergyModbusFrequency=1\nEnergyModbusTimeout=500\n"
+            % (HOST, MODBUS_PORT, CONF_MAP,
+               CONF_ENERGY if path == "counter" else "", map_file))
+
+
+def bmc_conf(workdir, password_file):
+    map_file = _write(os.path.join(workdir, "bmc.map"),
+                      "".join("Nodes=%s Host=%s:%d\n"
+                              % (n, HOST, BMC_PORT_BASE + i)
+                              for i, n in enumerate(NODES, 1)))
+    return ("EnergyBMCMethod=dcmi\nEnergyBMCMap=%s\nEnergyBMCUser=admin\n"
+            "EnergyBMCPasswordFile=%s\nEnergyBMCPrivilege=admin\n"
+            "EnergyBMCWorkaroundFlags=opensesspriv\n"
+            "EnergyBMCFrequency=1\nEnergyBMCTimeout=500\n"
+            "EnergyBMCSdrCacheDir=%s\n"
+            % (map_file, password_file,
+               os.path.join(workdir, "sdr-cache-%n")))
+
+
+# ------------------------------------------------------------ the runs
+@pytest.fixture(scope="module")
+def workdir():
+    path = tempfile.mkdtemp(prefix="se-boundaries-", dir="/var/tmp")
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module", params=["counter", "power", "bmc"])
+def live_cluster(request, cluster, workdir):
+    path = request.param
+    if path == "bmc" and not (os.access(BMC_SIM, os.X_OK)
+                              and shutil.which("ipmi_sim")):
+        pytest.skip("bmc-sim or ipmi_sim missing")
+    work = tempfile.mkdtemp(prefix=path + "-", dir=workdir)
+    os.chmod(work, 0o755)
+    trace = irregular_trace(os.path.join(work, "irregular.trace"))
+    epoch = time.time()
+    if path == "bmc":
+        pwfile = _write(os.path.join(work, "bmc.password"),
+                        secrets.token_hex(8) + "\n", 0o600)
+        meter = Bmcs(work, trace, epoch, pwfile)
+        kw = dict(energy_type="acct_gather_energy/bmc",
+                  acct_gather_conf=bmc_conf(work, pwfile))
+    else:
+        meter = ModbusSim(trace, epoch, {i: n for i, n in
+                                         enumerate(NODES, 1)},
+                          SIM_MAP, tcp=(HOST, MODBUS_PORT), workdir=work)
+        kw = dict(energy_type="acct_gather_energy/modbus",
+                  acct_gather_conf=modbus_conf(work, path))
+    with cluster.configured(plugin_dirs=[PLUGIN_DIR],
+                            slurm_conf="DebugFlags=Energy\n"
+                                       "PlugStackConfig=%s\n"
+                                       % plugstack(work), **kw) as c:
+        meter.start()
+        try:
+            poll(lambda: all(energy.node_power(c, n) for n in NODES),
+                 timeout=60, what="CurrentWatts on every node")
+            yield c, epoch, trace, path
+        finally:
+            meter.stop()
+
+
+def slurmd_log(cluster, node):
+    with open(os.path.join(cluster.state, "log",
+                           "slurmd-%s.log" % node)) as handle:
+        return handle.read()
+
+
+def run_jobs(cluster, epoch, trace, tag):
+    """Ten 30 s jobs at staggered instants; [(jobid, node, sacct J, truth
+    J, error)]."""
+    procs = []
+    for i in range(JOBS):
+        name = "%s-%d" % (tag, i)
+        procs.append((name, cluster.popen(
+            ["srun", "-J", name, "-n1",
+             *energy.timed_command(JOB_SECONDS)])))
+        time.sleep(STAGGER_S)
+    out = []
+    for name, proc in procs:
+        stdout, stderr = proc.communicate(timeout=JOB_SECONDS * 4 + 120)
+        assert proc.returncode == 0, "srun %s failed: %s" % (name, stderr)
+        jobid = int(cluster.run(["sacct", "-n", "-X", "-P", "-o", "JobID",
+                                 "--name", name]).stdout.split()[-1])
+        windows = energy.windows(stdout)
+        (node, _), = windows.items()
+        recorded = energy.consumed_energy(cluster, jobid)["%d.0" % jobid]
+        truth = energy.true_energy(trace, epoch, windows)
+        out.append((jobid, node, recorded, truth,
+                    energy.relative_error(recorded, truth)))
+    return out
+
+
+def _table(path, rows):
+    lines = ["", "step boundaries, %s path: %d jobs of %d s" %
+             (path, len(rows), JOB_SECONDS),
+             "  job    node    sacct J    true J    error"]
+    for jobid, node, rec, truth, err in rows:
+        lines.append("  %-6d %-6s %9d %9.0f %+8.3f %%"
+                     % (jobid, node, rec, truth, 100 * err))
+    errs = sorted(abs(r[4]) for r in rows)
+    lines.append("  |error|: max %.3f %%, median %.3f %%"
+                 % (100 * errs[-1], 100 * errs[len(errs) // 2]))
+    return "\n".join(lines)
+
+
+def test_ten_jobs_exact_at_their_boundaries(live_cluster):
+    c, epoch, trace, path = live_cluster
+    started = time.monotonic()
+    rows = run_jobs(c, epoch, trace, "sb-" + path)
+    took = time.monotonic() - started
+    RESULTS[path] = rows
+    print(_table(path, rows) + "\n  ten jobs took %.0f s" % took)
+    bad = [r for r in rows if abs(r[4]) >= TOLERANCE[path]]
+    assert not bad, "%s: beyond %.1f %%:\n%s" % (
+        path, 100 * TOLERANCE[path], _table(path, rows))
+
+
+def test_every_step_settled(live_cluster):
+    """The numbers above came from the settle, not the running figure."""
+    c, _, _, path = live_cluster
+    rows = RESULTS.get(path)
+    if not rows:
+        pytest.skip("no jobs ran")
+    logs = {n: slurmd_log(c, n) for n in NODES}
+    for jobid, node, recorded, _, _ in rows:
+        settled = re.findall(r"\[%d\.0\] .*step energy settled: (\d+) J"
+                             % jobid, logs[node])
+        assert settled, "job %d: no settle line in slurmd-%s.log" % (
+            jobid, node)
+        assert int(settled[-1]) == recorded, (jobid, settled, recorded)
+
+
+def test_summary():
+    """All paths side by side (printed; the bounds are asserted above)."""
+    for path, rows in RESULTS.items():
+        print(_table(path, rows))
