@@ -82,6 +82,7 @@ static int _connect(struct bmc_meter *m)
 {
 	const bmc_conf_t *c = m->conf;
 	const char *pw = c->have_password ? c->password : NULL;
+	const char *host = bmc_lib_host(m);
 	unsigned timeout_ms = c->timeout_ns / SE_NS_PER_MS;
 	unsigned retrans_ms = timeout_ms / 4;
 	int rc;
@@ -92,14 +93,14 @@ static int _connect(struct bmc_meter *m)
 		return rc == 1 ? 0 : rc == 0 ? -ENODEV : _errno(m->ipmi);
 	}
 	if (c->protocol == BMC_PROTO_1_5)
-		rc = ipmi_ctx_open_outofband(m->ipmi, c->host, c->user, pw,
+		rc = ipmi_ctx_open_outofband(m->ipmi, host, c->user, pw,
 					     IPMI_AUTHENTICATION_TYPE_MD5,
 					     _freeipmi_priv[c->privilege],
 					     timeout_ms, retrans_ms,
 					     c->workarounds_1_5,
 					     IPMI_FLAGS_DEFAULT);
 	else
-		rc = ipmi_ctx_open_outofband_2_0(m->ipmi, c->host, c->user, pw,
+		rc = ipmi_ctx_open_outofband_2_0(m->ipmi, host, c->user, pw,
 						 NULL, 0,
 						 _freeipmi_priv[c->privilege],
 						 (uint8_t) c->cipher_suite,
@@ -217,12 +218,15 @@ static void _log_open_failure(struct bmc_meter *m, int rc)
 		       hint);
 }
 
-/* A fresh context and session; logs a failure. */
-static int _session(struct bmc_meter *m)
+/* A fresh context and session, the host looked up again by the
+ * deadline (libfreeipmi's own lookup has no timeout); logs a failure. */
+static int _session(struct bmc_meter *m, uint64_t deadline_ns)
 {
 	int rc;
 
 	bmc_dcmi_close(m);
+	if ((rc = bmc_lan_host(m, deadline_ns)))
+		return rc;
 	if (!(m->ipmi = ipmi_ctx_create()))
 		return -ENOMEM;
 	if ((rc = _connect(m))) {
@@ -238,7 +242,7 @@ int bmc_dcmi_open(struct bmc_meter *m, uint64_t deadline_ns)
 {
 	int rc;
 
-	if ((rc = _session(m)))
+	if ((rc = _session(m, deadline_ns)))
 		return rc;
 	m->enhanced = false;
 	m->stuck_known = false;
@@ -323,7 +327,7 @@ int bmc_dcmi_read(struct bmc_meter *m, meter_reading_t *out,
 		msg = scratch;
 		msg_len = sizeof(scratch);
 	}
-	if (_idle(m) && (rc = _session(m))) {
+	if (_idle(m) && (rc = _session(m, deadline_ns))) {
 		snprintf(msg, msg_len, "BMC %s: reopening the idle session failed",
 			 bmc_where(m));
 		return rc;

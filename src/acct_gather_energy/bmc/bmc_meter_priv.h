@@ -13,6 +13,7 @@
 #include "bmc_conf.h"
 #include "meter.h"
 #include "se_log.h"
+#include "se_resolve.h"
 
 /* An IPMI entity id (IPMI 2.0 §43.14) that is not known. */
 #define BMC_ENTITY_UNKNOWN	0xff
@@ -22,6 +23,9 @@ struct bmc_meter {
 	const bmc_conf_t *conf;		/* &own_conf */
 	bmc_method_t method;		/* DCMI or SENSORS once resolved */
 	se_ratelimit_t rl;		/* open failures, method notes */
+	/* EnergyBMCHost as handed to FreeIPMI: its name resolved by
+	 * bmc_lan_host() at open ("" in-band) */
+	char lan_host[SE_RESOLVE_ADDR_LEN + 16];
 
 	/* dcmi: one persistent libfreeipmi session */
 	ipmi_ctx_t ipmi;
@@ -58,6 +62,17 @@ void bmc_sensors_close(struct bmc_meter *m);
 
 /* Milliseconds left until deadline_ns, within [10, EnergyBMCTimeout]. */
 unsigned bmc_timeout_ms(const struct bmc_meter *m, uint64_t deadline_ns);
+
+/*
+ * Resolve EnergyBMCHost's name by the deadline into m->lan_host as
+ * "ADDRESS:PORT": FreeIPMI would look it up with no timeout.  An address,
+ * an IPv6 literal and libipmimonitoring's in-band names are kept as they
+ * are.  Returns 0 or the -errno of se_resolve() (logged).
+ */
+int bmc_lan_host(struct bmc_meter *m, uint64_t deadline_ns);
+
+/* The host to hand FreeIPMI (NULL in-band); bmc_lan_host() first. */
+const char *bmc_lib_host(const struct bmc_meter *m);
 
 /* "10.0.0.5" or "in-band", for messages. */
 const char *bmc_where(const struct bmc_meter *m);

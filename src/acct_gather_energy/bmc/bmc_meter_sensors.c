@@ -84,8 +84,14 @@ static const char *_cache_dir(const struct bmc_meter *m)
 					BMC_SDR_CACHE_DIR_DEFAULT;
 }
 
+/* The host is looked up here, by the deadline, and kept for the reads:
+ * libipmimonitoring would look it up in every read with no timeout. */
 int bmc_sensors_open(struct bmc_meter *m, uint64_t deadline_ns)
 {
+	int rc;
+
+	if ((rc = bmc_lan_host(m, deadline_ns)))
+		return rc;
 	pthread_once(&_init_once, _init);
 	if (_init_rc) {
 		se_log_limited(&m->rl, se_mono_ns(), SE_LOG_ERROR,
@@ -177,7 +183,7 @@ static int _read_all(struct bmc_meter *m, const unsigned *ids, size_t n_ids,
 
 	_ipmi_config(m, deadline_ns, &cfg);
 	count = ipmi_monitoring_sensor_readings_by_record_id(
-		m->mon, m->conf->host, &cfg, flags,
+		m->mon, bmc_lib_host(m), &cfg, flags,
 		n_ids ? (unsigned *) ids : NULL, (unsigned) n_ids, NULL, NULL);
 	if (count < 0) {
 		snprintf(msg, msg_len, "BMC %s: reading sensors: %s",
@@ -206,8 +212,9 @@ static int _entities(const struct bmc_meter *m, sensor_t *s, size_t n)
 	size_t i;
 	int rc = -ENOENT;
 
+	/* named after the host libipmimonitoring was given (%H) */
 	snprintf(path, sizeof(path), "%s/" SDR_CACHE_PREFIX "%s", _cache_dir(m),
-		 m->conf->host ? m->conf->host : "localhost");
+		 m->conf->host ? bmc_lib_host(m) : "localhost");
 	if (!sdr)
 		return -ENOMEM;
 	if (ipmi_sdr_cache_open(sdr, NULL, path) || ipmi_sdr_cache_first(sdr))
