@@ -16,8 +16,14 @@ and end (selab.energy).
 
   counter  se-modbus-sim, custom map: float32 W power + uint32 mWh energy
            counter (the fine counter path): each job within 0.2 %
-  power    the same meter read without its energy register: within 1 %
-  bmc      contribs/bmc-sim's DCMI power reading: within 1 %
+  power    the same meter read without its energy register
+  bmc      contribs/bmc-sim's DCMI power reading
+           (both integrate power sampled every second: on this trace, whose
+           steps come every 0.3-2 s, the trapezoid between samples misses
+           up to |dP| x T / 2 per step, measured +0.7 ... +5.9 % on the
+           power path, far beyond what the boundaries cost.  So these are
+           held to 1 % plus that sampling allowance: the chord error of the
+           trace over each 1 s interval of the job, summed.)
 
 Run with -s to see the table of errors.
 """
@@ -233,15 +239,28 @@ def run_jobs(cluster, epoch, trace, tag):
         recorded = energy.consumed_energy(cluster, jobid)["%d.0" % jobid]
         truth = energy.true_energy(trace, epoch, windows)
         out.append((jobid, node, recorded, truth,
-                    energy.relative_error(recorded, truth)))
+                    energy.relative_error(recorded, truth), windows))
     return out
+
+
+def sampling_allowance(trace, epoch, windows, period=1.0):
+    """What integrating power sampled every `period` can miss of the trace
+    over the job's window: the chord error of each interval, summed (J)."""
+    total = 0.0
+    for node, (t0, t1) in windows.items():
+        t = t0
+        while t < t1:
+            total += energy.chord_error(trace, node, epoch, t,
+                                        min(t + period, t1))
+            t += period
+    return total
 
 
 def _table(path, rows):
     lines = ["", "step boundaries, %s path: %d jobs of %d s" %
              (path, len(rows), JOB_SECONDS),
              "  job    node    sacct J    true J    error"]
-    for jobid, node, rec, truth, err in rows:
+    for jobid, node, rec, truth, err, _ in rows:
         lines.append("  %-6d %-6s %9d %9.0f %+8.3f %%"
                      % (jobid, node, rec, truth, 100 * err))
     errs = sorted(abs(r[4]) for r in rows)
@@ -257,9 +276,15 @@ def test_ten_jobs_exact_at_their_boundaries(live_cluster):
     took = time.monotonic() - started
     RESULTS[path] = rows
     print(_table(path, rows) + "\n  ten jobs took %.0f s" % took)
-    bad = [r for r in rows if abs(r[4]) >= TOLERANCE[path]]
-    assert not bad, "%s: beyond %.1f %%:\n%s" % (
-        path, 100 * TOLERANCE[path], _table(path, rows))
+    bad = []
+    for jobid, node, rec, truth, err, windows in rows:
+        allowed = TOLERANCE[path] * truth
+        if path != "counter":
+            allowed += sampling_allowance(trace, epoch, windows)
+        if abs(rec - truth) >= allowed:
+            bad.append((jobid, rec - truth, allowed))
+    assert not bad, "%s: beyond the bound (job, J off, J allowed): %s\n%s" % (
+        path, bad, _table(path, rows))
 
 
 def test_every_step_settled(live_cluster):
@@ -269,7 +294,7 @@ def test_every_step_settled(live_cluster):
     if not rows:
         pytest.skip("no jobs ran")
     logs = {n: slurmd_log(c, n) for n in NODES}
-    for jobid, node, recorded, _, _ in rows:
+    for jobid, node, recorded, _, _, _ in rows:
         settled = re.findall(r"\[%d\.0\] .*step energy settled: (\d+) J"
                              % jobid, logs[node])
         assert settled, "job %d: no settle line in slurmd-%s.log" % (
