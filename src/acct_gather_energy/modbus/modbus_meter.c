@@ -18,17 +18,20 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <modbus.h>
 
 #include "modbus_meter.h"
 #include "se_log.h"
+#include "se_resolve.h"
 #include "se_time.h"
 
 /* Longest wait between two bytes of one frame, whatever the deadline. */
@@ -52,7 +55,11 @@ struct modbus_bus {
 	pthread_mutex_t lock;	/* one transaction at a time; guards ctx */
 	modbus_t *ctx;		/* NULL while not connected */
 	unsigned refs;		/* meters attached (registry_lock) */
-	unsigned users;		/* meters open (lock) */
+	unsigned users;		/* meters open (lock), less released */
+	/* Closes that could not take the lock in time: the next holder
+	 * takes them off users (_bus_lock), so users - released is always
+	 * the number of meters open. */
+	atomic_uint released;
 };
 
 /* One request: a run of registers read at once. */
@@ -77,7 +84,10 @@ static modbus_bus_t *_bus_get(const char *spec, const modbus_device_t *dev,
 			      size_t err_len);
 static void _bus_put(modbus_bus_t *b);
 static int _bus_lock(modbus_bus_t *b, uint64_t deadline_ns);
+static void _bus_unlock(modbus_bus_t *b);
+static void _bus_release(modbus_bus_t *b);
 static int _bus_connect(modbus_bus_t *b, uint64_t deadline_ns);
+static int _tcp_new(modbus_bus_t *b, uint64_t deadline_ns, modbus_t **ctx);
 static void _bus_disconnect(modbus_bus_t *b);
 static int _set_timeouts(modbus_bus_t *b, uint64_t deadline_ns);
 static int _line_lock(modbus_bus_t *b, uint64_t deadline_ns);
@@ -293,7 +303,7 @@ static int _mm_open(void *dev, uint64_t deadline_ns)
 		m->open = true;
 		b->users++;
 	}
-	pthread_mutex_unlock(&b->lock);
+	_bus_unlock(b);
 	return rc;
 }
 
@@ -321,14 +331,22 @@ static void _mm_close(void *dev)
 		return;
 	m->open = false;
 	if (_bus_lock(b, se_mono_ns() + CLOSE_WAIT_NS)) {
-		/* Another meter's transaction overran: it closes later. */
-		se_log(SE_LOG_ERROR, "modbus %s: bus busy, not closed",
+		/* Another meter's transaction overran: close() does not
+		 * wait for it; whoever holds the bus next (or, if it has
+		 * just let go, this trylock) takes this meter off users. */
+		atomic_fetch_add(&b->released, 1);
+		se_log(SE_LOG_DEBUG,
+		       "modbus %s: bus busy, released by its next holder",
 		       m->label);
+		if (!pthread_mutex_trylock(&b->lock)) {
+			_bus_release(b);
+			_bus_unlock(b);
+		}
 		return;
 	}
 	if (b->users && !--b->users)
 		_bus_disconnect(b);
-	pthread_mutex_unlock(&b->lock);
+	_bus_unlock(b);
 }
 
 /* ------------------------------------------------------ private functions */
@@ -365,6 +383,7 @@ static modbus_bus_t *_bus_get(const char *spec, const modbus_device_t *dev,
 	b->dev = *dev;
 	b->serial = *serial;
 	pthread_mutex_init(&b->lock, NULL);
+	atomic_init(&b->released, 0);
 	b->refs = 1;
 	b->next = registry;
 	registry = b;
@@ -394,7 +413,8 @@ static void _bus_put(modbus_bus_t *b)
 	free(b);
 }
 
-/* Take the bus by the deadline: 0 or -ETIMEDOUT. */
+/* Take the bus by the deadline (0 or -ETIMEDOUT), then apply the closes
+ * that gave up waiting for it. */
 static int _bus_lock(modbus_bus_t *b, uint64_t deadline_ns)
 {
 	struct timespec ts = {
@@ -403,7 +423,38 @@ static int _bus_lock(modbus_bus_t *b, uint64_t deadline_ns)
 	};
 	int rc = pthread_mutex_clocklock(&b->lock, CLOCK_MONOTONIC, &ts);
 
-	return rc ? -rc : 0;
+	if (rc)
+		return -rc;
+	_bus_release(b);
+	return 0;
+}
+
+/*
+ * Let go of the bus.  A close that gave up waiting while we held it
+ * counted itself in released after our _bus_lock() looked: look again
+ * now, or its release could wait for the bus's next transaction.
+ */
+static void _bus_unlock(modbus_bus_t *b)
+{
+	pthread_mutex_unlock(&b->lock);
+	while (atomic_load(&b->released) &&
+	       !pthread_mutex_trylock(&b->lock)) {
+		_bus_release(b);
+		pthread_mutex_unlock(&b->lock);
+	}
+}
+
+/* Apply the closes that could not take the bus (bus locked): the last
+ * meter open closes the connection. */
+static void _bus_release(modbus_bus_t *b)
+{
+	unsigned n = atomic_exchange(&b->released, 0);
+
+	if (!n)
+		return;
+	b->users = n < b->users ? b->users - n : 0;
+	if (!b->users)
+		_bus_disconnect(b);
 }
 
 /* Connect the bus if it is not (bus locked). */
@@ -414,14 +465,16 @@ static int _bus_connect(modbus_bus_t *b, uint64_t deadline_ns)
 
 	if (b->ctx)
 		return 0;
-	if (b->dev.kind == MODBUS_DEV_TCP)
-		ctx = modbus_new_tcp_pi(b->dev.host, b->dev.port);
-	else
+	if (b->dev.kind == MODBUS_DEV_TCP) {
+		if ((rc = _tcp_new(b, deadline_ns, &ctx)))
+			return rc;
+	} else {
 		ctx = modbus_new_rtu(b->dev.path, b->serial.baud,
 				     b->serial.parity, b->serial.data_bits,
 				     b->serial.stop_bits);
-	if (!ctx)
-		return errno ? -errno : -ENOMEM;
+		if (!ctx)
+			return errno ? -errno : -ENOMEM;
+	}
 	b->ctx = ctx;
 	/* For TCP the response timeout also bounds connect(). */
 	if ((rc = _set_timeouts(b, deadline_ns)))
@@ -439,6 +492,28 @@ fail:
 	modbus_free(ctx);
 	b->ctx = NULL;
 	return rc;
+}
+
+/*
+ * A TCP context for the bus's host, its name resolved by the deadline:
+ * libmodbus would look it up inside modbus_connect() with no timeout.
+ * The context gets the address; logs keep the name (the device string).
+ */
+static int _tcp_new(modbus_bus_t *b, uint64_t deadline_ns, modbus_t **ctx)
+{
+	char addr[SE_RESOLVE_ADDR_LEN], ebuf[128];
+	int rc;
+
+	rc = se_resolve(b->dev.host, SOCK_STREAM, deadline_ns, addr,
+			sizeof(addr));
+	if (rc) {
+		se_log(SE_LOG_DEBUG, "modbus %s: looking up %s: %s", b->spec,
+		       b->dev.host, strerror_r(-rc, ebuf, sizeof(ebuf)));
+		return rc;
+	}
+	if (!(*ctx = modbus_new_tcp_pi(addr, b->dev.port)))
+		return errno ? -errno : -ENOMEM;
+	return 0;
 }
 
 static void _bus_disconnect(modbus_bus_t *b)
@@ -632,7 +707,7 @@ static int _fetch(modbus_meter_t *m, uint16_t *regs, uint64_t deadline_ns,
 	if (drop)
 		_bus_disconnect(b);
 out:
-	pthread_mutex_unlock(&b->lock);
+	_bus_unlock(b);
 	return rc;
 }
 
