@@ -224,21 +224,26 @@ static void _serve(eq_server_t *srv, int fd)
 	uid_t uid;
 	ssize_t n;
 
+	if (_wait_fd(fd, POLLIN, deadline) <= 0) {
+		/* connected and said nothing: not worth a log line each */
+		__atomic_add_fetch(&srv->refused, 1, __ATOMIC_SEQ_CST);
+		return;
+	}
+	/*
+	 * MSG_TRUNC: a longer message shows its real length, and is refused.
+	 * The request is read before any refusal: a unix socket closed with
+	 * unread data resets its peer, whose recv() then fails with
+	 * ECONNRESET instead of returning the refusal queued for it.
+	 */
+	n = recv(fd, &req, sizeof(req), MSG_DONTWAIT | MSG_TRUNC);
+	if (n == 0)
+		return;		/* a probe (start's stale check): gone */
 	if (!_peer_allowed(srv, fd, &uid)) {
 		snprintf(why, sizeof(why), "peer uid %ld is neither root nor %ld",
 			 (long) uid, (long) srv->euid);
 		_refuse(srv, fd, -EACCES, why);
 		return;
 	}
-	if (_wait_fd(fd, POLLIN, deadline) <= 0) {
-		/* connected and said nothing: not worth a log line each */
-		__atomic_add_fetch(&srv->refused, 1, __ATOMIC_SEQ_CST);
-		return;
-	}
-	/* MSG_TRUNC: a longer message shows its real length, and is refused. */
-	n = recv(fd, &req, sizeof(req), MSG_DONTWAIT | MSG_TRUNC);
-	if (n == 0)
-		return;		/* a probe (start's stale check): gone */
 	if (n != (ssize_t) sizeof(req) || req.magic != EQ_MAGIC_REQ ||
 	    req.version != EQ_VERSION || req.size != sizeof(req)) {
 		_refuse(srv, fd, -EPROTO, "not an energy query of this version");
