@@ -1,6 +1,11 @@
 #!/bin/sh
 # Install every Debian package the suite needs to build, test and run its demo
-# on a fresh Debian 12 machine (as root).  Idempotent: a second run is quick.
+# on a fresh Debian 12 or 13 (or testing) machine, as root.  Idempotent: a
+# second run is quick.
+#
+#   contribs/install-deps.sh           install what is missing
+#   contribs/install-deps.sh --list    print the required packages (one a line;
+#                                      contribs/release/mkroot installs them)
 set -eu
 
 PKGS="
@@ -31,7 +36,6 @@ libopenipmi-dev
 librrd-dev
 rrdtool
 rrdcached
-slurm-wlm-rrd-plugin
 slurm-wlm-ipmi-plugins
 hwloc
 libhwloc-dev
@@ -45,6 +49,16 @@ python3-pytest
 python3-matplotlib
 python3-venv
 "
+# Installed when the release has them: ext_sensors/rrd (and its package) is
+# gone from Slurm 24.05 on (Debian 13 and later).
+OPTIONAL_PKGS="
+slurm-wlm-rrd-plugin
+"
+
+if [ "${1:-}" = --list ]; then
+	printf '%s\n' $PKGS
+	exit 0
+fi
 
 if [ "$(id -u)" != 0 ]; then
 	echo "install-deps: must run as root (apt-get install)" >&2
@@ -56,14 +70,37 @@ for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
 		missing="$missing $p"
 done
+for p in $OPTIONAL_PKGS; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
+		missing="$missing $p?"
+done
 [ -z "$missing" ] && exit 0
+# Only optional ones missing, and already looked up on this release: done.
+case "$missing" in
+*[!?\ ]*) ;;
+*) [ -f /var/lib/apt/lists/.se-optional-checked ] && exit 0 ;;
+esac
 
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
+want=""
+for p in $missing; do
+	case "$p" in
+	*\?)
+		p=${p%\?}
+		# only when this release has it
+		cand=$(apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: *//p')
+		[ -n "$cand" ] && [ "$cand" != "(none)" ] && want="$want $p" ;;
+	*) want="$want $p" ;;
+	esac
+done
 # No service may start during install: there is no init here, and a CI
 # machine must not have daemons we did not start ourselves.
 if [ ! -e /usr/sbin/policy-rc.d ]; then
 	printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
 	chmod 755 /usr/sbin/policy-rc.d
 fi
-apt-get install -y -qq --no-install-recommends $missing
+[ -z "$want" ] || apt-get install -y -qq --no-install-recommends $want
+# Remember that the optional packages were looked up: their absence on this
+# release is not "missing".
+touch /var/lib/apt/lists/.se-optional-checked

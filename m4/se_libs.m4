@@ -28,6 +28,8 @@ AC_DEFUN([SE_SUMMARY], [
 cat <<SE_EOF
 
 slurm-energy-plugins $PACKAGE_VERSION for Slurm $SLURM_VERSION
+  Slurm release:               $SLURM_RELEASE (SLURM_VERSION_NUMBER $SLURM_VERSION_NUMBER, `test "$slurm_release_proven" = yes && echo supported || echo "not yet supported: see doc/releases-survey.md"`)
+  plugin-interface headers:    $SLURM_IFACE_DIR
   Slurm source tree:           $SLURM_SRC
   installed plugin dir:        $SLURM_PLUGINDIR
   our plugin dir:              `eval eval echo $plugindir`

@@ -70,9 +70,50 @@ AS_IF([test -f "$slurm_plugindir/libslurmfull.so"],
 
 slurm_version_number=`sed -n 's/^#define SLURM_VERSION_NUMBER //p' \
 	"$slurm_src/slurm/slurm_version.h"`
+slurm_release=`echo "$slurm_tree_version" | cut -d. -f1,2`
+
+dnl Where this release keeps the plugin-interface headers: src/common/ up to
+dnl 22.05, src/interfaces/ from 23.02 on (found by looking, not by number).
+AC_MSG_CHECKING([Slurm plugin-interface headers])
+AS_IF([test -f "$slurm_src/src/interfaces/acct_gather_energy.h"],
+	[slurm_iface_dir=src/interfaces
+	 AC_DEFINE([SE_SLURM_HAVE_INTERFACES_DIR], [1],
+		[Slurm keeps plugin-interface headers in src/interfaces/ (23.02+)])],
+      [test -f "$slurm_src/src/common/slurm_acct_gather_energy.h"],
+	[slurm_iface_dir=src/common],
+	[AC_MSG_ERROR([$slurm_src has neither src/interfaces/acct_gather_energy.h
+nor src/common/slurm_acct_gather_energy.h: not a Slurm tree this suite knows])])
+AC_MSG_RESULT([$slurm_iface_dir])
+
 dnl ext_sensors exists up to 23.11 (0x170b00); removed in 24.05.
 AS_IF([test $(( slurm_version_number )) -lt $(( 0x180500 ))],
 	[slurm_has_ext_sensors=yes], [slurm_has_ext_sensors=no])
+AS_IF([test "$slurm_has_ext_sensors" = yes &&
+       test ! -f "$slurm_src/src/common/slurm_ext_sensors.h" &&
+       test ! -f "$slurm_src/src/interfaces/ext_sensors.h"],
+	[slurm_has_ext_sensors=no])
+
+dnl The drop-in gres/gpu and gpu/nvml compile Slurm's own helper sources
+dnl from the tree; all three must be there.
+AC_MSG_CHECKING([Slurm gres/gpu helper sources in the tree])
+slurm_has_gpu_sources=yes
+for f in src/plugins/gres/gpu/gres_gpu.c src/plugins/gres/common/gres_common.c \
+	 src/plugins/gpu/common/gpu_common.c; do
+	AS_IF([test ! -f "$slurm_src/$f"], [slurm_has_gpu_sources=no])
+done
+AC_MSG_RESULT([$slurm_has_gpu_sources])
+
+dnl Releases whose Slurm glue has been ported and proven; on the others
+dnl configure goes on (to show what builds) but says so.
+se_slurm_proven_releases="22.05"
+slurm_release_proven=no
+for r in $se_slurm_proven_releases; do
+	AS_IF([test "$r" = "$slurm_release"], [slurm_release_proven=yes])
+done
+AS_IF([test "$slurm_release_proven" = no],
+	[AC_MSG_WARN([Slurm $slurm_release is not yet a supported release of this suite
+(proven: $se_slurm_proven_releases); expect compile errors in the Slurm glue.
+What breaks and the porting plan: doc/releases-survey.md])])
 
 dnl Slurm's headers are included as system headers: their warnings are not
 dnl ours to fix.  Internal headers moved to src/interfaces/ in 23.02.
@@ -83,8 +124,12 @@ AC_SUBST([SLURM_CPPFLAGS])
 AC_SUBST([SLURM_PLUGIN_LIBS])
 AC_SUBST([SLURM_PLUGINDIR], [$slurm_plugindir])
 AC_SUBST([SLURM_VERSION], [$slurm_tree_version])
+AC_SUBST([SLURM_RELEASE], [$slurm_release])
+AC_SUBST([SLURM_IFACE_DIR], [$slurm_iface_dir])
 AC_SUBST([SLURM_VERSION_NUMBER], [$slurm_version_number])
 AC_SUBST([SLURM_PREFIX], [$slurm_prefix])
 AC_DEFINE_UNQUOTED([SE_SLURM_VERSION_STRING], ["$slurm_tree_version"],
 	[Slurm release the suite was built against])
+AC_DEFINE_UNQUOTED([SE_SLURM_RELEASE_STRING], ["$slurm_release"],
+	[Slurm major.minor release the suite was built against])
 ])
