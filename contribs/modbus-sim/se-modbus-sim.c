@@ -78,8 +78,10 @@ typedef struct {
 	int col;		/* trace column */
 	modbus_mapping_t *map;
 	double base_t;		/* trace time the counter integrates from */
-	uint64_t raw_offset;	/* counts added to an integer counter */
-	double offset_j;	/* joules added to a float energy value */
+	uint64_t raw_offset;	/* whole counts added to an integer counter */
+	long double frac;	/* integer counter: the meter's fraction of a
+				 * count at base_t, in [0, 1) */
+	long double offset_units; /* float register: the reading at base_t */
 	fault_t fault;
 } unit_t;
 
@@ -105,7 +107,9 @@ typedef struct {
 	char parity;
 	long delay_ms;
 	double epoch;
-	double energy_offset;
+	double energy_offset;	/* joules */
+	bool energy_offset_set;
+	double start_kwh;	/* --energy-start-kwh, NAN when not given */
 	bool verbose;
 	/* state */
 	mb_model_t map;
@@ -147,6 +151,7 @@ static const struct option _long_opts[] = {
 	{ "energy-type", required_argument, NULL, 'Y' },
 	{ "energy-scale", required_argument, NULL, 'Z' },
 	{ "energy-offset", required_argument, NULL, 'o' },
+	{ "energy-start-kwh", required_argument, NULL, 'k' },
 	{ "max-regs", required_argument, NULL, 'M' },
 	{ "tcp", required_argument, NULL, 'n' },
 	{ "rtu", required_argument, NULL, 'r' },
@@ -184,8 +189,10 @@ static void _sleep_until(uint64_t t_ns);
 static void _parse_args(sim_t *sim, int argc, char **argv);
 static void _setup_units(sim_t *sim);
 static void _update_unit(sim_t *sim, unit_t *u, double t);
-static void _set_offset(sim_t *sim, unit_t *u, double joules);
+static void _set_offset(sim_t *sim, unit_t *u, long double joules);
 static void _arm_wrap(sim_t *sim, unit_t *u, double secs);
+static void _describe_energy(sim_t *sim, const unit_t *u, double t,
+			     char *buf, size_t len);
 static void _control_poll(sim_t *sim);
 static int _render(sim_t *sim, unit_t *u, const uint8_t *req, int len,
 		   uint8_t *rsp);
@@ -239,7 +246,8 @@ static void _usage(FILE *f)
 "         [--epoch UNIX_SECONDS] (--model NAME | custom map options)\n"
 "         (--tcp ADDR:PORT | --rtu DEVICE [--baud N] [--parity N|E|O]\n"
 "          [--data-bits N] [--stop-bits N])\n"
-"         [--response-delay-ms MS] [--control FILE] [--energy-offset J]\n"
+"         [--response-delay-ms MS] [--control FILE]\n"
+"         [--energy-offset J | --energy-start-kwh KWH]\n"
 "         [--max-regs N] [--pidfile F] [--port-file F] [--log F] [--verbose]\n"
 "custom map: --kind input|holding --power-reg ADDR --power-type TYPE\n"
 "         --order abcd|cdab|badc|dcba --power-scale W_PER_COUNT\n"
@@ -447,6 +455,12 @@ static void _other_opt(sim_t *sim, int opt, const char *arg)
 		break;
 	case 'o':
 		sim->energy_offset = _real(arg, "--energy-offset");
+		sim->energy_offset_set = true;
+		break;
+	case 'k':
+		sim->start_kwh = _real(arg, "--energy-start-kwh");
+		if (sim->start_kwh < 0)
+			_die("--energy-start-kwh must be >= 0");
 		break;
 	case 'M':
 		sim->map.max_regs_per_read = _num(arg, 1, 125, "--max-regs");
@@ -523,6 +537,7 @@ static void _parse_args(sim_t *sim, int argc, char **argv)
 	sim->data_bits = 8;
 	sim->stop_bits = 1;
 	sim->epoch = NAN;
+	sim->start_kwh = NAN;
 	while ((opt = getopt_long(argc, argv, "", _long_opts, NULL)) != -1) {
 		if (_custom_opt(&custom, opt, optarg))
 			any_custom = true;
@@ -534,6 +549,10 @@ static void _parse_args(sim_t *sim, int argc, char **argv)
 	if (!!sim->tcp == !!sim->rtu)
 		_die("give exactly one of --tcp ADDR:PORT and --rtu DEVICE");
 	_resolve_map(sim, &custom, any_custom);
+	if (!isnan(sim->start_kwh) && sim->energy_offset_set)
+		_die("--energy-offset and --energy-start-kwh exclude each other");
+	if (!isnan(sim->start_kwh) && !sim->map.energy.present)
+		_die("--energy-start-kwh needs an energy register");
 	if (sim->logfile && !(sim->log = fopen(sim->logfile, "a")))
 		_die("%s: %s", sim->logfile, strerror(errno));
 	if (isnan(sim->epoch)) {
@@ -578,12 +597,15 @@ static void _new_unit(sim_t *sim, int id, int col)
 		_die("modbus_mapping_new_start_address: %s",
 		     modbus_strerror(errno));
 	u->fault.delay_ms = -1;
-	_set_offset(sim, u, sim->energy_offset);
+	if (!isnan(sim->start_kwh))	/* kWh x 3.6e6 J/kWh, kept exact-ish */
+		_set_offset(sim, u, (long double)sim->start_kwh * 3600000.0L);
+	else
+		_set_offset(sim, u, sim->energy_offset);
 }
 
 static void _setup_units(sim_t *sim)
 {
-	char err[512] = "";
+	char err[512] = "", what[128];
 	int i, rc, max_id = sim->tcp ? 255 : 247;
 
 	rc = power_trace_load(sim->trace_path, &sim->trace, err, sizeof(err));
@@ -609,6 +631,10 @@ static void _setup_units(sim_t *sim)
 		if (_find_unit(sim, id))
 			_die("unit %d given twice", id);
 		_new_unit(sim, id, col);
+		_describe_energy(sim, &sim->units[sim->nunits - 1], 0.0, what,
+				 sizeof(what));
+		_log(sim, "unit %d plays column %s; at the epoch: %s", id,
+		     spec, what);
 	}
 }
 
@@ -646,14 +672,32 @@ static double _joules(const sim_t *sim, const unit_t *u, double t)
 	return power_trace_joules(sim->trace, u->col, u->base_t, t);
 }
 
-/* Whole counts of an integer counter at trace time t (before offset). */
+/*
+ * Whole counts of an integer counter at trace time t, before the whole
+ * counts of its offset: the meter's own fraction of a count at base_t plus
+ * what accumulated since, floored (a meter advances its register only once
+ * a whole unit has accumulated).
+ */
 static uint64_t _counts(const sim_t *sim, const unit_t *u, double t)
 {
-	double c = floor(_joules(sim, u, t) / sim->map.energy.scale);
+	long double c = floorl(u->frac + (long double)_joules(sim, u, t) /
+			       (long double)sim->map.energy.scale);
 
 	if (!(c > 0))
 		return 0;
-	return c >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)c;
+	return c >= 18446744073709551615.0L ? UINT64_MAX : (uint64_t)c;
+}
+
+/*
+ * A float register holds its exact reading rounded to the nearest float,
+ * as the Eastron meters do.  The reading is carried in long double (64-bit
+ * significand), so the one rounding that matters is the cast to float: round
+ * to nearest, ties to even, in the default floating-point environment.
+ */
+static float _float_reading(const sim_t *sim, const unit_t *u, double t)
+{
+	return (float)(u->offset_units + (long double)_joules(sim, u, t) /
+		       (long double)sim->map.energy.scale);
 }
 
 static void _update_energy(sim_t *sim, unit_t *u, double t)
@@ -663,8 +707,9 @@ static void _update_energy(sim_t *sim, unit_t *u, double t)
 	uint16_t *regs = _regs_at(sim, u, p->address);
 
 	if (!bits) {
-		mb_encode((_joules(sim, u, t) + u->offset_j) / p->scale,
-			  p->type, p->order, regs);
+		/* a float is exactly a double: mb_encode keeps it as it is */
+		mb_encode((double)_float_reading(sim, u, t), p->type, p->order,
+			  regs);
 		return;
 	}
 	mb_encode_raw((_counts(sim, u, t) + u->raw_offset) & _mask(bits),
@@ -682,16 +727,55 @@ static void _update_unit(sim_t *sim, unit_t *u, double t)
 		_update_energy(sim, u, t);
 }
 
-static void _set_offset(sim_t *sim, unit_t *u, double joules)
+/*
+ * The energy register reads joules / scale register units at base_t (a
+ * meter in service reads thousands of kWh).  An integer counter keeps the
+ * whole counts and the meter's fraction of the next count; a reading given
+ * with the register's own decimals (23456.7 kWh on a 0.1 kWh register) is
+ * exactly that many counts, not one less for a binary rounding error.  An
+ * integer counter does not go below 0; a float offset may.
+ */
+static void _set_offset(sim_t *sim, unit_t *u, long double joules)
 {
 	const mb_point_t *p = &sim->map.energy;
+	long double q = joules / (long double)p->scale, whole = roundl(q);
+	unsigned bits = _wrap_bits(p->type);
 
-	u->offset_j = 0.0;
 	u->raw_offset = 0;
-	if (!_wrap_bits(p->type))
-		u->offset_j = joules;
-	else if (joules > 0)
-		u->raw_offset = (uint64_t)llround(joules / p->scale);
+	u->frac = 0.0L;
+	u->offset_units = 0.0L;
+	if (!p->present)
+		return;
+	if (fabsl(q - whole) < 1e-6L)
+		q = whole;
+	if (!bits) {
+		u->offset_units = q;
+		return;
+	}
+	if (!(q > 0))
+		return;
+	whole = floorl(q);
+	u->frac = q - whole;
+	u->raw_offset = whole >= 18446744073709551615.0L ? UINT64_MAX :
+			(uint64_t)whole;
+}
+
+/* The register's value at trace time t, for the log. */
+static void _describe_energy(sim_t *sim, const unit_t *u, double t,
+			     char *buf, size_t len)
+{
+	unsigned bits = _wrap_bits(sim->map.energy.type);
+
+	if (!sim->map.energy.present)
+		snprintf(buf, len, "no energy register");
+	else if (!bits)
+		snprintf(buf, len, "energy register %.9g (%s)",
+			 (double)_float_reading(sim, u, t),
+			 mb_type_names[sim->map.energy.type]);
+	else
+		snprintf(buf, len, "energy register %" PRIu64 " counts (%s)",
+			 (_counts(sim, u, t) + u->raw_offset) & _mask(bits),
+			 mb_type_names[sim->map.energy.type]);
 }
 
 /* Set the counter offset so that it wraps secs seconds from now. */
@@ -715,7 +799,8 @@ static void _reset_counter(sim_t *sim, unit_t *u)
 {
 	u->base_t = _trace_now(sim);
 	u->raw_offset = 0;
-	u->offset_j = 0.0;
+	u->frac = 0.0L;
+	u->offset_units = 0.0L;
 	_log(sim, "unit %d: energy counter reset at trace time %.3f", u->id,
 	     u->base_t);
 }

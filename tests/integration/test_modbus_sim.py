@@ -458,3 +458,154 @@ def test_rtu_faults(tmp_path, socat_pair):
             check_sdm630(sim, cli)
         finally:
             cli.close()
+
+
+# ------------------------------------- built-in models at an in-service reading
+# Each built-in model's energy register as the meter has it, starting from a
+# reading a meter in service holds (not from zero), on our simulator and on
+# the independent pymodbus meter.  The expected registers are decoded here
+# with struct, from the manufacturers' maps (not from our C codec).  Each
+# start reading is chosen so that the wrong rounding gives another register:
+# integer registers floor (a meter advances only once a whole unit has
+# accumulated), float32 registers hold the nearest float (the Eastron way).
+from fractions import Fraction  # noqa: E402
+
+PYMODBUS_PYTHON = os.environ.get("SE_PYMODBUS_PYTHON", "")
+PYMODBUS_METER = os.path.join(os.path.dirname(__file__), "..", "..",
+                              "contribs", "modbus-sim", "pymodbus_meter.py")
+# name: (kind, energy address, type, word order, J per unit, start kWh,
+#        max regs per read)
+MODEL_ENERGY = {
+    # float32 kWh: at 20,000 kWh the float steps 2^-9 kWh (7.03 kJ)
+    "sdm630": ("input", 72, "float32", "abcd", 3600000, "20000.3", 80),
+    # at 45,678.6 kWh it steps 2^-8 kWh (14.1 kJ)
+    "sdm72d": ("input", 72, "float32", "abcd", 3600000, "45678.6", 60),
+    # INT32 kWh x 10, low word first: 23456.78 kWh is 234567 counts
+    "em24": ("input", 0x3E, "int32", "cdab", 360000, "23456.78", 11),
+    # INT64 Wh, high word first: 34567.8915 kWh is 34567891 Wh
+    "pm5300": ("holding", 3203, "int64", "abcd", 3600, "34567.8915", 125),
+}
+WORDS = {"float32": 2, "int32": 2, "int64": 4}
+
+
+def decode_energy(regs, vtype, order):
+    """A register value from wire words (struct, big-endian words)."""
+    words = list(regs)
+    if order == "cdab":
+        words.reverse()
+    raw = struct.pack(">%dH" % len(words), *words)
+    return struct.unpack({"float32": ">f", "int32": ">i",
+                          "int64": ">q"}[vtype], raw)[0]
+
+
+def f32(x):
+    """Round a double to float32 (nearest) the struct way."""
+    return struct.unpack(">f", struct.pack(">f", x))[0]
+
+
+def f32_truncated(exact):
+    """The float32 at or below an exact positive Fraction."""
+    f = f32(float(exact))
+    while Fraction(f) > exact:
+        f = struct.unpack(">f", struct.pack(
+            ">I", struct.unpack(">I", struct.pack(">f", f))[0] - 1))[0]
+    return f
+
+
+def expected_energy(vtype, units):
+    """The register of a meter at `units` (exact Fraction of its unit)."""
+    if vtype == "float32":
+        f = f32(float(units))
+        # nearest: no other float32 is closer to the exact reading
+        for g in (f32_truncated(units), f32(float(units) * (1 + 2 ** -23)),
+                  f32(float(units) * (1 - 2 ** -23))):
+            assert abs(Fraction(f) - units) <= abs(Fraction(g) - units)
+        return f
+    return int(units // 1)
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def model_meter(tmp_path, server, model, start_kwh, epoch):
+    """Our simulator or the pymodbus meter serving `model` on loopback."""
+    trace = tmp_path / "meter.trace"
+    trace.write_text(TRACE_TEXT)
+    if server == "ours":
+        pidfile, portfile = tmp_path / "sim.pid", tmp_path / "sim.port"
+        argv = [SIM, "--trace", str(trace), "--epoch", "%.6f" % epoch,
+                "--model", model, "--energy-start-kwh", start_kwh,
+                "--column", "n1", "--tcp", "127.0.0.1:0", "--port-file",
+                str(portfile), "--pidfile", str(pidfile)]
+        with started(argv, pidfile.exists) as proc:
+            yield int(portfile.read_text()), str(trace), proc
+        return
+    if not (PYMODBUS_PYTHON and SE_TRACE and os.access(SE_TRACE, os.X_OK)):
+        pytest.skip("SE_PYMODBUS_PYTHON or se-trace not available")
+    port = free_port()
+
+    def listening():
+        import socket
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return True
+        except OSError:
+            return False
+    argv = [PYMODBUS_PYTHON, PYMODBUS_METER, "--trace", str(trace),
+            "--epoch", "%.6f" % epoch, "--unit", "1:n1", "--port", str(port),
+            "--model", model, "--energy-start-kwh", start_kwh,
+            "--se-trace", SE_TRACE]
+    with started(argv, listening) as proc:
+        yield port, str(trace), proc
+
+
+@pytest.mark.parametrize("server", ["ours", "pymodbus"])
+@pytest.mark.parametrize("model", sorted(MODEL_ENERGY))
+def test_model_energy_register_in_service(tmp_path, server, model):
+    kind, addr, vtype, order, scale, start_kwh, max_regs = MODEL_ENERGY[model]
+    start = Fraction(start_kwh) * 3600000 / scale       # register units
+    other = "holding" if kind == "input" else "input"
+    # Before the epoch the register holds the start reading alone.
+    with model_meter(tmp_path, server, model, start_kwh,
+                     time.time() + 3600) as (port, _, _):
+        cli = Client.tcp(port)
+        try:
+            got = decode_energy(cli.read(1, addr, WORDS[vtype], kind),
+                                vtype, order)
+            want = expected_energy(vtype, start)
+            assert got == want, (model, got, want)
+            # the start readings are picked where the wrong rounding shows
+            wrong = (f32_truncated(start) if vtype == "float32"
+                     else int(start // 1) + 1)
+            assert got != wrong
+            # the meter's kind and read limit (125 is libmodbus' own);
+            # pymodbus checks the address range before the length
+            expect_error(lambda: cli.read(1, addr, WORDS[vtype], other),
+                         ENOBASE + 2)
+            if max_regs < 125:
+                with pytest.raises(ModbusError) as exc:
+                    cli.read(1, addr, max_regs + 1, kind)
+                assert exc.value.errno in ((EMBXILVAL,) if server == "ours"
+                                           else (EMBXILVAL, ENOBASE + 2))
+        finally:
+            cli.close()
+    # After the epoch it counts the trace's energy on top of it.
+    epoch = time.time() - 4.0
+    with model_meter(tmp_path, server, model, start_kwh,
+                     epoch) as (port, trace, _):
+        cli = Client.tcp(port)
+        try:
+            regs, t0, t1 = cli.timed_read(1, addr, WORDS[vtype], kind)
+            got = decode_energy(regs, vtype, order)
+            lo = expected_energy(vtype, start + Fraction(
+                joules(trace, 1, 0, t0 - epoch)) / scale - Fraction(1, 10**6))
+            hi = expected_energy(vtype, start + Fraction(
+                joules(trace, 1, 0, t1 - epoch)) / scale + Fraction(1, 10**6))
+            assert lo <= got <= hi, (model, got, lo, hi)
+        finally:
+            cli.close()

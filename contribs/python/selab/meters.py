@@ -96,18 +96,22 @@ class ModbusSim(_Process):
     """se-modbus-sim serving units {id: trace column} on TCP or RTU.
 
     map_args: ["--model", "sdm630"] or custom-map options.
+    start_kwh: the energy register's reading at the epoch, in kWh (a meter
+    in service: e.g. "23456.7"; a string keeps the decimals as written).
     """
 
     name = "se-modbus-sim"
 
     def __init__(self, trace, epoch, units, map_args, tcp=None, rtu=None,
-                 serial_args=(), extra_args=(), workdir=None):
+                 serial_args=(), extra_args=(), workdir=None, start_kwh=None):
         super().__init__(workdir)
         self.pidfile = os.path.join(self.workdir, "sim.pid")
         self.control = os.path.join(self.workdir, "sim.control")
         argv = [tool("se-modbus-sim"), "--trace", trace,
                 "--epoch", "%.6f" % epoch, "--control", self.control,
                 "--pidfile", self.pidfile, *map_args, *extra_args]
+        if start_kwh is not None:
+            argv += ["--energy-start-kwh", str(start_kwh)]
         for unit, column in sorted(units.items()):
             argv += ["--unit", "%d:%s" % (unit, column)]
         if tcp:
@@ -130,12 +134,16 @@ class ModbusSim(_Process):
 
 
 class PymodbusMeter(_Process):
-    """The independent pymodbus meter (contribs/modbus-sim/pymodbus_meter.py)."""
+    """The independent pymodbus meter (contribs/modbus-sim/pymodbus_meter.py).
+
+    map_args: ["--model", "em24"] or custom-map options; start_kwh as for
+    ModbusSim.
+    """
 
     name = "pymodbus-meter"
 
     def __init__(self, trace, epoch, units, host, port, map_args,
-                 python=None, workdir=None):
+                 python=None, workdir=None, start_kwh=None):
         super().__init__(workdir)
         self.pidfile = os.path.join(self.workdir, "pymodbus.pid")
         python = python or os.environ.get("SE_PYMODBUS_PYTHON", "python3")
@@ -143,6 +151,8 @@ class PymodbusMeter(_Process):
                      "--epoch", "%.6f" % epoch, "--host", host,
                      "--port", str(port), "--se-trace", tool("se-trace"),
                      "--pidfile", self.pidfile, *map_args]
+        if start_kwh is not None:
+            self.argv += ["--energy-start-kwh", str(start_kwh)]
         for unit, column in sorted(units.items()):
             self.argv += ["--unit", "%d:%s" % (unit, column)]
 
