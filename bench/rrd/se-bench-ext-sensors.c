@@ -20,7 +20,12 @@
  *   valid     nodes whose ExtSensorsJoules and ExtSensorsWatts are set.
  *
  * Round 1 is a warm-up for both plugins (upstream's first round only stamps
- * each node; ours queues the first reads), so the summary skips it.
+ * each node; ours gives its pacer the node set, whose reads the next calls
+ * adopt), so the summary skips it.  Ours reads on its own clock (the pacer,
+ * every ExtSensorsFreq): the call only adopts finished reads and copies
+ * values, which is what call_ms measures.  This process has no
+ * lock_slurmctld(), so the pacer's own publishing into the node records is
+ * off here and only the calls publish.
  */
 #include "config.h"		/* Slurm's, first */
 

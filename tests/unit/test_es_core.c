@@ -1,10 +1,13 @@
 /*
  * test_es_core.c - ext_sensors/meters without Slurm: configuration keys,
  * parallel reads off the caller's thread, node/switch/door values, step
- * energy, and a hung file that must not stall a round.
+ * energy, a hung file that must not stall a round, and the pacer: reads on
+ * the core's own clock, adoption without rounds, step start instants, and
+ * the once-only starvation notice.
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,6 +259,284 @@ START_TEST(test_hung_file_does_not_stall)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------ pacer */
+
+/* What the glue's hook sees: values of node 0 at each call. */
+typedef struct {
+	es_core_t *core;
+	pthread_mutex_t lock;
+	unsigned calls;
+	unsigned calls_with_power;
+	double watts;
+	uint64_t first_power_mono_ns;
+} hook_seen_t;
+
+static uint64_t _hook(void *arg)
+{
+	hook_seen_t *h = arg;
+	es_values_t v;
+	bool got = !es_core_values(h->core, ES_KIND_NODE, 0, se_wall_ns(), &v)
+		   && v.has_power;
+
+	pthread_mutex_lock(&h->lock);
+	h->calls++;
+	if (got) {
+		if (!h->calls_with_power++)
+			h->first_power_mono_ns = se_mono_ns();
+		h->watts = v.watts;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return 0;
+}
+
+static unsigned _hook_power_calls(hook_seen_t *h)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&h->lock);
+	n = h->calls_with_power;
+	pthread_mutex_unlock(&h->lock);
+	return n;
+}
+
+/*
+ * Nobody calls es_core_round() or es_core_adopt(): the pacer alone reads
+ * and adopts, and its hook already sees the values of the round's reads
+ * (the round waits for them), so the glue can publish them at once.
+ */
+START_TEST(test_pacer_reads_on_its_own)
+{
+	const char *names[] = { "p1" };
+	time_t now = time(NULL) / 10 * 10;
+	hook_seen_t h = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	es_round_stats_t last;
+	uint64_t rounds, mj, t0;
+	size_t idx = 0;
+	es_conf_t c;
+	char err[256];
+
+	_make_rrd("p1", now, 250);
+	_conf(&c, "energy");
+	h.core = es_core_create(&c, err, sizeof(err));
+	ck_assert_msg(h.core != NULL, "%s", err);
+	ck_assert(!es_core_set_components(h.core, ES_KIND_NODE, names, 1, err,
+					  sizeof(err)));
+	t0 = se_mono_ns();
+	ck_assert_int_eq(es_core_start_pacer(h.core, S(1), _hook, &h), 0);
+	ck_assert_int_eq(es_core_start_pacer(h.core, S(1), _hook, &h),
+			 -EALREADY);
+	for (int i = 0; i < 300 && !_hook_power_calls(&h); i++)
+		usleep(10000);
+	ck_assert_msg(_hook_power_calls(&h) >= 1, "hook never saw power");
+	/* the first round runs at once and its read is adopted before the
+	 * hook: well under one period, not after it */
+	ck_assert_msg(h.first_power_mono_ns - t0 < S(1) / 2,
+		      "first values after %.3f s",
+		      (double) (h.first_power_mono_ns - t0) / 1e9);
+	ck_assert_double_eq_tol(h.watts, 250, 1e-9);
+	/* a step on the series, with no round called by anyone */
+	ck_assert_msg(!es_core_energy_between(h.core, &idx, 1, S(now - 100),
+					      S(now - 40), &mj, err,
+					      sizeof(err)), "%s", err);
+	ck_assert_uint_eq(mj, 250 * 60 * 1000);
+	/* rounds go on at the period: about 2 more in 2.2 s */
+	usleep(2200000);
+	es_core_pacer_stats(h.core, &last, &rounds);
+	ck_assert_msg(rounds >= 3 && rounds <= 4, "%llu rounds",
+		      (unsigned long long) rounds);
+	ck_assert_uint_eq(last.queued, 1);
+	ck_assert_uint_eq(last.ok, 1);
+	ck_assert_uint_ge(_hook_power_calls(&h), 3);
+	es_core_destroy(h.core, S(2));
+	es_conf_free(&c);
+}
+END_TEST
+
+/*
+ * A round queued the reads, then no round came (slurmctld's call starved):
+ * a step's end still finds the series, because es_core_energy_between()
+ * adopts what the readers finished; es_core_adopt() folds without queueing.
+ */
+START_TEST(test_adopt_without_rounds)
+{
+	const char *names[] = { "a1", "a2" };
+	time_t now = time(NULL) / 10 * 10;
+	es_round_stats_t st;
+	es_values_t v;
+	size_t idx[2] = { 0, 1 };
+	uint64_t mj;
+	es_conf_t c;
+	es_core_t *core;
+	char err[256];
+
+	_make_rrd("a1", now, 100);
+	_make_rrd("a2", now, 300);
+	_conf(&c, "energy");
+	core = es_core_create(&c, err, sizeof(err));
+	ck_assert(core);
+	ck_assert(!es_core_set_components(core, ES_KIND_NODE, names, 2, err,
+					  256));
+	es_core_round(core, se_wall_ns(), S(10), &st);
+	ck_assert_uint_eq(st.queued, 2);
+	/* nothing adopted yet: the values are not there */
+	ck_assert(!es_core_values(core, ES_KIND_NODE, 0, se_wall_ns(), &v));
+	ck_assert(!v.has_energy);
+	usleep(300000);		/* the reads finish (ms on a local file) */
+	ck_assert_msg(!es_core_energy_between(core, idx, 2, S(now - 120),
+					      S(now - 30), &mj, err,
+					      sizeof(err)), "%s", err);
+	ck_assert_uint_eq(mj, 400 * 90 * 1000);
+	ck_assert(!es_core_values(core, ES_KIND_NODE, 1, se_wall_ns(), &v));
+	ck_assert_double_eq_tol(v.watts, 300, 1e-9);
+	/* all taken; adopting queued nothing new, so nothing comes later */
+	ck_assert_uint_eq(es_core_adopt(core, se_wall_ns(), &st), 0);
+	usleep(100000);
+	ck_assert_uint_eq(es_core_adopt(core, se_wall_ns(), &st), 0);
+	ck_assert_uint_eq(st.ok + st.failed + st.late, 0);
+	/* the next round queues both again, and adopt takes both */
+	es_core_round(core, se_wall_ns(), S(10), &st);
+	ck_assert_uint_eq(st.queued, 2);
+	usleep(300000);
+	ck_assert_uint_eq(es_core_adopt(core, se_wall_ns(), &st), 2);
+	ck_assert_uint_eq(st.ok, 2);
+	es_core_destroy(core, S(2));
+	es_conf_free(&c);
+}
+END_TEST
+
+/*
+ * A component set given after the pacer started is read at the kick, not
+ * a period later; a hung file among them costs the pacer its bounded wait
+ * (min(period/2, 2 s)), never the hook.
+ */
+START_TEST(test_pacer_kick_and_hung_file)
+{
+	const char *names[] = { "k1", "khang" };
+	time_t now = time(NULL) / 10 * 10;
+	hook_seen_t h = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	char path[256], err[256];
+	es_round_stats_t last;
+	uint64_t rounds, t0, took;
+	es_conf_t c;
+	int fd;
+
+	_make_rrd("k1", now, 120);
+	snprintf(path, sizeof(path), "%s/khang.rrd", dir);
+	ck_assert(!mkfifo(path, 0600));
+	_conf(&c, "energy");
+	h.core = es_core_create(&c, err, sizeof(err));
+	ck_assert(h.core);
+	ck_assert(!es_core_start_pacer(h.core, S(60), _hook, &h));
+	for (int i = 0; i < 100; i++) {		/* the first, empty round */
+		es_core_pacer_stats(h.core, NULL, &rounds);
+		if (rounds)
+			break;
+		usleep(10000);
+	}
+	ck_assert_uint_eq(rounds, 1);
+	ck_assert(!es_core_set_components(h.core, ES_KIND_NODE, names, 2, err,
+					  256));
+	t0 = se_mono_ns();
+	es_core_kick(h.core);
+	for (int i = 0; i < 500 && !_hook_power_calls(&h); i++)
+		usleep(10000);
+	took = se_mono_ns() - t0;
+	ck_assert_uint_eq(_hook_power_calls(&h), 1);
+	ck_assert_double_eq_tol(h.watts, 120, 1e-9);
+	/* waited for the hung read up to its bound (2 s), not the period */
+	ck_assert_msg(took >= S(2) - 50 * SE_NS_PER_MS && took < S(4),
+		      "hook after %.3f s", (double) took / 1e9);
+	es_core_pacer_stats(h.core, &last, &rounds);
+	ck_assert_uint_eq(rounds, 2);
+	ck_assert_uint_eq(last.queued, 2);
+	ck_assert_uint_eq(last.ok, 1);
+	es_core_destroy(h.core, 100 * SE_NS_PER_MS);
+	fd = open(path, O_WRONLY | O_NONBLOCK);
+	if (fd >= 0)
+		close(fd);
+	es_conf_free(&c);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(test_step_start_instants)
+{
+	es_step_key_t a = { 7, 0, 0xfffffffe }, b = { 7, 1, 0xfffffffe };
+	uint64_t coarse = S(1700000000), t;
+	es_conf_t c;
+	es_core_t *core;
+	char err[256];
+
+	_conf(&c, "energy");
+	core = es_core_create(&c, err, sizeof(err));
+	ck_assert(core);
+	/* nothing remembered: the whole second */
+	ck_assert_uint_eq(es_core_step_start(core, &a, coarse, false),
+			  coarse);
+	ck_assert(!es_core_step_begin(core, &a, coarse + 730 * SE_NS_PER_MS));
+	ck_assert(!es_core_step_begin(core, &b, coarse + 10 * SE_NS_PER_MS));
+	t = es_core_step_start(core, &a, coarse, false);
+	ck_assert_uint_eq(t, coarse + 730 * SE_NS_PER_MS);
+	/* kept for the next partial completion, gone after the last */
+	ck_assert_uint_eq(es_core_step_start(core, &a, coarse, true), t);
+	ck_assert_uint_eq(es_core_step_start(core, &a, coarse, false),
+			  coarse);
+	ck_assert_uint_eq(es_core_step_start(core, &b, coarse, false),
+			  coarse + 10 * SE_NS_PER_MS);
+	/* an entry of another start (a reused id) is not taken */
+	ck_assert_uint_eq(es_core_step_start(core, &b, coarse + S(100), false),
+			  coarse + S(100));
+	ck_assert_uint_eq(es_core_step_start(core, &b, coarse - S(5), false),
+			  coarse - S(5));
+	/* entries older than EnergyHistory (3600 s) go at the next begin */
+	ck_assert(!es_core_step_begin(core, &a, coarse + S(3602)));
+	ck_assert_uint_eq(es_core_step_start(core, &b, coarse, false),
+			  coarse);
+	es_core_destroy(core, S(2));
+	es_conf_free(&c);
+}
+END_TEST
+
+START_TEST(test_cadence_starved_once)
+{
+	es_cadence_t cd;
+	uint64_t gap = 0, t = S(1000);
+
+	es_cadence_init(&cd, S(10));
+	/* not armed: slurmctld has no node table yet, no call is due */
+	ck_assert(!es_cadence_starved(&cd, t + S(500), &gap));
+	es_cadence_arm(&cd, t);
+	es_cadence_arm(&cd, t + S(20));		/* idempotent */
+	ck_assert(!es_cadence_starved(&cd, t + S(30), &gap));
+	ck_assert_uint_eq(es_cadence_call(&cd, t + S(10)), S(10));
+	ck_assert_uint_eq(es_cadence_call(&cd, t + S(21)), S(11));
+	/* 30 s (3 x 10 s) is the limit, not starved yet */
+	ck_assert(!es_cadence_starved(&cd, t + S(51), &gap));
+	ck_assert(es_cadence_starved(&cd, t + S(52), &gap));
+	ck_assert_uint_eq(gap, S(31));
+	/* once: not again, even after calls and a longer gap */
+	ck_assert(!es_cadence_starved(&cd, t + S(500), &gap));
+	ck_assert_uint_eq(es_cadence_call(&cd, t + S(600)), S(579));
+	ck_assert(!es_cadence_starved(&cd, t + S(700), &gap));
+
+	/* a long period: 3 x 60 s, above the 30 s floor */
+	es_cadence_init(&cd, S(60));
+	es_cadence_call(&cd, t);
+	ck_assert(!es_cadence_starved(&cd, t + S(180), &gap));
+	ck_assert(es_cadence_starved(&cd, t + S(181), &gap));
+	/* a short one: the 30 s floor */
+	es_cadence_init(&cd, S(2));
+	es_cadence_call(&cd, t);
+	ck_assert(!es_cadence_starved(&cd, t + S(30), &gap));
+	ck_assert(es_cadence_starved(&cd, t + S(31), &gap));
+	/* ExtSensorsFreq=0: slurmctld never calls, by configuration */
+	es_cadence_init(&cd, 0);
+	es_cadence_arm(&cd, t);
+	ck_assert(!es_cadence_starved(&cd, t + S(10000), &gap));
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("es_core");
@@ -266,6 +547,11 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_nodes_values_and_step_energy);
 	tcase_add_test(tc, test_switch_and_door);
 	tcase_add_test(tc, test_hung_file_does_not_stall);
+	tcase_add_test(tc, test_pacer_reads_on_its_own);
+	tcase_add_test(tc, test_adopt_without_rounds);
+	tcase_add_test(tc, test_pacer_kick_and_hung_file);
+	tcase_add_test(tc, test_step_start_instants);
+	tcase_add_test(tc, test_cadence_starved_once);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,9 +1,11 @@
 /*
  * es_core.c - out-of-band sensors for slurmctld (see es_core.h).
  *
- * Two locks, never held across I/O and never nested:
- *   q_lock     the read queue, the list of finished reads, stop;
- *   st_lock    the components and their accumulated state.
+ * Three locks, never held across I/O and never nested:
+ *   q_lock     the read queue, the list of finished reads, the count of
+ *              reads outstanding, stop, the pacer's kick and stats;
+ *   st_lock    the components and their accumulated state;
+ *   sk_lock    the step start instants.
  * A read job carries copies of everything the reader needs (paths, fetch
  * window), so readers never look at the components, and a job whose
  * component set was replaced meanwhile (generation changed) is dropped.
@@ -34,6 +36,8 @@
 #define ES_TEMP_LOOKBACK_S	600	/* temperature rows fetched per read */
 #define ES_LOG_INTERVAL_NS	(300 * SE_NS_PER_SEC)
 #define ES_LOG_BURST		20
+#define ES_PACER_WAIT_NS	(2 * SE_NS_PER_SEC) /* wait for a round's reads */
+#define ES_STEP_SLACK_NS	(2 * SE_NS_PER_SEC) /* start_time to our call */
 
 /* One read of one component, queued by a round and done by a reader. */
 typedef struct es_job {
@@ -60,6 +64,11 @@ typedef struct es_job {
 } es_job_t;
 
 typedef struct {
+	es_step_key_t key;
+	uint64_t t_ns;
+} es_step_t;
+
+typedef struct {
 	char *name;
 	char *energy_path, *temp_path;	/* expanded; NULL: not wanted */
 	bool in_flight;
@@ -78,12 +87,27 @@ struct es_core {
 	const char *daemon;		/* NULL: no rrdcached */
 
 	pthread_mutex_t q_lock;
-	pthread_cond_t q_cond;
+	pthread_cond_t q_cond;		/* a job was queued; stop */
+	pthread_cond_t done_cond;	/* a job is done (CLOCK_MONOTONIC) */
+	pthread_cond_t p_cond;		/* kick; stop (CLOCK_MONOTONIC) */
 	es_job_t *q_head, *q_tail;
 	es_job_t *done;
+	unsigned outstanding;		/* queued or being read */
 	bool stop;
 	pthread_t *threads;
 	unsigned n_threads;
+
+	bool pacer_on, kick;
+	pthread_t pacer;
+	uint64_t period_ns;
+	es_pacer_hook_t hook;
+	void *hook_arg;
+	es_round_stats_t pacer_last;
+	uint64_t pacer_rounds;
+
+	pthread_mutex_t sk_lock;
+	es_step_t *steps;
+	size_t n_steps, cap_steps;
 
 	pthread_mutex_t st_lock;
 	es_comp_t *comps[ES_KIND_COUNT];
@@ -209,6 +233,9 @@ static void *_reader(void *arg)
 		pthread_mutex_lock(&c->q_lock);
 		j->next = c->done;
 		c->done = j;
+		if (c->outstanding)
+			c->outstanding--;
+		pthread_cond_broadcast(&c->done_cond);
 	}
 	pthread_mutex_unlock(&c->q_lock);
 	return NULL;
@@ -519,6 +546,16 @@ static int _start_threads(es_core_t *c, char *err, size_t err_len)
 	return rc;
 }
 
+static void _cond_init_mono(pthread_cond_t *cond)
+{
+	pthread_condattr_t attr;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
 static int _conf_copy(es_conf_t *dst, const es_conf_t *src)
 {
 	char **s[] = { &dst->energy_ds, &dst->temp_ds, &dst->energy_path,
@@ -551,7 +588,10 @@ es_core_t *es_core_create(const es_conf_t *conf, char *err, size_t err_len)
 						   ES_LOG_BURST);
 	pthread_mutex_init(&c->q_lock, NULL);
 	pthread_cond_init(&c->q_cond, NULL);
+	_cond_init_mono(&c->done_cond);
+	_cond_init_mono(&c->p_cond);
 	pthread_mutex_init(&c->st_lock, NULL);
+	pthread_mutex_init(&c->sk_lock, NULL);
 	if (_start_threads(c, err, err_len)) {
 		es_core_destroy(c, SE_NS_PER_SEC);
 		return NULL;
@@ -559,7 +599,7 @@ es_core_t *es_core_create(const es_conf_t *conf, char *err, size_t err_len)
 	return c;
 }
 
-/* Join every reader by an absolute CLOCK_REALTIME deadline. */
+/* Join the pacer and every reader by an absolute CLOCK_REALTIME deadline. */
 static bool _join_all(es_core_t *c, uint64_t grace_ns)
 {
 	uint64_t end_ns = se_wall_ns() + grace_ns;
@@ -567,6 +607,10 @@ static bool _join_all(es_core_t *c, uint64_t grace_ns)
 			       (long) (end_ns % SE_NS_PER_SEC) };
 	bool all = true;
 
+	if (c->pacer_on && pthread_timedjoin_np(c->pacer, NULL, &ts)) {
+		pthread_detach(c->pacer);
+		all = false;
+	}
 	for (unsigned i = 0; i < c->n_threads; i++) {
 		if (pthread_timedjoin_np(c->threads[i], NULL, &ts)) {
 			pthread_detach(c->threads[i]);
@@ -583,13 +627,16 @@ void es_core_destroy(es_core_t *c, uint64_t grace_ns)
 	pthread_mutex_lock(&c->q_lock);
 	c->stop = true;
 	pthread_cond_broadcast(&c->q_cond);
+	pthread_cond_broadcast(&c->done_cond);
+	pthread_cond_broadcast(&c->p_cond);
 	pthread_mutex_unlock(&c->q_lock);
 
 	if (!_join_all(c, grace_ns)) {
-		/* A reader is stuck in librrd (a hung file system): it still
-		 * uses the core, so the core is left to it. */
-		se_log(SE_LOG_ERROR, "RRD reader threads still blocked in a "
-		       "read after %.1f s; left behind",
+		/* A reader is stuck in librrd (a hung file system), or the
+		 * pacer in its hook: it still uses the core, so the core is
+		 * left to it. */
+		se_log(SE_LOG_ERROR, "RRD reader or pacer thread still busy "
+		       "after %.1f s; left behind",
 		       (double) grace_ns / SE_NS_PER_SEC);
 		return;
 	}
@@ -598,10 +645,14 @@ void es_core_destroy(es_core_t *c, uint64_t grace_ns)
 	for (int k = 0; k < ES_KIND_COUNT; k++)
 		_comps_free(c->comps[k], c->n_comps[k]);
 	free(c->threads);
+	free(c->steps);
 	es_conf_free(&c->conf);
 	pthread_mutex_destroy(&c->q_lock);
 	pthread_cond_destroy(&c->q_cond);
+	pthread_cond_destroy(&c->done_cond);
+	pthread_cond_destroy(&c->p_cond);
 	pthread_mutex_destroy(&c->st_lock);
+	pthread_mutex_destroy(&c->sk_lock);
 	free(c);
 }
 
@@ -630,17 +681,52 @@ int es_core_set_components(es_core_t *c, es_kind_t kind,
 	return 0;
 }
 
+/* Take the finished reads (a pointer swap under q_lock). */
+static es_job_t *_take_done(es_core_t *c)
+{
+	es_job_t *done;
+
+	pthread_mutex_lock(&c->q_lock);
+	done = c->done;
+	c->done = NULL;
+	pthread_mutex_unlock(&c->q_lock);
+	return done;
+}
+
+static unsigned _count_jobs(const es_job_t *j)
+{
+	unsigned n = 0;
+
+	for (; j; j = j->next)
+		n++;
+	return n;
+}
+
+unsigned es_core_adopt(es_core_t *c, uint64_t now_ns,
+		       es_round_stats_t *stats)
+{
+	es_round_stats_t st = { 0 };
+	es_job_t *done = _take_done(c);
+	unsigned n = _count_jobs(done);
+
+	if (done) {
+		pthread_mutex_lock(&c->st_lock);
+		_fold_all(c, done, now_ns, &st);
+		pthread_mutex_unlock(&c->st_lock);
+		_jobs_free(done);
+	}
+	if (stats)
+		*stats = st;
+	return n;
+}
+
 void es_core_round(es_core_t *c, uint64_t now_ns, uint64_t round_ns,
 		   es_round_stats_t *stats)
 {
 	es_round_stats_t st = { 0 };
 	es_job_t *done, *jobs, *tail;
 
-	pthread_mutex_lock(&c->q_lock);
-	done = c->done;
-	c->done = NULL;
-	pthread_mutex_unlock(&c->q_lock);
-
+	done = _take_done(c);
 	pthread_mutex_lock(&c->st_lock);
 	_fold_all(c, done, now_ns, &st);
 	jobs = _queue_all(c, se_mono_ns() + round_ns, &st);
@@ -656,11 +742,116 @@ void es_core_round(es_core_t *c, uint64_t now_ns, uint64_t round_ns,
 		else
 			c->q_head = jobs;
 		c->q_tail = tail;
+		c->outstanding += st.queued;
 		pthread_cond_broadcast(&c->q_cond);
 		pthread_mutex_unlock(&c->q_lock);
 	}
 	if (stats)
 		*stats = st;
+}
+
+/* ---------------------------------------------------------- pacer */
+
+/* Wait on cond (a CLOCK_MONOTONIC one) until mono instant end_ns. */
+static void _wait_until(pthread_cond_t *cond, pthread_mutex_t *lock,
+			uint64_t end_ns)
+{
+	struct timespec ts = { (time_t) (end_ns / SE_NS_PER_SEC),
+			       (long) (end_ns % SE_NS_PER_SEC) };
+
+	pthread_cond_timedwait(cond, lock, &ts);
+}
+
+/* One pacer round: queue, wait (bounded) for the reads, adopt, hook. */
+static uint64_t _pacer_round(es_core_t *c)
+{
+	es_round_stats_t st, got;
+	uint64_t wait_ns = c->period_ns / 2, end_ns;
+
+	es_core_round(c, se_wall_ns(), c->period_ns, &st);
+	if (wait_ns > ES_PACER_WAIT_NS)
+		wait_ns = ES_PACER_WAIT_NS;
+	end_ns = se_mono_ns() + wait_ns;
+	pthread_mutex_lock(&c->q_lock);
+	while (!c->stop && c->outstanding && se_mono_ns() < end_ns)
+		_wait_until(&c->done_cond, &c->q_lock, end_ns);
+	pthread_mutex_unlock(&c->q_lock);
+	es_core_adopt(c, se_wall_ns(), &got);
+	st.ok += got.ok;
+	st.failed += got.failed;
+	st.late += got.late;
+
+	pthread_mutex_lock(&c->q_lock);
+	c->pacer_last = st;
+	c->pacer_rounds++;
+	pthread_mutex_unlock(&c->q_lock);
+	return c->hook ? c->hook(c->hook_arg) : 0;
+}
+
+static void *_pacer(void *arg)
+{
+	es_core_t *c = arg;
+	uint64_t next_ns = se_mono_ns();
+
+	pthread_mutex_lock(&c->q_lock);
+	while (!c->stop) {
+		uint64_t start_ns, delay_ns;
+
+		if (!c->kick && se_mono_ns() < next_ns) {
+			_wait_until(&c->p_cond, &c->q_lock, next_ns);
+			continue;
+		}
+		c->kick = false;
+		pthread_mutex_unlock(&c->q_lock);
+
+		start_ns = se_mono_ns();
+		delay_ns = _pacer_round(c);
+		/* on the period's grid, not drifting by the round's time */
+		next_ns = start_ns + (delay_ns ? delay_ns : c->period_ns);
+
+		pthread_mutex_lock(&c->q_lock);
+	}
+	pthread_mutex_unlock(&c->q_lock);
+	return NULL;
+}
+
+int es_core_start_pacer(es_core_t *c, uint64_t period_ns,
+			es_pacer_hook_t hook, void *arg)
+{
+	sigset_t all, old;
+	int rc;
+
+	if (c->pacer_on)
+		return -EALREADY;
+	c->period_ns = period_ns ? period_ns : 10 * SE_NS_PER_SEC;
+	c->hook = hook;
+	c->hook_arg = arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = -pthread_create(&c->pacer, NULL, _pacer, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!rc)
+		c->pacer_on = true;
+	return rc;
+}
+
+void es_core_kick(es_core_t *c)
+{
+	pthread_mutex_lock(&c->q_lock);
+	c->kick = true;
+	pthread_cond_broadcast(&c->p_cond);
+	pthread_mutex_unlock(&c->q_lock);
+}
+
+void es_core_pacer_stats(es_core_t *c, es_round_stats_t *last,
+			 uint64_t *rounds)
+{
+	pthread_mutex_lock(&c->q_lock);
+	if (last)
+		*last = c->pacer_last;
+	if (rounds)
+		*rounds = c->pacer_rounds;
+	pthread_mutex_unlock(&c->q_lock);
 }
 
 static void _values_of(const es_core_t *c, const es_comp_t *comp,
@@ -727,6 +918,8 @@ int es_core_energy_between(es_core_t *c, const size_t *nodes, size_t n,
 	uint64_t sum = 0;
 	int rc = 0;
 
+	/* a step's end never waits for a round: what is read is used */
+	es_core_adopt(c, se_wall_ns(), NULL);
 	pthread_mutex_lock(&c->st_lock);
 	for (size_t i = 0; i < n && !rc; i++) {
 		const es_comp_t *comp;
@@ -752,4 +945,117 @@ int es_core_energy_between(es_core_t *c, const size_t *nodes, size_t n,
 	pthread_mutex_unlock(&c->st_lock);
 	*energy_mj = sum;
 	return rc;
+}
+
+/* ---------------------------------------------------------- step starts */
+
+static bool _key_eq(const es_step_key_t *a, const es_step_key_t *b)
+{
+	return a->job_id == b->job_id && a->step_id == b->step_id &&
+	       a->het_comp == b->het_comp;
+}
+
+/* Drop entries older than EnergyHistory (steps that never completed). */
+static void _steps_prune(es_core_t *c, uint64_t now_ns)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < c->n_steps; i++)
+		if (c->steps[i].t_ns + c->conf.history_ns >= now_ns)
+			c->steps[k++] = c->steps[i];
+	c->n_steps = k;
+}
+
+int es_core_step_begin(es_core_t *c, const es_step_key_t *k, uint64_t t_ns)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&c->sk_lock);
+	_steps_prune(c, t_ns);
+	for (size_t i = 0; i < c->n_steps; i++) {
+		if (_key_eq(&c->steps[i].key, k)) {
+			c->steps[i].t_ns = t_ns;
+			goto out;
+		}
+	}
+	if (c->n_steps == c->cap_steps) {
+		size_t cap = c->cap_steps ? 2 * c->cap_steps : 64;
+		es_step_t *p = realloc(c->steps, cap * sizeof(*p));
+
+		if (!p) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		c->steps = p;
+		c->cap_steps = cap;
+	}
+	c->steps[c->n_steps++] = (es_step_t) { *k, t_ns };
+out:
+	pthread_mutex_unlock(&c->sk_lock);
+	return rc;
+}
+
+uint64_t es_core_step_start(es_core_t *c, const es_step_key_t *k,
+			    uint64_t coarse_ns, bool forget)
+{
+	uint64_t t_ns = coarse_ns;
+
+	pthread_mutex_lock(&c->sk_lock);
+	for (size_t i = 0; i < c->n_steps; i++) {
+		if (!_key_eq(&c->steps[i].key, k))
+			continue;
+		if (c->steps[i].t_ns >= coarse_ns &&
+		    c->steps[i].t_ns < coarse_ns + ES_STEP_SLACK_NS)
+			t_ns = c->steps[i].t_ns;
+		if (forget)
+			c->steps[i] = c->steps[--c->n_steps];
+		break;
+	}
+	pthread_mutex_unlock(&c->sk_lock);
+	return t_ns;
+}
+
+/* ---------------------------------------------------------- cadence */
+
+void es_cadence_init(es_cadence_t *cd, uint64_t period_ns)
+{
+	memset(cd, 0, sizeof(*cd));
+	cd->period_ns = period_ns;
+}
+
+void es_cadence_arm(es_cadence_t *cd, uint64_t now_ns)
+{
+	if (cd->armed)
+		return;
+	cd->armed = true;
+	cd->last_ns = now_ns;
+}
+
+uint64_t es_cadence_call(es_cadence_t *cd, uint64_t now_ns)
+{
+	uint64_t gap = cd->armed && now_ns > cd->last_ns ?
+		       now_ns - cd->last_ns : 0;
+
+	cd->armed = true;
+	cd->last_ns = now_ns;
+	cd->calls++;
+	return gap;
+}
+
+bool es_cadence_starved(es_cadence_t *cd, uint64_t now_ns, uint64_t *gap_ns)
+{
+	uint64_t limit = ES_STARVED_FACTOR * cd->period_ns, gap;
+
+	if (limit < ES_STARVED_MIN_NS)
+		limit = ES_STARVED_MIN_NS;
+	if (cd->warned || !cd->armed || !cd->period_ns ||
+	    now_ns <= cd->last_ns)
+		return false;
+	gap = now_ns - cd->last_ns;
+	if (gap <= limit)
+		return false;
+	cd->warned = true;
+	if (gap_ns)
+		*gap_ns = gap;
+	return true;
 }

@@ -1,32 +1,37 @@
 /*
  * es_core.h - out-of-band sensors for slurmctld, without Slurm.
  *
- * slurmctld calls ext_sensors_p_update_component_data() from its background
- * thread (_slurmctld_background, src/slurmctld/controller.c) every
- * ExtSensorsFreq seconds while holding the node and job write locks.
- * Upstream read every node's RRD file there, serially: at 10,000 nodes the
- * controller stood still for the whole round.  Here that call is
- * es_core_round(), which never touches a file:
+ * Upstream's ext_sensors/rrd read every node's RRD file serially inside
+ * ext_sensors_p_update_component_data(), which slurmctld calls from its
+ * background thread (_slurmctld_background, src/slurmctld/controller.c)
+ * under the node and job write locks -- and, in 22.05, only when
+ * is_ping_done(): with AcctGatherNodeFreq=1 the node-energy agent is in
+ * flight at nearly every check and the call never comes.  So nothing here
+ * depends on that call:
  *
- *   1. it takes the results the reader threads posted since the last round
- *      (a pointer swap under a short mutex) and folds them into per-component
- *      state (an energy accumulator per node and switch, the newest
- *      temperature); a component's first read, which brings its whole
- *      EnergyHistory, arrives as a series the reader already built, and is
- *      only adopted;
- *   2. it queues one read per component that has no read outstanding, and
- *      returns.  A pool of ReadThreads threads does the RRD reads in
- *      parallel; a read queued more than one round ago is dropped unstarted
- *      (its component is read in the next round), and a file that hangs
- *      holds one thread, never the controller.
+ *   - the pacer thread (es_core_start_pacer) runs a round every period
+ *     (ExtSensorsFreq) on its own clock: it queues one read per component
+ *     that has none outstanding, waits a bounded time for them, adopts the
+ *     finished ones and calls the glue's hook (which publishes the values
+ *     into Slurm's node table under the lock it takes itself);
+ *   - ReadThreads reader threads do the RRD reads in parallel; a component's
+ *     first read, which brings its whole EnergyHistory, arrives as a series
+ *     the reader already built; a read queued more than one period ago is
+ *     dropped unstarted (read again next round); a file that hangs holds one
+ *     reader, never the pacer for more than its bounded wait, never a caller;
+ *   - es_core_adopt() only folds finished reads into the per-component state
+ *     (a pointer swap, then O(rows) memory work): that is all a controller
+ *     call does, and es_core_energy_between() adopts first, so a step's end
+ *     sees every read finished by then, however rarely slurmctld called.
  *
- * So the values Slurm shows are at most one round plus the RRD step old, and
- * the controller's cost per round is O(components) memory work.  Failures
- * (missing, unreadable, corrupt, stale files) are logged when a component's
- * state changes, through a rate limiter, and the component is skipped.
+ * es_core_round() (adopt + queue, no pacer) is kept for callers that drive
+ * the rounds themselves (the unit tests, the benchmark without a pacer).
+ * Failures (missing, unreadable, corrupt, stale files) are logged when a
+ * component's state changes, through a rate limiter, and the component is
+ * skipped.
  *
- * Times are wall-clock ns (RRD rows are wall-clock seconds).  All calls are
- * thread-safe; none blocks on I/O.
+ * Times are wall-clock ns (RRD rows are wall-clock seconds) unless named
+ * mono.  All calls are thread-safe; none blocks on I/O.
  */
 #ifndef SE_ES_CORE_H
 #define SE_ES_CORE_H
@@ -85,7 +90,38 @@ int es_core_set_components(es_core_t *c, es_kind_t kind,
 void es_core_round(es_core_t *c, uint64_t now_ns, uint64_t round_ns,
 		   es_round_stats_t *stats);
 
-/* Values of component idx of kind, as of the last round; -ENOENT. */
+/*
+ * Fold the reads finished since the last adoption into the components'
+ * state; queue nothing.  Counts what it took in stats->ok/failed/late
+ * (stats may be NULL).  Returns the number of reads taken.
+ */
+unsigned es_core_adopt(es_core_t *c, uint64_t now_ns,
+		       es_round_stats_t *stats);
+
+/*
+ * Called by the pacer after each round, with no core lock held.  Returns
+ * the time until the next round (0: one period; a component set changed
+ * by the hook wants an early round).
+ */
+typedef uint64_t (*es_pacer_hook_t)(void *arg);
+
+/*
+ * Start the pacer thread: a round every period_ns on the monotonic clock
+ * (queue reads, wait for them up to min(period/2, 2 s), adopt), then
+ * hook(arg) if hook is not NULL.  The first round runs at once.
+ * 0, -EALREADY, or a negative errno of pthread_create.
+ */
+int es_core_start_pacer(es_core_t *c, uint64_t period_ns,
+			es_pacer_hook_t hook, void *arg);
+
+/* Run the next pacer round now (e.g. a new component set was given). */
+void es_core_kick(es_core_t *c);
+
+/* The stats of the pacer's last round and how many rounds it ran. */
+void es_core_pacer_stats(es_core_t *c, es_round_stats_t *last,
+			 uint64_t *rounds);
+
+/* Values of component idx of kind, as of the last adoption; -ENOENT. */
 int es_core_values(es_core_t *c, es_kind_t kind, size_t idx, uint64_t now_ns,
 		   es_values_t *out);
 
@@ -95,12 +131,66 @@ const char *es_core_name(es_core_t *c, es_kind_t kind, size_t idx);
 /*
  * Energy of nodes[0..n) between t0_ns and t1_ns (step start and end): the
  * sum of each node's series energy, interpolated at both ends, extrapolated
- * at the newest power up to MaxAge past it.  Returns 0, -ENODATA (a node
- * has no series), or -ERANGE (t0 older than EnergyHistory); the first node
- * at fault is named in err.
+ * at the newest power up to MaxAge past it.  Adopts finished reads first.
+ * Returns 0, -ENODATA (a node has no series), or -ERANGE (t0 older than
+ * EnergyHistory); the first node at fault is named in err.
  */
 int es_core_energy_between(es_core_t *c, const size_t *nodes, size_t n,
 			   uint64_t t0_ns, uint64_t t1_ns, uint64_t *energy_mj,
 			   char *err, size_t err_len);
+
+/*
+ * Step start instants.  slurmctld's step start_time is a whole second taken
+ * just before ext_sensors_p_get_stepstartdata(); a step's window from it is
+ * up to 1 s too wide (1.7 % of a 60 s step).  The glue remembers the
+ * instant of that call here and takes it back at the step's end.
+ */
+typedef struct {
+	uint32_t job_id, step_id, het_comp;
+} es_step_key_t;
+
+/* Remember that step k started at t_ns; entries older than EnergyHistory
+ * are dropped meanwhile.  0 or -ENOMEM. */
+int es_core_step_begin(es_core_t *c, const es_step_key_t *k, uint64_t t_ns);
+
+/*
+ * The start of step k: the instant remembered, if it lies within
+ * [coarse_ns, coarse_ns + 2 s) (coarse_ns is start_time in ns: a stale
+ * entry of a reused id, or none after a slurmctld restart, gives coarse_ns).
+ * forget: drop the entry (the step's last node completed).
+ */
+uint64_t es_core_step_start(es_core_t *c, const es_step_key_t *k,
+			    uint64_t coarse_ns, bool forget);
+
+/*
+ * Cadence of slurmctld's update calls, to say once in the log that they are
+ * starved.  Not locked: the glue uses it under slurmctld's node write lock.
+ */
+#define ES_STARVED_FACTOR	3			/* x period */
+#define ES_STARVED_MIN_NS	(30 * 1000000000ULL)	/* and at least */
+
+typedef struct {
+	uint64_t period_ns;	/* ExtSensorsFreq */
+	uint64_t last_ns;	/* last call, or when the clock was armed */
+	bool armed;		/* calls are due from last_ns on */
+	bool warned;
+	unsigned calls;
+} es_cadence_t;
+
+void es_cadence_init(es_cadence_t *cd, uint64_t period_ns);
+
+/* Calls are due from now on (slurmctld has its node table); idempotent. */
+void es_cadence_arm(es_cadence_t *cd, uint64_t now_ns);
+
+/* A call came at now_ns (arms the clock too); returns the gap since the
+ * previous call or the arming, 0 for the first call when never armed. */
+uint64_t es_cadence_call(es_cadence_t *cd, uint64_t now_ns);
+
+/*
+ * True exactly once: the first time the gap since the last call (or the
+ * arming) exceeds max(ES_STARVED_FACTOR x period, ES_STARVED_MIN_NS);
+ * *gap_ns is that gap.  Never before arming, never for period 0.
+ */
+bool es_cadence_starved(es_cadence_t *cd, uint64_t now_ns, uint64_t *gap_ns);
 
 #endif
