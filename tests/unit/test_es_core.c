@@ -169,6 +169,48 @@ START_TEST(test_nodes_values_and_step_energy)
 }
 END_TEST
 
+/* A hole in Slurm's node table (NULL name) is a component never read. */
+START_TEST(test_node_table_hole)
+{
+	const char *names[] = { "n1", NULL, "n2" };
+	time_t now = time(NULL) / 10 * 10;
+	es_round_stats_t sum;
+	es_values_t v;
+	es_conf_t c;
+	es_core_t *core;
+	size_t idx[1] = { 1 };
+	uint64_t mj;
+	char err[256];
+
+	_make_rrd("n1", now, 100);
+	_make_rrd("n2", now, 200);
+	_conf(&c, "energy");
+	core = es_core_create(&c, err, sizeof(err));
+	ck_assert_msg(core != NULL, "%s", err);
+	ck_assert(!es_core_set_components(core, ES_KIND_NODE, names, 3, err,
+					  sizeof(err)));
+	_settle(core, &sum);
+	ck_assert_uint_eq(sum.ok, 2);
+	ck_assert_uint_eq(sum.failed, 0);	/* the hole is never read */
+	ck_assert(!es_core_values(core, ES_KIND_NODE, 2, se_wall_ns(), &v));
+	ck_assert_double_eq_tol(v.watts, 200, 1e-9);
+	ck_assert(!es_core_values(core, ES_KIND_NODE, 1, se_wall_ns(), &v));
+	ck_assert(!v.has_energy);
+	ck_assert_ptr_null(es_core_name(core, ES_KIND_NODE, 1));
+	ck_assert_int_eq(es_core_energy_between(core, idx, 1, S(now - 60),
+						S(now - 30), &mj, err,
+						sizeof(err)), -ENODATA);
+	/* a new set with the hole filled keeps n1's and n2's state */
+	names[1] = "n9";
+	ck_assert(!es_core_set_components(core, ES_KIND_NODE, names, 3, err,
+					  sizeof(err)));
+	ck_assert(!es_core_values(core, ES_KIND_NODE, 0, se_wall_ns(), &v));
+	ck_assert_double_eq_tol(v.watts, 100, 1e-9);
+	es_core_destroy(core, S(2));
+	es_conf_free(&c);
+}
+END_TEST
+
 START_TEST(test_switch_and_door)
 {
 	const char *sw[] = { "sw1" }, *doors[] = { "door1" };
@@ -545,6 +587,7 @@ static Suite *_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_conf_keys);
 	tcase_add_test(tc, test_nodes_values_and_step_energy);
+	tcase_add_test(tc, test_node_table_hole);
 	tcase_add_test(tc, test_switch_and_door);
 	tcase_add_test(tc, test_hung_file_does_not_stall);
 	tcase_add_test(tc, test_pacer_reads_on_its_own);

@@ -488,6 +488,10 @@ static int _comp_init(const es_core_t *c, es_kind_t kind, es_comp_t *comp,
 	int rc = 0;
 
 	comp->energy_state = comp->temp_state = 1;	/* not known yet */
+	/* A hole in Slurm's node table (a dynamic node gone): no name, no
+	 * file, never read; its index keeps node i = component i. */
+	if (!name)
+		return 0;
 	if (!(comp->name = strdup(name)))
 		return -ENOMEM;
 	if (_wants(c, kind, true))
@@ -505,7 +509,10 @@ static void _comp_adopt(es_comp_t *comp, es_comp_t *old, size_t n_old,
 {
 	es_comp_t *o = NULL;
 
-	if (hint < n_old && !strcmp(old[hint].name, comp->name))
+	if (!comp->name)
+		return;
+	if (hint < n_old && old[hint].name &&
+	    !strcmp(old[hint].name, comp->name))
 		o = &old[hint];
 	for (size_t i = 0; !o && i < n_old; i++)
 		if (old[i].name && !strcmp(old[i].name, comp->name))
@@ -936,7 +943,8 @@ int es_core_energy_between(es_core_t *c, const size_t *nodes, size_t n,
 							   t1_ns, &mj)
 			       : -ENODATA;
 		if (rc)
-			snprintf(err, err_len, "node %s: %s", comp->name,
+			snprintf(err, err_len, "node %s: %s",
+				 comp->name ? comp->name : "(none)",
 				 rc == -ERANGE ?
 				 "step start older than EnergyHistory" :
 				 "no power series read yet");
