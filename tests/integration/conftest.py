@@ -33,6 +33,12 @@ accounting database is empty.
 
 On any failing test the tail of every daemon log is attached to the report
 (section "cluster logs"), so CI output shows why.
+
+Slurm release
+-------------
+``SE_SLURM_RELEASE=24.11`` (or ``26.05``) runs the cluster, and every Slurm
+command of the tests, from that release's root (``contribs/release/mkroot``).
+A cluster already up with another release is an error, not reused.
 """
 
 import os
@@ -44,7 +50,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "contribs", "python"))
 
 from selab.cluster import (Cluster, ClusterError, LOG_TAIL_LINES,  # noqa: E402
-                           STATE, poll)
+                           RELEASE, STATE, poll)
 
 __all__ = ["Cluster", "ClusterError", "poll"]
 
@@ -54,6 +60,11 @@ def cluster():
     c = Cluster()
     reuse = os.environ.get("SE_CLUSTER_REUSE") == "1"
     already = c.is_up()
+    running = c.running_release()
+    if already and running != c.release:
+        pytest.fail("a cluster of Slurm %s is up in %s but SE_SLURM_RELEASE=%s "
+                    "(bring it down or set SE_CLUSTER_STATE)"
+                    % (running, STATE, RELEASE))
     if reuse and not already:
         pytest.fail("SE_CLUSTER_REUSE=1 but no cluster is up in %s "
                     "(run contribs/cluster/cluster up)" % STATE)

@@ -3,6 +3,11 @@
 ``Cluster`` runs Slurm commands against the cluster that
 ``contribs/cluster/cluster`` builds and restarts it with other plugins or
 configuration; ``poll`` waits for a condition instead of sleeping.
+
+Slurm release: ``SE_SLURM_RELEASE`` (unset or ``22.05``: the host's Slurm;
+``24.11``, ``26.05``: the daemons and clients of that release's root, see
+``contribs/cluster/README.md``).  Commands run through :meth:`Cluster.run`
+then find that release's ``srun``, ``sbatch`` ... first on ``PATH``.
 """
 
 
@@ -19,6 +24,11 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")
 CLUSTER = os.path.join(REPO, "contribs", "cluster", "cluster")
 STATE = os.environ.get("SE_CLUSTER_STATE", "/var/tmp/slurm-energy-cluster")
 LOG_TAIL_LINES = int(os.environ.get("SE_CLUSTER_LOG_TAIL", "150"))
+HOST_RELEASE = "22.05"
+RELEASE = os.environ.get("SE_SLURM_RELEASE") or HOST_RELEASE
+RELEASES_DIR = os.environ.get("SE_RELEASES_DIR",
+                              os.path.join(REPO, "_build", "releases"))
+IN_ROOT = os.path.join(REPO, "contribs", "release", "in-root")
 
 
 class ClusterError(Exception):
@@ -49,12 +59,18 @@ def poll(predicate, timeout=30.0, interval=0.2, what="condition"):
 class Cluster:
     """Run Slurm commands against the test cluster and (re)configure it."""
 
-    def __init__(self, state=STATE, script=CLUSTER):
+    def __init__(self, state=STATE, script=CLUSTER, release=RELEASE):
         self.state = state
         self.script = script
+        self.release = release
         self.env = dict(os.environ)
         self.env["SLURM_CONF"] = os.path.join(state, "etc", "slurm.conf")
         self.env["SE_CLUSTER_STATE"] = state
+        self.env["SE_SLURM_RELEASE"] = release
+        if self.other_release:
+            # the release's clients: wrappers made by `cluster up`
+            self.env["PATH"] = os.path.join(state, "bin") + os.pathsep + \
+                self.env.get("PATH", os.defpath)
         # a caller's SLURM_* job variables must not leak into our commands
         for k in list(self.env):
             if k.startswith(("SLURM_JOB", "SLURM_STEP", "SBATCH_", "SRUN_",
@@ -63,6 +79,32 @@ class Cluster:
         self._inputs = tempfile.mkdtemp(prefix="se-cluster-inputs-")
         atexit.register(shutil.rmtree, self._inputs, True)
         self.current_args = self._read_up_args()
+
+    # ----------------------------------------------------------- release
+    @property
+    def other_release(self):
+        """True when the cluster runs a release's root, not the host's Slurm."""
+        return self.release != HOST_RELEASE
+
+    def running_release(self):
+        """The release of the cluster in the state dir (None: no state)."""
+        try:
+            with open(os.path.join(self.state, "release")) as f:
+                return f.read().strip()
+        except OSError:
+            return HOST_RELEASE if os.path.exists(
+                os.path.join(self.state, "env.sh")) else None
+
+    def in_root(self, args):
+        """argv running *args* where the cluster's daemons run: unchanged for
+        the host's release, else chrooted into the release's root (with the
+        state dir and /tmp bound, as for the daemons)."""
+        args = shlex.split(args) if isinstance(args, str) else list(args)
+        if not self.other_release:
+            return args
+        return ["env", "SE_IN_ROOT_BINDS=/tmp " + self.state,
+                "SE_RELEASES_DIR=" + RELEASES_DIR,
+                IN_ROOT, self.release] + args
 
     # ---------------------------------------------------------- commands
     def run(self, args, timeout=60, check=True, input=None):
