@@ -103,9 +103,77 @@ for f in src/plugins/gres/gpu/gres_gpu.c src/plugins/gres/common/gres_common.c \
 done
 AC_MSG_RESULT([$slurm_has_gpu_sources])
 
+dnl ------------------------------------------------------------------------
+dnl What differs between releases for our Slurm glue, found by looking at
+dnl the configured tree (never by version number alone).  The answers go to
+dnl the glue as -D flags in SLURM_CPPFLAGS (the glue includes Slurm's
+dnl config.h, not ours: both define PACKAGE_*), read only by
+dnl src/common/slurm_compat*.h, and to the Makefile as conditionals that pick
+dnl the per-release files of the drop-in gres/gpu and gpu/nvml.
+se_slurm_compat_defs=
+AS_IF([test "$slurm_iface_dir" = src/interfaces],
+	[se_slurm_compat_defs="$se_slurm_compat_defs -DSE_SLURM_IFACE_INTERFACES=1"])
+
+dnl running_in_slurmd() & co: in src/common/run_in_daemon.h up to 24.11;
+dnl gone from 26.05's libslurmfull (no source here to see what replaced them).
+AC_MSG_CHECKING([whether Slurm has running_in_slurmd()])
+AS_IF([grep -q 'running_in_slurmd *(' "$slurm_src/src/common/run_in_daemon.h" 2>/dev/null],
+	[slurm_has_running_in=yes
+	 se_slurm_compat_defs="$se_slurm_compat_defs -DSE_SLURM_HAVE_RUNNING_IN=1"],
+	[slurm_has_running_in=no])
+AC_MSG_RESULT([$slurm_has_running_in (otherwise: the executable's name)])
+
+dnl acct_gather_energy_t gained slurmd_start_time (24.11; packed: a step
+dnl tells a restarted slurmd by it).
+AC_MSG_CHECKING([whether acct_gather_energy_t has slurmd_start_time])
+AS_IF([sed -n '/^typedef struct acct_gather_energy {/,/} acct_gather_energy_t;/p' \
+	"$slurm_src/slurm/slurm.h" | grep -q slurmd_start_time],
+	[slurm_energy_start_time=yes
+	 se_slurm_compat_defs="$se_slurm_compat_defs -DSE_SLURM_ENERGY_START_TIME=1"],
+	[slurm_energy_start_time=no])
+AC_MSG_RESULT([$slurm_energy_start_time])
+
+dnl job_submit's job_modify() got a fourth argument, char **err_msg (23.02).
+AC_MSG_CHECKING([whether job_submit's job_modify takes err_msg])
+se_js_src=
+for f in src/interfaces/job_submit.c src/slurmctld/job_submit.c; do
+	AS_IF([test -f "$slurm_src/$f"], [se_js_src="$slurm_src/$f"; break])
+done
+AS_IF([test -n "$se_js_src" &&
+       sed -n '/(\*modify)/,/;/p' "$se_js_src" | grep -q 'err_msg'],
+	[slurm_job_modify_err_msg=yes
+	 se_slurm_compat_defs="$se_slurm_compat_defs -DSE_SLURM_JOB_MODIFY_ERR_MSG=1"],
+	[slurm_job_modify_err_msg=no])
+AC_MSG_RESULT([$slurm_job_modify_err_msg])
+
+dnl The gres and gpu plugin APIs: the entry points Slurm looks up (syms[] of
+dnl gres.c / gpu.c) decide which per-release file our drop-ins compile.
+dnl 22.05: gres_p_epilog_*, gres_p_get_{job,step}_info, gpu_p_reconfig;
+dnl 23.02+: gres_p_prep_*; 24.11: gpu_p_usage_read instead of gpu_p_reconfig.
+se_gres_c="$slurm_src/$slurm_iface_dir/gres.c"
+se_gpu_c="$slurm_src/$slurm_iface_dir/gpu.c"
+AC_MSG_CHECKING([gres plugin API of the tree])
+AS_IF([grep -q '"gres_p_prep_build_env"' "$se_gres_c" 2>/dev/null],
+	[slurm_gres_api=2411],
+      [grep -q '"gres_p_epilog_build_env"' "$se_gres_c" 2>/dev/null],
+	[slurm_gres_api=2205],
+	[slurm_gres_api=unknown])
+AC_MSG_RESULT([$slurm_gres_api])
+AC_MSG_CHECKING([gpu plugin API of the tree])
+AS_IF([grep -q '"gpu_p_usage_read"' "$se_gpu_c" 2>/dev/null],
+	[slurm_gpu_api=2411],
+      [grep -q '"gpu_p_reconfig"' "$se_gpu_c" 2>/dev/null],
+	[slurm_gpu_api=2205],
+	[slurm_gpu_api=unknown])
+AC_MSG_RESULT([$slurm_gpu_api])
+AS_IF([test "$slurm_gres_api" = unknown || test "$slurm_gpu_api" = unknown],
+	[slurm_has_gpu_sources=no])
+AM_CONDITIONAL([SE_GRES_API_2411], [test "$slurm_gres_api" = 2411])
+AM_CONDITIONAL([SE_GPU_API_2411], [test "$slurm_gpu_api" = 2411])
+
 dnl Releases whose Slurm glue has been ported and proven; on the others
 dnl configure goes on (to show what builds) but says so.
-se_slurm_proven_releases="22.05"
+se_slurm_proven_releases="22.05 24.11"
 slurm_release_proven=no
 for r in $se_slurm_proven_releases; do
 	AS_IF([test "$r" = "$slurm_release"], [slurm_release_proven=yes])
@@ -116,8 +184,9 @@ AS_IF([test "$slurm_release_proven" = no],
 What breaks and the porting plan: doc/releases-survey.md])])
 
 dnl Slurm's headers are included as system headers: their warnings are not
-dnl ours to fix.  Internal headers moved to src/interfaces/ in 23.02.
-SLURM_CPPFLAGS="-isystem $slurm_src -isystem $slurm_src/slurm"
+dnl ours to fix.  Internal headers moved to src/interfaces/ in 23.02 (the
+dnl compat -D flags above say where).
+SLURM_CPPFLAGS="-isystem $slurm_src -isystem $slurm_src/slurm$se_slurm_compat_defs"
 SLURM_PLUGIN_LIBS="-L$slurm_plugindir -lslurmfull -Wl,-rpath,$slurm_plugindir"
 AC_SUBST([SLURM_SRC], [$slurm_src])
 AC_SUBST([SLURM_CPPFLAGS])

@@ -32,6 +32,9 @@
 #include <sys/time.h>
 
 #include <OpenIPMI/mcserv.h>
+#ifdef HAVE_OPENIPMI_SERV_H
+#include <OpenIPMI/serv.h>	/* check_msg_length() from OpenIPMI 2.0.37 */
+#endif
 #include <OpenIPMI/msg.h>
 
 #include "bmc_dcmi.h"

@@ -1,74 +1,98 @@
 /*
- * slurm_compat.h - the one place where Slurm releases differ for our glue.
+ * slurm_compat.h - where Slurm releases differ for our glue: the base.
  *
  * Only Slurm-glue files include this (after Slurm's "config.h"); the
- * Slurm-free core never does.  Everything is keyed on SLURM_VERSION_NUMBER of
- * the configured tree we build against, which is also the plugin_version the
- * daemons insist on.
+ * Slurm-free core never does.  Plugins never test SLURM_VERSION_NUMBER: they
+ * include the compat header of their API family, which absorbs the
+ * difference:
  *
- * Known differences:
- *  - 23.02 moved the plugin-interface headers from src/common/ to
- *    src/interfaces/ (slurm_acct_gather_energy.h -> acct_gather_energy.h,
- *    slurm_acct_gather_profile.h -> acct_gather_profile.h);
- *  - 23.02 introduced list_t and 23.11 dropped the old "List" typedef from
- *    plugin signatures (conf_values takes a list_t **);
- *  - 23.11 made hostlist_t a struct type handled through hostlist_t *.
+ *   slurm_compat.h         list/hostlist types, errno, which daemon runs us
+ *   slurm_compat_energy.h  acct_gather_energy headers, entry points, the
+ *                          energy TRES index, fields added to the record
+ *   slurm_compat_submit.h  job_submit / cli_filter entry points
+ *   slurm_compat_gres.h    gres.h / gpu.h, wherever the release keeps them
+ *
+ * The drop-in gres/gpu and gpu/nvml, whose *set* of entry points changes,
+ * keep what differs in one file per release (src/gres_gpu/..._2205.c,
+ * *_2411.c), chosen by configure.
+ *
+ * What configure found in the tree arrives as -D flags (SLURM_CPPFLAGS; see
+ * m4/se_slurm.m4), never guessed from the version number:
+ *   SE_SLURM_IFACE_INTERFACES     plugin-interface headers in src/interfaces/
+ *                                 (23.02+), else src/common/
+ *   SE_SLURM_HAVE_RUNNING_IN      running_in_slurmd() & co exist (up to
+ *                                 24.11; gone from 26.05's libslurmfull)
+ *   SE_SLURM_JOB_MODIFY_ERR_MSG   job_modify() takes char **err_msg (23.02+)
+ *
+ * Differences absorbed here, per release:
+ *  - List / ListIterator (22.05: typedefs of struct xlist *, struct
+ *    listIterator *) became list_t / list_itr_t (the structs themselves,
+ *    23.02+; the old names are gone in 23.11): se_list_t and se_list_itr_t
+ *    name the pointer in every release.
+ *  - hostlist_t was a pointer up to 23.05 and is the struct from 23.11:
+ *    se_hostlist_t is the pointer in every release.
+ *  - slurm_get_errno() is gone in 24.11 (it returned errno): se_slurm_errno().
+ *  - running_in_slurmd() & co are gone in 26.05: se_in_slurmd() & co
+ *    (slurm_compat.c).
  */
 #ifndef SE_SLURM_COMPAT_H
 #define SE_SLURM_COMPAT_H
 
+#include <errno.h>
+#include <stdbool.h>
+
 #include "slurm/slurm.h"
 #include "slurm/slurm_version.h"
+
+#include "src/common/hostlist.h"
+#include "src/common/list.h"
+#include "src/common/log.h"
+#include "src/common/parse_config.h"
+#include "src/common/read_config.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
 
 #ifndef SLURM_VERSION_NUM
 #  define SLURM_VERSION_NUM(a, b, c) (((a) << 16) + ((b) << 8) + (c))
 #endif
 
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
-#  include "src/interfaces/acct_gather_energy.h"
-#  include "src/interfaces/acct_gather_profile.h"
-typedef list_t se_slurm_list_t;
-#else
-#  include "src/common/slurm_acct_gather_energy.h"
-#  include "src/common/slurm_acct_gather_profile.h"
-typedef List se_slurm_list_t;
-#endif
+/* A Slurm list and its iterator, as pointers, in every release. */
+typedef struct xlist *se_list_t;
+typedef struct listIterator *se_list_itr_t;
 
-#include "src/common/hostlist.h"
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0)
-typedef hostlist_t *se_hostlist_t;
-#else
-typedef hostlist_t se_hostlist_t;
-#endif
-
-#include "src/common/log.h"
-#include "src/common/parse_config.h"
-#include "src/common/read_config.h"
-#include "src/common/run_in_daemon.h"
-#include "src/common/xmalloc.h"
-#include "src/common/xstring.h"
+/* A Slurm hostlist, as a pointer, in every release. */
+typedef struct hostlist *se_hostlist_t;
 
 /*
- * The entry points Slurm resolves with dlsym() in every acct_gather_energy
- * plugin (see syms[] in slurm_acct_gather_energy.c).  Declared here so that
- * each plugin is compiled against the signatures of the release it is built
- * for, and so -Wmissing-prototypes holds.
+ * The errno of the last failed Slurm API call.  slurm_get_errno() only ever
+ * returned errno, and 24.11 removed it.
  */
+#define se_slurm_errno()	(errno)
+
+/*
+ * Which Slurm daemon loaded us.  Up to 24.11 these are Slurm's own
+ * running_in_slurmd(), running_in_slurmstepd() and
+ * running_in_slurmd_stepd() (the name the daemon gave log_init(), so
+ * exactly Slurm's view).  Where those do not exist (26.05), the basename of
+ * the process's executable (/proc/self/exe), read once: "slurmd" or
+ * "slurmstepd" (slurmd starts slurmstepd by its full path, SlurmdStepdLoc
+ * aside; argv[0] is no use, slurmstepd rewrites it with setproctitle()).
+ */
+extern bool se_in_slurmd(void);
+extern bool se_in_slurmstepd(void);
+extern bool se_in_slurmd_or_stepd(void);
+
+/* What every Slurm plugin defines and Slurm looks up (all releases). */
 extern const char plugin_name[];
 extern const char plugin_type[];
 extern const uint32_t plugin_version;
-
 extern int init(void);
 extern int fini(void);
-extern int acct_gather_energy_p_update_node_energy(void);
-extern int acct_gather_energy_p_get_data(enum acct_energy_type data_type,
-					 void *data);
-extern int acct_gather_energy_p_set_data(enum acct_energy_type data_type,
-					 void *data);
-extern void acct_gather_energy_p_conf_options(s_p_options_t **full_options,
-					      int *full_options_cnt);
-extern void acct_gather_energy_p_conf_set(int context_id_in,
-					  s_p_hashtbl_t *tbl);
-extern void acct_gather_energy_p_conf_values(se_slurm_list_t *data);
+
+/*
+ * The fallback's test, exposed for unit tests: whether the basename of
+ * exe_path is name.  NULL exe_path: the process's own executable.
+ */
+extern bool se_exe_is(const char *exe_path, const char *name);
 
 #endif

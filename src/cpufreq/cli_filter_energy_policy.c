@@ -148,7 +148,7 @@ extern void cli_filter_p_post_submit(int offset, uint32_t jobid,
 		return;
 	if (slurm_load_job(&msg, jobid, SHOW_DETAIL) != SLURM_SUCCESS) {
 		verbose("%s: cannot read job %u: %s", plugin_type, jobid,
-			slurm_strerror(slurm_get_errno()));
+			slurm_strerror(se_slurm_errno()));
 		return;
 	}
 	for (uint32_t i = 0; i < msg->record_count; i++)

@@ -39,7 +39,7 @@
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
 #include "src/slurmctld/slurmctld.h"
-#include "slurm_compat.h"
+#include "slurm_compat_submit.h"
 
 #include "freq_decide.h"
 #include "freq_history.h"
@@ -52,11 +52,7 @@ const char plugin_name[] = "job_submit energy_policy (slurm-energy-plugins)";
 const char plugin_type[] = "job_submit/energy_policy";
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
-/* The 22.05 job_submit entry points (src/slurmctld/job_submit.c). */
-extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid,
-		      char **err_msg);
-extern int job_modify(job_desc_msg_t *job_desc, job_record_t *job_ptr,
-		      uint32_t submit_uid);
+/* The job_submit entry points: slurm_compat_submit.h, per release. */
 
 /* ---------------------------------------------------- private variables */
 
@@ -282,8 +278,8 @@ out:
 	return rc;
 }
 
-extern int job_modify(job_desc_msg_t *job_desc, job_record_t *job_ptr,
-		      uint32_t submit_uid)
+extern int job_modify(SE_JOB_MODIFY_ARGS(job_desc, job_ptr, submit_uid,
+					 err_msg))
 {
 	/* Frequency changes of queued jobs are not re-checked (yet). */
 	return SLURM_SUCCESS;

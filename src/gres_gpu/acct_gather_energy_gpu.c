@@ -35,9 +35,9 @@
 #include <time.h>
 
 #include "src/common/slurm_xlator.h"
-#include "slurm_compat.h"
+#include "slurm_compat_energy.h"
 #include "src/common/bitstring.h"
-#include "src/common/gres.h"
+#include "slurm_compat_gres.h"
 #include "src/slurmd/slurmstepd/slurmstepd_job.h"
 
 #include "gpu_energy.h"
@@ -101,6 +101,7 @@ static void _gpu_record(unsigned i, uint64_t now_ns, acct_gather_energy_t *e)
 	uint64_t mj = 0;
 
 	memset(e, 0, sizeof(*e));
+	se_energy_set_start_time(e);
 	gpu_energy_status(gpus, i, &st);
 	if (st.state == SAMPLER_STARTING) {
 		e->current_watts = NO_VAL;	/* no data yet: skipped */
@@ -127,6 +128,7 @@ static void _slurmd_sum(acct_gather_energy_t *sum)
 	unsigned n = gpu_energy_count(gpus);
 
 	memset(sum, 0, sizeof(*sum));
+	se_energy_set_start_time(sum);
 	for (unsigned i = 0; i < n; i++) {
 		acct_gather_energy_t e;
 
@@ -201,11 +203,11 @@ static void _stepd_energy(acct_gather_energy_t *out)
  */
 static bitstr_t *_sensors_of(bitstr_t *index_bits)
 {
-	List devs = gres_g_get_devices(NULL, false, 0, NULL, 0, 0);
+	se_list_t devs = gres_g_get_devices(NULL, false, 0, NULL, 0, 0);
 	int minors[GPU_MAX], idx[GPU_MAX], n = 0;
 	bitstr_t *out = NULL;
 	gres_device_t *d;
-	ListIterator it;
+	se_list_itr_t it;
 
 	if (!devs)
 		return NULL;
@@ -298,7 +300,7 @@ extern int acct_gather_energy_p_get_data(enum acct_energy_type data_type,
 	int rc = SLURM_SUCCESS;
 
 	slurm_mutex_lock(&state_lock);
-	if (running_in_slurmd()) {
+	if (se_in_slurmd()) {
 		unsigned n = gpu_energy_count(gpus);
 
 		switch (data_type) {
@@ -326,7 +328,7 @@ extern int acct_gather_energy_p_get_data(enum acct_energy_type data_type,
 			rc = SLURM_ERROR;
 			break;
 		}
-	} else if (running_in_slurmstepd()) {
+	} else if (se_in_slurmstepd()) {
 		switch (data_type) {
 		case ENERGY_DATA_SENSOR_CNT:
 			*(uint16_t *) data = 1;
@@ -353,7 +355,7 @@ extern int acct_gather_energy_p_set_data(enum acct_energy_type data_type,
 					 void *data)
 {
 	slurm_mutex_lock(&state_lock);
-	if (data_type == ENERGY_DATA_STEP_PTR && running_in_slurmstepd())
+	if (data_type == ENERGY_DATA_STEP_PTR && se_in_slurmstepd())
 		_stepd_step(data);
 	slurm_mutex_unlock(&state_lock);
 	return SLURM_SUCCESS;
@@ -369,11 +371,11 @@ extern void acct_gather_energy_p_conf_set(int context_id_in,
 {
 	slurm_mutex_lock(&state_lock);
 	context_id = context_id_in;
-	if (running_in_slurmd())
+	if (se_in_slurmd())
 		_slurmd_start();
 	slurm_mutex_unlock(&state_lock);
 }
 
-extern void acct_gather_energy_p_conf_values(se_slurm_list_t *data)
+extern void acct_gather_energy_p_conf_values(se_list_t *data)
 {
 }

@@ -13,7 +13,10 @@
  *  - applies --gpu-freq with nvmlDeviceSetApplicationsClocks and resets the
  *    clocks when the step ends.
  * NVML types are our own declarations (se_nvml.h); the library is
- * libnvidia-ml.so.1, found by the dynamic linker.
+ * libnvidia-ml.so.1, found by the dynamic linker.  The entry points every
+ * release has are here; what one release's gpu plugin API has alone
+ * (22.05: gpu_p_reconfig; 24.11: gpu_p_usage_read) and its form of
+ * add_gres_to_list() are in gpu_nvml_2205.c / gpu_nvml_2411.c.
  */
 #include "config.h"	/* Slurm's: its headers depend on it */
 
@@ -30,18 +33,18 @@
 #include "slurm/slurm.h"
 #include "slurm/slurm_errno.h"
 #include "src/common/bitstring.h"
-#include "src/common/gpu.h"
-#include "src/common/gres.h"
 #include "src/common/list.h"
 #include "src/common/log.h"
 #include "src/common/read_config.h"
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
+#include "slurm_compat_gres.h"
 #include "src/plugins/gpu/common/gpu_common.h"
 
 #include "gpu_logic.h"
 #include "nvml_lib.h"
 #include "gpu_energy.h"
+#include "gpu_nvml_api.h"
 #include "se_log.h"
 #include "se_slurm_log.h"
 #include "se_time.h"
@@ -50,11 +53,8 @@ const char plugin_name[] = "GPU NVML plugin (slurm-energy-plugins)";
 const char plugin_type[] = "gpu/nvml";
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
-/* Entry points Slurm resolves (src/common/gpu.c syms[]). */
-extern int init(void);
-extern int fini(void);
-extern void gpu_p_reconfig(void);
-extern List gpu_p_get_system_gpu_list(node_config_load_t *node_config);
+/* Entry points Slurm resolves (syms[] of gpu.c) in every release. */
+extern se_list_t gpu_p_get_system_gpu_list(node_config_load_t *node_config);
 extern void gpu_p_step_hardware_init(bitstr_t *usable_gpus, char *tres_freq);
 extern void gpu_p_step_hardware_fini(void);
 extern char *gpu_p_test_cpu_conv(char *cpu_range);
@@ -138,13 +138,13 @@ static char *_links(const nvml_lib_t *lib, nvmlDevice_t *devs,
 	return xstrdup(buf);
 }
 
-static List _detect(node_config_load_t *node_config)
+static se_list_t _detect(node_config_load_t *node_config)
 {
 	nvmlDevice_t devs[GPU_LOGIC_MAX_GPUS];
 	char bus[GPU_LOGIC_MAX_GPUS][NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
 	const nvml_lib_t *lib;
 	unsigned int count = 0;
-	List gres_list_system;
+	se_list_t gres_list_system;
 	char host[256] = "";
 	nvmlReturn_t rc;
 
@@ -221,9 +221,21 @@ static List _detect(node_config_load_t *node_config)
 		file = xstrdup(path);
 		debug("%s: GPU %u: %s %s bus %s CPUs %s (abstract %s) links %s",
 		      plugin_type, i, file, name, bus[i], mac, abs, links);
-		add_gres_to_list(gres_list_system, "gpu", 1,
-				 node_config->cpu_cnt, abs, mac_bits, file,
-				 name, links, NULL, GRES_CONF_ENV_NVML);
+		{
+			gres_slurmd_conf_t rec = {
+				.config_flags = GRES_CONF_ENV_NVML,
+				.count = 1,
+				.cpu_cnt = node_config->cpu_cnt,
+				.cpus = abs,
+				.cpus_bitmap = mac_bits,
+				.file = file,
+				.links = links,
+				.name = "gpu",
+				.type_name = name,
+			};
+
+			se_gpu_add_gres(gres_list_system, &rec);
+		}
 		FREE_NULL_BITMAP(mac_bits);
 		xfree(abs);
 		xfree(links);
@@ -262,6 +274,15 @@ static void _energy_stop(void)
 	gpu_energy_stop(energy);
 	energy = NULL;
 	xfree(reports);
+}
+
+/* qsort(3) comparator: clocks in descending order. */
+static int _freq_desc(const void *a, const void *b)
+{
+	unsigned int x = *(const unsigned int *) a;
+	unsigned int y = *(const unsigned int *) b;
+
+	return (x < y) - (x > y);
 }
 
 /* NVML's GPU count, or -ENODEV. */
@@ -307,7 +328,7 @@ static void _set_freqs(const nvml_lib_t *lib, bitstr_t *gpus, char *spec)
 			continue;
 		}
 		qsort(mem, nmem, sizeof(mem[0]),
-		      gpu_common_sort_freq_descending);
+		      _freq_desc);
 		gpu_common_get_nearest_freq(&m, nmem, mem);
 		if (lib->DeviceGetSupportedGraphicsClocks(dev, m, &ngfx, gfx) !=
 		    NVML_SUCCESS) {
@@ -315,7 +336,7 @@ static void _set_freqs(const nvml_lib_t *lib, bitstr_t *gpus, char *spec)
 			continue;
 		}
 		qsort(gfx, ngfx, sizeof(gfx[0]),
-		      gpu_common_sort_freq_descending);
+		      _freq_desc);
 		gpu_common_get_nearest_freq(&g, ngfx, gfx);
 		rc = lib->DeviceSetApplicationsClocks(dev, m, g);
 		if (rc != NVML_SUCCESS)
@@ -348,13 +369,9 @@ extern int fini(void)
 	return SLURM_SUCCESS;
 }
 
-extern void gpu_p_reconfig(void)
+extern se_list_t gpu_p_get_system_gpu_list(node_config_load_t *node_config)
 {
-}
-
-extern List gpu_p_get_system_gpu_list(node_config_load_t *node_config)
-{
-	List l = _detect(node_config);
+	se_list_t l = _detect(node_config);
 
 	if (!l)
 		error("%s: system GPU detection failed", plugin_type);

@@ -4,7 +4,11 @@
  *
  * Every stock behaviour is kept: Slurm's own gres/gpu code is compiled from
  * the configured tree into this plugin (slurm_gres_gpu.c, entry points
- * renamed stock_*) and called first.  On top of it:
+ * renamed stock_*; gres_gpu_<release>.c) and called first.  The entry
+ * points every release has are here; those of one release's gres plugin
+ * API (22.05: gres_p_epilog_*, gres_p_get_{job,step}_info; 23.02+:
+ * gres_p_prep_*) are in gres_gpu_2205.c / gres_gpu_2411.c, which configure
+ * chooses.  On top of stock:
  *  - *_VISIBLE_DEVICES (CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES,
  *    ZE_AFFINITY_MASK, GPU_DEVICE_ORDINAL, as stock sets them per Flags=)
  *    number the devices in PCI bus id order, and CUDA_DEVICE_ORDER=PCI_BUS_ID
@@ -41,14 +45,13 @@
 #include "slurm/slurm_errno.h"
 #include "src/common/bitstring.h"
 #include "src/common/env.h"
-#include "src/common/gres.h"
 #include "src/common/hostlist.h"
 #include "src/common/list.h"
 #include "src/common/log.h"
 #include "src/common/pack.h"
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
-#include "slurm_compat.h"
+#include "slurm_compat_gres.h"
 
 #include "gpu_logic.h"
 #include "gpu_topo.h"
@@ -59,10 +62,8 @@ const char plugin_name[] = "Gres GPU plugin (slurm-energy-plugins)";
 const char plugin_type[] = "gres/gpu";
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
-/* Entry points Slurm resolves (src/common/gres.c syms[]). */
-extern int init(void);
-extern int fini(void);
-extern int gres_p_node_config_load(List gres_conf_list,
+/* Entry points Slurm resolves (syms[] of gres.c) in every release. */
+extern int gres_p_node_config_load(se_list_t gres_conf_list,
 				   node_config_load_t *node_config);
 extern void gres_p_job_set_env(char ***job_env_ptr, bitstr_t *gres_bit_alloc,
 			       uint64_t gres_cnt, gres_internal_flags_t flags);
@@ -73,16 +74,9 @@ extern void gres_p_task_set_env(char ***step_env_ptr, bitstr_t *gres_bit_alloc,
 				gres_internal_flags_t flags);
 extern void gres_p_send_stepd(buf_t *buffer);
 extern void gres_p_recv_stepd(buf_t *buffer);
-extern int gres_p_get_job_info(gres_job_state_t *gres_js, uint32_t node_inx,
-			       enum gres_job_data_type data_type, void *data);
-extern int gres_p_get_step_info(gres_step_state_t *gres_ss, uint32_t node_inx,
-				enum gres_step_data_type data_type, void *data);
-extern List gres_p_get_devices(void);
+extern se_list_t gres_p_get_devices(void);
 extern void gres_p_step_hardware_init(bitstr_t *usable_gpus, char *tres_freq);
 extern void gres_p_step_hardware_fini(void);
-extern gres_epilog_info_t *gres_p_epilog_build_env(gres_job_state_t *gres_js);
-extern void gres_p_epilog_set_env(char ***epilog_env_ptr,
-				  gres_epilog_info_t *gres_ei, int node_inx);
 
 #define BUSID_LEN	32
 
@@ -116,9 +110,9 @@ static uint32_t dev_cnt;
 /* The first gres_device_t of each index, in a table indexed by index. */
 static uint32_t _devices(gres_device_t **tab, uint32_t max)
 {
-	List devs = stock_gres_p_get_devices();
+	se_list_t devs = stock_gres_p_get_devices();
 	gres_device_t *d;
-	ListIterator it;
+	se_list_itr_t it;
 	uint32_t n = 0;
 
 	memset(tab, 0, max * sizeof(*tab));
@@ -279,10 +273,10 @@ static gres_slurmd_conf_t *_split_one(gres_slurmd_conf_t *r, const char *file,
 }
 
 /* gpu records without Cores=: one record per file, with locality. */
-static void _add_locality(List gres_conf_list, node_config_load_t *nc)
+static void _add_locality(se_list_t gres_conf_list, node_config_load_t *nc)
 {
 	gres_slurmd_conf_t *r;
-	ListIterator it;
+	se_list_itr_t it;
 
 	if (!gres_conf_list || !dev_cnt)
 		return;
@@ -478,7 +472,7 @@ extern int fini(void)
 	return stock_fini();
 }
 
-extern int gres_p_node_config_load(List gres_conf_list,
+extern int gres_p_node_config_load(se_list_t gres_conf_list,
 				   node_config_load_t *node_config)
 {
 	int rc = stock_gres_p_node_config_load(gres_conf_list, node_config);
@@ -548,19 +542,7 @@ unpack_error:
 	error("%s: %s: failed", plugin_type, __func__);
 }
 
-extern int gres_p_get_job_info(gres_job_state_t *gres_js, uint32_t node_inx,
-			       enum gres_job_data_type data_type, void *data)
-{
-	return stock_gres_p_get_job_info(gres_js, node_inx, data_type, data);
-}
-
-extern int gres_p_get_step_info(gres_step_state_t *gres_ss, uint32_t node_inx,
-				enum gres_step_data_type data_type, void *data)
-{
-	return stock_gres_p_get_step_info(gres_ss, node_inx, data_type, data);
-}
-
-extern List gres_p_get_devices(void)
+extern se_list_t gres_p_get_devices(void)
 {
 	return stock_gres_p_get_devices();
 }
@@ -573,15 +555,4 @@ extern void gres_p_step_hardware_init(bitstr_t *usable_gpus, char *tres_freq)
 extern void gres_p_step_hardware_fini(void)
 {
 	stock_gres_p_step_hardware_fini();
-}
-
-extern gres_epilog_info_t *gres_p_epilog_build_env(gres_job_state_t *gres_js)
-{
-	return stock_gres_p_epilog_build_env(gres_js);
-}
-
-extern void gres_p_epilog_set_env(char ***epilog_env_ptr,
-				  gres_epilog_info_t *gres_ei, int node_inx)
-{
-	stock_gres_p_epilog_set_env(epilog_env_ptr, gres_ei, node_inx);
 }

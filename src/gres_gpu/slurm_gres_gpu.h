@@ -1,8 +1,11 @@
 /*
  * slurm_gres_gpu.h - Slurm's stock gres/gpu, compiled from the configured
- * tree (slurm_gres_gpu.c) with its entry points renamed stock_*, so that
+ * tree (by gres_gpu_<release>.c through slurm_gres_gpu_stock.h) with its
+ * entry points renamed stock_*, so that
  * our gres/gpu (gres_gpu.c) keeps every stock behaviour (gres.conf parsing,
  * AutoDetect merge, device files, cgroup device lists) and adds its own.
+ * Here: the entry points every release has (22.05 .. 24.11, same
+ * signatures); those of one release only are in its gres_gpu_<release>.c.
  * Include after Slurm's headers.
  */
 #ifndef SE_SLURM_GRES_GPU_H
@@ -10,7 +13,7 @@
 
 extern int stock_init(void);
 extern int stock_fini(void);
-extern int stock_gres_p_node_config_load(List gres_conf_list,
+extern int stock_gres_p_node_config_load(se_list_t gres_conf_list,
 					 node_config_load_t *node_config);
 extern void stock_gres_p_job_set_env(char ***job_env_ptr,
 				     bitstr_t *gres_bit_alloc,
@@ -27,22 +30,9 @@ extern void stock_gres_p_task_set_env(char ***step_env_ptr,
 				      gres_internal_flags_t flags);
 extern void stock_gres_p_send_stepd(buf_t *buffer);
 extern void stock_gres_p_recv_stepd(buf_t *buffer);
-extern int stock_gres_p_get_job_info(gres_job_state_t *gres_js,
-				     uint32_t node_inx,
-				     enum gres_job_data_type data_type,
-				     void *data);
-extern int stock_gres_p_get_step_info(gres_step_state_t *gres_ss,
-				      uint32_t node_inx,
-				      enum gres_step_data_type data_type,
-				      void *data);
-extern List stock_gres_p_get_devices(void);
+extern se_list_t stock_gres_p_get_devices(void);
 extern void stock_gres_p_step_hardware_init(bitstr_t *usable_gpus,
 					    char *tres_freq);
 extern void stock_gres_p_step_hardware_fini(void);
-extern gres_epilog_info_t *stock_gres_p_epilog_build_env(
-	gres_job_state_t *gres_js);
-extern void stock_gres_p_epilog_set_env(char ***epilog_env_ptr,
-					gres_epilog_info_t *gres_ei,
-					int node_inx);
 
 #endif

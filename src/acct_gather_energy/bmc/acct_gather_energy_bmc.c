@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "src/common/slurm_xlator.h"
-#include "slurm_compat.h"
+#include "slurm_compat_energy.h"
 
 #include "bmc_conf.h"
 #include "bmc_meter.h"

@@ -39,7 +39,7 @@
 #include <string.h>
 
 #include "src/common/slurm_xlator.h"
-#include "slurm_compat.h"
+#include "slurm_compat_energy.h"
 #include "src/slurmd/slurmd/slurmd.h"
 #include "src/slurmd/slurmstepd/slurmstepd_job.h"
 
@@ -109,6 +109,8 @@ typedef struct {
 	uint64_t last_node_j;	/* node consumed_energy at last_ns */
 	uint32_t last_watts;
 	time_t poll_time;	/* slurmd's last sample (wall clock) */
+	time_t slurmd_started;	/* slurmd's start time in its last answer
+				 * (24.11+; 0: not said) */
 	uint64_t step_j;	/* energy of the step so far */
 	uint64_t prev_step_j;	/* step_j before the last refresh */
 	int dataset_id;		/* profile dataset, -1: none */
@@ -153,9 +155,9 @@ static se_slurm_log_t log_to = SE_SLURM_LOG(ENERGY);
 
 static role_t _role(void)
 {
-	if (running_in_slurmd())
+	if (se_in_slurmd())
 		return ROLE_SLURMD;
-	if (running_in_slurmstepd())
+	if (se_in_slurmstepd())
 		return ROLE_STEPD;
 	return ROLE_OTHER;
 }
@@ -226,6 +228,7 @@ static int _node_fill(acct_gather_energy_t *e)
 
 	memset(e, 0, sizeof(*e));
 	e->current_watts = NO_VAL;
+	se_energy_set_start_time(e);	/* 24.11+: tells steps of a restart */
 	if (!node.sampler) {
 		e->consumed_energy = node.reported_mj / 1000;
 		return SLURM_ERROR;
@@ -384,6 +387,15 @@ static void _step_account(const acct_gather_energy_t *e, uint64_t now_ns)
 {
 	uint32_t watts = (e->current_watts == NO_VAL) ? 0 : e->current_watts;
 	uint64_t node_j = e->consumed_energy, fill_j;
+	time_t started = se_energy_start_time(e);
+	/*
+	 * 24.11+ says when slurmd started (0 before its first registration,
+	 * and always 0 on 22.05): another start time than the last answer's
+	 * is a restart even when the new total happens not to be lower.
+	 * 24.11's "scontrol reconfigure" re-executes slurmd, so it is one.
+	 */
+	bool restarted = step.have_base && started && step.slurmd_started &&
+			 started != step.slurmd_started;
 
 	step.prev_step_j = step.step_j;
 	if (!step.have_base) {
@@ -401,12 +413,12 @@ static void _step_account(const acct_gather_energy_t *e, uint64_t now_ns)
 			     (double) (now_ns - step.start_ns) / 1e9, fill_j,
 			     watts);
 		step.step_j = fill_j;
-	} else if (node_j >= step.last_node_j) {
+	} else if (node_j >= step.last_node_j && !restarted) {
 		step.step_j += node_j - step.last_node_j;
 	} else {
 		/*
-		 * The node total went back: slurmd restarted and counts from
-		 * zero again.  What it counted since (node_j) is a lower bound
+		 * The node total went back, or slurmd says it started again:
+		 * slurmd restarted and counts from zero again.  What it counted since (node_j) is a lower bound
 		 * of the interval; the last power times the interval is the
 		 * other estimate; take the larger, never lose what we have.
 		 */
@@ -414,14 +426,18 @@ static void _step_account(const acct_gather_energy_t *e, uint64_t now_ns)
 			(now_ns - step.last_ns) / SE_NS_PER_SEC;
 		if (fill_j < node_j)
 			fill_j = node_j;
-		info("%s: node energy went back from %"PRIu64" J to %"PRIu64" J (slurmd restarted?); %"PRIu64" J bridged",
-		     plugin_type, step.last_node_j, node_j, fill_j);
+		info("%s: node energy went from %"PRIu64" J to %"PRIu64" J%s (slurmd restarted?); %"PRIu64" J bridged",
+		     plugin_type, step.last_node_j, node_j,
+		     restarted ? ", slurmd's start time changed" : "",
+		     fill_j);
 		step.step_j += fill_j;
 	}
 	step.last_node_j = node_j;
 	step.last_watts = watts;
 	step.last_ns = now_ns;
 	step.poll_time = e->poll_time;
+	if (started)
+		step.slurmd_started = started;
 }
 
 /* Ask slurmd for the node energy.  0, or -errno (nothing changed). */
@@ -438,7 +454,7 @@ static int _step_refresh(void)
 				  0, &cnt, &e) != SLURM_SUCCESS) {
 		se_log_limited(&step.rl, se_mono_ns(), SE_LOG_ERROR,
 			       "cannot get node energy from slurmd: %s",
-			       slurm_strerror(slurm_get_errno()));
+			       slurm_strerror(se_slurm_errno()));
 		return -EIO;
 	}
 	now_ns = se_mono_ns();
@@ -707,9 +723,9 @@ static void _settle_store(stepd_step_rec_t *job, uint64_t joules,
 		return;
 	ja->energy.consumed_energy = joules;
 	ja->energy.ave_watts = ave;
-	if (ja->tres_count > TRES_ARRAY_ENERGY) {
-		ja->tres_usage_in_tot[TRES_ARRAY_ENERGY] = joules;
-		ja->tres_usage_out_tot[TRES_ARRAY_ENERGY] = ave;
+	if (ja->tres_count > SE_TRES_ARRAY_ENERGY) {
+		ja->tres_usage_in_tot[SE_TRES_ARRAY_ENERGY] = joules;
+		ja->tres_usage_out_tot[SE_TRES_ARRAY_ENERGY] = ave;
 	}
 }
 
@@ -875,7 +891,7 @@ int se_energy_step_settle(unsigned max_wait_s)
 
 const char *se_energy_node_name(void)
 {
-	if (!running_in_slurmd_stepd())
+	if (!se_in_slurmd_or_stepd())
 		return NULL;
 	if (&conf && conf && conf->node_name)
 		return conf->node_name;
@@ -992,7 +1008,7 @@ int se_energy_set_data(int data_type, void *data)
 	case ENERGY_DATA_STEP_PTR:
 		/* slurmstepd.c, before job_manager(), maybe before conf_set
 		 * has set role: for the settle */
-		if (running_in_slurmstepd())
+		if (se_in_slurmstepd())
 			step.job = data;
 		break;
 	case ENERGY_DATA_RECONFIG:

@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 #include "src/common/slurm_xlator.h"
-#include "slurm_compat.h"
+#include "slurm_compat_energy.h"
 
 #include "se_energy.h"
 
@@ -120,7 +120,7 @@ extern void acct_gather_energy_p_conf_set(int context_id_in,
 			   se_energy_plugin.make_meter, conf_path);
 }
 
-extern void acct_gather_energy_p_conf_values(se_slurm_list_t *data)
+extern void acct_gather_energy_p_conf_values(se_list_t *data)
 {
 	config_key_pair_t *kp;
 	const char *key;

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "src/common/slurm_xlator.h"
-#include "slurm_compat.h"
+#include "slurm_compat_energy.h"
 
 #include "modbus_conf.h"
 #include "modbus_meter.h"

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "src/common/slurm_xlator.h"
-#include "slurm_compat.h"
+#include "slurm_compat_energy.h"
 
 #include "rrd_conf.h"
 #include "rrd_meter.h"

@@ -1,0 +1,28 @@
+/*
+ * slurm_compat_gres.h - where Slurm releases differ for the gres/gpu side
+ * (see slurm_compat.h for the scheme): the headers.
+ *
+ *  - src/common/gres.h and src/common/gpu.h (22.05) moved to
+ *    src/interfaces/ (23.02);
+ *  - what changed in the *entry points* of gres/gpu and gpu/nvml (a
+ *    different set of functions, not only types) is not absorbed here but in
+ *    one file per release, chosen by configure from the tree's syms[]:
+ *      src/gres_gpu/gres_gpu_2205.c, gres_gpu_2411.c     (gres plugin API)
+ *      src/gres_gpu/gpu_nvml_2205.c, gpu_nvml_2411.c     (gpu plugin API)
+ *    with their shared declarations in src/gres_gpu/gres_gpu_api.h and
+ *    gpu_nvml_api.h.
+ */
+#ifndef SE_SLURM_COMPAT_GRES_H
+#define SE_SLURM_COMPAT_GRES_H
+
+#include "slurm_compat.h"
+
+#ifdef SE_SLURM_IFACE_INTERFACES
+#  include "src/interfaces/gres.h"
+#  include "src/interfaces/gpu.h"
+#else
+#  include "src/common/gres.h"
+#  include "src/common/gpu.h"
+#endif
+
+#endif
