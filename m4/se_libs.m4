@@ -28,7 +28,7 @@ AC_DEFUN([SE_SUMMARY], [
 cat <<SE_EOF
 
 slurm-energy-plugins $PACKAGE_VERSION for Slurm $SLURM_VERSION
-  Slurm release:               $SLURM_RELEASE (SLURM_VERSION_NUMBER $SLURM_VERSION_NUMBER, `test "$slurm_release_proven" = yes && echo supported || echo "not yet supported: see doc/releases-survey.md"`)
+  Slurm release:               $SLURM_RELEASE (SLURM_VERSION_NUMBER $SLURM_VERSION_NUMBER, $slurm_release_says)
   plugin-interface headers:    $SLURM_IFACE_DIR
   gres / gpu plugin API:       $slurm_gres_api / $slurm_gpu_api (src/gres_gpu/*_$slurm_gres_api.c, *_$slurm_gpu_api.c)
   daemon role from:            `test "$slurm_has_running_in" = yes && echo "running_in_slurmd()/running_in_slurmstepd()" || echo "the executable's name (/proc/self/exe)"`
