@@ -39,6 +39,9 @@ Slurm release
 ``SE_SLURM_RELEASE=24.11`` (or ``26.05``) runs the cluster, and every Slurm
 command of the tests, from that release's root (``contribs/release/mkroot``).
 A cluster already up with another release is an error, not reused.
+On another release only the tests of :data:`RELEASE_TESTS` run (the list of
+issue #11, "Proven when"); the others are deselected and counted as such.
+``SE_RELEASE_TESTS=all`` runs everything there too.
 """
 
 import os
@@ -53,6 +56,73 @@ from selab.cluster import (Cluster, ClusterError, LOG_TAIL_LINES,  # noqa: E402
                            RELEASE, STATE, poll)
 
 __all__ = ["Cluster", "ClusterError", "poll"]
+
+# What is proven on a release other than the host's (issue #11, "Proven
+# when"): "FILE" (all its tests), "FILE::TEST" (every parameter) or
+# "FILE::TEST[ID]" (that parameter only).
+RELEASE_TESTS = (
+    # every plugin carries the release's version and loads in its daemons
+    "test_build.py::test_check_tool_accepts_every_plugin",
+    "test_build.py::test_plugin_version_equals_installed_slurmd",
+    # the cluster itself: nodes, accounting, stock --cpu-freq, stock gres/gpu
+    "test_cluster.py",
+    # a Modbus job within 1 %, counter path and power path (our simulator)
+    "test_modbus_energy.py::test_our_plugin_is_loaded[ours-counter]",
+    "test_modbus_energy.py::test_single_node_jobs_within_1pct[ours-counter]",
+    "test_modbus_energy.py::test_our_plugin_is_loaded[ours-power]",
+    "test_modbus_energy.py::test_single_node_jobs_within_1pct[ours-power]",
+    # a BMC job within 1 % (DCMI over the LAN to ipmi_sim)
+    "test_bmc_energy.py::test_our_plugin_reads_each_nodes_bmc[dcmi]",
+    "test_bmc_energy.py::test_single_node_jobs[dcmi]",
+    # an RRD step with the settle within 1 % (65 s jobs)
+    "test_rrd_energy.py::test_rrd_plugin_is_ours",
+    "test_rrd_energy.py::test_rrd_60s_jobs_within_1pct",
+    "test_rrd_energy.py::test_rrd_settled_each_step",
+    # --gres=gpu:2: two distinct GPUs in PCI bus order with the fake NVML
+    "test_gpu.py::test_our_plugins_loaded",
+    "test_gpu.py::test_gres_gpu_2",
+    "test_gpu.py::test_4gpu_pci_order",
+    # a policy-chosen frequency during the step, restored after; the SPANK
+    # options in srun/sbatch/salloc --help
+    "test_cpufreq.py::test_help_lists_options",
+    "test_cpufreq.py::test_rule_default_set_during_step_and_restored",
+)
+
+
+def _in_release_list(nodeid, entries=RELEASE_TESTS):
+    """True if a test's node id (tests/integration/FILE::TEST[ID]) is one
+    of *entries*."""
+    path, _, name = nodeid.partition("::")
+    fname = os.path.basename(path)
+    base = name.split("[", 1)[0]
+    for e in entries:
+        efile, _, etest = e.partition("::")
+        if efile != fname:
+            continue
+        if not etest or etest == name or ("[" not in etest and etest == base):
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(config, items):
+    if RELEASE == "22.05" or os.environ.get("SE_RELEASE_TESTS") == "all":
+        return
+    keep, drop = [], []
+    for item in items:
+        (keep if _in_release_list(item.nodeid) else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def pytest_report_header(config):
+    if RELEASE == "22.05":
+        return "Slurm release: 22.05 (the host's)"
+    return ("Slurm release: %s (root %s); tests: %s"
+            % (RELEASE, os.path.join(REPO, "_build", "releases", RELEASE,
+                                     "root"),
+               "all" if os.environ.get("SE_RELEASE_TESTS") == "all"
+               else "the release list (conftest.RELEASE_TESTS)"))
 
 
 @pytest.fixture(scope="session")
