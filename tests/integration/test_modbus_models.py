@@ -20,6 +20,13 @@ meters at once, each with its own start reading:
     node1 -> se-modbus-sim (our simulator), unit 1
     node2 -> se-modbus-sim, another process and port, unit 5
     node3 -> pymodbus_meter.py (the independent implementation), unit 1
+
+Measured (24 jobs each, run with -s for the table): before the core fix
+(cfa42c9) em24 -92 ... -100 %, sdm630 -35 ... -43 %, sdm72d -30 ... -70 %,
+pm5300 -22 ... -29 % at MaxPower 3000, and -4.6 ... +8.5 % at the default
+(register steps at the job's ends), with "implausible reading dropped" in
+slurmd's log; after it (548f625) every job -0.11 ... +0.27 %.  About 6
+minutes: 8 rounds of ~43 s (restart, a 30 s job, sacct).
 """
 import os
 import random
