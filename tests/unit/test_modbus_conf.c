@@ -372,6 +372,86 @@ START_TEST(test_map_equal_and_fixed_shares)
 }
 END_TEST
 
+/*
+ * Racks of different meters: a map line's Model= is its nodes' whole
+ * register map, its MaxPower= their channel's bound.
+ */
+START_TEST(test_map_model_and_max_power)
+{
+	modbus_target_t t;
+	modbus_meter_config_t mc;
+
+	_set_ok("EnergyModbusDevice", "tcp://meter-%n:502");
+	_set_ok("EnergyModbusModel", "sdm630");
+	_set_ok("EnergyModbusMaxPower", "5000");
+	_write_map("Nodes=r1n1,r1n2\n"
+		   "Nodes=r2n1 Model=em24 MaxPower=3000\n"
+		   "Nodes=r3n1 Model=PM5300\n");
+	ck_assert_int_eq(modbus_conf_check(&c, NULL, err, sizeof(err)), 0);
+	ck_assert_msg(modbus_conf_read_map(&c, err, sizeof(err)) == 0, "%s",
+		      err);
+
+	ck_assert_int_eq(modbus_conf_resolve(&c, "r1n2", &hl, &t, err,
+					     sizeof(err)), 0);
+	ck_assert_ptr_null(t.model);
+	ck_assert(t.max_power_w == 5000);
+	ck_assert_int_eq(modbus_conf_meter_config(&c, &t, &mc, err,
+						  sizeof(err)), 0);
+	ck_assert_int_eq(mc.energy.address, 72);	/* sdm630 */
+	ck_assert_int_eq(mc.energy.type, MB_FLOAT32);
+
+	ck_assert_int_eq(modbus_conf_resolve(&c, "r2n1", &hl, &t, err,
+					     sizeof(err)), 0);
+	ck_assert(t.max_power_w == 3000);
+	ck_assert_int_eq(modbus_conf_meter_config(&c, &t, &mc, err,
+						  sizeof(err)), 0);
+	ck_assert_int_eq(mc.kind, MB_KIND_INPUT);
+	ck_assert_int_eq(mc.energy.address, 0x3E);	/* em24 */
+	ck_assert_int_eq(mc.energy.type, MB_INT32);
+	ck_assert_int_eq(mc.energy.order, MB_ORDER_CDAB);
+	ck_assert_uint_eq(mc.max_regs_per_read, 11);
+
+	ck_assert_int_eq(modbus_conf_resolve(&c, "r3n1", &hl, &t, err,
+					     sizeof(err)), 0);
+	ck_assert(t.max_power_w == 5000);
+	ck_assert_int_eq(modbus_conf_meter_config(&c, &t, &mc, err,
+						  sizeof(err)), 0);
+	ck_assert_int_eq(mc.kind, MB_KIND_HOLDING);
+	ck_assert_int_eq(mc.energy.address, 3203);	/* pm5300 */
+	ck_assert_int_eq(mc.energy.type, MB_INT64);
+}
+END_TEST
+
+/* A map line's MaxPower= is checked against the register it reads. */
+START_TEST(test_map_line_wrap_refused)
+{
+	_set_ok("EnergyModbusDevice", "tcp://meter:502");
+	_set_ok("EnergyModbusPowerRegister", "10");
+	_set_ok("EnergyModbusEnergyRegister", "20");
+	_set_ok("EnergyModbusEnergyType", "uint16");
+	_set_ok("EnergyModbusEnergyScale", "1");
+	_set_ok("EnergyModbusMaxPower", "3000");
+	_write_map("Nodes=a\nNodes=b MaxPower=100000\n");
+	ck_assert_int_eq(modbus_conf_check(&c, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(modbus_conf_read_map(&c, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_msg(strstr(err, ":2: EnergyModbusEnergyType=uint16") &&
+		      strstr(err, "EnergyModbusMaxPower=100000"), "%s", err);
+
+	_write_map("Nodes=a Model=sdm999\n");
+	modbus_conf_free(&c);
+	modbus_conf_init(&c);
+	_set_ok("EnergyModbusDevice", "tcp://meter:502");
+	_set_ok("EnergyModbusModel", "sdm630");
+	_set_ok("EnergyModbusMap", map_path);
+	ck_assert_int_eq(modbus_conf_check(&c, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(modbus_conf_read_map(&c, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_msg(strstr(err, ":1: Model=sdm999: unknown model"), "%s",
+		      err);
+}
+END_TEST
+
 START_TEST(test_map_fallback_device)
 {
 	modbus_target_t t;
@@ -574,6 +654,8 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_model_register_override);
 	tcase_add_test(tc, test_resolve_without_map);
 	tcase_add_test(tc, test_map_equal_and_fixed_shares);
+	tcase_add_test(tc, test_map_model_and_max_power);
+	tcase_add_test(tc, test_map_line_wrap_refused);
 	tcase_add_test(tc, test_map_fallback_device);
 	tcase_add_test(tc, test_map_errors);
 	tcase_add_test(tc, test_offset_past_end);

@@ -81,8 +81,8 @@ static void _meter_free(void *dev)
 	modbus_meter_destroy(dev);
 }
 
-static void _sampler_config(const modbus_meter_t *m, double share,
-			    sampler_config_t *cfg)
+static void _sampler_config(const modbus_meter_t *m,
+			    const modbus_target_t *t, sampler_config_t *cfg)
 {
 	uint64_t history = HISTORY_NS / mconf.period_ns;
 
@@ -96,7 +96,8 @@ static void _sampler_config(const modbus_meter_t *m, double share,
 		history > HISTORY_MAX ? HISTORY_MAX : history;
 	cfg->acc.gap_ns = 0;	/* the sampler's default: one missed tick */
 	/* The bound is per channel; the node sees its share of it. */
-	cfg->acc.max_power_mw = (uint64_t) (mconf.max_power_w * share * 1000.0);
+	cfg->acc.max_power_mw = (uint64_t) (t->max_power_w * t->share *
+					    1000.0);
 	/*
 	 * Past the newest sample, readers see energy grow at the last power
 	 * for one missed sample only, then held.  Readers never see energy
@@ -133,7 +134,7 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	out->ops = &modbus_meter_ops;
 	out->dev = m;
 	out->dev_free = _meter_free;
-	_sampler_config(m, t.share, &out->cfg);
+	_sampler_config(m, &t, &out->cfg);
 	modbus_meter_describe(m, describe, sizeof(describe));
 	n = strlen(describe);
 	snprintf(describe + n, sizeof(describe) - n, ", every %gs, timeout %llums%s",

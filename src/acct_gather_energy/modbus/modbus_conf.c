@@ -9,6 +9,7 @@
 #endif
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -607,12 +608,12 @@ static int _check_point(const mb_point_t *p, const char *file,
  * one timeout apart) at MaxPower cannot be counted: a wrap would look like
  * no wrap, or two like one.  The share of a map entry cancels out (the node
  * is billed that share of both the bound and the register), so it is
- * checked for the whole channel.
+ * checked for the whole channel.  where: "FILE" or "MAP:LINE".
  */
-static int _check_wrap(const modbus_conf_t *c, const char *file, char *err,
+static int _check_wrap(const modbus_conf_t *c, const mb_point_t *en,
+		       double max_power_w, const char *where, char *err,
 		       size_t len)
 {
-	const mb_point_t *en = &c->energy;
 	uint64_t dt_ns = c->period_ns + c->timeout_ns, max_delta;
 	counter_spec_t spec;
 	double range_j;
@@ -621,16 +622,15 @@ static int _check_wrap(const modbus_conf_t *c, const char *file, char *err,
 		return 0;
 	modbus_energy_counter_spec(en->type, en->scale, 1.0, &spec);
 	max_delta = counter_max_delta(spec.mj_per_unit,
-				      (uint64_t) (c->max_power_w * 1000.0),
+				      (uint64_t) (max_power_w * 1000.0),
 				      dt_ns, 1, 1);
 	if (!counter_wrap_ambiguous(spec.width_bits, max_delta))
 		return 0;
 	range_j = ldexp(spec.mj_per_unit / 1000.0, (int) spec.width_bits);
 	snprintf(err, len,
 		 "%s: EnergyModbusEnergyType=%s EnergyModbusEnergyScale=%g EnergyModbusMaxPower=%g: the register wraps every %.6g J, and at %g W it may count %.6g J in EnergyModbusFrequency + EnergyModbusTimeout (%.3f s): a wrap could not be told from two; use a wider register or coarser scale, a shorter period, or a MaxPower near the node's real peak",
-		 file, mb_type_names[en->type], en->scale, c->max_power_w,
-		 range_j, c->max_power_w,
-		 c->max_power_w * (double) dt_ns / 1e9,
+		 where, mb_type_names[en->type], en->scale, max_power_w,
+		 range_j, max_power_w, max_power_w * (double) dt_ns / 1e9,
 		 (double) dt_ns / 1e9);
 	return -EINVAL;
 }
@@ -675,7 +675,8 @@ int modbus_conf_check(modbus_conf_t *c, const char *file, char *err,
 			       err, err_len)) ||
 	    (rc = _check_point(&c->energy, file, "energy",
 			       c->max_regs_per_read, err, err_len)) ||
-	    (rc = _check_wrap(c, file, err, err_len)))
+	    (rc = _check_wrap(c, &c->energy, c->max_power_w, file, err,
+			      err_len)))
 		return rc;
 	if (c->timeout_ns > c->period_ns)
 		se_log(SE_LOG_INFO,
@@ -738,9 +739,35 @@ static int _map_pair(modbus_map_entry_t *e, const char *path, unsigned line,
 		return conf_double(&w, p->value, 1e-6, 1.0, &e->share, err,
 				   len);
 	}
+	if (!strcasecmp(p->key, "Model")) {
+		if (!(e->model = mb_model_find(p->value)))
+			return _map_fail(path, line, p,
+					 "unknown model (known: sdm630, sdm72d, em24, pm5300)",
+					 err, len);
+		return 0;
+	}
+	if (!strcasecmp(p->key, "MaxPower"))
+		return conf_double(&w, p->value, 1.0, 1e8, &e->max_power_w,
+				   err, len);
 	return _map_fail(path, line, p,
-			 "unknown key (known: Nodes, Device, Unit, Offset, Share)",
+			 "unknown key (known: Nodes, Device, Unit, Offset, Share, Model, MaxPower)",
 			 err, len);
+}
+
+/* A map line's own register map or bound must be countable too. */
+static int _check_entry_wrap(const modbus_conf_t *c,
+			     const modbus_map_entry_t *e, const char *path,
+			     char *err, size_t len)
+{
+	const mb_point_t *en = e->model ? &e->model->energy : &c->energy;
+	double max_power_w = e->max_power_w ? e->max_power_w :
+					      c->max_power_w;
+	char where[PATH_MAX + 16];
+
+	if (!e->model && !e->max_power_w)
+		return 0;
+	snprintf(where, sizeof(where), "%s:%u", path, e->line);
+	return _check_wrap(c, en, max_power_w, where, err, len);
 }
 
 static int _map_line(void *arg, const char *path, unsigned line,
@@ -776,7 +803,7 @@ static int _map_line(void *arg, const char *path, unsigned line,
 		return _map_fail(path, line, NULL,
 				 "no Device= and no EnergyModbusDevice",
 				 err, len);
-	return 0;
+	return _check_entry_wrap(c, e, path, err, len);
 }
 
 int modbus_conf_read_map(modbus_conf_t *c, char *err, size_t err_len)
@@ -953,6 +980,7 @@ int modbus_conf_resolve(const modbus_conf_t *c, const char *node,
 	memset(t, 0, sizeof(*t));
 	t->unit = c->unit;
 	t->share = 1.0;
+	t->max_power_w = c->max_power_w;
 	if (c->map_len) {
 		e = _find_entry(c, node, hl, &rc, err, err_len);
 		if (rc)
@@ -972,6 +1000,9 @@ int modbus_conf_resolve(const modbus_conf_t *c, const char *node,
 		t->line = e->line;
 		t->unit = _entry_unit(c, e);
 		t->offset = e->offset;
+		t->model = e->model;
+		if (e->max_power_w)
+			t->max_power_w = e->max_power_w;
 		if ((rc = _check_fixed_total(c, e, hl, err, err_len)) ||
 		    (rc = _entry_share(c, e, hl, &t->share, err, err_len)))
 			return rc;
@@ -993,7 +1024,9 @@ int modbus_conf_meter_config(const modbus_conf_t *c, const modbus_target_t *t,
 			     modbus_meter_config_t *out, char *err,
 			     size_t err_len)
 {
-	const mb_point_t *pts[2] = { &c->power, &c->energy };
+	const mb_model_t *m = t->model;
+	const mb_point_t *pts[2] = { m ? &m->power : &c->power,
+				     m ? &m->energy : &c->energy };
 	mb_point_t *dst[2] = { &out->power, &out->energy };
 	int i;
 
@@ -1001,8 +1034,10 @@ int modbus_conf_meter_config(const modbus_conf_t *c, const modbus_target_t *t,
 	out->device = t->device;
 	out->serial = c->serial;
 	out->unit = t->unit;
-	out->kind = c->kind;
-	out->max_regs_per_read = c->max_regs_per_read;
+	/* A map line's Model= is these nodes' whole register map. */
+	out->kind = m ? m->kind : c->kind;
+	out->max_regs_per_read = m && m->max_regs_per_read ?
+		m->max_regs_per_read : c->max_regs_per_read;
 	out->share = t->share;
 	for (i = 0; i < 2; i++) {
 		*dst[i] = *pts[i];

@@ -54,6 +54,9 @@ typedef struct {
 	unsigned offset;	/* added to register addresses */
 	bool share_equal;
 	double share;		/* when !share_equal, (0, 1] */
+	const mb_model_t *model; /* Model=: these nodes' register map;
+				 * NULL: the global one */
+	double max_power_w;	/* MaxPower=; 0: EnergyModbusMaxPower */
 } modbus_map_entry_t;
 
 typedef struct {
@@ -93,6 +96,9 @@ typedef struct {
 	unsigned offset;
 	double share;
 	unsigned line;		/* map line; 0 without a map entry */
+	const mb_model_t *model; /* the map line's Model=, or NULL */
+	double max_power_w;	/* the channel's bound: MaxPower= of the map
+				 * line, else EnergyModbusMaxPower */
 } modbus_target_t;
 
 /* Defaults into c. */
