@@ -98,11 +98,11 @@ class Cluster:
     def in_root(self, args):
         """argv running *args* where the cluster's daemons run: unchanged for
         the host's release, else chrooted into the release's root (with the
-        state dir and /tmp bound, as for the daemons)."""
+        state dir, /tmp and /var/tmp bound, as for the daemons)."""
         args = shlex.split(args) if isinstance(args, str) else list(args)
         if not self.other_release:
             return args
-        return ["env", "SE_IN_ROOT_BINDS=/tmp " + self.state,
+        return ["env", "SE_IN_ROOT_BINDS=/tmp /var/tmp " + self.state,
                 "SE_RELEASES_DIR=" + RELEASES_DIR,
                 IN_ROOT, self.release] + args
 
@@ -322,7 +322,17 @@ class Cluster:
         """Run the block on a cluster restarted with up_args(**kw), then
         restore the configuration it had before."""
         before = list(self.current_args)
-        self.restart(**kw)
+        try:
+            self.restart(**kw)
+        except Exception:
+            # The block's configuration did not come up: still hand the
+            # next tests the cluster they had.
+            try:
+                self.down()
+                self.up(before)
+            except Exception:
+                pass
+            raise
         try:
             yield self
         finally:
