@@ -119,8 +119,11 @@ def pytest_collection_modifyitems(config, items):
     if why:
         for item in items:
             if os.path.basename(str(item.fspath)) != "test_cluster.py":
-                item.add_marker(pytest.mark.skip(
-                    reason="Slurm %s: %s" % (RELEASE, why)))
+                # a skipif, first: pytest shows the first true skipif's
+                # reason, and the modules' own say "SE_PLUGIN_DIR not set"
+                item.add_marker(pytest.mark.skipif(
+                    True, reason="Slurm %s: %s" % (RELEASE, why)),
+                    append=False)
 
 
 def pytest_report_header(config):
