@@ -25,6 +25,13 @@
  *    plugin itself.  SPANK: <slurm/spank.h> declares its own (24.11 adds
  *    spank_prepend_task_argv(), 26.05 slurm_spank_init_failure_mode; none
  *    is used).
+ *  - --cpu-freq's encoding (cpu_freq_min/max/gov) is the same, but not its
+ *    meaning: 24.11's clients send a single frequency with the userspace
+ *    governor and its slurmstepd ignores a frequency without a governor
+ *    (no CpuFreqDef); 22.05 sends and runs it without one.  Our plugins
+ *    write and read a single frequency as max + userspace on every
+ *    release, which both run at that frequency: no #if, the one place is
+ *    src/cpufreq/freq_slurm.c.
  */
 #ifndef SE_SLURM_COMPAT_SUBMIT_H
 #define SE_SLURM_COMPAT_SUBMIT_H

@@ -2,11 +2,17 @@
  * cli_filter_energy_policy.c - cli_filter/energy_policy: makes srun steps
  * run at the frequency job_submit/energy_policy chose for their job.
  *
- * Why it exists (Slurm 22.05 fact): slurmstepd sets the CPU frequency from
- * the launch message srun sends (launch_slurm.c copies srun's own
- * --cpu-freq), not from the controller's step record.  A frequency that
- * job_submit wrote into the job (cpu_freq_min/max/gov) therefore reaches
- * `scontrol show job` and the step record in accounting, but not the CPUs.
+ * Why it exists (Slurm 22.05 and 24.11 fact): slurmstepd sets the CPU
+ * frequency from the launch message srun sends (22.05 launch_slurm.c,
+ * 24.11 src/srun/launch.c:1441 copy srun's own --cpu-freq), not from the
+ * controller's step record.  A frequency that job_submit wrote into the job
+ * (cpu_freq_min/max/gov) therefore reaches `scontrol show job` and the step
+ * record in accounting (24.11: stepmgr.c:3661 gives a step without its own
+ * request the job's three fields), but not the CPUs.  In 24.11 too srun
+ * calls post_submit after the step exists and before the launch
+ * (srun_job.c create_srun_job -> _srun_cli_filter_post_submit).  What the
+ * three fields must hold for 24.11's slurmstepd to act on them (a single
+ * frequency needs the userspace governor): freq_slurm.c.
  * So in srun only: pre_submit remembers srun's options, whether the user
  * gave --cpu-freq (directly or through SLURM_CPU_FREQ_REQ) and whether
  * this srun creates the allocation; post_submit, which srun calls after

@@ -5,7 +5,10 @@
  * Slurm (slurm.h) keeps a request in three uint32: cpu_freq_min/max are kHz
  * or CPU_FREQ_RANGE_FLAG|{LOW,MEDIUM,HIGH,HIGHM1}; cpu_freq_gov is a
  * CPU_FREQ_<GOVERNOR> bit; NO_VAL (or 0) means "not given".  --cpu-freq=X
- * sets max only; min-max[:gov] sets all three.
+ * sets max only (22.05) or max and the userspace governor (24.11);
+ * min-max[:gov] sets all three.  A single frequency is written as
+ * max + userspace and read back without the governor, on every release
+ * (why: freq_slurm.c).
  */
 #ifndef SE_FREQ_SLURM_H
 #define SE_FREQ_SLURM_H
