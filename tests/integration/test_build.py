@@ -2,6 +2,13 @@
 
 Runs on the stage install made by contribs/build.sh (SE_PLUGIN_DIR): no
 cluster needed.
+
+On another release (SE_SLURM_RELEASE=24.11 ...) the plugins were built in
+that release's root (contribs/release/build) against its glibc and
+libslurmfull: slurm-energy-check (the release's build of it, next to the
+plugins in _build/releases/REL/stage) and `slurmd -V` run inside the root,
+where the release's daemons run (selab Cluster.in_root); the host can load
+none of them.
 """
 import glob
 import os
@@ -10,9 +17,17 @@ import subprocess
 
 import pytest
 
+from conftest import Cluster
+
 PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 BIN_DIR = os.environ.get("SE_BIN_DIR", "")
 SBIN_DIR = os.path.join(os.path.dirname(BIN_DIR), "sbin") if BIN_DIR else ""
+# where the release's daemons run: the host (22.05) or the release's root
+WHERE = Cluster()
+if WHERE.other_release and PLUGIN_DIR:
+    # the release's own build: <stage>/lib/slurm-energy -> <stage>/sbin
+    SBIN_DIR = os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(PLUGIN_DIR))), "sbin")
 
 # What Slurm looks up with dlsym() (and energy_settle.so in our energy
 # plugins); anything else exported is a leak.
@@ -34,8 +49,10 @@ def plugins():
 
 
 def installed_slurm_version_number():
-    out = subprocess.run(["slurmd", "-V"], capture_output=True, text=True,
-                         check=True).stdout
+    """The version of the slurmd the plugins load in (the release's root's
+    on another release)."""
+    out = subprocess.run(WHERE.in_root(["slurmd", "-V"]),
+                         capture_output=True, text=True, check=True).stdout
     major, minor, micro = (int(x) for x in
                            re.search(r"(\d+)\.(\d+)\.(\d+)", out).groups())
     return (major << 16) | (minor << 8) | micro
@@ -44,11 +61,18 @@ def installed_slurm_version_number():
 def test_check_tool_accepts_every_plugin():
     """slurm-energy-check loads each plugin as Slurm does and compares versions."""
     tool = os.path.join(SBIN_DIR, "slurm-energy-check")
-    res = subprocess.run([tool, "--plugin-dir", PLUGIN_DIR],
+    res = subprocess.run(WHERE.in_root([tool, "--plugin-dir", PLUGIN_DIR]),
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr
+    # each plugin "ok" with the version of the slurmd beside it (24.11.5:
+    # "plugin_version 24.11.5 (0x180b05)")
+    want = "(0x%06x)" % installed_slurm_version_number()
+    lines = res.stdout.splitlines()
     for path in plugins():
-        assert "ok   " + os.path.basename(path) in res.stdout, res.stdout
+        line = [x for x in lines
+                if x.startswith("ok   " + os.path.basename(path) + " ")]
+        assert line, res.stdout
+        assert want in line[0], res.stdout
 
 
 def test_plugin_version_equals_installed_slurmd():
