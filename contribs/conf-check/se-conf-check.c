@@ -23,6 +23,7 @@
 #include <strings.h>
 
 #include "conf.h"
+#include "conf_desc.h"
 
 #ifdef SE_CHECK_MODBUS
 #include "modbus_conf.h"
@@ -34,125 +35,38 @@
 #include "rrd_conf.h"
 #endif
 
-/* One energy plugin's configuration, behind the same four calls. */
+/* One energy plugin's configuration: its back-end's descriptor. */
 typedef struct {
 	const char *type;	/* AcctGatherEnergyType value */
-	const char *(*key)(size_t i);	/* NULL past the last */
-	void (*init)(void);
-	int (*set)(const char *file, size_t i, const char *value, char *err,
-		   size_t len);
-	int (*check)(const char *file, char *err, size_t len);
+	const se_conf_desc_t *desc;
 } checker_t;
-
-#ifdef SE_CHECK_MODBUS
-static modbus_conf_t modbus;
-
-static const char *_modbus_key(size_t i)
-{
-	return i < modbus_conf_key_count() ? modbus_conf_key_name(i) : NULL;
-}
-
-static void _modbus_init(void)
-{
-	modbus_conf_init(&modbus);
-}
-
-static int _modbus_set(const char *file, size_t i, const char *value,
-		       char *err, size_t len)
-{
-	return modbus_conf_set(&modbus, file, i, value, err, len);
-}
-
-/* slurmd also reads the map file when it builds the node's meter. */
-static int _modbus_check(const char *file, char *err, size_t len)
-{
-	int rc = modbus_conf_check(&modbus, file, err, len);
-
-	return rc ? rc : modbus_conf_read_map(&modbus, err, len);
-}
-#endif
-
-#ifdef SE_CHECK_BMC
-static bmc_conf_t bmc;
-
-static void _bmc_init(void)
-{
-	bmc_conf_init(&bmc);
-}
-
-static int _bmc_set(const char *file, size_t i, const char *value, char *err,
-		    size_t len)
-{
-	return bmc_conf_set(&bmc, file, bmc_conf_key(i), value, err, len);
-}
-
-static int _bmc_check(const char *file, char *err, size_t len)
-{
-	return bmc_conf_check(&bmc, file, err, len);
-}
-#endif
-
-#ifdef SE_CHECK_RRD
-static rrd_conf_t rrd;
-
-static void _rrd_init(void)
-{
-	rrd_conf_init(&rrd);
-}
-
-static int _rrd_set(const char *file, size_t i, const char *value, char *err,
-		    size_t len)
-{
-	return rrd_conf_set(&rrd, file, rrd_conf_key(i), value, err, len);
-}
-
-static int _rrd_check(const char *file, char *err, size_t len)
-{
-	return rrd_conf_check(&rrd, file, err, len);
-}
-#endif
 
 static const checker_t checkers[] = {
 #ifdef SE_CHECK_MODBUS
-	{ "acct_gather_energy/modbus", _modbus_key, _modbus_init, _modbus_set,
-	  _modbus_check },
+	{ "acct_gather_energy/modbus", &modbus_conf_desc },
 #endif
 #ifdef SE_CHECK_BMC
-	{ "acct_gather_energy/bmc", bmc_conf_key, _bmc_init, _bmc_set,
-	  _bmc_check },
+	{ "acct_gather_energy/bmc", &bmc_conf_desc },
 #endif
 #ifdef SE_CHECK_RRD
-	{ "acct_gather_energy/rrd", rrd_conf_key, _rrd_init, _rrd_set,
-	  _rrd_check },
+	{ "acct_gather_energy/rrd", &rrd_conf_desc },
 #endif
-	{ NULL, NULL, NULL, NULL, NULL },
+	{ NULL, NULL },
 };
 
 static const checker_t *checker;
 
-/* Index of key among the plugin's keys (case-insensitive, as Slurm). */
-static long _key_index(const char *key)
-{
-	const char *k;
-
-	for (size_t i = 0; (k = checker->key(i)); i++) {
-		if (!strcasecmp(k, key))
-			return (long) i;
-	}
-	return -1;
-}
-
-static int _line(void *arg, const char *path, unsigned line,
+static int _line(void *conf, const char *path, unsigned line,
 		 const conf_pair_t *pairs, size_t n, char *err, size_t len)
 {
-	(void) arg;
 	for (size_t i = 0; i < n; i++) {
-		long k = _key_index(pairs[i].key);
+		long k = se_conf_key_index(checker->desc, pairs[i].key);
 		int rc;
 
 		if (k < 0)
 			continue;
-		rc = checker->set(path, (size_t) k, pairs[i].value, err, len);
+		rc = se_conf_set_index(checker->desc, conf, path, (size_t) k,
+				       pairs[i].value, err, len);
 		if (rc) {
 			/* the parser names file, key and value; add the line */
 			size_t used = strlen(err);
@@ -161,6 +75,34 @@ static int _line(void *arg, const char *path, unsigned line,
 			return rc;
 		}
 	}
+	return 0;
+}
+
+/* Keys as slurmd parses them, then what slurmd checks of the files they
+ * name (Modbus's map).  0 when good, 1 on a configuration error. */
+static int _check(const se_conf_desc_t *d, const char *type, const char *path)
+{
+	void *conf = calloc(1, d->size);
+	char err[2048] = "";
+	int rc;
+
+	if (!conf) {
+		fprintf(stderr, "se-conf-check: out of memory\n");
+		return 1;
+	}
+	d->init(conf);
+	rc = conf_read_pairs_file(path, _line, conf, err, sizeof(err));
+	if (!rc)
+		rc = d->check(conf, path, err, sizeof(err));
+	if (!rc && d->check_files)
+		rc = d->check_files(conf, err, sizeof(err));
+	d->free(conf);
+	free(conf);
+	if (rc) {
+		printf("FAIL %s: %s\n", type, err);
+		return 1;
+	}
+	printf("ok   %s: %s\n", type, path);
 	return 0;
 }
 
@@ -178,7 +120,6 @@ static int _usage(void)
 int main(int argc, char **argv)
 {
 	const char *type = "acct_gather_energy/modbus", *path = NULL;
-	char err[2048] = "";
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--type") && i + 1 < argc)
@@ -199,12 +140,5 @@ int main(int argc, char **argv)
 			type);
 		return _usage();
 	}
-	checker->init();
-	if (conf_read_pairs_file(path, _line, NULL, err, sizeof(err)) ||
-	    checker->check(path, err, sizeof(err))) {
-		printf("FAIL %s: %s\n", type, err);
-		return 1;
-	}
-	printf("ok   %s: %s\n", type, path);
-	return 0;
+	return _check(checker->desc, type, path);
 }

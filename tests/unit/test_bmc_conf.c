@@ -41,7 +41,8 @@ static void _teardown(void)
 
 static int _set(const char *key, const char *value)
 {
-	return bmc_conf_set(&_c, FILE_NAME, key, value, _err, sizeof(_err));
+	return se_conf_set(&bmc_conf_desc, &_c, FILE_NAME, key, value, _err,
+			   sizeof(_err));
 }
 
 /* Write a password file of the given mode; returns its path (static). */
@@ -77,8 +78,8 @@ START_TEST(every_key_in_the_table)
 {
 	size_t i;
 
-	for (i = 0; bmc_conf_key(i); i++)
-		ck_assert_int_ne(_set(bmc_conf_key(i), ""), -ENOENT);
+	for (i = 0; se_conf_key(&bmc_conf_desc, i); i++)
+		ck_assert_int_ne(_set(se_conf_key(&bmc_conf_desc, i), ""), -ENOENT);
 	ck_assert_uint_eq(i, 14);
 	ck_assert_int_eq(_set("EnergyBMCColour", "blue"), -ENOENT);
 	ck_assert_str_eq(_err, FILE_NAME ": EnergyBMCColour: unknown key");
@@ -266,8 +267,8 @@ START_TEST(map_per_node_host)
 	bmc_conf_free(&copy);
 
 	/* scontrol show config: the map's path */
-	bmc_conf_show(&_c, 3, buf, sizeof(buf));
-	ck_assert_str_eq(bmc_conf_key(3), "EnergyBMCMap");
+	se_conf_show(&bmc_conf_desc, &_c, 3, buf, sizeof(buf));
+	ck_assert_str_eq(se_conf_key(&bmc_conf_desc, 3), "EnergyBMCMap");
 	ck_assert_ptr_nonnull(strstr(buf, "/bmc.map"));
 }
 END_TEST

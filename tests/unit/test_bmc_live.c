@@ -81,8 +81,8 @@ static void _conf(bmc_conf_t *c, const char *method, const char *pwfile)
 	snprintf(host, sizeof(host), "127.0.0.1:%u", _sim.port);
 	snprintf(sdr, sizeof(sdr), "%s/sdr", _sim.dir);
 	bmc_conf_init(c);
-#define SET(k, v) ck_assert_msg(!bmc_conf_set(c, "test", k, v, err, \
-					      sizeof(err)), "%s", err)
+#define SET(k, v) ck_assert_msg(!se_conf_set(&bmc_conf_desc, c, "test", k, \
+					     v, err, sizeof(err)), "%s", err)
 	SET("EnergyBMCMethod", method);
 	SET("EnergyBMCHost", host);
 	SET("EnergyBMCUser", "admin");

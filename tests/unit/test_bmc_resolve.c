@@ -35,8 +35,8 @@ static bmc_meter_t *_meter(const char *method, const char *host)
 	char err[512];
 
 	bmc_conf_init(&c);
-#define SET(k, v) ck_assert_msg(!bmc_conf_set(&c, "test", k, v, err, \
-					      sizeof(err)), "%s", err)
+#define SET(k, v) ck_assert_msg(!se_conf_set(&bmc_conf_desc, &c, "test", k, \
+					     v, err, sizeof(err)), "%s", err)
 	SET("EnergyBMCMethod", method);
 	if (host)
 		SET("EnergyBMCHost", host);

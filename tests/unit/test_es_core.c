@@ -24,6 +24,15 @@
 #include "se_time.h"
 
 #define F "ext_sensors.conf"
+
+/* key's value as scontrol show config prints it */
+static const char *_value(const es_conf_t *c, const char *key, char *buf,
+			  size_t len)
+{
+	return se_conf_show(&es_conf_desc, c,
+			    (size_t) se_conf_key_index(&es_conf_desc, key),
+			    buf, len);
+}
 #define S(x)	((uint64_t) (x) * SE_NS_PER_SEC)
 
 static char dir[] = "/tmp/test_es_core.XXXXXX";
@@ -54,12 +63,12 @@ static void _conf(es_conf_t *c, const char *node_data)
 
 	es_conf_init(c);
 	snprintf(tmpl, sizeof(tmpl), "%s/%%n.rrd", dir);
-	ck_assert(!es_conf_set(c, F, "NodeData", node_data, err, 256));
-	ck_assert(!es_conf_set(c, F, "JobData", "energy", err, 256));
-	ck_assert(!es_conf_set(c, F, "EnergyPathRRD", tmpl, err, 256));
-	ck_assert(!es_conf_set(c, F, "RRDDaemon", "none", err, 256));
-	ck_assert(!es_conf_set(c, F, "MaxWatt", "1000", err, 256));
-	ck_assert(!es_conf_set(c, F, "ReadThreads", "4", err, 256));
+	ck_assert(!se_conf_set(&es_conf_desc, c, F, "NodeData", node_data, err, 256));
+	ck_assert(!se_conf_set(&es_conf_desc, c, F, "JobData", "energy", err, 256));
+	ck_assert(!se_conf_set(&es_conf_desc, c, F, "EnergyPathRRD", tmpl, err, 256));
+	ck_assert(!se_conf_set(&es_conf_desc, c, F, "RRDDaemon", "none", err, 256));
+	ck_assert(!se_conf_set(&es_conf_desc, c, F, "MaxWatt", "1000", err, 256));
+	ck_assert(!se_conf_set(&es_conf_desc, c, F, "ReadThreads", "4", err, 256));
 }
 
 /* Rounds until every component's first read is folded in (bounded:
@@ -91,26 +100,26 @@ START_TEST(test_conf_keys)
 	es_conf_init(&c);
 	ck_assert_double_eq(c.min_w, 10);	/* upstream's defaults */
 	ck_assert_double_eq(c.max_w, 500);
-	ck_assert(!es_conf_set(&c, F, "NodeData", "energy,temp", err, 256));
+	ck_assert(!se_conf_set(&es_conf_desc, &c, F, "NodeData", "energy,temp", err, 256));
 	ck_assert_uint_eq(c.data, ES_NODE_ENERGY | ES_NODE_TEMP);
-	ck_assert_str_eq(es_conf_value(&c, "NodeData", buf, sizeof(buf)),
+	ck_assert_str_eq(_value(&c, "NodeData", buf, sizeof(buf)),
 			 "energy,temp");
-	ck_assert_int_eq(es_conf_set(&c, F, "NodeData", "energy,power", err,
+	ck_assert_int_eq(se_conf_set(&es_conf_desc, &c, F, "NodeData", "energy,power", err,
 				     256), -EINVAL);
 	ck_assert_msg(strstr(err, F) && strstr(err, "NodeData") &&
 		      strstr(err, "power"), "%s", err);
-	ck_assert_int_eq(es_conf_set(&c, F, "Frobnicate", "1", err, 256),
+	ck_assert_int_eq(se_conf_set(&es_conf_desc, &c, F, "Frobnicate", "1", err, 256),
 			 -ENOENT);
-	ck_assert_int_eq(es_conf_set(&c, F, "ReadThreads", "0", err, 256),
+	ck_assert_int_eq(se_conf_set(&es_conf_desc, &c, F, "ReadThreads", "0", err, 256),
 			 -EINVAL);
 	ck_assert_int_eq(es_conf_check(&c, F, err, 256), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "EnergyPathRRD"));
-	ck_assert(!es_conf_set(&c, F, "ColdDoorData", "temp", err, 256));
-	ck_assert(!es_conf_set(&c, F, "EnergyPathRRD", "/r/%n", err, 256));
-	ck_assert(!es_conf_set(&c, F, "TempPathRRD", "/t/%n", err, 256));
+	ck_assert(!se_conf_set(&es_conf_desc, &c, F, "ColdDoorData", "temp", err, 256));
+	ck_assert(!se_conf_set(&es_conf_desc, &c, F, "EnergyPathRRD", "/r/%n", err, 256));
+	ck_assert(!se_conf_set(&es_conf_desc, &c, F, "TempPathRRD", "/t/%n", err, 256));
 	ck_assert_int_eq(es_conf_check(&c, F, err, 256), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "ColdDoors"));
-	ck_assert(!es_conf_set(&c, F, "ColdDoors", "door[1-2]", err, 256));
+	ck_assert(!se_conf_set(&es_conf_desc, &c, F, "ColdDoors", "door[1-2]", err, 256));
 	ck_assert_int_eq(es_conf_check(&c, F, err, 256), 0);
 	es_conf_free(&c);
 }
@@ -225,13 +234,13 @@ START_TEST(test_switch_and_door)
 	_make_rrd("door1-temp", now, 18.5);
 	es_conf_init(&c);
 	snprintf(tmpl, sizeof(tmpl), "%s/%%n.rrd", dir);
-	ck_assert(!es_conf_set(&c, F, "SwitchData", "energy", err, 256));
-	ck_assert(!es_conf_set(&c, F, "ColdDoorData", "temp", err, 256));
-	ck_assert(!es_conf_set(&c, F, "ColdDoors", "door1", err, 256));
-	ck_assert(!es_conf_set(&c, F, "EnergyPathRRD", tmpl, err, 256));
+	ck_assert(!se_conf_set(&es_conf_desc, &c, F, "SwitchData", "energy", err, 256));
+	ck_assert(!se_conf_set(&es_conf_desc, &c, F, "ColdDoorData", "temp", err, 256));
+	ck_assert(!se_conf_set(&es_conf_desc, &c, F, "ColdDoors", "door1", err, 256));
+	ck_assert(!se_conf_set(&es_conf_desc, &c, F, "EnergyPathRRD", tmpl, err, 256));
 	snprintf(tmpl, sizeof(tmpl), "%s/%%n-temp.rrd", dir);
-	ck_assert(!es_conf_set(&c, F, "TempPathRRD", tmpl, err, 256));
-	ck_assert(!es_conf_set(&c, F, "RRDDaemon", "none", err, 256));
+	ck_assert(!se_conf_set(&es_conf_desc, &c, F, "TempPathRRD", tmpl, err, 256));
+	ck_assert(!se_conf_set(&es_conf_desc, &c, F, "RRDDaemon", "none", err, 256));
 	ck_assert(!es_conf_check(&c, F, err, 256));
 	core = es_core_create(&c, err, sizeof(err));
 	ck_assert(core);

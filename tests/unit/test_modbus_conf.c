@@ -72,8 +72,8 @@ static size_t _key(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < modbus_conf_key_count(); i++) {
-		if (!strcmp(modbus_conf_key_name(i), name))
+	for (i = 0; i < modbus_conf_desc.n_keys; i++) {
+		if (!strcmp(se_conf_key(&modbus_conf_desc, i), name))
 			return i;
 	}
 	ck_abort_msg("no key %s", name);
@@ -83,8 +83,9 @@ static size_t _key(const char *name)
 static int _set(const char *key, const char *value)
 {
 	err[0] = '\0';
-	return modbus_conf_set(&c, "/etc/slurm/acct_gather.conf", _key(key),
-			       value, err, sizeof(err));
+	return se_conf_set_index(&modbus_conf_desc, &c,
+				 "/etc/slurm/acct_gather.conf", _key(key), value,
+				 err, sizeof(err));
 }
 
 static void _set_ok(const char *key, const char *value)
@@ -106,7 +107,7 @@ static const char *_show(const char *key)
 {
 	static char buf[256];
 
-	modbus_conf_show(&c, _key(key), buf, sizeof(buf));
+	se_conf_show(&modbus_conf_desc, &c, _key(key), buf, sizeof(buf));
 	return buf;
 }
 
@@ -162,7 +163,7 @@ START_TEST(test_defaults)
 	ck_assert_str_eq(_show("EnergyModbusDevice"), "(null)");
 	ck_assert_str_eq(_show("EnergyModbusFrequency"), "1");
 	ck_assert_str_eq(_show("EnergyModbusTimeout"), "1000");
-	ck_assert_uint_eq(modbus_conf_key_count(), 19);
+	ck_assert_uint_eq(modbus_conf_desc.n_keys, 19);
 }
 END_TEST
 

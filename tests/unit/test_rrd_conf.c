@@ -11,6 +11,15 @@
 
 #define F "acct_gather.conf"
 
+/* key's value as scontrol show config prints it */
+static const char *_value(const rrd_conf_t *c, const char *key, char *buf,
+			  size_t len)
+{
+	return se_conf_show(&rrd_conf_desc, c,
+			    (size_t) se_conf_key_index(&rrd_conf_desc, key),
+			    buf, len);
+}
+
 START_TEST(test_defaults)
 {
 	rrd_conf_t c;
@@ -24,7 +33,7 @@ START_TEST(test_defaults)
 	/* EnergyRRDFile is required */
 	ck_assert_int_eq(rrd_conf_check(&c, F, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "EnergyRRDFile"));
-	ck_assert_str_eq(rrd_conf_value(&c, "EnergyRRDConsolidation", buf,
+	ck_assert_str_eq(_value(&c, "EnergyRRDConsolidation", buf,
 					sizeof(buf)), "AVERAGE");
 	rrd_conf_free(&c);
 }
@@ -48,7 +57,7 @@ START_TEST(test_all_keys)
 
 	rrd_conf_init(&c);
 	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++)
-		ck_assert_msg(!rrd_conf_set(&c, F, kv[i][0], kv[i][1], err,
+		ck_assert_msg(!se_conf_set(&rrd_conf_desc, &c, F, kv[i][0], kv[i][1], err,
 					    sizeof(err)), "%s", err);
 	ck_assert_int_eq(rrd_conf_check(&c, F, err, sizeof(err)), 0);
 	ck_assert_str_eq(c.file_tmpl, "/var/lib/rrd/%n/power.rrd");
@@ -57,9 +66,9 @@ START_TEST(test_all_keys)
 	ck_assert_uint_eq(c.period_ns, 2500 * SE_NS_PER_MS);
 	ck_assert_uint_eq(c.max_age_ns, 30 * SE_NS_PER_SEC);
 	ck_assert_str_eq(c.daemon, "unix:/run/rrdcached.sock");
-	ck_assert_str_eq(rrd_conf_value(&c, "EnergyRRDFrequency", buf,
+	ck_assert_str_eq(_value(&c, "EnergyRRDFrequency", buf,
 					sizeof(buf)), "2.5");
-	while (rrd_conf_key(n))
+	while (se_conf_key(&rrd_conf_desc, n))
 		n++;
 	ck_assert_uint_eq(n, sizeof(kv) / sizeof(kv[0]));
 	rrd_conf_free(&c);
@@ -84,12 +93,12 @@ START_TEST(test_bad_values)
 
 	rrd_conf_init(&c);
 	for (size_t i = 0; i < sizeof(kv) / sizeof(kv[0]); i++) {
-		ck_assert_int_eq(rrd_conf_set(&c, F, kv[i][0], kv[i][1], err,
+		ck_assert_int_eq(se_conf_set(&rrd_conf_desc, &c, F, kv[i][0], kv[i][1], err,
 					      sizeof(err)), -EINVAL);
 		ck_assert_msg(strstr(err, F) && strstr(err, kv[i][0]) &&
 			      strstr(err, kv[i][1]), "%s", err);
 	}
-	ck_assert_int_eq(rrd_conf_set(&c, F, "EnergyRRDColour", "red", err,
+	ck_assert_int_eq(se_conf_set(&rrd_conf_desc, &c, F, "EnergyRRDColour", "red", err,
 				      sizeof(err)), -ENOENT);
 	ck_assert_ptr_nonnull(strstr(err, "EnergyRRDColour"));
 	rrd_conf_free(&c);
@@ -102,17 +111,17 @@ START_TEST(test_cross_checks)
 	char err[256];
 
 	rrd_conf_init(&c);
-	ck_assert_int_eq(rrd_conf_set(&c, F, "EnergyRRDFile", "/r/%n.rrd", err,
+	ck_assert_int_eq(se_conf_set(&rrd_conf_desc, &c, F, "EnergyRRDFile", "/r/%n.rrd", err,
 				      sizeof(err)), 0);
-	ck_assert_int_eq(rrd_conf_set(&c, F, "EnergyRRDMinWatt", "500", err,
+	ck_assert_int_eq(se_conf_set(&rrd_conf_desc, &c, F, "EnergyRRDMinWatt", "500", err,
 				      sizeof(err)), 0);
-	ck_assert_int_eq(rrd_conf_set(&c, F, "EnergyRRDMaxWatt", "100", err,
+	ck_assert_int_eq(se_conf_set(&rrd_conf_desc, &c, F, "EnergyRRDMaxWatt", "100", err,
 				      sizeof(err)), 0);
 	ck_assert_int_eq(rrd_conf_check(&c, F, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "EnergyRRDMinWatt=500"));
-	ck_assert_int_eq(rrd_conf_set(&c, F, "EnergyRRDMaxWatt", "1000", err,
+	ck_assert_int_eq(se_conf_set(&rrd_conf_desc, &c, F, "EnergyRRDMaxWatt", "1000", err,
 				      sizeof(err)), 0);
-	ck_assert_int_eq(rrd_conf_set(&c, F, "EnergyRRDMaxAge", "5", err,
+	ck_assert_int_eq(se_conf_set(&rrd_conf_desc, &c, F, "EnergyRRDMaxAge", "5", err,
 				      sizeof(err)), 0);
 	ck_assert_int_eq(rrd_conf_check(&c, F, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "EnergyRRDMaxAge=5"));

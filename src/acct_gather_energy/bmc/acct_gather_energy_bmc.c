@@ -116,46 +116,13 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	return 0;
 }
 
-/* ------------------------------------------- hooks for se_energy_plugin.c */
-
-static void _conf_init(void)
-{
-	bmc_conf_init(&bconf);
-}
-
-static void _conf_free(void)
-{
-	bmc_conf_free(&bconf);
-}
-
-static int _conf_set(const char *file, size_t i, const char *value,
-		     char *err, size_t err_len)
-{
-	return bmc_conf_set(&bconf, file, bmc_conf_key(i), value, err,
-			    err_len);
-}
-
-static int _conf_check(const char *file, char *err, size_t err_len)
-{
-	return bmc_conf_check(&bconf, file, err, err_len);
-}
-
-static void _conf_show(size_t i, char *buf, size_t len)
-{
-	bmc_conf_show(&bconf, i, buf, len);
-}
-
 /*
  * Slurm's entry points are in ../common/se_energy_plugin.c.  The node's
  * host and password are resolved in _make_meter(), in slurmd only.
  */
 const se_energy_plugin_t se_energy_plugin = {
 	.meter_name = "bmc",
-	.key = bmc_conf_key,
-	.conf_init = _conf_init,
-	.conf_free = _conf_free,
-	.conf_set = _conf_set,
-	.conf_check = _conf_check,
-	.conf_show = _conf_show,
+	.conf_desc = &bmc_conf_desc,
+	.conf = &bconf,
 	.make_meter = _make_meter,
 };

@@ -15,17 +15,10 @@
 
 #include "bmc_conf.h"
 #include "conf.h"
+#include "conf_desc.h"
 #include "se_time.h"
 
 /* ------------------------------------------------------------ private types */
-
-typedef int (*bmc_setter_t)(bmc_conf_t *c, const conf_where_t *w,
-			    const char *value, char *err, size_t err_len);
-
-typedef struct {
-	const char *key;
-	bmc_setter_t set;
-} bmc_key_t;
 
 /* A FreeIPMI workaround flag: its ipmi-sensors -W name and its bits for
  * IPMI 1.5 and 2.0 sessions (libfreeipmi's IPMI_WORKAROUND_FLAGS_OUTOFBAND_*
@@ -121,9 +114,10 @@ static int _replace(char **dst, const char *value)
 	return 0;
 }
 
-static int _set_method(bmc_conf_t *c, const conf_where_t *w,
-		       const char *value, char *err, size_t err_len)
+static int _set_method(void *conf, const conf_where_t *w, const char *value,
+		       char *err, size_t err_len)
 {
+	bmc_conf_t *c = conf;
 	int i, rc;
 
 	if ((rc = conf_enum(w, value, _method_names, &i, err, err_len)))
@@ -132,9 +126,10 @@ static int _set_method(bmc_conf_t *c, const conf_where_t *w,
 	return 0;
 }
 
-static int _set_privilege(bmc_conf_t *c, const conf_where_t *w,
-			  const char *value, char *err, size_t err_len)
+static int _set_privilege(void *conf, const conf_where_t *w, const char *value,
+			  char *err, size_t err_len)
 {
+	bmc_conf_t *c = conf;
 	int i, rc;
 
 	if ((rc = conf_enum(w, value, _priv_names, &i, err, err_len)))
@@ -143,9 +138,10 @@ static int _set_privilege(bmc_conf_t *c, const conf_where_t *w,
 	return 0;
 }
 
-static int _set_protocol(bmc_conf_t *c, const conf_where_t *w,
-			 const char *value, char *err, size_t err_len)
+static int _set_protocol(void *conf, const conf_where_t *w, const char *value,
+			 char *err, size_t err_len)
 {
+	bmc_conf_t *c = conf;
 	int i, rc;
 
 	if ((rc = conf_enum(w, value, _proto_names, &i, err, err_len)))
@@ -204,9 +200,10 @@ static int _add_sensor(bmc_conf_t *c, const conf_where_t *w,
 	return 0;
 }
 
-static int _set_sensors(bmc_conf_t *c, const conf_where_t *w,
-			const char *value, char *err, size_t err_len)
+static int _set_sensors(void *conf, const conf_where_t *w, const char *value,
+			char *err, size_t err_len)
 {
+	bmc_conf_t *c = conf;
 	char *list = strdup(value), *rest = list, *item;
 	int rc = 0;
 
@@ -222,45 +219,54 @@ static int _set_sensors(bmc_conf_t *c, const conf_where_t *w,
 	return rc;
 }
 
-static int _set_host(bmc_conf_t *c, const conf_where_t *w, const char *value,
+static int _set_host(void *conf, const conf_where_t *w, const char *value,
 		     char *err, size_t err_len)
 {
+	bmc_conf_t *c = conf;
+
 	if (!*value)
 		return _fail(w, value, err, err_len, -EINVAL,
 			     "empty (leave the key out for in-band)");
 	return _replace(&c->host_tmpl, value);
 }
 
-static int _set_map(bmc_conf_t *c, const conf_where_t *w, const char *value,
+static int _set_map(void *conf, const conf_where_t *w, const char *value,
 		    char *err, size_t err_len)
 {
+	bmc_conf_t *c = conf;
+
 	if (value[0] != '/')
 		return _fail(w, value, err, err_len, -EINVAL,
 			     "must be an absolute path");
 	return _replace(&c->map_path, value);
 }
 
-static int _set_user(bmc_conf_t *c, const conf_where_t *w, const char *value,
+static int _set_user(void *conf, const conf_where_t *w, const char *value,
 		     char *err, size_t err_len)
 {
+	bmc_conf_t *c = conf;
+
 	if (strlen(value) > 16)	/* IPMI 2.0 §22.28: 16-byte user names */
 		return _fail(w, value, err, err_len, -ERANGE,
 			     "longer than 16 characters");
 	return _replace(&c->user, value);
 }
 
-static int _set_password_file(bmc_conf_t *c, const conf_where_t *w,
+static int _set_password_file(void *conf, const conf_where_t *w,
 			      const char *value, char *err, size_t err_len)
 {
+	bmc_conf_t *c = conf;
+
 	if (value[0] != '/')
 		return _fail(w, value, err, err_len, -EINVAL,
 			     "must be an absolute path");
 	return _replace(&c->password_file, value);
 }
 
-static int _set_cipher_suite(bmc_conf_t *c, const conf_where_t *w,
+static int _set_cipher_suite(void *conf, const conf_where_t *w,
 			     const char *value, char *err, size_t err_len)
 {
+	bmc_conf_t *c = conf;
 	uint64_t id;
 	size_t i;
 	int rc;
@@ -287,9 +293,10 @@ static const bmc_workaround_t *_workaround(const char *name)
 	return NULL;
 }
 
-static int _set_workarounds(bmc_conf_t *c, const conf_where_t *w,
+static int _set_workarounds(void *conf, const conf_where_t *w,
 			    const char *value, char *err, size_t err_len)
 {
+	bmc_conf_t *c = conf;
 	char *list = strdup(value), *save = NULL, *item;
 	unsigned b15 = 0, b20 = 0;
 	int rc = 0;
@@ -317,23 +324,28 @@ static int _set_workarounds(bmc_conf_t *c, const conf_where_t *w,
 	return _replace(&c->workaround_names, value);
 }
 
-static int _set_frequency(bmc_conf_t *c, const conf_where_t *w,
-			  const char *value, char *err, size_t err_len)
+static int _set_frequency(void *conf, const conf_where_t *w, const char *value,
+			  char *err, size_t err_len)
 {
+	bmc_conf_t *c = conf;
+
 	return conf_seconds_ns(w, value, BMC_PERIOD_MIN_NS, BMC_PERIOD_MAX_NS,
 			       &c->period_ns, err, err_len);
 }
 
-static int _set_timeout(bmc_conf_t *c, const conf_where_t *w,
-			const char *value, char *err, size_t err_len)
+static int _set_timeout(void *conf, const conf_where_t *w, const char *value,
+			char *err, size_t err_len)
 {
+	bmc_conf_t *c = conf;
+
 	return conf_millis_ns(w, value, BMC_TIMEOUT_MIN_MS, BMC_TIMEOUT_MAX_MS,
 			      &c->timeout_ns, err, err_len);
 }
 
-static int _set_max_watts(bmc_conf_t *c, const conf_where_t *w,
-			  const char *value, char *err, size_t err_len)
+static int _set_max_watts(void *conf, const conf_where_t *w, const char *value,
+			  char *err, size_t err_len)
 {
+	bmc_conf_t *c = conf;
 	uint64_t watts;
 	int rc;
 
@@ -343,45 +355,18 @@ static int _set_max_watts(bmc_conf_t *c, const conf_where_t *w,
 	return 0;
 }
 
-static int _set_sdr_cache_dir(bmc_conf_t *c, const conf_where_t *w,
+static int _set_sdr_cache_dir(void *conf, const conf_where_t *w,
 			      const char *value, char *err, size_t err_len)
 {
+	bmc_conf_t *c = conf;
+
 	if (value[0] != '/')
 		return _fail(w, value, err, err_len, -EINVAL,
 			     "must be an absolute path");
 	return _replace(&c->sdr_cache_dir, value);
 }
 
-/* The man page documents the keys in this order. */
-enum {
-	K_METHOD, K_SENSORS, K_HOST, K_MAP, K_USER, K_PASSWORD_FILE,
-	K_PRIVILEGE, K_PROTOCOL, K_CIPHER_SUITE, K_WORKAROUNDS, K_FREQUENCY,
-	K_TIMEOUT, K_MAX_WATTS, K_SDR_CACHE_DIR, K_COUNT
-};
-
-static const bmc_key_t _keys[K_COUNT] = {
-	[K_METHOD] =		{ "EnergyBMCMethod",		_set_method },
-	[K_SENSORS] =		{ "EnergyBMCSensors",		_set_sensors },
-	[K_HOST] =		{ "EnergyBMCHost",		_set_host },
-	[K_MAP] =		{ "EnergyBMCMap",		_set_map },
-	[K_USER] =		{ "EnergyBMCUser",		_set_user },
-	[K_PASSWORD_FILE] =	{ "EnergyBMCPasswordFile",	_set_password_file },
-	[K_PRIVILEGE] =		{ "EnergyBMCPrivilege",		_set_privilege },
-	[K_PROTOCOL] =		{ "EnergyBMCProtocol",		_set_protocol },
-	[K_CIPHER_SUITE] =	{ "EnergyBMCCipherSuite",	_set_cipher_suite },
-	[K_WORKAROUNDS] =	{ "EnergyBMCWorkaroundFlags",	_set_workarounds },
-	[K_FREQUENCY] =		{ "EnergyBMCFrequency",		_set_frequency },
-	[K_TIMEOUT] =		{ "EnergyBMCTimeout",		_set_timeout },
-	[K_MAX_WATTS] =		{ "EnergyBMCMaxWatts",		_set_max_watts },
-	[K_SDR_CACHE_DIR] =	{ "EnergyBMCSdrCacheDir",	_set_sdr_cache_dir },
-};
-
 /* ------------------------------------------------------------ public */
-
-const char *bmc_conf_key(size_t i)
-{
-	return i < K_COUNT ? _keys[i].key : NULL;
-}
 
 void bmc_conf_init(bmc_conf_t *c)
 {
@@ -408,22 +393,6 @@ void bmc_conf_free(bmc_conf_t *c)
 	free(c->host);
 	explicit_bzero(c->password, sizeof(c->password));
 	bmc_conf_init(c);
-}
-
-int bmc_conf_set(bmc_conf_t *c, const char *file, const char *key,
-		 const char *value, char *err, size_t err_len)
-{
-	const bmc_key_t *k;
-
-	for (k = _keys; k < _keys + K_COUNT; k++) {
-		if (!strcasecmp(k->key, key)) {
-			conf_where_t w = { .file = file, .key = k->key };
-
-			return k->set(c, &w, value ? value : "", err, err_len);
-		}
-	}
-	snprintf(err, err_len, "%s: %s: unknown key", file, key);
-	return -ENOENT;
 }
 
 /* Read the first line of the (already checked) password file. */
@@ -680,11 +649,18 @@ int bmc_conf_copy(bmc_conf_t *dst, const bmc_conf_t *src)
 	return 0;
 }
 
-static void _show_sensors(const bmc_conf_t *c, char *buf, size_t len)
+/* ------------------------------------------------------------ printers */
+
+static const char *_or(const char *s, const char *dflt)
 {
+	return s ? s : dflt;
+}
+
+static void _show_sensors(const void *conf, char *buf, size_t len)
+{
+	const bmc_conf_t *c = conf;
 	size_t i, n = 0;
 
-	buf[0] = '\0';
 	for (i = 0; i < c->n_sensors && n < len; i++) {
 		if (c->sensors[i].by_id)
 			n += snprintf(buf + n, len - n, "%s%u", i ? "," : "",
@@ -697,60 +673,52 @@ static void _show_sensors(const bmc_conf_t *c, char *buf, size_t len)
 		snprintf(buf, len, "(every system Watts sensor)");
 }
 
-static const char *_or(const char *s, const char *dflt)
-{
-	return s ? s : dflt;
+/* A key printed by one format and one expression of c. */
+#define SHOW(key, fmt, expr)						\
+static void _show_##key(const void *conf, char *buf, size_t len)	\
+{									\
+	const bmc_conf_t *c = conf;					\
+									\
+	snprintf(buf, len, fmt, expr);					\
 }
 
-void bmc_conf_show(const bmc_conf_t *c, size_t i, char *buf, size_t len)
-{
-	unsigned long long ms = c->timeout_ns / SE_NS_PER_MS;
-	unsigned long long watts = c->max_power_mw / 1000;
+SHOW(method, "%s", bmc_method_name(c->method))
+SHOW(host, "%s", _or(c->host_tmpl, "(in-band)"))
+SHOW(map, "%s", _or(c->map_path, "(none)"))
+SHOW(user, "%s", _or(c->user, "(null user)"))
+/* the path, never the secret */
+SHOW(password_file, "%s", _or(c->password_file, "(none)"))
+SHOW(privilege, "%s", bmc_priv_name(c->privilege))
+SHOW(protocol, "%s", _proto_names[c->protocol])
+SHOW(cipher_suite, "%u", c->cipher_suite)
+SHOW(workarounds, "%s", _or(c->workaround_names, "(none)"))
+SHOW(frequency, "%g", (double) c->period_ns / SE_NS_PER_SEC)
+SHOW(timeout, "%llu", (unsigned long long) (c->timeout_ns / SE_NS_PER_MS))
+SHOW(max_watts, "%llu", (unsigned long long) (c->max_power_mw / 1000))
+SHOW(sdr_cache_dir, "%s", _or(c->sdr_cache_dir, BMC_SDR_CACHE_DIR_DEFAULT))
 
-	buf[0] = '\0';
-	switch (i) {
-	case K_METHOD:
-		snprintf(buf, len, "%s", bmc_method_name(c->method));
-		break;
-	case K_SENSORS:
-		_show_sensors(c, buf, len);
-		break;
-	case K_HOST:
-		snprintf(buf, len, "%s", _or(c->host_tmpl, "(in-band)"));
-		break;
-	case K_MAP:
-		snprintf(buf, len, "%s", _or(c->map_path, "(none)"));
-		break;
-	case K_USER:
-		snprintf(buf, len, "%s", _or(c->user, "(null user)"));
-		break;
-	case K_PASSWORD_FILE:	/* the path, never the secret */
-		snprintf(buf, len, "%s", _or(c->password_file, "(none)"));
-		break;
-	case K_PRIVILEGE:
-		snprintf(buf, len, "%s", bmc_priv_name(c->privilege));
-		break;
-	case K_PROTOCOL:
-		snprintf(buf, len, "%s", _proto_names[c->protocol]);
-		break;
-	case K_CIPHER_SUITE:
-		snprintf(buf, len, "%u", c->cipher_suite);
-		break;
-	case K_WORKAROUNDS:
-		snprintf(buf, len, "%s", _or(c->workaround_names, "(none)"));
-		break;
-	case K_FREQUENCY:
-		snprintf(buf, len, "%g", (double) c->period_ns / SE_NS_PER_SEC);
-		break;
-	case K_TIMEOUT:
-		snprintf(buf, len, "%llu", ms);
-		break;
-	case K_MAX_WATTS:
-		snprintf(buf, len, "%llu", watts);
-		break;
-	case K_SDR_CACHE_DIR:
-		snprintf(buf, len, "%s", _or(c->sdr_cache_dir,
-					     BMC_SDR_CACHE_DIR_DEFAULT));
-		break;
-	}
-}
+/* ------------------------------------------------------------ the keys */
+
+/* The man page documents the keys in this order. */
+static const se_conf_key_t _keys[] = {
+	{ "EnergyBMCMethod",		_set_method,	_show_method },
+	{ "EnergyBMCSensors",		_set_sensors,	_show_sensors },
+	{ "EnergyBMCHost",		_set_host,	_show_host },
+	{ "EnergyBMCMap",		_set_map,	_show_map },
+	{ "EnergyBMCUser",		_set_user,	_show_user },
+	{ "EnergyBMCPasswordFile",	_set_password_file,
+					_show_password_file },
+	{ "EnergyBMCPrivilege",		_set_privilege,	_show_privilege },
+	{ "EnergyBMCProtocol",		_set_protocol,	_show_protocol },
+	{ "EnergyBMCCipherSuite",	_set_cipher_suite,
+					_show_cipher_suite },
+	{ "EnergyBMCWorkaroundFlags",	_set_workarounds, _show_workarounds },
+	{ "EnergyBMCFrequency",		_set_frequency,	_show_frequency },
+	{ "EnergyBMCTimeout",		_set_timeout,	_show_timeout },
+	{ "EnergyBMCMaxWatts",		_set_max_watts,	_show_max_watts },
+	{ "EnergyBMCSdrCacheDir",	_set_sdr_cache_dir,
+					_show_sdr_cache_dir },
+};
+
+SE_CONF_DESC_DEFINE(bmc_conf_desc, bmc_conf, bmc_conf_t, "bmc",
+		    "acct_gather.conf", _keys);

@@ -1,9 +1,9 @@
 /*
  * bmc_conf.h - the acct_gather.conf keys of acct_gather_energy/bmc.
  *
- * Table-driven: bmc_conf_key(i) lists every key (the plugin registers them
- * with Slurm's parser as strings and hands each value found to
- * bmc_conf_set()).  bmc_conf_resolve_map() and bmc_conf_finish() then
+ * Table-driven: bmc_conf_desc lists every key (conf_desc.h; the plugin
+ * registers them with Slurm's parser as strings and hands each value found
+ * to se_conf_set()).  bmc_conf_resolve_map() and bmc_conf_finish() then
  * resolve what depends on the node (its line of EnergyBMCMap, the %n of
  * its host) and read the password file.  Every error names the file, the
  * key (or map line) and the value; the password itself never appears in a
@@ -23,6 +23,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "conf_desc.h"
 
 typedef enum {
 	BMC_METHOD_AUTO = 0,	/* DCMI when the BMC answers it, else sensors */
@@ -82,8 +84,9 @@ typedef struct {
 	bool have_password;
 } bmc_conf_t;
 
-/* The i-th key (in the order of the man page), NULL past the last. */
-const char *bmc_conf_key(size_t i);
+/* The keys in the order of the man page, and the calls below through
+ * void * (conf_desc.h); se_conf_show() never shows the password. */
+extern const se_conf_desc_t bmc_conf_desc;
 
 /* Defaults: method auto, in-band, privilege user, cipher suite 3,
  * frequency 1 s, timeout 2000 ms, max 20 kW. */
@@ -91,14 +94,6 @@ void bmc_conf_init(bmc_conf_t *c);
 
 /* Free what the configuration holds and wipe the password. */
 void bmc_conf_free(bmc_conf_t *c);
-
-/*
- * Set key (case-insensitive, one of bmc_conf_key()) to value, as read from
- * file.  Returns 0, -ENOENT for an unknown key, -EINVAL / -ERANGE for a bad
- * value (message in err naming file, key and value).
- */
-int bmc_conf_set(bmc_conf_t *c, const char *file, const char *key,
-		 const char *value, char *err, size_t err_len);
 
 /*
  * Check the keys together (nothing node-specific): 0 or -EINVAL with a
@@ -137,9 +132,6 @@ int bmc_conf_finish(bmc_conf_t *c, const char *file, const char *node,
 
 /* Deep copy (the password too); 0 or -ENOMEM (dst then empty). */
 int bmc_conf_copy(bmc_conf_t *dst, const bmc_conf_t *src);
-
-/* The value of the i-th key for scontrol show config; never the password. */
-void bmc_conf_show(const bmc_conf_t *c, size_t i, char *buf, size_t len);
 
 /* Names of the enum values, for messages and the load line. */
 const char *bmc_method_name(bmc_method_t m);

@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conf_desc.h"
 #include "meter.h"
 #include "sampler.h"
 
@@ -83,21 +84,18 @@ typedef int (*se_energy_window_fn)(const char *node, uint64_t t0_ns,
 /*
  * What an energy plugin of ours gives the shared Slurm entry points:
  * se_energy_plugin.c defines init(), fini() and every acct_gather_energy_p_*
- * from it, so a plugin file holds only its plugin_* symbols, these hooks and
- * its make_meter().  Keys are registered with Slurm as strings and checked
- * by the plugin's own parser, whose messages name file, key and value
+ * from it, so a plugin file holds only its plugin_* symbols, this struct
+ * and its make_meter().  Its acct_gather.conf keys are its back-end's
+ * descriptor (conf_desc.h), registered with Slurm as strings and checked by
+ * the back-end's own parsers, whose messages name file, key and value
  * (Slurm's would only say "bad").
  */
 typedef struct {
 	const char *meter_name;		/* "modbus": in the load line */
-	const char *(*key)(size_t i);	/* i-th acct_gather.conf key, NULL
-					 * past the last */
-	void (*conf_init)(void);	/* defaults */
-	void (*conf_free)(void);
-	int (*conf_set)(const char *file, size_t i, const char *value,
-			char *err, size_t err_len);
-	int (*conf_check)(const char *file, char *err, size_t err_len);
-	void (*conf_show)(size_t i, char *buf, size_t len);
+	const se_conf_desc_t *conf_desc; /* the acct_gather.conf keys */
+	void *conf;			/* the configuration conf_desc fills,
+					 * the plugin's own (make_meter reads
+					 * it) */
 	se_energy_make_meter_fn make_meter; /* arg: acct_gather.conf's path */
 	se_energy_window_fn window_energy;  /* NULL: data is live (below) */
 } se_energy_plugin_t;

@@ -3,7 +3,8 @@
  * once for every energy plugin of the suite.
  *
  * Each plugin (modbus, bmc, rrd) defines plugin_name/type/version and an
- * se_energy_plugin_t with its configuration hooks and make_meter(); this
+ * se_energy_plugin_t with its back-end's configuration descriptor and
+ * make_meter(); this
  * file, linked into each plugin .so, turns Slurm's calls into those hooks
  * and into the shared glue of se_energy.c.
  */
@@ -16,6 +17,7 @@
 #include "slurm_compat_energy.h"
 
 #include "se_energy.h"
+#include "se_slurm_conf.h"
 
 /* acct_gather.conf's path, handed to make_meter() (xmalloc'ed). */
 static char *conf_path;
@@ -27,43 +29,13 @@ static char *conf_path;
  */
 static bool conf_kept;
 
-static size_t _key_count(void)
-{
-	size_t n = 0;
-
-	while (se_energy_plugin.key(n))
-		n++;
-	return n;
-}
-
-/* Parse and check every key Slurm collected; NULL or the error message. */
-static const char *_parse(s_p_hashtbl_t *tbl, char *err, size_t err_len)
-{
-	const char *key;
-	char *value;
-	int rc = 0;
-
-	se_energy_plugin.conf_free();
-	se_energy_plugin.conf_init();
-	for (size_t i = 0; tbl && !rc && (key = se_energy_plugin.key(i)); i++) {
-		if (!s_p_get_string(&value, key, tbl))
-			continue;
-		rc = se_energy_plugin.conf_set(conf_path, i, value, err,
-					       err_len);
-		xfree(value);
-	}
-	if (!rc)
-		rc = se_energy_plugin.conf_check(conf_path, err, err_len);
-	return rc ? err : NULL;
-}
-
 /* ------------------------------------------------------- entry points */
 
 extern int init(void)
 {
 	se_energy_init();
 	if (!conf_kept)
-		se_energy_plugin.conf_init();
+		se_energy_plugin.conf_desc->init(se_energy_plugin.conf);
 	return SLURM_SUCCESS;
 }
 
@@ -72,7 +44,7 @@ extern int fini(void)
 	/* a step that may still settle needs its configuration */
 	if ((conf_kept = se_energy_fini()))
 		return SLURM_SUCCESS;
-	se_energy_plugin.conf_free();
+	se_energy_plugin.conf_desc->free(se_energy_plugin.conf);
 	xfree(conf_path);
 	return SLURM_SUCCESS;
 }
@@ -97,13 +69,9 @@ extern int acct_gather_energy_p_set_data(enum acct_energy_type data_type,
 extern void acct_gather_energy_p_conf_options(s_p_options_t **full_options,
 					      int *full_options_cnt)
 {
-	size_t n = _key_count();
-	s_p_options_t *options = xcalloc(n + 1, sizeof(*options));
+	const se_conf_desc_t *d = se_energy_plugin.conf_desc;
+	s_p_options_t *options = se_slurm_conf_options(d);
 
-	for (size_t i = 0; i < n; i++) {
-		options[i].key = (char *) se_energy_plugin.key(i);
-		options[i].type = S_P_STRING;
-	}
 	transfer_s_p_options(full_options, options, full_options_cnt);
 	xfree(options);
 }
@@ -112,25 +80,20 @@ extern void acct_gather_energy_p_conf_set(int context_id_in,
 					  s_p_hashtbl_t *tbl)
 {
 	char err[1024] = "";
+	int rc;
 
 	xfree(conf_path);
 	conf_path = get_extra_conf_path("acct_gather.conf");
+	rc = se_slurm_conf_parse(se_energy_plugin.conf_desc,
+				 se_energy_plugin.conf, tbl, conf_path, err,
+				 sizeof(err));
 	se_energy_conf_set(context_id_in, se_energy_plugin.meter_name,
-			   _parse(tbl, err, sizeof(err)),
-			   se_energy_plugin.make_meter, conf_path);
+			   rc ? err : NULL, se_energy_plugin.make_meter,
+			   conf_path);
 }
 
 extern void acct_gather_energy_p_conf_values(se_list_t *data)
 {
-	config_key_pair_t *kp;
-	const char *key;
-	char buf[256];
-
-	for (size_t i = 0; (key = se_energy_plugin.key(i)); i++) {
-		se_energy_plugin.conf_show(i, buf, sizeof(buf));
-		kp = xmalloc(sizeof(*kp));
-		kp->name = xstrdup(key);
-		kp->value = xstrdup(buf);
-		list_append(*data, kp);
-	}
+	se_slurm_conf_values(se_energy_plugin.conf_desc, se_energy_plugin.conf,
+			     *data);
 }

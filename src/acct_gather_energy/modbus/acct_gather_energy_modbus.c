@@ -145,47 +145,10 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	return 0;
 }
 
-/* ------------------------------------------- hooks for se_energy_plugin.c */
-
-static const char *_key(size_t i)
-{
-	return i < modbus_conf_key_count() ? modbus_conf_key_name(i) : NULL;
-}
-
-static void _conf_init(void)
-{
-	modbus_conf_init(&mconf);
-}
-
-static void _conf_free(void)
-{
-	modbus_conf_free(&mconf);
-}
-
-static int _conf_set(const char *file, size_t i, const char *value,
-		     char *err, size_t err_len)
-{
-	return modbus_conf_set(&mconf, file, i, value, err, err_len);
-}
-
-static int _conf_check(const char *file, char *err, size_t err_len)
-{
-	return modbus_conf_check(&mconf, file, err, err_len);
-}
-
-static void _conf_show(size_t i, char *buf, size_t len)
-{
-	modbus_conf_show(&mconf, i, buf, len);
-}
-
 /* Slurm's entry points are in ../common/se_energy_plugin.c. */
 const se_energy_plugin_t se_energy_plugin = {
 	.meter_name = "modbus",
-	.key = _key,
-	.conf_init = _conf_init,
-	.conf_free = _conf_free,
-	.conf_set = _conf_set,
-	.conf_check = _conf_check,
-	.conf_show = _conf_show,
+	.conf_desc = &modbus_conf_desc,
+	.conf = &mconf,
 	.make_meter = _make_meter,
 };

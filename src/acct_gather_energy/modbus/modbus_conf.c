@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "conf.h"
+#include "conf_desc.h"
 #include "counter.h"
 #include "modbus_conf.h"
 #include "se_log.h"
@@ -30,16 +31,6 @@ enum {
 	K_COUNT
 };
 
-typedef int (*parse_fn)(modbus_conf_t *c, const conf_where_t *w,
-			const char *v, char *err, size_t len);
-typedef void (*show_fn)(const modbus_conf_t *c, char *buf, size_t len);
-
-typedef struct {
-	const char *name;
-	parse_fn parse;
-	show_fn show;
-} key_desc_t;
-
 /* Collects map lines (modbus_conf_read_map). */
 typedef struct {
 	modbus_conf_t *c;
@@ -48,69 +39,58 @@ typedef struct {
 
 /* -------------------------------------------------- private prototypes */
 
-static int _p_device(modbus_conf_t *, const conf_where_t *, const char *,
-		     char *, size_t);
-static int _p_baud(modbus_conf_t *, const conf_where_t *, const char *,
-		   char *, size_t);
-static int _p_parity(modbus_conf_t *, const conf_where_t *, const char *,
-		     char *, size_t);
-static int _p_data_bits(modbus_conf_t *, const conf_where_t *, const char *,
-			char *, size_t);
-static int _p_stop_bits(modbus_conf_t *, const conf_where_t *, const char *,
-			char *, size_t);
-static int _p_unit(modbus_conf_t *, const conf_where_t *, const char *,
-		   char *, size_t);
-static int _p_kind(modbus_conf_t *, const conf_where_t *, const char *,
-		   char *, size_t);
-static int _p_preg(modbus_conf_t *, const conf_where_t *, const char *,
-		   char *, size_t);
-static int _p_ptype(modbus_conf_t *, const conf_where_t *, const char *,
-		    char *, size_t);
-static int _p_order(modbus_conf_t *, const conf_where_t *, const char *,
-		    char *, size_t);
-static int _p_pscale(modbus_conf_t *, const conf_where_t *, const char *,
-		     char *, size_t);
-static int _p_ereg(modbus_conf_t *, const conf_where_t *, const char *,
-		   char *, size_t);
-static int _p_etype(modbus_conf_t *, const conf_where_t *, const char *,
-		    char *, size_t);
-static int _p_escale(modbus_conf_t *, const conf_where_t *, const char *,
-		     char *, size_t);
-static int _p_model(modbus_conf_t *, const conf_where_t *, const char *,
-		    char *, size_t);
-static int _p_freq(modbus_conf_t *, const conf_where_t *, const char *,
-		   char *, size_t);
-static int _p_timeout(modbus_conf_t *, const conf_where_t *, const char *,
-		      char *, size_t);
-static int _p_max_power(modbus_conf_t *, const conf_where_t *, const char *,
-			char *, size_t);
-static int _p_map(modbus_conf_t *, const conf_where_t *, const char *,
-		  char *, size_t);
+static int _p_device(void *, const conf_where_t *, const char *, char *,
+		     size_t);
+static int _p_baud(void *, const conf_where_t *, const char *, char *, size_t);
+static int _p_parity(void *, const conf_where_t *, const char *, char *,
+		     size_t);
+static int _p_data_bits(void *, const conf_where_t *, const char *, char *,
+			size_t);
+static int _p_stop_bits(void *, const conf_where_t *, const char *, char *,
+			size_t);
+static int _p_unit(void *, const conf_where_t *, const char *, char *, size_t);
+static int _p_kind(void *, const conf_where_t *, const char *, char *, size_t);
+static int _p_preg(void *, const conf_where_t *, const char *, char *, size_t);
+static int _p_ptype(void *, const conf_where_t *, const char *, char *, size_t);
+static int _p_order(void *, const conf_where_t *, const char *, char *, size_t);
+static int _p_pscale(void *, const conf_where_t *, const char *, char *,
+		     size_t);
+static int _p_ereg(void *, const conf_where_t *, const char *, char *, size_t);
+static int _p_etype(void *, const conf_where_t *, const char *, char *, size_t);
+static int _p_escale(void *, const conf_where_t *, const char *, char *,
+		     size_t);
+static int _p_model(void *, const conf_where_t *, const char *, char *, size_t);
+static int _p_freq(void *, const conf_where_t *, const char *, char *, size_t);
+static int _p_timeout(void *, const conf_where_t *, const char *, char *,
+		      size_t);
+static int _p_max_power(void *, const conf_where_t *, const char *, char *,
+			size_t);
+static int _p_map(void *, const conf_where_t *, const char *, char *, size_t);
 
-static void _s_device(const modbus_conf_t *, char *, size_t);
-static void _s_baud(const modbus_conf_t *, char *, size_t);
-static void _s_parity(const modbus_conf_t *, char *, size_t);
-static void _s_data_bits(const modbus_conf_t *, char *, size_t);
-static void _s_stop_bits(const modbus_conf_t *, char *, size_t);
-static void _s_unit(const modbus_conf_t *, char *, size_t);
-static void _s_kind(const modbus_conf_t *, char *, size_t);
-static void _s_preg(const modbus_conf_t *, char *, size_t);
-static void _s_ptype(const modbus_conf_t *, char *, size_t);
-static void _s_order(const modbus_conf_t *, char *, size_t);
-static void _s_pscale(const modbus_conf_t *, char *, size_t);
-static void _s_ereg(const modbus_conf_t *, char *, size_t);
-static void _s_etype(const modbus_conf_t *, char *, size_t);
-static void _s_escale(const modbus_conf_t *, char *, size_t);
-static void _s_model(const modbus_conf_t *, char *, size_t);
-static void _s_freq(const modbus_conf_t *, char *, size_t);
-static void _s_timeout(const modbus_conf_t *, char *, size_t);
-static void _s_max_power(const modbus_conf_t *, char *, size_t);
-static void _s_map(const modbus_conf_t *, char *, size_t);
+static void _s_device(const void *, char *, size_t);
+static void _s_baud(const void *, char *, size_t);
+static void _s_parity(const void *, char *, size_t);
+static void _s_data_bits(const void *, char *, size_t);
+static void _s_stop_bits(const void *, char *, size_t);
+static void _s_unit(const void *, char *, size_t);
+static void _s_kind(const void *, char *, size_t);
+static void _s_preg(const void *, char *, size_t);
+static void _s_ptype(const void *, char *, size_t);
+static void _s_order(const void *, char *, size_t);
+static void _s_pscale(const void *, char *, size_t);
+static void _s_ereg(const void *, char *, size_t);
+static void _s_etype(const void *, char *, size_t);
+static void _s_escale(const void *, char *, size_t);
+static void _s_model(const void *, char *, size_t);
+static void _s_freq(const void *, char *, size_t);
+static void _s_timeout(const void *, char *, size_t);
+static void _s_max_power(const void *, char *, size_t);
+static void _s_map(const void *, char *, size_t);
 
 /* --------------------------------------------------- private variables */
 
 /* Order = the K_* enum. */
-static const key_desc_t keys[K_COUNT] = {
+static const se_conf_key_t keys[K_COUNT] = {
 	{ "EnergyModbusDevice", _p_device, _s_device },
 	{ "EnergyModbusBaud", _p_baud, _s_baud },
 	{ "EnergyModbusParity", _p_parity, _s_parity },
@@ -169,39 +149,18 @@ void modbus_conf_free(modbus_conf_t *c)
 	memset(c, 0, sizeof(*c));
 }
 
-size_t modbus_conf_key_count(void)
+/* se_conf_desc_t.given: the model's map applies under explicit keys. */
+static void _mark_given(void *conf, size_t i)
 {
-	return K_COUNT;
-}
+	modbus_conf_t *c = conf;
 
-const char *modbus_conf_key_name(size_t i)
-{
-	return i < K_COUNT ? keys[i].name : NULL;
-}
-
-int modbus_conf_set(modbus_conf_t *c, const char *file, size_t i,
-		    const char *value, char *err, size_t err_len)
-{
-	conf_where_t w = { file ? file : MODBUS_CONF_FILE, NULL, 0 };
-	int rc;
-
-	if (i >= K_COUNT)
-		return -EINVAL;
-	w.key = keys[i].name;
-	if (!value)
-		value = "";
-	if ((rc = keys[i].parse(c, &w, value, err, err_len)))
-		return rc;
 	c->given |= 1U << i;
-	return 0;
 }
 
-void modbus_conf_show(const modbus_conf_t *c, size_t i, char *buf, size_t len)
+/* se_conf_desc_t.check_files: what slurmd reads when it builds the meter. */
+static int _check_files(void *conf, char *err, size_t err_len)
 {
-	if (len)
-		buf[0] = '\0';
-	if (i < K_COUNT)
-		keys[i].show(c, buf, len);
+	return modbus_conf_read_map(conf, err, err_len);
 }
 
 /* ---------------------------------------------------------- key parsers */
@@ -239,17 +198,19 @@ static int _set_str(char **dst, const char *v)
 	return 0;
 }
 
-static int _p_device(modbus_conf_t *c, const conf_where_t *w, const char *v,
+static int _p_device(void *conf, const conf_where_t *w, const char *v,
 		     char *err, size_t len)
 {
+	modbus_conf_t *c = conf;
 	int rc = _check_device(w, v, err, len);
 
 	return rc ? rc : _set_str(&c->device, v);
 }
 
-static int _p_baud(modbus_conf_t *c, const conf_where_t *w, const char *v,
-		   char *err, size_t len)
+static int _p_baud(void *conf, const conf_where_t *w, const char *v, char *err,
+		   size_t len)
 {
+	modbus_conf_t *c = conf;
 	uint64_t x;
 	int rc = conf_uint(w, v, 300, 4000000, &x, err, len);
 
@@ -258,9 +219,10 @@ static int _p_baud(modbus_conf_t *c, const conf_where_t *w, const char *v,
 	return rc;
 }
 
-static int _p_parity(modbus_conf_t *c, const conf_where_t *w, const char *v,
+static int _p_parity(void *conf, const conf_where_t *w, const char *v,
 		     char *err, size_t len)
 {
+	modbus_conf_t *c = conf;
 	int i, rc = conf_enum(w, v, parity_names, &i, err, len);
 
 	if (!rc)
@@ -268,9 +230,10 @@ static int _p_parity(modbus_conf_t *c, const conf_where_t *w, const char *v,
 	return rc;
 }
 
-static int _p_data_bits(modbus_conf_t *c, const conf_where_t *w,
-			const char *v, char *err, size_t len)
+static int _p_data_bits(void *conf, const conf_where_t *w, const char *v,
+			char *err, size_t len)
 {
+	modbus_conf_t *c = conf;
 	uint64_t x;
 	int rc = conf_uint(w, v, 5, 8, &x, err, len);
 
@@ -279,9 +242,10 @@ static int _p_data_bits(modbus_conf_t *c, const conf_where_t *w,
 	return rc;
 }
 
-static int _p_stop_bits(modbus_conf_t *c, const conf_where_t *w,
-			const char *v, char *err, size_t len)
+static int _p_stop_bits(void *conf, const conf_where_t *w, const char *v,
+			char *err, size_t len)
 {
+	modbus_conf_t *c = conf;
 	uint64_t x;
 	int rc = conf_uint(w, v, 1, 2, &x, err, len);
 
@@ -290,9 +254,10 @@ static int _p_stop_bits(modbus_conf_t *c, const conf_where_t *w,
 	return rc;
 }
 
-static int _p_unit(modbus_conf_t *c, const conf_where_t *w, const char *v,
-		   char *err, size_t len)
+static int _p_unit(void *conf, const conf_where_t *w, const char *v, char *err,
+		   size_t len)
 {
+	modbus_conf_t *c = conf;
 	uint64_t x;
 	int rc = conf_uint(w, v, 0, 255, &x, err, len);
 
@@ -301,9 +266,10 @@ static int _p_unit(modbus_conf_t *c, const conf_where_t *w, const char *v,
 	return rc;
 }
 
-static int _p_kind(modbus_conf_t *c, const conf_where_t *w, const char *v,
-		   char *err, size_t len)
+static int _p_kind(void *conf, const conf_where_t *w, const char *v, char *err,
+		   size_t len)
 {
+	modbus_conf_t *c = conf;
 	int i, rc = conf_enum(w, v, mb_kind_names, &i, err, len);
 
 	if (!rc)
@@ -324,15 +290,19 @@ static int _p_reg(mb_point_t *p, const conf_where_t *w, const char *v,
 	return rc;
 }
 
-static int _p_preg(modbus_conf_t *c, const conf_where_t *w, const char *v,
-		   char *err, size_t len)
+static int _p_preg(void *conf, const conf_where_t *w, const char *v, char *err,
+		   size_t len)
 {
+	modbus_conf_t *c = conf;
+
 	return _p_reg(&c->power, w, v, err, len);
 }
 
-static int _p_ereg(modbus_conf_t *c, const conf_where_t *w, const char *v,
-		   char *err, size_t len)
+static int _p_ereg(void *conf, const conf_where_t *w, const char *v, char *err,
+		   size_t len)
 {
+	modbus_conf_t *c = conf;
+
 	return _p_reg(&c->energy, w, v, err, len);
 }
 
@@ -346,21 +316,26 @@ static int _p_type(mb_point_t *p, const conf_where_t *w, const char *v,
 	return rc;
 }
 
-static int _p_ptype(modbus_conf_t *c, const conf_where_t *w, const char *v,
+static int _p_ptype(void *conf, const conf_where_t *w, const char *v,
 		    char *err, size_t len)
 {
+	modbus_conf_t *c = conf;
+
 	return _p_type(&c->power, w, v, err, len);
 }
 
-static int _p_etype(modbus_conf_t *c, const conf_where_t *w, const char *v,
+static int _p_etype(void *conf, const conf_where_t *w, const char *v,
 		    char *err, size_t len)
 {
+	modbus_conf_t *c = conf;
+
 	return _p_type(&c->energy, w, v, err, len);
 }
 
-static int _p_order(modbus_conf_t *c, const conf_where_t *w, const char *v,
+static int _p_order(void *conf, const conf_where_t *w, const char *v,
 		    char *err, size_t len)
 {
+	modbus_conf_t *c = conf;
 	int i, rc = conf_enum(w, v, mb_order_names, &i, err, len);
 
 	if (!rc)
@@ -375,21 +350,26 @@ static int _p_scale(double *scale, const conf_where_t *w, const char *v,
 	return conf_double(w, v, 1e-9, 1e12, scale, err, len);
 }
 
-static int _p_pscale(modbus_conf_t *c, const conf_where_t *w, const char *v,
+static int _p_pscale(void *conf, const conf_where_t *w, const char *v,
 		     char *err, size_t len)
 {
+	modbus_conf_t *c = conf;
+
 	return _p_scale(&c->power.scale, w, v, err, len);
 }
 
-static int _p_escale(modbus_conf_t *c, const conf_where_t *w, const char *v,
+static int _p_escale(void *conf, const conf_where_t *w, const char *v,
 		     char *err, size_t len)
 {
+	modbus_conf_t *c = conf;
+
 	return _p_scale(&c->energy.scale, w, v, err, len);
 }
 
-static int _p_model(modbus_conf_t *c, const conf_where_t *w, const char *v,
+static int _p_model(void *conf, const conf_where_t *w, const char *v,
 		    char *err, size_t len)
 {
+	modbus_conf_t *c = conf;
 	const mb_model_t *m;
 	size_t n = 0;
 	int k;
@@ -413,29 +393,37 @@ static int _p_model(modbus_conf_t *c, const conf_where_t *w, const char *v,
 	return -EINVAL;
 }
 
-static int _p_freq(modbus_conf_t *c, const conf_where_t *w, const char *v,
-		   char *err, size_t len)
+static int _p_freq(void *conf, const conf_where_t *w, const char *v, char *err,
+		   size_t len)
 {
+	modbus_conf_t *c = conf;
+
 	/* 0.1 s: a 12-register RTU read at 9600 b/s takes ~44 ms. */
 	return conf_seconds_ns(w, v, 100000000ULL, 3600000000000ULL,
 			       &c->period_ns, err, len);
 }
 
-static int _p_timeout(modbus_conf_t *c, const conf_where_t *w, const char *v,
+static int _p_timeout(void *conf, const conf_where_t *w, const char *v,
 		      char *err, size_t len)
 {
+	modbus_conf_t *c = conf;
+
 	return conf_millis_ns(w, v, 10, 60000, &c->timeout_ns, err, len);
 }
 
-static int _p_max_power(modbus_conf_t *c, const conf_where_t *w,
-			const char *v, char *err, size_t len)
+static int _p_max_power(void *conf, const conf_where_t *w, const char *v,
+			char *err, size_t len)
 {
+	modbus_conf_t *c = conf;
+
 	return conf_double(w, v, 1.0, 1e8, &c->max_power_w, err, len);
 }
 
-static int _p_map(modbus_conf_t *c, const conf_where_t *w, const char *v,
-		  char *err, size_t len)
+static int _p_map(void *conf, const conf_where_t *w, const char *v, char *err,
+		  size_t len)
 {
+	modbus_conf_t *c = conf;
+
 	if (v[0] != '/') {
 		snprintf(err, len, "%s: %s=%s: must be an absolute path",
 			 w->file, w->key, v);
@@ -446,38 +434,52 @@ static int _p_map(modbus_conf_t *c, const conf_where_t *w, const char *v,
 
 /* --------------------------------------------------------- key printers */
 
-static void _s_device(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_device(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	snprintf(buf, len, "%s", c->device ? c->device : "(null)");
 }
 
-static void _s_baud(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_baud(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	snprintf(buf, len, "%u", c->serial.baud);
 }
 
-static void _s_parity(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_parity(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	snprintf(buf, len, "%c", c->serial.parity);
 }
 
-static void _s_data_bits(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_data_bits(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	snprintf(buf, len, "%u", c->serial.data_bits);
 }
 
-static void _s_stop_bits(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_stop_bits(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	snprintf(buf, len, "%u", c->serial.stop_bits);
 }
 
-static void _s_unit(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_unit(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	snprintf(buf, len, "%u", c->unit);
 }
 
-static void _s_kind(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_kind(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	snprintf(buf, len, "%s", mb_kind_names[c->kind]);
 }
 
@@ -489,28 +491,38 @@ static void _s_reg(const mb_point_t *p, char *buf, size_t len)
 		snprintf(buf, len, "(null)");
 }
 
-static void _s_preg(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_preg(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	_s_reg(&c->power, buf, len);
 }
 
-static void _s_ereg(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_ereg(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	_s_reg(&c->energy, buf, len);
 }
 
-static void _s_ptype(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_ptype(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	snprintf(buf, len, "%s", mb_type_names[c->power.type]);
 }
 
-static void _s_etype(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_etype(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	snprintf(buf, len, "%s", mb_type_names[c->energy.type]);
 }
 
-static void _s_order(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_order(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	if (c->energy.present && c->power.present &&
 	    c->energy.order != c->power.order)
 		snprintf(buf, len, "%s (power), %s (energy)",
@@ -522,39 +534,53 @@ static void _s_order(const modbus_conf_t *c, char *buf, size_t len)
 			 c->energy.order : c->order]);
 }
 
-static void _s_pscale(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_pscale(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	snprintf(buf, len, "%g", c->power.scale);
 }
 
-static void _s_escale(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_escale(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	snprintf(buf, len, "%g", c->energy.scale);
 }
 
-static void _s_model(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_model(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	snprintf(buf, len, "%s", c->model ? c->model : "custom");
 }
 
-static void _s_freq(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_freq(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	snprintf(buf, len, "%g", (double) c->period_ns / 1e9);
 }
 
-static void _s_timeout(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_timeout(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	snprintf(buf, len, "%llu",
 		 (unsigned long long) (c->timeout_ns / 1000000ULL));
 }
 
-static void _s_max_power(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_max_power(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	snprintf(buf, len, "%g", c->max_power_w);
 }
 
-static void _s_map(const modbus_conf_t *c, char *buf, size_t len)
+static void _s_map(const void *conf, char *buf, size_t len)
 {
+	const modbus_conf_t *c = conf;
+
 	snprintf(buf, len, "%s", c->map_path ? c->map_path : "(null)");
 }
 
@@ -1055,3 +1081,8 @@ int modbus_conf_meter_config(const modbus_conf_t *c, const modbus_target_t *t,
 	}
 	return 0;
 }
+
+SE_CONF_DESC_DEFINE(modbus_conf_desc, modbus_conf, modbus_conf_t, "modbus",
+		    MODBUS_CONF_FILE, keys,
+		    .given = _mark_given,
+		    .check_files = _check_files);

@@ -3,7 +3,7 @@
  * per-node map file, parsed and checked without Slurm.
  *
  * The plugin hands over the strings Slurm's parser collected, key by key
- * (modbus_conf_set), then checks the whole (modbus_conf_check: model
+ * (se_conf_set with modbus_conf_desc, conf_desc.h), then checks the whole (modbus_conf_check: model
  * defaults, cross-key rules), reads the map in slurmd only
  * (modbus_conf_read_map) and resolves this node's meter channel
  * (modbus_conf_resolve).  Every error names the file, the key (or map line)
@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conf_desc.h"
 #include "modbus_codec.h"
 #include "modbus_meter.h"
 
@@ -105,17 +106,10 @@ typedef struct {
 void modbus_conf_init(modbus_conf_t *c);
 void modbus_conf_free(modbus_conf_t *c);
 
-/* The keys, in acct_gather.conf spelling (for s_p_options_t). */
-size_t modbus_conf_key_count(void);
-const char *modbus_conf_key_name(size_t i);
-
-/* Set key (index i) from value.  0 or -EINVAL (message in err). */
-int modbus_conf_set(modbus_conf_t *c, const char *file, size_t i,
-		    const char *value, char *err, size_t err_len);
-
-/* Key i's effective value as text (for scontrol show config). */
-void modbus_conf_show(const modbus_conf_t *c, size_t i, char *buf,
-		      size_t len);
+/* The keys in acct_gather.conf spelling, each with its parser and printer,
+ * and the calls here through void * (conf_desc.h); its check_files reads
+ * the map (modbus_conf_read_map). */
+extern const se_conf_desc_t modbus_conf_desc;
 
 /* Apply the model's map under explicit keys; check cross-key rules. */
 int modbus_conf_check(modbus_conf_t *c, const char *file, char *err,

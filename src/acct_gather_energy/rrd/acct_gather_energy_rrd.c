@@ -111,47 +111,11 @@ static int _window_energy(const char *node, uint64_t t0_ns, uint64_t t1_ns,
 	return rc;
 }
 
-/* ------------------------------------------- hooks for se_energy_plugin.c */
-
-static void _conf_init(void)
-{
-	rrd_conf_init(&rconf);
-}
-
-static void _conf_free(void)
-{
-	rrd_conf_free(&rconf);
-}
-
-static int _conf_set(const char *file, size_t i, const char *value,
-		     char *err, size_t err_len)
-{
-	return rrd_conf_set(&rconf, file, rrd_conf_key(i), value, err,
-			    err_len);
-}
-
-static int _conf_check(const char *file, char *err, size_t err_len)
-{
-	return rrd_conf_check(&rconf, file, err, err_len);
-}
-
-static void _conf_show(size_t i, char *buf, size_t len)
-{
-	char tmp[256];
-
-	snprintf(buf, len, "%s",
-		 rrd_conf_value(&rconf, rrd_conf_key(i), tmp, sizeof(tmp)));
-}
-
 /* Slurm's entry points are in ../common/se_energy_plugin.c. */
 const se_energy_plugin_t se_energy_plugin = {
 	.meter_name = "rrd",
-	.key = rrd_conf_key,
-	.conf_init = _conf_init,
-	.conf_free = _conf_free,
-	.conf_set = _conf_set,
-	.conf_check = _conf_check,
-	.conf_show = _conf_show,
+	.conf_desc = &rrd_conf_desc,
+	.conf = &rconf,
 	.make_meter = _make_meter,
 	.window_energy = _window_energy,
 };

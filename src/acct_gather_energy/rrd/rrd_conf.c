@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "conf.h"
+#include "conf_desc.h"
 #include "rrd_conf.h"
 #include "se_time.h"
 
@@ -19,16 +20,6 @@
 #define RRD_PERIOD_MAX_NS	(3600 * SE_NS_PER_SEC)
 #define RRD_AGE_MAX_NS		(86400 * SE_NS_PER_SEC)
 #define RRD_WATT_MAX		1e9
-
-typedef int (*key_set_fn)(rrd_conf_t *c, const conf_where_t *w,
-			  const char *value, char *err, size_t err_len);
-typedef void (*key_show_fn)(const rrd_conf_t *c, char *buf, size_t len);
-
-typedef struct {
-	const char *name;
-	key_set_fn set;
-	key_show_fn show;
-} key_def_t;
 
 static const char *const cf_names[] = { "AVERAGE", "MIN", "MAX", "LAST",
 					NULL };
@@ -46,9 +37,10 @@ static int _set_string(char **dst, const char *value)
 	return 0;
 }
 
-static int _set_file(rrd_conf_t *c, const conf_where_t *w, const char *value,
+static int _set_file(void *conf, const conf_where_t *w, const char *value,
 		     char *err, size_t err_len)
 {
+	rrd_conf_t *c = conf;
 	char probe[4096];
 	int rc;
 
@@ -59,10 +51,11 @@ static int _set_file(rrd_conf_t *c, const conf_where_t *w, const char *value,
 	return _set_string(&c->file_tmpl, value);
 }
 
-static int _set_ds(rrd_conf_t *c, const conf_where_t *w, const char *value,
+static int _set_ds(void *conf, const conf_where_t *w, const char *value,
 		   char *err, size_t err_len)
 {
 	/* rrdtool's own rule: 1 to 19 characters of [a-zA-Z0-9_]. */
+	rrd_conf_t *c = conf;
 	size_t n = strlen(value);
 
 	if (!n || n > 19 || strspn(value, "abcdefghijklmnopqrstuvwxyz"
@@ -74,9 +67,10 @@ static int _set_ds(rrd_conf_t *c, const conf_where_t *w, const char *value,
 	return _set_string(&c->ds, value);
 }
 
-static int _set_cf(rrd_conf_t *c, const conf_where_t *w, const char *value,
+static int _set_cf(void *conf, const conf_where_t *w, const char *value,
 		   char *err, size_t err_len)
 {
+	rrd_conf_t *c = conf;
 	int idx, rc;
 
 	rc = conf_enum(w, value, cf_names, &idx, err, err_len);
@@ -85,81 +79,107 @@ static int _set_cf(rrd_conf_t *c, const conf_where_t *w, const char *value,
 	return rc;
 }
 
-static int _set_period(rrd_conf_t *c, const conf_where_t *w,
-		       const char *value, char *err, size_t err_len)
+static int _set_period(void *conf, const conf_where_t *w, const char *value,
+		       char *err, size_t err_len)
 {
+	rrd_conf_t *c = conf;
+
 	return conf_seconds_ns(w, value, RRD_PERIOD_MIN_NS, RRD_PERIOD_MAX_NS,
 			       &c->period_ns, err, err_len);
 }
 
-static int _set_max_age(rrd_conf_t *c, const conf_where_t *w,
-			const char *value, char *err, size_t err_len)
+static int _set_max_age(void *conf, const conf_where_t *w, const char *value,
+			char *err, size_t err_len)
 {
+	rrd_conf_t *c = conf;
+
 	return conf_seconds_ns(w, value, SE_NS_PER_SEC, RRD_AGE_MAX_NS,
 			       &c->max_age_ns, err, err_len);
 }
 
-static int _set_daemon(rrd_conf_t *c, const conf_where_t *w,
-		       const char *value, char *err, size_t err_len)
+static int _set_daemon(void *conf, const conf_where_t *w, const char *value,
+		       char *err, size_t err_len)
 {
+	rrd_conf_t *c = conf;
+
 	return _set_string(&c->daemon, value);
 }
 
-static int _set_min_w(rrd_conf_t *c, const conf_where_t *w,
-		      const char *value, char *err, size_t err_len)
+static int _set_min_w(void *conf, const conf_where_t *w, const char *value,
+		      char *err, size_t err_len)
 {
+	rrd_conf_t *c = conf;
+
 	return conf_double(w, value, 0, RRD_WATT_MAX, &c->min_w, err, err_len);
 }
 
-static int _set_max_w(rrd_conf_t *c, const conf_where_t *w,
-		      const char *value, char *err, size_t err_len)
+static int _set_max_w(void *conf, const conf_where_t *w, const char *value,
+		      char *err, size_t err_len)
 {
+	rrd_conf_t *c = conf;
+
 	return conf_double(w, value, 0, RRD_WATT_MAX, &c->max_w, err, err_len);
 }
 
 /* ---------------------------------------------------------- showers */
 
-static void _show_file(const rrd_conf_t *c, char *buf, size_t len)
+static void _show_file(const void *conf, char *buf, size_t len)
 {
+	const rrd_conf_t *c = conf;
+
 	snprintf(buf, len, "%s", c->file_tmpl ? c->file_tmpl : "");
 }
 
-static void _show_ds(const rrd_conf_t *c, char *buf, size_t len)
+static void _show_ds(const void *conf, char *buf, size_t len)
 {
+	const rrd_conf_t *c = conf;
+
 	snprintf(buf, len, "%s", c->ds ? c->ds : "(first)");
 }
 
-static void _show_cf(const rrd_conf_t *c, char *buf, size_t len)
+static void _show_cf(const void *conf, char *buf, size_t len)
 {
+	const rrd_conf_t *c = conf;
+
 	snprintf(buf, len, "%s", rrd_cf_name(c->cf));
 }
 
-static void _show_period(const rrd_conf_t *c, char *buf, size_t len)
+static void _show_period(const void *conf, char *buf, size_t len)
 {
+	const rrd_conf_t *c = conf;
+
 	snprintf(buf, len, "%g", (double) c->period_ns / SE_NS_PER_SEC);
 }
 
-static void _show_max_age(const rrd_conf_t *c, char *buf, size_t len)
+static void _show_max_age(const void *conf, char *buf, size_t len)
 {
+	const rrd_conf_t *c = conf;
+
 	snprintf(buf, len, "%g", (double) c->max_age_ns / SE_NS_PER_SEC);
 }
 
-static void _show_daemon(const rrd_conf_t *c, char *buf, size_t len)
+static void _show_daemon(const void *conf, char *buf, size_t len)
 {
+	const rrd_conf_t *c = conf;
+
 	snprintf(buf, len, "%s", c->daemon ? c->daemon : "(RRDCACHED_ADDRESS)");
 }
 
-static void _show_min_w(const rrd_conf_t *c, char *buf, size_t len)
+static void _show_min_w(const void *conf, char *buf, size_t len)
 {
+	const rrd_conf_t *c = conf;
+
 	snprintf(buf, len, "%g", c->min_w);
 }
 
-static void _show_max_w(const rrd_conf_t *c, char *buf, size_t len)
+static void _show_max_w(const void *conf, char *buf, size_t len)
 {
+	const rrd_conf_t *c = conf;
+
 	snprintf(buf, len, "%g", c->max_w);
 }
 
-static const key_def_t keys[] = {
+static const se_conf_key_t keys[] = {
 	{ "EnergyRRDFile",		_set_file,	_show_file },
 	{ "EnergyRRDDataSource",	_set_ds,	_show_ds },
 	{ "EnergyRRDConsolidation",	_set_cf,	_show_cf },
@@ -170,22 +190,7 @@ static const key_def_t keys[] = {
 	{ "EnergyRRDMaxWatt",		_set_max_w,	_show_max_w },
 };
 
-#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
-
-static const key_def_t *_find(const char *key)
-{
-	for (size_t i = 0; i < N_KEYS; i++)
-		if (!strcasecmp(keys[i].name, key))
-			return &keys[i];
-	return NULL;
-}
-
 /* ---------------------------------------------------------- public */
-
-const char *rrd_conf_key(size_t i)
-{
-	return i < N_KEYS ? keys[i].name : NULL;
-}
 
 const char *rrd_cf_name(rrd_cf_t cf)
 {
@@ -208,20 +213,6 @@ void rrd_conf_free(rrd_conf_t *c)
 	free(c->ds);
 	free(c->daemon);
 	memset(c, 0, sizeof(*c));
-}
-
-int rrd_conf_set(rrd_conf_t *c, const char *file, const char *key,
-		 const char *value, char *err, size_t err_len)
-{
-	const key_def_t *k = _find(key);
-	conf_where_t w = { file, key, 0 };
-
-	if (!k) {
-		snprintf(err, err_len, "%s: %s: unknown key", file, key);
-		return -ENOENT;
-	}
-	w.key = k->name;
-	return k->set(c, &w, value ? value : "", err, err_len);
 }
 
 int rrd_conf_check(const rrd_conf_t *c, const char *file, char *err,
@@ -248,15 +239,5 @@ int rrd_conf_check(const rrd_conf_t *c, const char *file, char *err,
 	return 0;
 }
 
-const char *rrd_conf_value(const rrd_conf_t *c, const char *key, char *buf,
-			   size_t buf_len)
-{
-	const key_def_t *k = _find(key);
-
-	if (!buf_len)
-		return buf;
-	buf[0] = '\0';
-	if (k)
-		k->show(c, buf, buf_len);
-	return buf;
-}
+SE_CONF_DESC_DEFINE(rrd_conf_desc, rrd_conf, rrd_conf_t, "rrd",
+		    "acct_gather.conf", keys);

@@ -1,9 +1,10 @@
 /*
  * rrd_conf.h - acct_gather.conf keys of acct_gather_energy/rrd (no Slurm).
  *
- * The plugin glue hands every value Slurm's parser collected to
- * rrd_conf_set(); each key is one row of a table (name, parser, default),
- * so a key is added in one place and errors always read
+ * rrd_conf_desc describes the keys (conf_desc.h): the plugin glue hands
+ * every value Slurm's parser collected to se_conf_set(); each key is one
+ * row of a table (name, parser, printer), so a key is added in one place
+ * and errors always read
  *   acct_gather.conf: EnergyRRDMaxAge=abc: not a number of seconds
  */
 #ifndef SE_RRD_CONF_H
@@ -11,6 +12,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "conf_desc.h"
 
 typedef enum {
 	RRD_CF_AVERAGE = 0,
@@ -31,9 +34,8 @@ typedef struct {
 	double max_w;		/* EnergyRRDMaxWatt (1e6): rows above dropped */
 } rrd_conf_t;
 
-/* Name of the i-th key, for the glue's s_p_options_t (all S_P_STRING);
- * NULL past the last. */
-const char *rrd_conf_key(size_t i);
+/* The keys, and the calls below through void * (conf_desc.h). */
+extern const se_conf_desc_t rrd_conf_desc;
 
 /* Name of a consolidation function ("AVERAGE"). */
 const char *rrd_cf_name(rrd_cf_t cf);
@@ -42,24 +44,9 @@ const char *rrd_cf_name(rrd_cf_t cf);
 void rrd_conf_init(rrd_conf_t *c);
 void rrd_conf_free(rrd_conf_t *c);
 
-/*
- * Set key (one of rrd_conf_keys, case-insensitive) from value.  file names
- * the configuration file for messages.  Returns 0, -EINVAL (bad value) or
- * -ENOENT (unknown key), message in err.
- */
-int rrd_conf_set(rrd_conf_t *c, const char *file, const char *key,
-		 const char *value, char *err, size_t err_len);
-
 /* Checks across keys once all are set (EnergyRRDFile given, bounds in
  * order).  Returns 0 or -EINVAL with a message. */
 int rrd_conf_check(const rrd_conf_t *c, const char *file, char *err,
 		   size_t err_len);
-
-/*
- * The value of key as the configuration would spell it (for
- * conf_values / scontrol show config).  Writes into buf; returns buf.
- */
-const char *rrd_conf_value(const rrd_conf_t *c, const char *key, char *buf,
-			   size_t buf_len);
 
 #endif

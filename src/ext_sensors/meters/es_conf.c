@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "conf.h"
+#include "conf_desc.h"
 #include "es_conf.h"
 #include "se_time.h"
 
@@ -19,21 +20,11 @@
 #define ES_WATT_MAX	1e9
 #define ES_TEMP_MAX	1e4
 
-typedef int (*set_fn)(es_conf_t *c, const conf_where_t *w, const char *v,
-		      char *err, size_t err_len);
-typedef void (*show_fn)(const es_conf_t *c, char *buf, size_t len);
-
 /* A key of the *Data family: which words it takes, and their flags. */
 typedef struct {
 	const char *word;
 	unsigned flag;
 } data_word_t;
-
-typedef struct {
-	const char *name;
-	set_fn set;
-	show_fn show;
-} key_def_t;
 
 static const data_word_t job_words[] = { { "energy", ES_JOB_ENERGY }, {0} };
 static const data_word_t node_words[] = { { "energy", ES_NODE_ENERGY },
@@ -112,12 +103,12 @@ static int _path(char **dst, const conf_where_t *w, const char *v, char *err,
 /* ---------------------------------------------------------- the keys */
 
 #define DATA_KEY(fn, words)						\
-static int _set_##fn(es_conf_t *c, const conf_where_t *w, const char *v, \
+static int _set_##fn(void *c, const conf_where_t *w, const char *v,	\
 		     char *err, size_t err_len)				\
 {									\
 	return _data_set(c, w, v, words, err, err_len);			\
 }									\
-static void _show_##fn(const es_conf_t *c, char *buf, size_t len)	\
+static void _show_##fn(const void *c, char *buf, size_t len)		\
 {									\
 	_data_show(c, words, buf, len);					\
 }
@@ -128,14 +119,18 @@ DATA_KEY(switch, switch_words)
 DATA_KEY(door, door_words)
 
 #define STR_KEY(fn, field, is_path)					\
-static int _set_##fn(es_conf_t *c, const conf_where_t *w, const char *v, \
+static int _set_##fn(void *conf, const conf_where_t *w, const char *v,	\
 		     char *err, size_t err_len)				\
 {									\
+	es_conf_t *c = conf;						\
+									\
 	return is_path ? _path(&c->field, w, v, err, err_len) :		\
 			 _str(&c->field, v);				\
 }									\
-static void _show_##fn(const es_conf_t *c, char *buf, size_t len)	\
+static void _show_##fn(const void *conf, char *buf, size_t len)	\
 {									\
+	const es_conf_t *c = conf;					\
+									\
 	snprintf(buf, len, "%s", c->field ? c->field : "");		\
 }
 
@@ -148,13 +143,17 @@ STR_KEY(switches, switches, 0)
 STR_KEY(daemon, daemon, 0)
 
 #define REAL_KEY(fn, field, max)					\
-static int _set_##fn(es_conf_t *c, const conf_where_t *w, const char *v, \
+static int _set_##fn(void *conf, const conf_where_t *w, const char *v,	\
 		     char *err, size_t err_len)				\
 {									\
+	es_conf_t *c = conf;						\
+									\
 	return conf_double(w, v, 0, max, &c->field, err, err_len);	\
 }									\
-static void _show_##fn(const es_conf_t *c, char *buf, size_t len)	\
+static void _show_##fn(const void *conf, char *buf, size_t len)	\
 {									\
+	const es_conf_t *c = conf;					\
+									\
 	snprintf(buf, len, "%g", c->field);				\
 }
 
@@ -164,24 +163,29 @@ REAL_KEY(min_t, min_temp_c, ES_TEMP_MAX)
 REAL_KEY(max_t, max_temp_c, ES_TEMP_MAX)
 
 #define SECONDS_KEY(fn, field, min_s, max_s)				\
-static int _set_##fn(es_conf_t *c, const conf_where_t *w, const char *v, \
+static int _set_##fn(void *conf, const conf_where_t *w, const char *v,	\
 		     char *err, size_t err_len)				\
 {									\
+	es_conf_t *c = conf;						\
+									\
 	return conf_seconds_ns(w, v, (min_s) * SE_NS_PER_SEC,		\
 			       (max_s) * SE_NS_PER_SEC, &c->field, err,	\
 			       err_len);				\
 }									\
-static void _show_##fn(const es_conf_t *c, char *buf, size_t len)	\
+static void _show_##fn(const void *conf, char *buf, size_t len)	\
 {									\
+	const es_conf_t *c = conf;					\
+									\
 	snprintf(buf, len, "%g", (double) c->field / SE_NS_PER_SEC);	\
 }
 
 SECONDS_KEY(max_age, max_age_ns, 1ULL, 86400ULL)
 SECONDS_KEY(history, history_ns, 60ULL, 7 * 86400ULL)
 
-static int _set_threads(es_conf_t *c, const conf_where_t *w, const char *v,
+static int _set_threads(void *conf, const conf_where_t *w, const char *v,
 			char *err, size_t err_len)
 {
+	es_conf_t *c = conf;
 	uint64_t n;
 	int rc = conf_uint(w, v, 1, ES_THREADS_MAX, &n, err, err_len);
 
@@ -190,12 +194,14 @@ static int _set_threads(es_conf_t *c, const conf_where_t *w, const char *v,
 	return rc;
 }
 
-static void _show_threads(const es_conf_t *c, char *buf, size_t len)
+static void _show_threads(const void *conf, char *buf, size_t len)
 {
+	const es_conf_t *c = conf;
+
 	snprintf(buf, len, "%u", c->threads);
 }
 
-static const key_def_t keys[] = {
+static const se_conf_key_t keys[] = {
 	{ "JobData",		_set_job,		_show_job },
 	{ "NodeData",		_set_node,		_show_node },
 	{ "SwitchData",		_set_switch,		_show_switch },
@@ -216,22 +222,7 @@ static const key_def_t keys[] = {
 	{ "EnergyHistory",	_set_history,		_show_history },
 };
 
-#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
-
-static const key_def_t *_find(const char *key)
-{
-	for (size_t i = 0; i < N_KEYS; i++)
-		if (!strcasecmp(keys[i].name, key))
-			return &keys[i];
-	return NULL;
-}
-
 /* ---------------------------------------------------------- public */
-
-const char *es_conf_key(size_t i)
-{
-	return i < N_KEYS ? keys[i].name : NULL;
-}
 
 void es_conf_init(es_conf_t *c)
 {
@@ -256,20 +247,6 @@ void es_conf_free(es_conf_t *c)
 	free(c->switches);
 	free(c->daemon);
 	memset(c, 0, sizeof(*c));
-}
-
-int es_conf_set(es_conf_t *c, const char *file, const char *key,
-		const char *value, char *err, size_t err_len)
-{
-	const key_def_t *k = _find(key);
-	conf_where_t w = { file, NULL, 0 };
-
-	if (!k) {
-		snprintf(err, err_len, "%s: %s: unknown key", file, key);
-		return -ENOENT;
-	}
-	w.key = k->name;
-	return k->set(c, &w, value ? value : "", err, err_len);
 }
 
 static int _need(const char *file, const char *key, const char *why,
@@ -307,14 +284,5 @@ int es_conf_check(const es_conf_t *c, const char *file, char *err,
 	return 0;
 }
 
-const char *es_conf_value(const es_conf_t *c, const char *key, char *buf,
-			  size_t len)
-{
-	const key_def_t *k = _find(key);
-
-	if (len)
-		buf[0] = '\0';
-	if (k && len)
-		k->show(c, buf, len);
-	return buf;
-}
+SE_CONF_DESC_DEFINE(es_conf_desc, es_conf, es_conf_t, "ext_sensors/meters",
+		    "ext_sensors.conf", keys);

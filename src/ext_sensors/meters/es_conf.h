@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conf_desc.h"
+
 #define ES_JOB_ENERGY		0x01
 #define ES_NODE_ENERGY		0x02
 #define ES_NODE_TEMP		0x04
@@ -46,23 +48,15 @@ typedef struct {
 	uint64_t history_ns;	/* EnergyHistory (3600 s) */
 } es_conf_t;
 
-/* Name of the i-th key, NULL past the last (for the glue's s_p table). */
-const char *es_conf_key(size_t i);
+/* The keys (set them with se_conf_set()), and the calls below through
+ * void * (conf_desc.h). */
+extern const se_conf_desc_t es_conf_desc;
 
 void es_conf_init(es_conf_t *c);
 void es_conf_free(es_conf_t *c);
 
-/* Set one key from its string value.  0, -EINVAL or -ENOENT; the message
- * names file, key and value. */
-int es_conf_set(es_conf_t *c, const char *file, const char *key,
-		const char *value, char *err, size_t err_len);
-
 /* Checks across keys (paths given for what is asked, bounds ordered). */
 int es_conf_check(const es_conf_t *c, const char *file, char *err,
 		  size_t err_len);
-
-/* key's value as the file would spell it (for scontrol show config). */
-const char *es_conf_value(const es_conf_t *c, const char *key, char *buf,
-			  size_t len);
 
 #endif

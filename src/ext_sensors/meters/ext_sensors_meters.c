@@ -57,6 +57,7 @@
 #include "es_conf.h"
 #include "es_core.h"
 #include "se_log.h"
+#include "se_slurm_conf.h"
 #include "se_slurm_log.h"
 #include "se_time.h"
 
@@ -99,35 +100,15 @@ static se_slurm_log_t log_to = SE_SLURM_LOG(EXT_SENSORS);
 static void _read_conf(void)
 {
 	char *path = get_extra_conf_path(CONF_FILE);
-	s_p_options_t *opts;
-	s_p_hashtbl_t *tbl;
+	s_p_options_t *opts = se_slurm_conf_options(&es_conf_desc);
+	s_p_hashtbl_t *tbl = s_p_hashtbl_create(opts);
 	char err[ERR_LEN];
-	size_t n = 0;
 
-	while (es_conf_key(n))
-		n++;
-	opts = xcalloc(n + 1, sizeof(*opts));
-	for (size_t i = 0; i < n; i++) {
-		opts[i].key = (char *) es_conf_key(i);
-		opts[i].type = S_P_STRING;
-	}
-	tbl = s_p_hashtbl_create(opts);
 	if (s_p_parse_file(tbl, NULL, path, false, NULL) != SLURM_SUCCESS)
 		fatal("%s: cannot parse %s (unknown key or bad line above)",
 		      plugin_type, path);
-
-	es_conf_init(&es_cfg);
-	for (size_t i = 0; i < n; i++) {
-		char *value = NULL;
-
-		if (!s_p_get_string(&value, opts[i].key, tbl))
-			continue;
-		if (es_conf_set(&es_cfg, path, opts[i].key, value, err,
+	if (se_slurm_conf_parse(&es_conf_desc, &es_cfg, tbl, path, err,
 				sizeof(err)))
-			fatal("%s: %s", plugin_type, err);
-		xfree(value);
-	}
-	if (es_conf_check(&es_cfg, path, err, sizeof(err)))
 		fatal("%s: %s", plugin_type, err);
 	s_p_hashtbl_destroy(tbl);
 	xfree(opts);
@@ -504,14 +485,8 @@ static void _add_component_pairs(List l, es_kind_t kind, const char *label)
 extern List ext_sensors_p_get_config(void)
 {
 	List l = list_create(destroy_config_key_pair);
-	char buf[4096];
 
-	for (size_t i = 0; es_conf_key(i); i++) {
-		const char *key = es_conf_key(i);
-
-		_add_pair(l, key, xstrdup(es_conf_value(&es_cfg, key, buf,
-							  sizeof(buf))));
-	}
+	se_slurm_conf_values(&es_conf_desc, &es_cfg, l);
 	list_sort(l, (ListCmpF) sort_key_pairs);
 	if (core) {
 		_add_component_pairs(l, ES_KIND_SWITCH, "Switch");
