@@ -82,6 +82,7 @@ make -s -C "$WORK/obj" -j"$JOBS_MAKE" -f Makefile -f - \
 se-bench-counter-before: $(BENCH_SRC) libsemodbus.la libsecore.la
 	$(LIBTOOL) --quiet --tag=CC --mode=link $(CC) -DHAVE_CONFIG_H \
 		-I$(top_builddir) -I$(top_srcdir)/src/common \
+		-I$(top_srcdir)/src/meters/modbus \
 		-I$(top_srcdir)/src/acct_gather_energy/modbus \
 		$(MODBUS_CFLAGS) $(SE_WARN_CFLAGS) $(PTHREAD_CFLAGS) \
 		$(CFLAGS) $(LDFLAGS) -o $@ $(BENCH_SRC) \
@@ -91,7 +92,7 @@ BEFORE=$WORK/obj/se-bench-counter-before
 
 # -------------------------------------------------------------------- run
 AFTER_COMMIT=$(git -C "$SRC" log -1 --format='%h, %cs')
-if ! git -C "$SRC" diff --quiet HEAD -- src/common src/acct_gather_energy/modbus; then
+if ! git -C "$SRC" diff --quiet HEAD -- src/common src/meters/modbus; then
 	AFTER_COMMIT="$AFTER_COMMIT (+ uncommitted changes in src/)"
 fi
 

@@ -2,8 +2,8 @@
  * fake_nvml.c - a test double of libnvidia-ml.so.1 (no GPU needed).
  *
  * Same ABI as the NVML entry points the suite and Slurm's gpu/nvml use
- * (declared in src/gres_gpu/se_nvml.h after NVIDIA's public API).  Driven by
- * a state file named by $FAKE_NVML_STATE, read at nvmlInit:
+ * (declared in src/meters/nvml/se_nvml.h after NVIDIA's public API).
+ * Driven by a state file named by $FAKE_NVML_STATE, read at nvmlInit:
  *
  *   # comment
  *   epoch 1763800000.25        wall-clock seconds that are trace time 0

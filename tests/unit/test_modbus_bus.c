@@ -13,7 +13,7 @@
 
 #include "hung_dns.h"
 
-#include "../../src/acct_gather_energy/modbus/modbus_meter.c"
+#include "../../src/meters/modbus/modbus_meter.c"
 
 #include <check.h>
 
