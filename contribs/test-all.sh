@@ -14,6 +14,10 @@
 # A release whose Slurm source cannot be fetched (26.05 on this mirror) runs
 # the cluster's own tests with stock plugins; the others are skipped saying so.
 #
+# Without SE_SLURM_RELEASE, the host's run is followed by one such run for
+# each release of SE_TEST_RELEASES (default "24.11 26.05", less the host's
+# own; empty: none), so this one command proves every supported release.
+#
 # Exits non-zero when any stage fails; prints Check's and pytest's summaries.
 set -eu
 
@@ -23,7 +27,9 @@ export SE_BUILD_DIR="$build"
 
 say() { printf '\n== %s\n' "$*"; }
 
-plugin_dir=$("$top/contribs/build.sh" | tail -n 1)
+# (no pipe into tail: sh has no pipefail, and a failed build must stop here)
+out=$("$top/contribs/build.sh")
+plugin_dir=$(printf '%s\n' "$out" | tail -n 1)
 export SE_PLUGIN_DIR="$plugin_dir"
 export SE_BIN_DIR="$build/stage/bin"
 # the fake libnvidia-ml.so.1 (a test double, built in tests/gpu/, never installed)
@@ -36,7 +42,8 @@ if [ "$release" != 22.05 ]; then
 	"$top/contribs/release/mkroot" "$release" >/dev/null 2>&1 || :
 	if [ -f "$rdir/slurm-src/.pkgver" ]; then
 		say "Slurm $release: plugins built in its root (contribs/release/build)"
-		SE_PLUGIN_DIR=$("$top/contribs/release/build" "$release" | tail -n 1)
+		out=$("$top/contribs/release/build" "$release")
+		SE_PLUGIN_DIR=$(printf '%s\n' "$out" | tail -n 1)
 		SE_FAKE_NVML_DIR="$rdir/obj/tests/gpu/.libs"
 	else
 		say "Slurm $release: no source (doc/releases-survey.md), stock plugins only"
@@ -73,6 +80,20 @@ if ! "$venv/bin/python" -c 'import pymodbus' 2>/dev/null; then
 fi
 export SE_PYMODBUS_PYTHON="$venv/bin/python"
 
-say "integration tests (pytest on the test cluster)"
+say "integration tests (pytest on the test cluster${SE_SLURM_RELEASE:+, Slurm $SE_SLURM_RELEASE})"
 cd "$top"
-/usr/bin/python3 -m pytest -v -rs tests/integration "$@"
+rc=0
+/usr/bin/python3 -m pytest -v -rs tests/integration "$@" || rc=$?
+
+# Then the other releases, each on its own root (issue #11's list), unless
+# this run is one of them: SE_TEST_RELEASES (default "24.11 26.05"; empty:
+# none), less the host's own release.
+if [ -z "${SE_SLURM_RELEASE:-}" ]; then
+	host=$(slurmd -V | sed -E 's/^[^0-9]*([0-9]+\.[0-9]+).*/\1/')
+	for r in ${SE_TEST_RELEASES-24.11 26.05}; do
+		[ "$r" = "$host" ] && continue
+		say "Slurm $r: the release's own root and cluster"
+		SE_SLURM_RELEASE=$r "$top/contribs/test-all.sh" "$@" || rc=1
+	done
+fi
+exit $rc

@@ -55,6 +55,8 @@ def chord_error(trace, column, epoch, t0, t1, step=0.1):
                           "%g" % step],
                          capture_output=True, text=True, check=True).stdout
     points = [tuple(map(float, line.split())) for line in out.splitlines()]
+    if len(points) < 2 or points[-1][0] <= points[0][0]:
+        return 0.0      # shorter than a step: no chord to miss
     (ta, pa), (tb, pb) = points[0], points[-1]
     return sum(abs(p - (pa + (pb - pa) * (t - ta) / (tb - ta))) * step
                for t, p in points)
