@@ -64,3 +64,11 @@ const char *se_conf_show(const se_conf_desc_t *d, const void *conf, size_t i,
 		d->keys[i].show(conf, buf, len);
 	return buf;
 }
+
+const char *se_conf_value(const se_conf_desc_t *d, const void *conf,
+			  const char *key, char *buf, size_t len)
+{
+	long i = se_conf_key_index(d, key);
+
+	return se_conf_show(d, conf, i < 0 ? d->n_keys : (size_t) i, buf, len);
+}

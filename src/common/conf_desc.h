@@ -14,6 +14,7 @@
 #define SE_CONF_DESC_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "conf.h"
 
@@ -74,6 +75,23 @@ int se_conf_set(const se_conf_desc_t *d, void *conf, const char *file,
 /* Key i's value into buf ("" for an index past the last); returns buf. */
 const char *se_conf_show(const se_conf_desc_t *d, const void *conf, size_t i,
 			 char *buf, size_t len);
+
+/* The same by name ("" for a key not in the table). */
+const char *se_conf_value(const se_conf_desc_t *d, const void *conf,
+			  const char *key, char *buf, size_t len);
+
+/*
+ * A printer (se_conf_show_fn) named fn for a key shown by one printf format
+ * and one expression of c, the configuration as const type *:
+ *   SE_CONF_SHOW(_show_unit, modbus_conf_t, "%u", c->unit)
+ */
+#define SE_CONF_SHOW(fn, type, fmt, expr)				\
+static void fn(const void *conf, char *buf, size_t len)		\
+{									\
+	const type *c = conf;						\
+									\
+	snprintf(buf, len, fmt, expr);					\
+}
 
 /*
  * Define the descriptor VAR of a back-end whose typed functions are

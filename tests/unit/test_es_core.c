@@ -24,15 +24,6 @@
 #include "se_time.h"
 
 #define F "ext_sensors.conf"
-
-/* key's value as scontrol show config prints it */
-static const char *_value(const es_conf_t *c, const char *key, char *buf,
-			  size_t len)
-{
-	return se_conf_show(&es_conf_desc, c,
-			    (size_t) se_conf_key_index(&es_conf_desc, key),
-			    buf, len);
-}
 #define S(x)	((uint64_t) (x) * SE_NS_PER_SEC)
 
 static char dir[] = "/tmp/test_es_core.XXXXXX";
@@ -102,7 +93,8 @@ START_TEST(test_conf_keys)
 	ck_assert_double_eq(c.max_w, 500);
 	ck_assert(!se_conf_set(&es_conf_desc, &c, F, "NodeData", "energy,temp", err, 256));
 	ck_assert_uint_eq(c.data, ES_NODE_ENERGY | ES_NODE_TEMP);
-	ck_assert_str_eq(_value(&c, "NodeData", buf, sizeof(buf)),
+	ck_assert_str_eq(se_conf_value(&es_conf_desc, &c, "NodeData", buf,
+				       sizeof(buf)),
 			 "energy,temp");
 	ck_assert_int_eq(se_conf_set(&es_conf_desc, &c, F, "NodeData", "energy,power", err,
 				     256), -EINVAL);

@@ -11,15 +11,6 @@
 
 #define F "acct_gather.conf"
 
-/* key's value as scontrol show config prints it */
-static const char *_value(const rrd_conf_t *c, const char *key, char *buf,
-			  size_t len)
-{
-	return se_conf_show(&rrd_conf_desc, c,
-			    (size_t) se_conf_key_index(&rrd_conf_desc, key),
-			    buf, len);
-}
-
 START_TEST(test_defaults)
 {
 	rrd_conf_t c;
@@ -33,7 +24,8 @@ START_TEST(test_defaults)
 	/* EnergyRRDFile is required */
 	ck_assert_int_eq(rrd_conf_check(&c, F, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "EnergyRRDFile"));
-	ck_assert_str_eq(_value(&c, "EnergyRRDConsolidation", buf,
+	ck_assert_str_eq(se_conf_value(&rrd_conf_desc, &c,
+				       "EnergyRRDConsolidation", buf,
 					sizeof(buf)), "AVERAGE");
 	rrd_conf_free(&c);
 }
@@ -66,7 +58,8 @@ START_TEST(test_all_keys)
 	ck_assert_uint_eq(c.period_ns, 2500 * SE_NS_PER_MS);
 	ck_assert_uint_eq(c.max_age_ns, 30 * SE_NS_PER_SEC);
 	ck_assert_str_eq(c.daemon, "unix:/run/rrdcached.sock");
-	ck_assert_str_eq(_value(&c, "EnergyRRDFrequency", buf,
+	ck_assert_str_eq(se_conf_value(&rrd_conf_desc, &c,
+				       "EnergyRRDFrequency", buf,
 					sizeof(buf)), "2.5");
 	while (se_conf_key(&rrd_conf_desc, n))
 		n++;

@@ -673,29 +673,26 @@ static void _show_sensors(const void *conf, char *buf, size_t len)
 		snprintf(buf, len, "(every system Watts sensor)");
 }
 
-/* A key printed by one format and one expression of c. */
-#define SHOW(key, fmt, expr)						\
-static void _show_##key(const void *conf, char *buf, size_t len)	\
-{									\
-	const bmc_conf_t *c = conf;					\
-									\
-	snprintf(buf, len, fmt, expr);					\
-}
-
-SHOW(method, "%s", bmc_method_name(c->method))
-SHOW(host, "%s", _or(c->host_tmpl, "(in-band)"))
-SHOW(map, "%s", _or(c->map_path, "(none)"))
-SHOW(user, "%s", _or(c->user, "(null user)"))
+SE_CONF_SHOW(_show_method, bmc_conf_t, "%s", bmc_method_name(c->method))
+SE_CONF_SHOW(_show_host, bmc_conf_t, "%s", _or(c->host_tmpl, "(in-band)"))
+SE_CONF_SHOW(_show_map, bmc_conf_t, "%s", _or(c->map_path, "(none)"))
+SE_CONF_SHOW(_show_user, bmc_conf_t, "%s", _or(c->user, "(null user)"))
 /* the path, never the secret */
-SHOW(password_file, "%s", _or(c->password_file, "(none)"))
-SHOW(privilege, "%s", bmc_priv_name(c->privilege))
-SHOW(protocol, "%s", _proto_names[c->protocol])
-SHOW(cipher_suite, "%u", c->cipher_suite)
-SHOW(workarounds, "%s", _or(c->workaround_names, "(none)"))
-SHOW(frequency, "%g", (double) c->period_ns / SE_NS_PER_SEC)
-SHOW(timeout, "%llu", (unsigned long long) (c->timeout_ns / SE_NS_PER_MS))
-SHOW(max_watts, "%llu", (unsigned long long) (c->max_power_mw / 1000))
-SHOW(sdr_cache_dir, "%s", _or(c->sdr_cache_dir, BMC_SDR_CACHE_DIR_DEFAULT))
+SE_CONF_SHOW(_show_password_file, bmc_conf_t,
+	     "%s", _or(c->password_file, "(none)"))
+SE_CONF_SHOW(_show_privilege, bmc_conf_t, "%s", bmc_priv_name(c->privilege))
+SE_CONF_SHOW(_show_protocol, bmc_conf_t, "%s", _proto_names[c->protocol])
+SE_CONF_SHOW(_show_cipher_suite, bmc_conf_t, "%u", c->cipher_suite)
+SE_CONF_SHOW(_show_workarounds, bmc_conf_t,
+	     "%s", _or(c->workaround_names, "(none)"))
+SE_CONF_SHOW(_show_frequency, bmc_conf_t,
+	     "%g", (double) c->period_ns / SE_NS_PER_SEC)
+SE_CONF_SHOW(_show_timeout, bmc_conf_t,
+	     "%llu", (unsigned long long) (c->timeout_ns / SE_NS_PER_MS))
+SE_CONF_SHOW(_show_max_watts, bmc_conf_t,
+	     "%llu", (unsigned long long) (c->max_power_mw / 1000))
+SE_CONF_SHOW(_show_sdr_cache_dir, bmc_conf_t,
+	     "%s", _or(c->sdr_cache_dir, BMC_SDR_CACHE_DIR_DEFAULT))
 
 /* ------------------------------------------------------------ the keys */
 

@@ -434,54 +434,19 @@ static int _p_map(void *conf, const conf_where_t *w, const char *v, char *err,
 
 /* --------------------------------------------------------- key printers */
 
-static void _s_device(const void *conf, char *buf, size_t len)
-{
-	const modbus_conf_t *c = conf;
+SE_CONF_SHOW(_s_device, modbus_conf_t, "%s", c->device ? c->device : "(null)")
 
-	snprintf(buf, len, "%s", c->device ? c->device : "(null)");
-}
+SE_CONF_SHOW(_s_baud, modbus_conf_t, "%u", c->serial.baud)
 
-static void _s_baud(const void *conf, char *buf, size_t len)
-{
-	const modbus_conf_t *c = conf;
+SE_CONF_SHOW(_s_parity, modbus_conf_t, "%c", c->serial.parity)
 
-	snprintf(buf, len, "%u", c->serial.baud);
-}
+SE_CONF_SHOW(_s_data_bits, modbus_conf_t, "%u", c->serial.data_bits)
 
-static void _s_parity(const void *conf, char *buf, size_t len)
-{
-	const modbus_conf_t *c = conf;
+SE_CONF_SHOW(_s_stop_bits, modbus_conf_t, "%u", c->serial.stop_bits)
 
-	snprintf(buf, len, "%c", c->serial.parity);
-}
+SE_CONF_SHOW(_s_unit, modbus_conf_t, "%u", c->unit)
 
-static void _s_data_bits(const void *conf, char *buf, size_t len)
-{
-	const modbus_conf_t *c = conf;
-
-	snprintf(buf, len, "%u", c->serial.data_bits);
-}
-
-static void _s_stop_bits(const void *conf, char *buf, size_t len)
-{
-	const modbus_conf_t *c = conf;
-
-	snprintf(buf, len, "%u", c->serial.stop_bits);
-}
-
-static void _s_unit(const void *conf, char *buf, size_t len)
-{
-	const modbus_conf_t *c = conf;
-
-	snprintf(buf, len, "%u", c->unit);
-}
-
-static void _s_kind(const void *conf, char *buf, size_t len)
-{
-	const modbus_conf_t *c = conf;
-
-	snprintf(buf, len, "%s", mb_kind_names[c->kind]);
-}
+SE_CONF_SHOW(_s_kind, modbus_conf_t, "%s", mb_kind_names[c->kind])
 
 static void _s_reg(const mb_point_t *p, char *buf, size_t len)
 {
@@ -505,19 +470,9 @@ static void _s_ereg(const void *conf, char *buf, size_t len)
 	_s_reg(&c->energy, buf, len);
 }
 
-static void _s_ptype(const void *conf, char *buf, size_t len)
-{
-	const modbus_conf_t *c = conf;
+SE_CONF_SHOW(_s_ptype, modbus_conf_t, "%s", mb_type_names[c->power.type])
 
-	snprintf(buf, len, "%s", mb_type_names[c->power.type]);
-}
-
-static void _s_etype(const void *conf, char *buf, size_t len)
-{
-	const modbus_conf_t *c = conf;
-
-	snprintf(buf, len, "%s", mb_type_names[c->energy.type]);
-}
+SE_CONF_SHOW(_s_etype, modbus_conf_t, "%s", mb_type_names[c->energy.type])
 
 static void _s_order(const void *conf, char *buf, size_t len)
 {
@@ -534,33 +489,13 @@ static void _s_order(const void *conf, char *buf, size_t len)
 			 c->energy.order : c->order]);
 }
 
-static void _s_pscale(const void *conf, char *buf, size_t len)
-{
-	const modbus_conf_t *c = conf;
+SE_CONF_SHOW(_s_pscale, modbus_conf_t, "%g", c->power.scale)
 
-	snprintf(buf, len, "%g", c->power.scale);
-}
+SE_CONF_SHOW(_s_escale, modbus_conf_t, "%g", c->energy.scale)
 
-static void _s_escale(const void *conf, char *buf, size_t len)
-{
-	const modbus_conf_t *c = conf;
+SE_CONF_SHOW(_s_model, modbus_conf_t, "%s", c->model ? c->model : "custom")
 
-	snprintf(buf, len, "%g", c->energy.scale);
-}
-
-static void _s_model(const void *conf, char *buf, size_t len)
-{
-	const modbus_conf_t *c = conf;
-
-	snprintf(buf, len, "%s", c->model ? c->model : "custom");
-}
-
-static void _s_freq(const void *conf, char *buf, size_t len)
-{
-	const modbus_conf_t *c = conf;
-
-	snprintf(buf, len, "%g", (double) c->period_ns / 1e9);
-}
+SE_CONF_SHOW(_s_freq, modbus_conf_t, "%g", (double) c->period_ns / 1e9)
 
 static void _s_timeout(const void *conf, char *buf, size_t len)
 {
@@ -570,19 +505,9 @@ static void _s_timeout(const void *conf, char *buf, size_t len)
 		 (unsigned long long) (c->timeout_ns / 1000000ULL));
 }
 
-static void _s_max_power(const void *conf, char *buf, size_t len)
-{
-	const modbus_conf_t *c = conf;
+SE_CONF_SHOW(_s_max_power, modbus_conf_t, "%g", c->max_power_w)
 
-	snprintf(buf, len, "%g", c->max_power_w);
-}
-
-static void _s_map(const void *conf, char *buf, size_t len)
-{
-	const modbus_conf_t *c = conf;
-
-	snprintf(buf, len, "%s", c->map_path ? c->map_path : "(null)");
-}
+SE_CONF_SHOW(_s_map, modbus_conf_t, "%s", c->map_path ? c->map_path : "(null)")
 
 /* ------------------------------------------------------------ checking */
 
