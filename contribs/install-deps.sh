@@ -40,6 +40,7 @@ slurm-wlm-ipmi-plugins
 hwloc
 libhwloc-dev
 socat
+faketime
 iproute2
 iptables
 util-linux
