@@ -40,7 +40,6 @@ slurm-wlm-ipmi-plugins
 hwloc
 libhwloc-dev
 socat
-faketime
 iproute2
 iptables
 util-linux
