@@ -17,6 +17,9 @@ make
 gcc
 binutils
 dpkg-dev
+debhelper
+lintian
+rsync
 check
 slurmctld
 slurmd
