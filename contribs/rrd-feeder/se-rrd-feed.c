@@ -19,6 +19,26 @@
  *   --daemon ADDR   update through rrdcached (unix:PATH), as large sites do
  *   --pidfile F     write our pid to F (removed on exit): the wrapper
  *                   rrd-feeder stops us by that pid, never by name
+ *   --no-min        DS minimum U instead of 0: negative values and a
+ *                   counter going back reach the file as they are (a
+ *                   collector that does not filter), for fault tests
+ *   --control FILE  faults, re-read before every update (absent: none);
+ *                   one "NAME FAULT" line per faulty series:
+ *                     NAME nan       the update is U (unknown) in every DS
+ *                     NAME watts W   the row reads W watts (gauge W; the
+ *                                    counter advances W x step): a
+ *                                    negative or absurd reading
+ *                     NAME reset     the energy counter restarts from 0
+ *                                    (once per appearance of the line)
+ *                     NAME wrap B T  the counter is a B-bit register
+ *                                    that wraps at trace time T: give
+ *                                    the line before the feed starts
+ *                                    (its first row sets the offset, so
+ *                                    no row jumps); modulo 2^B after
+ *                     NAME stop      no update at all (the collector
+ *                                    stopped: rows turn unknown)
+ *                   Faults change only what is written, never the trace:
+ *                   the truth of a job stays the trace's integral.
  *
  * Updates are stamped on step boundaries of the wall clock.  Existing files
  * are kept (their step must match).  SIGTERM / SIGINT end the run cleanly.
@@ -48,10 +68,23 @@
 #define DS_DERIVE	0x2
 #define RRD_DAY_S	86400
 
+/* What the control file says about one series (see the top). */
+typedef enum {
+	FAULT_NONE = 0, FAULT_NAN, FAULT_WATTS, FAULT_RESET, FAULT_WRAP,
+	FAULT_STOP,
+} fault_kind_t;
+
 typedef struct {
 	char *name;
 	char *path;
 	int col;
+	fault_kind_t fault;	/* this update's */
+	double fault_arg;	/* watts, or wrap bits */
+	double fault_arg2;	/* wrap: trace time of the wrap */
+	bool reset_done;	/* the current reset line was applied */
+	bool wrap_set;		/* written modulo 2^wrap_bits from now on */
+	unsigned wrap_bits;
+	double offset_j;	/* counter = trace joules + offset */
 } series_t;
 
 typedef struct {
@@ -63,6 +96,8 @@ typedef struct {
 	bool once;
 	const char *daemon;
 	const char *pidfile;
+	const char *control;
+	bool no_min;
 	power_trace_t *tr;
 	series_t *series;
 	size_t n_series;
@@ -108,6 +143,7 @@ static void _add_one(feed_t *f, const char *name, const char *column)
 	if (!f->series)
 		_die("out of memory");
 	s = &f->series[f->n_series++];
+	memset(s, 0, sizeof(*s));
 	s->name = strdup(name);
 	s->path = strdup(path);
 	s->col = col;
@@ -147,8 +183,12 @@ static void _create(const feed_t *f, const series_t *s, long first_s)
 	const char *argv[4];
 	int argc = 0;
 
-	snprintf(ds_w, sizeof(ds_w), "DS:watts:GAUGE:%u:0:U", 3 * f->step_s);
-	snprintf(ds_j, sizeof(ds_j), "DS:joules:DERIVE:%u:0:U", 3 * f->step_s);
+	const char *min = f->no_min ? "U" : "0";
+
+	snprintf(ds_w, sizeof(ds_w), "DS:watts:GAUGE:%u:%s:U", 3 * f->step_s,
+		 min);
+	snprintf(ds_j, sizeof(ds_j), "DS:joules:DERIVE:%u:%s:U", 3 * f->step_s,
+		 min);
 	/* a day at the step, a week at 6 steps: a typical collector's RRAs */
 	snprintf(rra_fine, sizeof(rra_fine), "RRA:AVERAGE:0.5:1:%u",
 		 RRD_DAY_S / f->step_s);
@@ -173,22 +213,115 @@ static void _ensure_files(const feed_t *f, long first_s)
 			_create(f, &f->series[i], first_s);
 }
 
+/* ---------------------------------------------------------- faults */
+
+static series_t *_series_named(feed_t *f, const char *name)
+{
+	for (size_t i = 0; i < f->n_series; i++)
+		if (!strcmp(f->series[i].name, name))
+			return &f->series[i];
+	return NULL;
+}
+
+/* Read the control file: each series' fault for this update. */
+static void _control_load(feed_t *f)
+{
+	char line[256], name[128], kind[32];
+	FILE *fp;
+
+	for (size_t i = 0; i < f->n_series; i++)
+		f->series[i].fault = FAULT_NONE;
+	if (!f->control || !(fp = fopen(f->control, "r")))
+		return;
+	while (fgets(line, sizeof(line), fp)) {
+		double arg = 0, arg2 = 0;
+		series_t *s;
+		int n = sscanf(line, "%127s %31s %lf %lf", name, kind, &arg,
+			       &arg2);
+
+		if (n < 2 || name[0] == '#' || !(s = _series_named(f, name)))
+			continue;
+		s->fault_arg = arg;
+		s->fault_arg2 = arg2;
+		s->fault = !strcmp(kind, "nan") ? FAULT_NAN :
+			   !strcmp(kind, "watts") && n == 3 ? FAULT_WATTS :
+			   !strcmp(kind, "reset") ? FAULT_RESET :
+			   !strcmp(kind, "wrap") && n == 4 ? FAULT_WRAP :
+			   !strcmp(kind, "stop") ? FAULT_STOP : FAULT_NONE;
+		if (s->fault == FAULT_NONE)
+			fprintf(stderr, "se-rrd-feed: %s: bad line: %s",
+				f->control, line);
+	}
+	fclose(fp);
+}
+
+/*
+ * The counter written for trace energy joules at this update, after the
+ * series' fault: offsets model a meter whose register was cleared, wraps,
+ * or counted a wrong power for one row (then goes on from there).
+ */
+static double _counter_j(const feed_t *f, series_t *s, double joules,
+			 double row_j)
+{
+	if (s->fault != FAULT_RESET)
+		s->reset_done = false;
+	switch (s->fault) {
+	case FAULT_WATTS:
+		s->offset_j += s->fault_arg * f->step_s - row_j;
+		break;
+	case FAULT_RESET:
+		if (!s->reset_done)
+			s->offset_j = -(joules - row_j);  /* 0 one row ago */
+		s->reset_done = true;
+		break;
+	case FAULT_WRAP:
+		if (!s->wrap_set) {
+			s->wrap_bits = (unsigned) s->fault_arg;
+			s->offset_j = ldexp(1.0, (int) s->wrap_bits) -
+				      power_trace_joules(f->tr, s->col, 0,
+							 s->fault_arg2);
+			s->wrap_set = true;
+		}
+		break;
+	default:
+		break;
+	}
+	joules += s->offset_j;
+	if (s->wrap_set)
+		joules = fmod(joules, ldexp(1.0, (int) s->wrap_bits));
+	return joules;
+}
+
 /* One update of series s at wall-clock t_s; errors are reported, not
  * fatal: a collector keeps going when one file is gone. */
-static void _update(const feed_t *f, const series_t *s, long t_s)
+static void _update(const feed_t *f, series_t *s, long t_s)
 {
 	double tt = (double) (t_s - f->epoch_s);
 	double watts = power_trace_watts(f->tr, s->col, tt);
 	double joules = power_trace_joules(f->tr, s->col, 0, tt);
+	double row_j = power_trace_joules(f->tr, s->col, tt - f->step_s, tt);
 	char val[128];
 	const char *argv[1] = { val };
 	int rc, n;
 
+	if (s->fault == FAULT_STOP)
+		return;
+	joules = _counter_j(f, s, joules, row_j);
+	if (s->fault == FAULT_WATTS)
+		watts = s->fault_arg;
 	n = snprintf(val, sizeof(val), "%ld", t_s);
-	if (f->ds & DS_GAUGE)
-		n += snprintf(val + n, sizeof(val) - n, ":%.3f", watts);
-	if (f->ds & DS_DERIVE)	/* DERIVE takes integers: mJ-exact in J */
-		snprintf(val + n, sizeof(val) - n, ":%.0f", round(joules));
+	if (s->fault == FAULT_NAN) {
+		for (unsigned b = DS_GAUGE; b <= DS_DERIVE; b <<= 1)
+			if (f->ds & b)
+				n += snprintf(val + n, sizeof(val) - n, ":U");
+	} else {
+		if (f->ds & DS_GAUGE)
+			n += snprintf(val + n, sizeof(val) - n, ":%.3f",
+				      watts);
+		if (f->ds & DS_DERIVE)	/* integers: mJ-exact in J */
+			snprintf(val + n, sizeof(val) - n, ":%.0f",
+				 round(joules));
+	}
 
 	rrd_clear_error();
 	rc = f->daemon ? rrdc_update(s->path, 1, argv)
@@ -198,8 +331,9 @@ static void _update(const feed_t *f, const series_t *s, long t_s)
 			val, rrd_get_error());
 }
 
-static void _update_all(const feed_t *f, long t_s)
+static void _update_all(feed_t *f, long t_s)
 {
+	_control_load(f);
 	for (size_t i = 0; i < f->n_series && !stopping; i++)
 		_update(f, &f->series[i], t_s);
 }
@@ -223,6 +357,7 @@ static void _parse(feed_t *f, int argc, char **argv)
 		{ "ds", 1, NULL, 'd' }, { "epoch", 1, NULL, 'e' },
 		{ "backfill", 1, NULL, 'b' }, { "once", 0, NULL, 'o' },
 		{ "daemon", 1, NULL, 'D' }, { "pidfile", 1, NULL, 'P' },
+		{ "control", 1, NULL, 'C' }, { "no-min", 0, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char err[512];
@@ -237,6 +372,8 @@ static void _parse(feed_t *f, int argc, char **argv)
 		case 'o': f->once = true; break;
 		case 'D': f->daemon = optarg; break;
 		case 'P': f->pidfile = optarg; break;
+		case 'C': f->control = optarg; break;
+		case 'm': f->no_min = true; break;
 		case 'd':
 			f->ds = !strcmp(optarg, "gauge") ? DS_GAUGE :
 				!strcmp(optarg, "derive") ? DS_DERIVE :
