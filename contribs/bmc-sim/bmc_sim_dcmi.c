@@ -17,6 +17,17 @@
  * While the file named by hold= exists, every Get Power Reading repeats
  * the previous answer byte for byte: a BMC whose power reading is stuck
  * (same value, same time stamp), for tests.
+ *
+ * The file named by fault= (read at every Get Power Reading; missing or
+ * empty: no fault) holds lines that change the answer while they stay:
+ *   cc CODE        completion code CODE (e.g. 0xc0 node busy, 0xd5 not
+ *                  supported in present state, 0xff unspecified), no data
+ *   short          a truncated response (completion code and 5 data bytes)
+ *   watts W        every power field reads W (0..65535: 65535 is absurd)
+ *   inactive       the "power measurement active" state bit is clear
+ *   stamp S        S seconds added to the BMC's time stamp, modulo 2^32
+ *                  (a BMC whose clock was reset at its reboot, or wraps)
+ * A line with an unknown keyword is ignored.
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"
@@ -24,6 +35,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +71,7 @@ static struct {
 	double epoch_s;		/* wall-clock seconds of trace time 0 */
 	double stats_s;		/* mode 1 statistics window */
 	char *hold_path;	/* NULL: never hold */
+	char *fault_path;	/* NULL: no fault file */
 	unsigned char last_rs[SIM_POWER_RS_LEN];
 	unsigned int last_len;
 } _sim;
@@ -132,6 +145,43 @@ static int _hold(void)
 	       stat(_sim.hold_path, &st) == 0;
 }
 
+/* The faults of the fault file now (see the top). */
+typedef struct {
+	int cc;			/* 0: none */
+	bool truncated;
+	long watts;		/* < 0: none */
+	bool inactive;
+	long long stamp_s;	/* added to the time stamp */
+} sim_fault_t;
+
+static void _read_faults(sim_fault_t *f)
+{
+	char line[128], kw[32], arg[64];
+	FILE *fp;
+
+	memset(f, 0, sizeof(*f));
+	f->watts = -1;
+	if (!_sim.fault_path || !(fp = fopen(_sim.fault_path, "r")))
+		return;
+	while (fgets(line, sizeof(line), fp)) {
+		int n = sscanf(line, "%31s %63s", kw, arg);
+
+		if (n < 1)
+			continue;
+		if (!strcmp(kw, "cc") && n == 2)
+			f->cc = (int) strtol(arg, NULL, 0);
+		else if (!strcmp(kw, "short"))
+			f->truncated = true;
+		else if (!strcmp(kw, "watts") && n == 2)
+			f->watts = strtol(arg, NULL, 0);
+		else if (!strcmp(kw, "inactive"))
+			f->inactive = true;
+		else if (!strcmp(kw, "stamp") && n == 2)
+			f->stamp_s = strtoll(arg, NULL, 0);
+	}
+	fclose(fp);
+}
+
 /* Get Power Reading, DCMI 1.5 §6.6.1: rdata[0] is the completion code. */
 static void _power_reading(msg_t *msg, unsigned char *rdata,
 			   unsigned int *rdata_len)
@@ -139,7 +189,14 @@ static void _power_reading(msg_t *msg, unsigned char *rdata,
 	double now = _trace_now(), window_s, min_w, max_w, avg_w;
 	uint8_t mode = msg->data[1], attr = msg->data[2];
 	struct timeval tv;
+	sim_fault_t f;
 
+	_read_faults(&f);
+	if (f.cc) {
+		rdata[0] = (unsigned char) f.cc;
+		*rdata_len = 1;
+		return;
+	}
 	if (_hold()) {
 		memcpy(rdata, _sim.last_rs, _sim.last_len);
 		*rdata_len = _sim.last_len;
@@ -166,10 +223,21 @@ static void _power_reading(msg_t *msg, unsigned char *rdata,
 	_put16(rdata + 4, _watts16(min_w));
 	_put16(rdata + 6, _watts16(max_w));
 	_put16(rdata + 8, _watts16(avg_w));
-	_put32(rdata + 10, (uint32_t) tv.tv_sec);
+	_put32(rdata + 10, (uint32_t) (tv.tv_sec + f.stamp_s));
 	_put32(rdata + 14, (uint32_t) lround(window_s * 1000.0));
-	rdata[18] = 0x40;	/* power measurement active */
+	rdata[18] = f.inactive ? 0x00 : 0x40;	/* power measurement active */
 	*rdata_len = SIM_POWER_RS_LEN;
+	if (f.watts >= 0) {
+		uint16_t w = f.watts > 65535 ? 65535 : (uint16_t) f.watts;
+		int i;
+
+		for (i = 2; i <= 8; i += 2)
+			_put16(rdata + i, w);
+	}
+	if (f.truncated) {
+		*rdata_len = 6;
+		return;		/* not remembered: hold repeats good answers */
+	}
 
 	memcpy(_sim.last_rs, rdata, SIM_POWER_RS_LEN);
 	_sim.last_len = SIM_POWER_RS_LEN;
@@ -240,6 +308,9 @@ static int _option(const char *tok, const char **trace_path,
 	} else if (!strncmp(tok, "hold=", 5)) {
 		_sim.hold_path = strdup(tok + 5);
 		return _sim.hold_path ? 0 : ENOMEM;
+	} else if (!strncmp(tok, "fault=", 6)) {
+		_sim.fault_path = strdup(tok + 6);
+		return _sim.fault_path ? 0 : ENOMEM;
 	} else {
 		return EINVAL;
 	}

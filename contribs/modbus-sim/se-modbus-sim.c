@@ -71,6 +71,10 @@ typedef struct {
 	int exception;		/* exception code to answer with, 0 none */
 	garbage_t garbage;
 	long delay_ms;		/* < 0: --response-delay-ms */
+	bool power_set;		/* the power register reads power_w */
+	double power_w;		/* watts (NaN, negative, absurd: any) */
+	bool energy_set;	/* the energy register reads energy_value */
+	double energy_value;	/* in register units (a float NaN too) */
 } fault_t;
 
 typedef struct {
@@ -718,12 +722,17 @@ static void _update_energy(sim_t *sim, unit_t *u, double t)
 
 static void _update_unit(sim_t *sim, unit_t *u, double t)
 {
-	const mb_point_t *p = &sim->map.power;
+	const mb_point_t *p = &sim->map.power, *e = &sim->map.energy;
+	double w = u->fault.power_set ? u->fault.power_w :
+		   power_trace_watts(sim->trace, u->col, t);
 
 	if (p->present)
-		mb_encode(power_trace_watts(sim->trace, u->col, t) / p->scale,
-			  p->type, p->order, _regs_at(sim, u, p->address));
-	if (sim->map.energy.present)
+		mb_encode(w / p->scale, p->type, p->order,
+			  _regs_at(sim, u, p->address));
+	if (e->present && u->fault.energy_set)
+		mb_encode(u->fault.energy_value, e->type, e->order,
+			  _regs_at(sim, u, e->address));
+	else if (e->present)
 		_update_energy(sim, u, t);
 }
 
@@ -836,6 +845,13 @@ static void _apply_line(sim_t *sim, unit_t *u, const char *kw,
 			GARBAGE_SHORT : GARBAGE_CRC;
 	else if (!strcasecmp(kw, "delay"))
 		f->delay_ms = (long)v;
+	else if (!strcasecmp(kw, "power") && arg) {
+		f->power_set = true;
+		f->power_w = v;		/* strtod takes "nan" and "-inf" */
+	} else if (!strcasecmp(kw, "energy") && arg) {
+		f->energy_set = true;
+		f->energy_value = v;
+	}
 	else if (!strcasecmp(kw, "offset"))
 		_set_offset(sim, u, v);
 	else if (!strcasecmp(kw, "wrap"))
@@ -847,7 +863,8 @@ static void _apply_line(sim_t *sim, unit_t *u, const char *kw,
 static bool _known_keyword(const char *kw)
 {
 	static const char *const kws[] = { "stall", "exception", "garbage",
-		"delay", "offset", "wrap", "reset", "clear", NULL };
+		"delay", "offset", "wrap", "reset", "clear", "power", "energy",
+		NULL };
 
 	return mb_name_index(kws, kw) >= 0;
 }
