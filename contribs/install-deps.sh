@@ -17,6 +17,7 @@ make
 gcc
 binutils
 dpkg-dev
+build-essential
 debhelper
 lintian
 rsync
