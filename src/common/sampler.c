@@ -32,9 +32,18 @@
 /* How long sampler_stop() waits beyond one deadline before giving up. */
 #define SAMPLER_STOP_GRACE_NS	SE_NS_PER_SEC
 
-/* Failure logs: a few per minute per meter, then a count. */
+/*
+ * Failure logs.  A fault (failed reads until one succeeds) is marked
+ * twice: its first failure at error level (the gap starts) and the reading
+ * that ends it (the gap is filled); the failures in between go to debug,
+ * with a reminder at error level every SAMPLER_REMIND_NS of a long fault.
+ * Faults themselves are rate-limited (a meter that flaps): a few per
+ * minute, then a count; a fault whose start was not logged is not logged
+ * when it ends either.
+ */
 #define SAMPLER_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
 #define SAMPLER_LOG_BURST	3
+#define SAMPLER_REMIND_NS	(60 * SE_NS_PER_SEC)
 
 struct sampler {
 	const meter_ops_t *ops;
@@ -63,8 +72,11 @@ struct sampler {
 	bool opened;
 	uint64_t tick_ns;		/* when the current read was due */
 	uint64_t backoff_ns;
-	se_ratelimit_t fail_rl;
+	se_ratelimit_t fail_rl;		/* faults (their first failure) */
 	se_ratelimit_t note_rl;
+	bool fault_told;		/* this fault's start is in the log */
+	uint64_t fault_start_ns;	/* monotonic: its first failure */
+	uint64_t fault_told_ns;		/* its last error-level line */
 	unsigned long anomalies_seen;	/* energy_acc_anomaly().count logged */
 	uint32_t anomaly_kinds_told;	/* kinds whose first was at info */
 	bool resolution_told;
@@ -272,12 +284,15 @@ static void _succeeded(sampler_t *s, const energy_sample_t *smp)
 	pthread_mutex_unlock(&s->lock);
 
 	s->backoff_ns = 0;
-	if (failures)
-		se_log_limited(&s->note_rl, se_mono_ns(), SE_LOG_INFO,
-			       "%s: reading again after %u failed attempts%s",
-			       s->who, failures,
-			       smp->flags & ENERGY_SAMPLE_GAP ?
-			       "; energy of the gap filled linearly" : "");
+	if (failures && s->fault_told)
+		se_log(SE_LOG_INFO,
+		       "%s: reading again after %u failed attempts over %.1f s%s",
+		       s->who, failures,
+		       (double) (se_mono_ns() - s->fault_start_ns) /
+		       SE_NS_PER_SEC,
+		       smp->flags & ENERGY_SAMPLE_GAP ?
+		       "; energy of the gap filled linearly" : "");
+	s->fault_told = false;
 	se_log(SE_LOG_SAMPLE,
 	       "%s: t=%llu ns power=%llu mW energy=%llu mJ flags=0x%x",
 	       s->who, (unsigned long long) smp->t_ns,
@@ -293,8 +308,9 @@ static void _succeeded(sampler_t *s, const energy_sample_t *smp)
 static void _failed(sampler_t *s, const char *what, int rc, const char *msg)
 {
 	const char *sep = rc && msg && *msg ? ": " : "";
-	uint64_t max = s->cfg.backoff_max_ns;
+	uint64_t max = s->cfg.backoff_max_ns, now = se_mono_ns();
 	char ebuf[128] = "";
+	const char *err;
 	unsigned failures;
 
 	if (max < s->cfg.period_ns)
@@ -312,12 +328,27 @@ static void _failed(sampler_t *s, const char *what, int rc, const char *msg)
 	s->st.reads_failed++;
 	pthread_mutex_unlock(&s->lock);
 
-	se_log_limited(&s->fail_rl, se_mono_ns(), SE_LOG_ERROR,
-		       "%s: %s failed: %s%s%s (%u in a row); next try in %.3f s",
-		       s->who, what,
-		       rc ? strerror_r(-rc, ebuf, sizeof(ebuf)) : "", sep,
-		       msg ? msg : "", failures,
+	err = rc ? strerror_r(-rc, ebuf, sizeof(ebuf)) : "";	/* GNU */
+	if (failures == 1) {
+		s->fault_start_ns = s->fault_told_ns = now;
+		s->fault_told = se_log_limited(&s->fail_rl, now, SE_LOG_ERROR,
+			"%s: %s failed: %s%s%s (1 in a row); energy held until readings resume, then the gap is filled; next try in %.3f s",
+			s->who, what, err, sep, msg ? msg : "",
+			(double) s->backoff_ns / SE_NS_PER_SEC);
+	} else if (s->fault_told &&
+		   now - s->fault_told_ns >= SAMPLER_REMIND_NS) {
+		s->fault_told_ns = now;
+		se_log(SE_LOG_ERROR,
+		       "%s: %s still failing: %s%s%s (%u in a row, for %.0f s); next try in %.3f s",
+		       s->who, what, err, sep, msg ? msg : "", failures,
+		       (double) (now - s->fault_start_ns) / SE_NS_PER_SEC,
 		       (double) s->backoff_ns / SE_NS_PER_SEC);
+	} else {
+		se_log(SE_LOG_DEBUG,
+		       "%s: %s failed: %s%s%s (%u in a row); next try in %.3f s",
+		       s->who, what, err, sep, msg ? msg : "", failures,
+		       (double) s->backoff_ns / SE_NS_PER_SEC);
+	}
 }
 
 static void _close(sampler_t *s)

@@ -99,14 +99,14 @@ static int _ratelimit_pass(se_ratelimit_t *rl, uint64_t now_ns)
 	return 1;
 }
 
-void se_log_limited(se_ratelimit_t *rl, uint64_t now_ns, se_log_level_t level,
+bool se_log_limited(se_ratelimit_t *rl, uint64_t now_ns, se_log_level_t level,
 		    const char *fmt, ...)
 {
 	char suffix[64] = "";
 	va_list ap;
 
 	if (!_ratelimit_pass(rl, now_ns))
-		return;
+		return false;
 	if (rl->suppressed) {
 		snprintf(suffix, sizeof(suffix),
 			 " (%lu similar messages suppressed)", rl->suppressed);
@@ -116,4 +116,5 @@ void se_log_limited(se_ratelimit_t *rl, uint64_t now_ns, se_log_level_t level,
 	va_start(ap, fmt);
 	_vlog(level, suffix, fmt, ap);
 	va_end(ap);
+	return true;
 }

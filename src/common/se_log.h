@@ -9,6 +9,7 @@
 #define SE_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef enum {
@@ -45,8 +46,9 @@ typedef struct {
 
 #define SE_RATELIMIT_INIT(interval_ns, burst) { (interval_ns), (burst), 0, 0, 0 }
 
-/* Log through a rate limiter; now_ns is monotonic time (se_mono_ns()). */
-void se_log_limited(se_ratelimit_t *rl, uint64_t now_ns, se_log_level_t level,
+/* Log through a rate limiter; now_ns is monotonic time (se_mono_ns()).
+ * Returns true when the message went out, false when it was suppressed. */
+bool se_log_limited(se_ratelimit_t *rl, uint64_t now_ns, se_log_level_t level,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif
