@@ -1,0 +1,667 @@
+/*
+ * attrib.c - a shared node's measured energy split among its jobs and steps.
+ *
+ * See attrib.h for the model.  Jobs and steps live in small arrays searched
+ * linearly: a node holds tens of them, and a split is a few passes over
+ * them (bench/attrib measures it at 128 steps).
+ */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attrib.h"
+#include "se_time.h"
+
+#define ATTRIB_RETAIN_NS	(600 * SE_NS_PER_SEC)
+#define IDLE_RING		64
+#define IDLE_MIN_SAMPLES	3
+
+typedef struct {
+	uint32_t step_id;
+	bool seen;		/* in the last scan */
+	bool was_seen;		/* in the scan before (for this interval) */
+	bool ever_seen;
+	bool closed;		/* registered, never seen: its one interval
+				 * after its end was split */
+	uint64_t last_cpu_ns;
+	uint64_t delta_ns;	/* CPU time in this interval */
+	uint64_t begin_ns, end_ns; /* registered by its slurmstepd, 0: not */
+	uint64_t share_mj;
+} at_step_t;
+
+typedef struct {
+	uint32_t job_id;
+	bool seen, was_seen;
+	uint64_t last_cpu_ns;
+	uint64_t delta_ns;
+	uint32_t ncpus_cg;	/* from its cpuset */
+	uint32_t ncpus_reg;	/* from its steps' registration */
+	uint64_t share_mj;
+	uint64_t last_present_ns;
+	at_step_t *steps;
+	size_t n, cap;
+	/* this interval */
+	uint64_t present_ns;	/* time present in the interval */
+	uint64_t part_mj;	/* its idle + CPU part, to its steps */
+} at_job_t;
+
+struct attrib {
+	attrib_params_t p;
+	bool started;
+	uint64_t t_ns, energy_mj;	/* the previous sample */
+	bool have_root;
+	uint64_t root_cpu_ns;
+	uint64_t measured_mj, charged_mj, unattributed_mj;
+	unsigned long intervals;
+	at_job_t *jobs;
+	size_t n, cap;
+	uint64_t idle_ring[IDLE_RING];	/* mW of job-free intervals */
+	size_t idle_n, idle_pos;
+	uint64_t *w;			/* scratch weights and results */
+	uint64_t *out;
+	size_t w_cap;
+};
+
+/* ------------------------------------------------------------ apportion */
+
+typedef struct {
+	uint64_t rem;		/* remainder numerator */
+	size_t i;
+} at_rem_t;
+
+static int _rem_cmp(const void *x, const void *y)
+{
+	const at_rem_t *a = x, *b = y;
+
+	if (a->rem != b->rem)
+		return a->rem > b->rem ? -1 : 1;
+	return a->i < b->i ? -1 : (a->i > b->i);
+}
+
+bool attrib_apportion(uint64_t total, const uint64_t *w, size_t n,
+		      uint64_t *out)
+{
+	unsigned __int128 sum = 0;
+	uint64_t given = 0, left;
+	at_rem_t *r;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		sum += w[i];
+		out[i] = 0;
+	}
+	if (!sum)
+		return false;
+	r = malloc(n * sizeof(*r));
+	for (i = 0; i < n; i++) {
+		unsigned __int128 x = (unsigned __int128) total * w[i];
+
+		out[i] = (uint64_t) (x / sum);
+		given += out[i];
+		/* remainder / sum < 1: scaled to 64 bits for ordering */
+		if (r)
+			r[i] = (at_rem_t) { .rem = (uint64_t) (
+				((x % sum) << 32) / sum), .i = i };
+	}
+	left = total - given;		/* < n */
+	if (r)
+		qsort(r, n, sizeof(*r), _rem_cmp);
+	for (i = 0; i < left; i++)
+		out[r ? r[i].i : i]++;
+	free(r);
+	return true;
+}
+
+/* ------------------------------------------------------------ tables */
+
+static at_job_t *_job(attrib_t *a, uint32_t job_id, bool create)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->jobs[i].job_id == job_id)
+			return &a->jobs[i];
+	if (!create)
+		return NULL;
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 16;
+		at_job_t *j = realloc(a->jobs, cap * sizeof(*j));
+
+		if (!j)
+			return NULL;
+		a->jobs = j;
+		a->cap = cap;
+	}
+	memset(&a->jobs[a->n], 0, sizeof(a->jobs[0]));
+	a->jobs[a->n].job_id = job_id;
+	return &a->jobs[a->n++];
+}
+
+static at_step_t *_step(at_job_t *j, uint32_t step_id, bool create)
+{
+	for (size_t i = 0; i < j->n; i++)
+		if (j->steps[i].step_id == step_id)
+			return &j->steps[i];
+	if (!create)
+		return NULL;
+	if (j->n == j->cap) {
+		size_t cap = j->cap ? 2 * j->cap : 4;
+		at_step_t *s = realloc(j->steps, cap * sizeof(*s));
+
+		if (!s)
+			return NULL;
+		j->steps = s;
+		j->cap = cap;
+	}
+	memset(&j->steps[j->n], 0, sizeof(j->steps[0]));
+	j->steps[j->n].step_id = step_id;
+	return &j->steps[j->n++];
+}
+
+/* Scratch arrays of n weights and results. */
+static int _scratch(attrib_t *a, size_t n)
+{
+	if (n <= a->w_cap)
+		return 0;
+	free(a->w);
+	free(a->out);
+	a->w = calloc(n, sizeof(*a->w));
+	a->out = calloc(n, sizeof(*a->out));
+	a->w_cap = (a->w && a->out) ? n : 0;
+	return a->w_cap ? 0 : -ENOMEM;
+}
+
+/* ------------------------------------------------------------ the scan */
+
+/* CPU time since the last scan of a cgroup that was (not) there then. */
+static uint64_t _delta(bool was_there, uint64_t last, uint64_t now)
+{
+	if (!was_there || now < last)	/* new (or made again): from 0 */
+		return now;
+	return now - last;
+}
+
+/* Take the scan: every job's and step's CPU time in the interval. */
+static int _take_scan(attrib_t *a, const cg_scan_t *scan)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		at_job_t *j = &a->jobs[i];
+
+		j->was_seen = j->seen;
+		j->seen = false;
+		j->delta_ns = 0;
+		for (size_t k = 0; k < j->n; k++) {
+			j->steps[k].was_seen = j->steps[k].seen;
+			j->steps[k].seen = false;
+			j->steps[k].delta_ns = 0;
+		}
+	}
+	for (size_t i = 0; scan && i < scan->n; i++) {
+		const cg_entry_t *e = &scan->e[i];
+		at_job_t *j = _job(a, e->job_id, true);
+		at_step_t *s;
+
+		if (!j)
+			return -ENOMEM;
+		if (e->step_id == CG_JOB_LEVEL) {
+			j->delta_ns = _delta(j->was_seen, j->last_cpu_ns,
+					     e->cpu_ns);
+			j->last_cpu_ns = e->cpu_ns;
+			j->seen = true;
+			if (e->ncpus)
+				j->ncpus_cg = e->ncpus;
+			continue;
+		}
+		if (!(s = _step(j, e->step_id, true)))
+			return -ENOMEM;
+		s->delta_ns = _delta(s->was_seen, s->last_cpu_ns, e->cpu_ns);
+		s->last_cpu_ns = e->cpu_ns;
+		s->seen = s->ever_seen = true;
+	}
+	return 0;
+}
+
+/* A step that ended since the last sample without a last reading. */
+static bool _step_vanished(const at_step_t *s)
+{
+	return !s->seen && (s->was_seen || (s->begin_ns && !s->ever_seen &&
+					    s->end_ns && !s->closed));
+}
+
+/* A step that took part in the interval [t0, t1]. */
+static bool _step_present(const at_step_t *s, uint64_t t0, uint64_t t1)
+{
+	if (s->seen || s->was_seen)
+		return true;
+	if (s->ever_seen || s->closed)
+		return false;	/* its cgroup came and went: over */
+	return s->begin_ns && s->begin_ns <= t1 &&
+	       (!s->end_ns || s->end_ns >= t0);
+}
+
+/*
+ * A job's time in [t0, t1]: the whole interval when its cgroup was there
+ * at both ends; else bounded by its steps' registered begin and end.
+ */
+static uint64_t _job_present_ns(const at_job_t *j, uint64_t t0, uint64_t t1)
+{
+	uint64_t begin = 0, end = 0;
+	bool any = j->seen || j->was_seen, open_end = false;
+
+	for (size_t k = 0; k < j->n; k++) {
+		const at_step_t *s = &j->steps[k];
+
+		if (!_step_present(s, t0, t1))
+			continue;
+		any = true;
+		if (s->begin_ns && (!begin || s->begin_ns < begin))
+			begin = s->begin_ns;
+		if (!s->end_ns || s->seen)
+			open_end = true;
+		else if (s->end_ns > end)
+			end = s->end_ns;
+	}
+	if (!any)
+		return 0;
+	if (j->was_seen || !begin || begin < t0)
+		begin = t0;
+	if (j->seen || open_end || !end || end > t1)
+		end = t1;
+	return end > begin ? end - begin : 0;
+}
+
+/* Unexplained CPU time of a parent goes to its children that vanished. */
+static void _vanished_jobs(attrib_t *a, const cg_scan_t *scan)
+{
+	uint64_t root_delta, seen = 0;
+	size_t gone = 0;
+
+	if (!scan || !scan->have_root)
+		return;
+	root_delta = _delta(a->have_root, a->root_cpu_ns, scan->root_cpu_ns);
+	a->have_root = true;
+	a->root_cpu_ns = scan->root_cpu_ns;
+	for (size_t i = 0; i < a->n; i++) {
+		seen += a->jobs[i].delta_ns;
+		gone += !a->jobs[i].seen && a->jobs[i].was_seen;
+	}
+	if (!gone || root_delta <= seen)
+		return;
+	for (size_t i = 0; i < a->n; i++)
+		if (!a->jobs[i].seen && a->jobs[i].was_seen)
+			a->jobs[i].delta_ns = (root_delta - seen) / gone;
+}
+
+static void _vanished_steps(at_job_t *j)
+{
+	uint64_t seen = 0;
+	size_t gone = 0;
+
+	for (size_t k = 0; k < j->n; k++) {
+		seen += j->steps[k].delta_ns;
+		gone += _step_vanished(&j->steps[k]);
+	}
+	if (!gone || j->delta_ns <= seen)
+		return;
+	for (size_t k = 0; k < j->n; k++)
+		if (_step_vanished(&j->steps[k]))
+			j->steps[k].delta_ns = (j->delta_ns - seen) / gone;
+}
+
+/* ------------------------------------------------------------ idle */
+
+static int _u64_cmp(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *) x, b = *(const uint64_t *) y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Idle power in use: configured, or the median of job-free intervals. */
+static uint64_t _idle_mw(const attrib_t *a, bool *learned)
+{
+	uint64_t v[IDLE_RING];
+
+	*learned = false;
+	if (a->p.idle_set)
+		return a->p.idle_mw;
+	if (a->idle_n < IDLE_MIN_SAMPLES)
+		return 0;
+	memcpy(v, a->idle_ring, a->idle_n * sizeof(v[0]));
+	qsort(v, a->idle_n, sizeof(v[0]), _u64_cmp);
+	*learned = true;
+	return v[a->idle_n / 2];
+}
+
+static void _learn_idle(attrib_t *a, uint64_t e_mj, uint64_t dt_ns)
+{
+	if (!dt_ns)
+		return;
+	a->idle_ring[a->idle_pos] = (uint64_t) ((unsigned __int128) e_mj *
+						SE_NS_PER_SEC / dt_ns);
+	a->idle_pos = (a->idle_pos + 1) % IDLE_RING;
+	if (a->idle_n < IDLE_RING)
+		a->idle_n++;
+}
+
+/* ------------------------------------------------------------ split */
+
+static uint32_t _ncpus(const at_job_t *j)
+{
+	return j->ncpus_reg ? j->ncpus_reg : j->ncpus_cg;
+}
+
+/* The node's CPUs, 0 unknown. */
+static uint32_t _node_cpus(const attrib_t *a, const cg_scan_t *scan)
+{
+	if (a->p.node_cpus)
+		return a->p.node_cpus;
+	return scan ? scan->root_ncpus : 0;
+}
+
+/*
+ * Weights of the jobs by allocated CPUs x time present, and of the
+ * unallocated CPUs (last entry, when unallocated is wanted and every
+ * present job's CPUs are known).  Returns whether any job was present.
+ */
+static bool _presence_weights(attrib_t *a, uint32_t node_cpus, uint64_t dt,
+			      bool unallocated)
+{
+	bool known = node_cpus > 0, any = false;
+	unsigned __int128 used = 0;
+
+	for (size_t i = 0; i < a->n; i++)
+		if (a->jobs[i].present_ns) {
+			any = true;
+			known = known && _ncpus(&a->jobs[i]);
+		}
+	for (size_t i = 0; i < a->n; i++) {
+		const at_job_t *j = &a->jobs[i];
+
+		a->w[i] = known ? _ncpus(j) * j->present_ns : j->present_ns;
+		used += a->w[i];
+	}
+	a->w[a->n] = 0;
+	if (unallocated && known &&
+	    (unsigned __int128) node_cpus * dt > used)
+		a->w[a->n] = (uint64_t) ((unsigned __int128) node_cpus * dt -
+					 used);
+	if (!any && unallocated)
+		a->w[a->n] = 1;
+	return any;
+}
+
+/* Give part[i] to job i (its steps later); the last entry unattributed. */
+static void _give(attrib_t *a, const uint64_t *part)
+{
+	for (size_t i = 0; i < a->n; i++)
+		a->jobs[i].part_mj += part[i];
+	a->unattributed_mj += part[a->n];
+}
+
+static uint64_t _split_gpus(attrib_t *a, uint64_t e, const attrib_gpu_t *g,
+			    size_t n)
+{
+	uint64_t used = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t mj = g[i].energy_mj < e - used ?
+			      g[i].energy_mj : e - used;
+		at_job_t *j = g[i].owned ? _job(a, g[i].job_id, false) : NULL;
+		at_step_t *s = j ? _step(j, g[i].step_id, false) : NULL;
+
+		used += mj;
+		if (!j) {
+			a->unattributed_mj += mj;
+			continue;
+		}
+		j->share_mj += mj;
+		a->charged_mj += mj;
+		if (s && s->step_id != CG_STEP_EXTERN)
+			s->share_mj += mj;
+	}
+	return used;
+}
+
+/* The idle part: by allocated CPUs x presence, or unattributed. */
+static void _split_idle(attrib_t *a, uint64_t idle, uint32_t node_cpus,
+			uint64_t dt)
+{
+	if (a->p.idle == ATTRIB_IDLE_NONE) {
+		a->unattributed_mj += idle;
+		return;
+	}
+	_presence_weights(a, node_cpus, dt, true);
+	attrib_apportion(idle, a->w, a->n + 1, a->out);
+	_give(a, a->out);
+}
+
+/* The rest: by CPU time; none used: by presence; nobody: unattributed. */
+static void _split_rest(attrib_t *a, uint64_t rest, uint32_t node_cpus,
+			uint64_t dt)
+{
+	uint64_t any = 0;
+
+	for (size_t i = 0; i < a->n; i++) {
+		a->w[i] = a->jobs[i].present_ns || a->jobs[i].seen ||
+			  a->jobs[i].was_seen ? a->jobs[i].delta_ns : 0;
+		any |= a->w[i];
+	}
+	a->w[a->n] = 0;
+	if (!any && !_presence_weights(a, node_cpus, dt, false)) {
+		a->unattributed_mj += rest;
+		return;
+	}
+	attrib_apportion(rest, a->w, a->n + 1, a->out);
+	_give(a, a->out);
+}
+
+/* A job's part to its steps (not extern) by their CPU time. */
+static void _split_job(attrib_t *a, at_job_t *j, uint64_t t0, uint64_t t1)
+{
+	bool by_cpu = false, any = false;
+	uint64_t *w = a->w, *out = a->out;
+
+	j->share_mj += j->part_mj;
+	a->charged_mj += j->part_mj;
+	if (!j->part_mj || !j->n)
+		goto done;
+	for (size_t k = 0; k < j->n; k++) {
+		const at_step_t *s = &j->steps[k];
+
+		w[k] = 0;
+		if (s->step_id == CG_STEP_EXTERN ||
+		    !_step_present(s, t0, t1))
+			continue;
+		any = true;
+		w[k] = s->delta_ns;
+		by_cpu |= w[k] != 0;
+	}
+	if (!any)
+		goto done;	/* the job's own (extern) figure only */
+	if (!by_cpu)
+		for (size_t k = 0; k < j->n; k++)
+			w[k] = j->steps[k].step_id != CG_STEP_EXTERN &&
+			       _step_present(&j->steps[k], t0, t1);
+	attrib_apportion(j->part_mj, w, j->n, out);
+	for (size_t k = 0; k < j->n; k++)
+		j->steps[k].share_mj += out[k];
+done:
+	j->part_mj = 0;
+}
+
+/* Forget jobs gone long ago, and steps that ended with their job kept. */
+static void _retire(attrib_t *a, uint64_t t)
+{
+	uint64_t keep = a->p.retain_ns ? a->p.retain_ns : ATTRIB_RETAIN_NS;
+
+	for (size_t i = 0; i < a->n;) {
+		at_job_t *j = &a->jobs[i];
+
+		if (j->present_ns || j->seen)
+			j->last_present_ns = t;
+		else if (!j->last_present_ns)
+			j->last_present_ns = t;	/* registered, not begun */
+		if (t - j->last_present_ns <= keep) {
+			i++;
+			continue;
+		}
+		free(j->steps);
+		a->jobs[i] = a->jobs[--a->n];
+	}
+}
+
+static size_t _max_steps(const attrib_t *a)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < a->n; i++)
+		if (a->jobs[i].n > m)
+			m = a->jobs[i].n;
+	return m;
+}
+
+/* ------------------------------------------------------------ public */
+
+attrib_t *attrib_new(const attrib_params_t *p)
+{
+	attrib_t *a = calloc(1, sizeof(*a));
+
+	if (a)
+		a->p = *p;
+	return a;
+}
+
+void attrib_free(attrib_t *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->n; i++)
+		free(a->jobs[i].steps);
+	free(a->jobs);
+	free(a->w);
+	free(a->out);
+	free(a);
+}
+
+int attrib_interval(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
+		    const cg_scan_t *scan, const attrib_gpu_t *gpus,
+		    size_t n_gpus)
+{
+	uint64_t e, dt, t0 = a->t_ns, idle, gpu_mj, idle_mw;
+	uint32_t node_cpus = _node_cpus(a, scan);
+	bool learned, any_job = false;
+	int rc;
+
+	if ((rc = _take_scan(a, scan)))
+		return rc;
+	if (a->started && (t_ns < a->t_ns || energy_mj < a->energy_mj)) {
+		a->started = false;
+		rc = -EINVAL;
+	}
+	if (!a->started) {
+		/* Baselines only: the scan taken above holds each cgroup's
+		 * CPU time so far, which is no interval's. */
+		a->started = true;
+		a->t_ns = t_ns;
+		a->energy_mj = energy_mj;
+		a->have_root = scan && scan->have_root;
+		a->root_cpu_ns = scan ? scan->root_cpu_ns : 0;
+		return rc;
+	}
+	e = energy_mj - a->energy_mj;
+	dt = t_ns - a->t_ns;
+	if ((rc = _scratch(a, (a->n > _max_steps(a) ? a->n : _max_steps(a)) +
+			      1)))
+		return rc;
+	_vanished_jobs(a, scan);
+	for (size_t i = 0; i < a->n; i++) {
+		_vanished_steps(&a->jobs[i]);
+		a->jobs[i].present_ns = _job_present_ns(&a->jobs[i], t0, t_ns);
+		a->jobs[i].part_mj = 0;
+		any_job |= a->jobs[i].present_ns != 0;
+	}
+
+	a->measured_mj += e;
+	gpu_mj = _split_gpus(a, e, gpus, n_gpus);
+	idle_mw = _idle_mw(a, &learned);
+	idle = (uint64_t) ((unsigned __int128) idle_mw * dt / SE_NS_PER_SEC);
+	if (idle > e - gpu_mj)
+		idle = e - gpu_mj;
+	_split_idle(a, idle, node_cpus, dt);
+	_split_rest(a, e - gpu_mj - idle, node_cpus, dt);
+	for (size_t i = 0; i < a->n; i++) {
+		_split_job(a, &a->jobs[i], t0, t_ns);
+		for (size_t k = 0; k < a->jobs[i].n; k++)
+			if (_step_vanished(&a->jobs[i].steps[k]))
+				a->jobs[i].steps[k].closed = true;
+	}
+	if (!any_job && !n_gpus)
+		_learn_idle(a, e, dt);
+
+	a->intervals++;
+	a->t_ns = t_ns;
+	a->energy_mj = energy_mj;
+	_retire(a, t_ns);
+	return 0;
+}
+
+int attrib_step_begin(attrib_t *a, uint32_t job_id, uint32_t step_id,
+		      uint64_t t_ns, uint32_t ncpus)
+{
+	at_job_t *j = _job(a, job_id, true);
+	at_step_t *s = j ? _step(j, step_id, true) : NULL;
+
+	if (!s)
+		return -ENOMEM;
+	if (!s->begin_ns || t_ns < s->begin_ns)
+		s->begin_ns = t_ns;
+	if (ncpus > j->ncpus_reg)
+		j->ncpus_reg = ncpus;
+	return 0;
+}
+
+int attrib_step_end(attrib_t *a, uint32_t job_id, uint32_t step_id,
+		    uint64_t t_ns)
+{
+	at_job_t *j = _job(a, job_id, false);
+	at_step_t *s = j ? _step(j, step_id, false) : NULL;
+
+	if (!s)
+		return -ENOENT;
+	if (t_ns > s->end_ns)
+		s->end_ns = t_ns;
+	return 0;
+}
+
+int attrib_share(const attrib_t *a, uint32_t job_id, uint32_t step_id,
+		 uint64_t *share_mj, uint64_t *last_ns)
+{
+	at_job_t *j = _job((attrib_t *) a, job_id, false);
+	at_step_t *s;
+
+	*last_ns = a->started ? a->t_ns : 0;
+	if (!j)
+		return -ENOENT;
+	if (step_id == CG_STEP_EXTERN) {
+		*share_mj = j->share_mj;
+		return 0;
+	}
+	if (!(s = _step(j, step_id, false)))
+		return -ENOENT;
+	*share_mj = s->share_mj;
+	return 0;
+}
+
+void attrib_totals(const attrib_t *a, attrib_totals_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->measured_mj = a->measured_mj;
+	out->charged_mj = a->charged_mj;
+	out->unattributed_mj = a->unattributed_mj;
+	out->idle_mw = _idle_mw(a, &out->idle_learned);
+	out->intervals = a->intervals;
+	out->jobs = a->n;
+}

@@ -1,0 +1,153 @@
+/*
+ * attrib.h - a shared node's measured energy split among its jobs and steps.
+ *
+ * Slurm-free.  At every meter sample, slurmd's sampler hands the node's
+ * cumulative energy and a scan of the jobs' and steps' cgroups
+ * (cg_cpu.h) to attrib_interval(), which splits the energy measured since
+ * the previous sample:
+ *
+ *  1. GPU part: each GPU's energy in the interval to the step owning it
+ *     (callers that have per-GPU energy); a GPU nobody owns is
+ *     unattributed.
+ *  2. Idle part: idle power x interval (EnergyIdleWatts, or learned: the
+ *     median power of the last 64 intervals with no job on the node, once
+ *     there are 3), at most what is left.  With EnergyIdle=share it goes to
+ *     the jobs by allocated CPUs x time present in the interval, the
+ *     unallocated CPUs' part unattributed; with EnergyIdle=none all of it is
+ *     unattributed.
+ *  3. The rest, by the jobs' CPU time in the interval (cgroup deltas); when
+ *     no job used CPU, like the idle part among the jobs present; with no
+ *     job present, unattributed.
+ *  Within a job, its idle and CPU parts go to its steps by their own CPU
+ *  time (equally when none used any); the extern step is not one of them:
+ *  its figure is the job's whole share (under PrologFlags=Contain the job
+ *  line of sacct is the extern step's).
+ *
+ * Every split is in integer mJ by largest remainders, so over any run
+ *   charged (sum of job shares) + unattributed == measured, to the mJ.
+ * A job or step whose cgroup vanished since the previous sample (it ended
+ * in between) still gets its last interval: the parent's CPU time keeps
+ * the time of children already removed, so the parent's delta less its
+ * living children's is the vanished ones'.  A step that slurmd never saw in
+ * a scan (it started and ended between two samples) is known when its
+ * slurmstepd registered (attrib_step_begin) and gets its job's unexplained
+ * CPU time.  A sample that never came (meter outage) makes the next
+ * interval longer: its energy is the cumulative difference, so nothing is
+ * lost or invented.
+ *
+ * Not thread-safe: the caller holds its own lock around every call.
+ */
+#ifndef SE_ATTRIB_H
+#define SE_ATTRIB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cg_cpu.h"
+#include "conf_desc.h"
+
+/* ----------------------------------------------------- configuration */
+
+typedef enum {
+	ATTRIB_MODE_NODE = 0,	/* Slurm's: each step gets the node delta */
+	ATTRIB_MODE_SHARE,	/* each step gets its share */
+} attrib_mode_t;
+
+typedef enum {
+	ATTRIB_IDLE_SHARE = 0,	/* by allocated CPUs */
+	ATTRIB_IDLE_NONE,	/* left unattributed */
+} attrib_idle_t;
+
+typedef struct {
+	attrib_mode_t mode;	/* EnergyAttribution=node|share */
+	attrib_idle_t idle;	/* EnergyIdle=share|none */
+	bool idle_set;		/* EnergyIdleWatts given ... */
+	uint64_t idle_mw;	/* ... in mW */
+	char *cgroup_root;	/* EnergyCgroupRoot (malloc'ed), NULL: auto */
+} attrib_conf_t;
+
+/* The keys above, for every energy plugin of the suite. */
+extern const se_conf_desc_t attrib_conf_desc;
+
+void attrib_conf_init(attrib_conf_t *c);
+void attrib_conf_free(attrib_conf_t *c);
+int attrib_conf_check(attrib_conf_t *c, const char *file, char *err,
+		      size_t err_len);
+
+/* ------------------------------------------------------------ the split */
+
+typedef struct {
+	attrib_idle_t idle;
+	bool idle_set;		/* idle_mw configured; else learned */
+	uint64_t idle_mw;
+	uint32_t node_cpus;	/* the node's CPUs (Slurm's CPUs=); 0: the
+				 * scan's root cpuset, else unknown */
+	uint64_t retain_ns;	/* a job gone this long is forgotten
+				 * (0: 10 minutes) */
+} attrib_params_t;
+
+/* One GPU's energy in the interval and its owner. */
+typedef struct {
+	uint64_t energy_mj;
+	bool owned;
+	uint32_t job_id, step_id;
+} attrib_gpu_t;
+
+typedef struct {
+	uint64_t measured_mj;	/* since the first sample */
+	uint64_t charged_mj;	/* sum of the jobs' shares */
+	uint64_t unattributed_mj;
+	uint64_t idle_mw;	/* idle power in use (0: not known yet) */
+	bool idle_learned;	/* ... learned, not configured */
+	unsigned long intervals;
+	size_t jobs;		/* jobs held */
+} attrib_totals_t;
+
+typedef struct attrib attrib_t;
+
+attrib_t *attrib_new(const attrib_params_t *p);
+void attrib_free(attrib_t *a);
+
+/*
+ * One sample: the node's cumulative energy energy_mj at monotonic t_ns and
+ * the cgroup scan made at it; gpus (n_gpus, may be 0) the GPUs' energy in
+ * the interval since the previous call.  The first call only sets the
+ * baselines.  Returns 0, -EINVAL (t_ns or energy_mj went back: baselines
+ * are reset, nothing split), -ENOMEM.
+ */
+int attrib_interval(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
+		    const cg_scan_t *scan, const attrib_gpu_t *gpus,
+		    size_t n_gpus);
+
+/*
+ * A step's slurmstepd says it started at t_ns, in a job with ncpus CPUs on
+ * this node (0: unknown) / that it ended at t_ns.  Known from then on,
+ * even if its cgroup is never seen; its times bound the job's presence
+ * in the idle split.
+ */
+int attrib_step_begin(attrib_t *a, uint32_t job_id, uint32_t step_id,
+		      uint64_t t_ns, uint32_t ncpus);
+int attrib_step_end(attrib_t *a, uint32_t job_id, uint32_t step_id,
+		    uint64_t t_ns);
+
+/*
+ * A step's share so far (the extern step: its job's whole share).
+ * *last_ns is the end of the last interval split (a share is final for
+ * a step that ended before it).  Returns 0, -ENOENT unknown step.
+ */
+int attrib_share(const attrib_t *a, uint32_t job_id, uint32_t step_id,
+		 uint64_t *share_mj, uint64_t *last_ns);
+
+void attrib_totals(const attrib_t *a, attrib_totals_t *out);
+
+/*
+ * Split total among weights w[0..n-1] in proportion, in integers that sum
+ * to total exactly: floors, then one more to the largest remainders (the
+ * lower index first on ties).  Returns false, out all 0, when every weight
+ * is 0.
+ */
+bool attrib_apportion(uint64_t total, const uint64_t *w, size_t n,
+		      uint64_t *out);
+
+#endif

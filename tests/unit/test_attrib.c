@@ -1,0 +1,779 @@
+/*
+ * test_attrib.c - energy attribution on shared nodes (attrib.h) and the
+ * cgroup CPU-time reader it feeds on (cg_cpu.h), on fixture trees of both
+ * Slurm layouts (cgroup v1 and v2) made in a temporary directory.
+ */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attrib.h"
+#include "cg_cpu.h"
+#include "se_time.h"
+
+#define S	SE_NS_PER_SEC
+
+static char tmp[64];
+
+/* ------------------------------------------------------------ fixtures */
+
+static void _mkdirs(const char *path)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(buf, 0755);
+			*p = '/';
+		}
+	mkdir(buf, 0755);
+}
+
+/* Write text into tmp/rel, making its directories. */
+static void _put(const char *rel, const char *text)
+{
+	char path[PATH_MAX], dir[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
+	strcpy(dir, path);
+	*strrchr(dir, '/') = '\0';
+	_mkdirs(dir);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs(text, f);
+	fclose(f);
+}
+
+static void _setup(void)
+{
+	snprintf(tmp, sizeof(tmp), "/tmp/test_attrib.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp));
+}
+
+static void _teardown(void)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static const cg_entry_t *_find(const cg_scan_t *s, uint32_t job,
+			       uint32_t step)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->e[i].job_id == job && s->e[i].step_id == step)
+			return &s->e[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------ reader */
+
+START_TEST(test_step_names)
+{
+	uint32_t id;
+
+	ck_assert_int_eq(cg_step_id("batch", &id), 0);
+	ck_assert_uint_eq(id, CG_STEP_BATCH);
+	ck_assert_int_eq(cg_step_id("extern", &id), 0);
+	ck_assert_uint_eq(id, 0xfffffffcu);
+	ck_assert_int_eq(cg_step_id("interactive", &id), 0);
+	ck_assert_int_eq(cg_step_id("12", &id), 0);
+	ck_assert_uint_eq(id, 12);
+	ck_assert_int_eq(cg_step_id("3+1", &id), 0);
+	ck_assert_uint_eq(id, 3);
+	ck_assert_int_eq(cg_step_id("x", &id), -EINVAL);
+	ck_assert_int_eq(cg_step_id("1x", &id), -EINVAL);
+	ck_assert_int_eq(cg_step_id("", &id), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_count_cpus)
+{
+	uint32_t n = 99;
+
+	ck_assert_int_eq(cg_count_cpus("0-3,8,10-11\n", &n), 0);
+	ck_assert_uint_eq(n, 7);
+	ck_assert_int_eq(cg_count_cpus("5", &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(cg_count_cpus("\n", &n), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(cg_count_cpus("3-1", &n), -EINVAL);
+	ck_assert_int_eq(cg_count_cpus("a", &n), -EINVAL);
+	ck_assert_int_eq(cg_count_cpus("1,,2", &n), -EINVAL);
+}
+END_TEST
+
+/* Slurm 22.05/24.11 cgroup v1: cpuacct/slurm_<node>/uid_U/job_J/step_S. */
+START_TEST(test_scan_v1)
+{
+	char root[PATH_MAX];
+	cg_scan_t s = { 0 };
+	const cg_entry_t *e;
+
+	_put("cpuacct/slurm_n1/cpuacct.usage", "900000000000\n");
+	_put("cpuacct/slurm_n1/uid_1000/cpuacct.usage", "70000\n");
+	_put("cpuacct/slurm_n1/uid_1000/job_5/cpuacct.usage", "60000\n");
+	_put("cpuacct/slurm_n1/uid_1000/job_5/step_0/cpuacct.usage", "40000\n");
+	_put("cpuacct/slurm_n1/uid_1000/job_5/step_0/task_0/cpuacct.usage",
+	     "40000\n");
+	_put("cpuacct/slurm_n1/uid_1000/job_5/step_batch/cpuacct.usage",
+	     "15000\n");
+	_put("cpuacct/slurm_n1/uid_1000/job_5/step_extern/cpuacct.usage",
+	     "5\n");
+	_put("cpuacct/slurm_n1/uid_1001/job_6/cpuacct.usage", "1\n");
+	_put("cpuacct/slurm_n1/uid_1001/job_6/step_2/cpuacct.usage", "1\n");
+	/* a step dir whose file vanished (ended during the walk) */
+	_put("cpuacct/slurm_n1/uid_1001/job_6/step_3/cgroup.procs", "");
+	_put("cpuset/slurm_n1/cpuset.cpus", "0-7\n");
+	_put("cpuset/slurm_n1/uid_1000/job_5/cpuset.cpus", "2-3\n");
+
+	snprintf(root, sizeof(root), "%s/cpuacct/slurm_n1", tmp);
+	ck_assert_int_eq(cg_scan(root, &s), 0);
+	ck_assert(s.have_root);
+	ck_assert_uint_eq(s.root_cpu_ns, 900000000000ULL);
+	ck_assert_uint_eq(s.root_ncpus, 8);
+	ck_assert_uint_eq(s.n, 6);
+	ck_assert_ptr_nonnull(e = _find(&s, 5, CG_JOB_LEVEL));
+	ck_assert_uint_eq(e->cpu_ns, 60000);
+	ck_assert_uint_eq(e->ncpus, 2);
+	ck_assert_ptr_nonnull(e = _find(&s, 5, 0));
+	ck_assert_uint_eq(e->cpu_ns, 40000);
+	ck_assert_ptr_nonnull(e = _find(&s, 5, CG_STEP_BATCH));
+	ck_assert_uint_eq(e->cpu_ns, 15000);
+	ck_assert_ptr_nonnull(e = _find(&s, 5, CG_STEP_EXTERN));
+	ck_assert_ptr_nonnull(e = _find(&s, 6, CG_JOB_LEVEL));
+	ck_assert_uint_eq(e->ncpus, 0);		/* no cpuset: unknown */
+	ck_assert_ptr_nonnull(_find(&s, 6, 2));
+	ck_assert_ptr_null(_find(&s, 6, 3));
+	cg_scan_free(&s);
+
+	snprintf(root, sizeof(root), "%s/cpuacct/nothing", tmp);
+	ck_assert_int_eq(cg_scan(root, &s), -ENOENT);
+	cg_scan_free(&s);
+}
+END_TEST
+
+/* Slurm cgroup v2: system.slice/<node>_slurmstepd.scope/job_J/step_S. */
+START_TEST(test_scan_v2)
+{
+	char root[PATH_MAX];
+	cg_scan_t s = { 0 };
+	const cg_entry_t *e;
+	const char *sc = "system.slice/n2_slurmstepd.scope";
+	char rel[256];
+
+	snprintf(rel, sizeof(rel), "%s/cpu.stat", sc);
+	_put(rel, "usage_usec 500000\nuser_usec 400000\nsystem_usec 100000\n");
+	snprintf(rel, sizeof(rel), "%s/job_9/cpu.stat", sc);
+	_put(rel, "usage_usec 3000\nuser_usec 2000\n");
+	snprintf(rel, sizeof(rel), "%s/job_9/cpuset.cpus.effective", sc);
+	_put(rel, "0,4-5\n");
+	snprintf(rel, sizeof(rel), "%s/job_9/step_0/cpu.stat", sc);
+	_put(rel, "usage_usec 2500\n");
+	snprintf(rel, sizeof(rel), "%s/job_9/step_0/user_processes/cpu.stat",
+		 sc);
+	_put(rel, "usage_usec 2400\n");
+	snprintf(rel, sizeof(rel), "%s/job_9/step_batch/cpu.stat", sc);
+	_put(rel, "user_usec 1\nusage_usec 400\n");
+	snprintf(rel, sizeof(rel), "%s/system/cpu.stat", sc);
+	_put(rel, "usage_usec 7\n");
+
+	snprintf(root, sizeof(root), "%s/%s", tmp, sc);
+	ck_assert_int_eq(cg_scan(root, &s), 0);
+	ck_assert_uint_eq(s.root_cpu_ns, 500000000ULL);
+	ck_assert_uint_eq(s.n, 3);
+	ck_assert_ptr_nonnull(e = _find(&s, 9, CG_JOB_LEVEL));
+	ck_assert_uint_eq(e->cpu_ns, 3000000);
+	ck_assert_uint_eq(e->ncpus, 3);
+	ck_assert_ptr_nonnull(e = _find(&s, 9, 0));
+	ck_assert_uint_eq(e->cpu_ns, 2500000);
+	ck_assert_ptr_nonnull(e = _find(&s, 9, CG_STEP_BATCH));
+	ck_assert_uint_eq(e->cpu_ns, 400000);
+	cg_scan_free(&s);
+}
+END_TEST
+
+START_TEST(test_root_path)
+{
+	char buf[PATH_MAX], want[PATH_MAX];
+
+	ck_assert_int_eq(cg_root_path("/x/slurm_%n/y", NULL, "n3", buf,
+				      sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "/x/slurm_n3/y");
+	ck_assert_int_eq(cg_root_path("/x/%q", NULL, "n3", buf, sizeof(buf)),
+			 -EINVAL);
+	ck_assert_int_eq(cg_root_path("/x/%n", NULL, "n3", buf, 4),
+			 -ENAMETOOLONG);
+
+	/* v1 mount, nothing made yet: the node's own prepend */
+	ck_assert_int_eq(cg_root_path("auto", tmp, "n1", buf, sizeof(buf)), 0);
+	snprintf(want, sizeof(want), "%s/cpuacct/slurm_n1", tmp);
+	ck_assert_str_eq(buf, want);
+	/* an existing single-slurmd tree wins */
+	_put("cpuacct/slurm/cpuacct.usage", "0\n");
+	ck_assert_int_eq(cg_root_path(NULL, tmp, "n1", buf, sizeof(buf)), 0);
+	snprintf(want, sizeof(want), "%s/cpuacct/slurm", tmp);
+	ck_assert_str_eq(buf, want);
+	/* a unified mount: the stepd scope */
+	_put("cgroup.controllers", "cpu cpuset\n");
+	ck_assert_int_eq(cg_root_path("auto", tmp, "n1", buf, sizeof(buf)), 0);
+	snprintf(want, sizeof(want), "%s/system.slice/n1_slurmstepd.scope",
+		 tmp);
+	ck_assert_str_eq(buf, want);
+}
+END_TEST
+
+/* ------------------------------------------------------------ split */
+
+/* A scan built by hand: entries (job, step, cpu_ns, ncpus). */
+typedef struct {
+	cg_scan_t s;
+	cg_entry_t e[512];
+} fake_scan_t;
+
+static void _scan_reset(fake_scan_t *f, uint64_t root_ns)
+{
+	memset(f, 0, sizeof(*f));
+	f->s.e = f->e;
+	f->s.have_root = true;
+	f->s.root_cpu_ns = root_ns;
+}
+
+static void _scan_add(fake_scan_t *f, uint32_t job, uint32_t step,
+		      uint64_t cpu_ns, uint32_t ncpus)
+{
+	f->e[f->s.n++] = (cg_entry_t) { job, step, cpu_ns, ncpus };
+}
+
+static uint64_t _share(attrib_t *a, uint32_t job, uint32_t step)
+{
+	uint64_t mj = 0, last;
+
+	ck_assert_int_eq(attrib_share(a, job, step, &mj, &last), 0);
+	return mj;
+}
+
+static void _conserved(attrib_t *a)
+{
+	attrib_totals_t t;
+
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.charged_mj + t.unattributed_mj, t.measured_mj);
+}
+
+static attrib_t *_new(attrib_idle_t idle, bool idle_set, uint64_t idle_mw,
+		      uint32_t cpus)
+{
+	attrib_params_t p = { .idle = idle, .idle_set = idle_set,
+			      .idle_mw = idle_mw, .node_cpus = cpus };
+	attrib_t *a = attrib_new(&p);
+
+	ck_assert_ptr_nonnull(a);
+	return a;
+}
+
+START_TEST(test_apportion)
+{
+	uint64_t w[4] = { 1, 1, 1, 0 }, out[4];
+
+	ck_assert(attrib_apportion(10, w, 4, out));
+	/* 3.33 each: the extra mJ to the first on the tie */
+	ck_assert_uint_eq(out[0], 4);
+	ck_assert_uint_eq(out[1], 3);
+	ck_assert_uint_eq(out[2], 3);
+	ck_assert_uint_eq(out[3], 0);
+	w[0] = 3;
+	w[1] = 1;
+	w[2] = 0;
+	ck_assert(attrib_apportion(7, w, 3, out));
+	ck_assert_uint_eq(out[0], 5);	/* 5.25 */
+	ck_assert_uint_eq(out[1], 2);	/* 1.75: larger remainder */
+	/* huge weights do not overflow */
+	w[0] = UINT64_MAX;
+	w[1] = UINT64_MAX / 3;
+	ck_assert(attrib_apportion(UINT64_MAX / 2, w, 2, out));
+	ck_assert_uint_eq(out[0] + out[1], UINT64_MAX / 2);
+	w[0] = w[1] = w[2] = 0;
+	ck_assert(!attrib_apportion(7, w, 3, out));
+	ck_assert_uint_eq(out[0] + out[1] + out[2], 0);
+}
+END_TEST
+
+/* The first case: two steps using CPU 3:1 share the rest 3:1. */
+START_TEST(test_two_steps_3_to_1)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 4);
+	fake_scan_t f;
+
+	_scan_reset(&f, 0);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 0, 2);
+	_scan_add(&f, 1, 0, 0, 0);
+	_scan_add(&f, 2, CG_JOB_LEVEL, 0, 2);
+	_scan_add(&f, 2, 0, 0, 0);
+	ck_assert_int_eq(attrib_interval(a, 10 * S, 1000, &f.s, NULL, 0), 0);
+
+	_scan_reset(&f, 4 * S);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 3 * S, 2);
+	_scan_add(&f, 1, 0, 3 * S, 0);
+	_scan_add(&f, 2, CG_JOB_LEVEL, 1 * S, 2);
+	_scan_add(&f, 2, 0, 1 * S, 0);
+	ck_assert_int_eq(attrib_interval(a, 12 * S, 9001, &f.s, NULL, 0), 0);
+	ck_assert_uint_eq(_share(a, 1, 0), 6001);	/* 6000.75 */
+	ck_assert_uint_eq(_share(a, 2, 0), 2000);	/* 2000.25 */
+	/* extern: the job's whole share */
+	ck_assert_uint_eq(_share(a, 1, CG_STEP_EXTERN), 6001);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/* An idle node: nothing charged; its power is learned as the idle one. */
+START_TEST(test_idle_interval_and_learning)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, false, 0, 4);
+	attrib_totals_t t;
+	fake_scan_t f;
+
+	_scan_reset(&f, 0);
+	ck_assert_int_eq(attrib_interval(a, 0, 0, &f.s, NULL, 0), 0);
+	/* 100 W, 110 W, 90 W, 100 W for 1 s each */
+	ck_assert_int_eq(attrib_interval(a, 1 * S, 100000, &f.s, NULL, 0), 0);
+	ck_assert_int_eq(attrib_interval(a, 2 * S, 210000, &f.s, NULL, 0), 0);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.idle_mw, 0);	/* 2 intervals: not yet */
+	ck_assert_int_eq(attrib_interval(a, 3 * S, 300000, &f.s, NULL, 0), 0);
+	ck_assert_int_eq(attrib_interval(a, 4 * S, 400000, &f.s, NULL, 0), 0);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.measured_mj, 400000);
+	ck_assert_uint_eq(t.charged_mj, 0);
+	ck_assert_uint_eq(t.unattributed_mj, 400000);
+	ck_assert(t.idle_learned);
+	ck_assert_uint_eq(t.idle_mw, 100000);	/* median of 90..110 */
+
+	/* A 1-CPU job of 4 on the node, using CPU: idle 100 W x 2 s split
+	 * 1:3 with the unallocated CPUs, the 40 J above idle all its own. */
+	_scan_reset(&f, 1 * S);
+	_scan_add(&f, 3, CG_JOB_LEVEL, 1 * S, 1);
+	_scan_add(&f, 3, 0, 1 * S, 0);
+	attrib_step_begin(a, 3, 0, 4 * S, 1);
+	attrib_step_begin(a, 3, CG_STEP_EXTERN, 4 * S, 1);
+	ck_assert_int_eq(attrib_interval(a, 6 * S, 640000, &f.s, NULL, 0), 0);
+	ck_assert_uint_eq(_share(a, 3, 0), 50000 + 40000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.unattributed_mj, 400000 + 150000);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/* EnergyIdle=share by allocated CPUs; EnergyIdle=none leaves it. */
+START_TEST(test_idle_by_cores)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 1000, 4);
+	attrib_t *b = _new(ATTRIB_IDLE_NONE, true, 1000, 4);
+	fake_scan_t f;
+	attrib_totals_t t;
+
+	_scan_reset(&f, 0);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 0, 1);
+	_scan_add(&f, 2, CG_JOB_LEVEL, 0, 2);
+	attrib_interval(a, 0, 0, &f.s, NULL, 0);
+	attrib_interval(b, 0, 0, &f.s, NULL, 0);
+	/* 1 s at exactly the idle power: no CPU used */
+	attrib_interval(a, S, 1000, &f.s, NULL, 0);
+	attrib_interval(b, S, 1000, &f.s, NULL, 0);
+	ck_assert_uint_eq(_share(a, 1, CG_STEP_EXTERN), 250);
+	ck_assert_uint_eq(_share(a, 2, CG_STEP_EXTERN), 500);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.unattributed_mj, 250);
+	ck_assert_uint_eq(_share(b, 1, CG_STEP_EXTERN), 0);
+	attrib_totals(b, &t);
+	ck_assert_uint_eq(t.unattributed_mj, 1000);
+	_conserved(a);
+	_conserved(b);
+	attrib_free(a);
+	attrib_free(b);
+}
+END_TEST
+
+/*
+ * A step that starts mid-interval (registered at its start: idle only for
+ * its time) and one that starts and ends between two samples, never seen
+ * in a scan: its job's CPU time no living step explains is its.
+ */
+START_TEST(test_mid_interval)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 2000, 2);
+	fake_scan_t f;
+	attrib_totals_t t;
+
+	_scan_reset(&f, 0);
+	attrib_interval(a, 0, 0, &f.s, NULL, 0);
+	/* job 4 (2 CPUs, the whole node) begins at 0.5 s */
+	attrib_step_begin(a, 4, CG_STEP_EXTERN, S / 2, 2);
+	attrib_step_begin(a, 4, CG_STEP_BATCH, S / 2, 2);
+	_scan_reset(&f, S / 4);
+	_scan_add(&f, 4, CG_JOB_LEVEL, S / 4, 2);
+	_scan_add(&f, 4, CG_STEP_BATCH, S / 4, 0);
+	_scan_add(&f, 4, CG_STEP_EXTERN, 0, 0);
+	/* 2 W idle for 1 s + 3 J above: half the idle was before the job */
+	attrib_interval(a, S, 5000, &f.s, NULL, 0);
+	ck_assert_uint_eq(_share(a, 4, CG_STEP_BATCH), 1000 + 3000);
+	ck_assert_uint_eq(_share(a, 4, CG_STEP_EXTERN), 4000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.unattributed_mj, 1000);
+
+	/* step 0 runs from 1.2 s to 1.6 s: never in a scan */
+	attrib_step_begin(a, 4, 0, S + S / 5, 2);
+	attrib_step_end(a, 4, 0, S + 3 * S / 5);
+	_scan_reset(&f, S);
+	_scan_add(&f, 4, CG_JOB_LEVEL, S, 2);	/* +0.75 s */
+	_scan_add(&f, 4, CG_STEP_BATCH, S / 2, 0);	/* +0.25 s */
+	_scan_add(&f, 4, CG_STEP_EXTERN, 0, 0);
+	/* idle 2 J, 4 J above: split 0.5 : 0.25 by CPU, idle likewise */
+	attrib_interval(a, 2 * S, 11000, &f.s, NULL, 0);
+	ck_assert_uint_eq(_share(a, 4, 0), 4000);
+	ck_assert_uint_eq(_share(a, 4, CG_STEP_BATCH), 4000 + 2000);
+	ck_assert_uint_eq(_share(a, 4, CG_STEP_EXTERN), 10000);
+
+	/* the next interval: step 0 is over and gets nothing more */
+	_scan_reset(&f, 2 * S);
+	_scan_add(&f, 4, CG_JOB_LEVEL, 2 * S, 2);
+	_scan_add(&f, 4, CG_STEP_BATCH, 3 * S / 2, 0);
+	_scan_add(&f, 4, CG_STEP_EXTERN, 0, 0);
+	attrib_interval(a, 3 * S, 14000, &f.s, NULL, 0);
+	ck_assert_uint_eq(_share(a, 4, 0), 4000);
+	ck_assert_uint_eq(_share(a, 4, CG_STEP_BATCH), 9000);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/* A job whose cgroup vanished between samples keeps its last interval. */
+START_TEST(test_vanished_job)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 2);
+	fake_scan_t f;
+	attrib_totals_t t;
+
+	_scan_reset(&f, 0);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 0, 1);
+	_scan_add(&f, 1, 0, 0, 0);
+	_scan_add(&f, 2, CG_JOB_LEVEL, 0, 1);
+	_scan_add(&f, 2, 0, 0, 0);
+	attrib_interval(a, 0, 0, &f.s, NULL, 0);
+	/* job 2 ends; the root still counts its 1 s */
+	_scan_reset(&f, 2 * S);
+	_scan_add(&f, 1, CG_JOB_LEVEL, S, 1);
+	_scan_add(&f, 1, 0, S, 0);
+	attrib_interval(a, S, 2000, &f.s, NULL, 0);
+	ck_assert_uint_eq(_share(a, 1, 0), 1000);
+	ck_assert_uint_eq(_share(a, 2, 0), 1000);
+	ck_assert_uint_eq(_share(a, 2, CG_STEP_EXTERN), 1000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.unattributed_mj, 0);
+	/* later intervals: job 2 gets nothing */
+	_scan_reset(&f, 3 * S);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 2 * S, 1);
+	_scan_add(&f, 1, 0, 2 * S, 0);
+	attrib_interval(a, 2 * S, 3000, &f.s, NULL, 0);
+	ck_assert_uint_eq(_share(a, 2, 0), 1000);
+	ck_assert_uint_eq(_share(a, 1, 0), 2000);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/* GPU energy to the GPU's step; the CPU part by CPU time. */
+START_TEST(test_gpu_and_cpu)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 4);
+	fake_scan_t f;
+	attrib_gpu_t g[3] = {
+		{ .energy_mj = 300000, .owned = true, .job_id = 1,
+		  .step_id = 0 },
+		{ .energy_mj = 200000, .owned = true, .job_id = 2,
+		  .step_id = 0 },
+		{ .energy_mj = 50000, .owned = false },	/* nobody's */
+	};
+	attrib_totals_t t;
+
+	_scan_reset(&f, 0);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 0, 2);
+	_scan_add(&f, 1, 0, 0, 0);
+	_scan_add(&f, 2, CG_JOB_LEVEL, 0, 2);
+	_scan_add(&f, 2, 0, 0, 0);
+	attrib_interval(a, 0, 0, &f.s, NULL, 0);
+	_scan_reset(&f, 0);
+	_scan_add(&f, 1, CG_JOB_LEVEL, S, 2);
+	_scan_add(&f, 1, 0, S, 0);
+	_scan_add(&f, 2, CG_JOB_LEVEL, S, 2);
+	_scan_add(&f, 2, 0, S, 0);
+	/* 1 kJ in all: 550 J of GPUs, 450 J of the rest by CPU 1:1 */
+	attrib_interval(a, S, 1000000, &f.s, g, 3);
+	ck_assert_uint_eq(_share(a, 1, 0), 300000 + 225000);
+	ck_assert_uint_eq(_share(a, 2, 0), 200000 + 225000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.unattributed_mj, 50000);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/* A meter outage: one long interval, all of it split, nothing invented. */
+START_TEST(test_outage)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 2);
+	fake_scan_t f;
+	attrib_totals_t t;
+
+	_scan_reset(&f, 0);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 0, 1);
+	_scan_add(&f, 1, 0, 0, 0);
+	attrib_interval(a, 0, 5, &f.s, NULL, 0);
+	/* no sample for 30 s, then one with 30 s of energy */
+	_scan_reset(&f, 0);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 30 * S, 1);
+	_scan_add(&f, 1, 0, 30 * S, 0);
+	attrib_interval(a, 30 * S, 3000005, &f.s, NULL, 0);
+	ck_assert_uint_eq(_share(a, 1, 0), 3000000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.measured_mj, 3000000);
+	/* time going back resets the baselines, splits nothing */
+	ck_assert_int_eq(attrib_interval(a, 29 * S, 3000005, &f.s, NULL, 0),
+			 -EINVAL);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.measured_mj, 3000000);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/*
+ * Property: random interleavings of jobs and steps starting and ending
+ * (seen in scans or not, registered or not), samples at random intervals,
+ * meter outages (samples skipped), GPUs: conservation to the mJ, shares
+ * never decreasing, each job's steps never above the job.
+ */
+START_TEST(test_property_conservation)
+{
+	enum { JOBS = 12, STEPS = 4, ROUNDS = 300 };
+	struct {
+		bool live[STEPS];
+		uint64_t cpu[STEPS + 1];	/* last: job level */
+		bool on;
+	} job[JOBS];
+	uint64_t last_share[JOBS][STEPS];
+	unsigned seed = 12345;
+
+	for (int run = 0; run < 40; run++) {
+		attrib_params_t p = {
+			.idle = (run & 1) ? ATTRIB_IDLE_NONE : ATTRIB_IDLE_SHARE,
+			.idle_set = run % 3 == 0, .idle_mw = 50000,
+			.node_cpus = (run % 4) ? 8 : 0,
+			.retain_ns = (run % 5) ? 0 : 3 * S,
+		};
+		attrib_t *a = attrib_new(&p);
+		uint64_t t = 0, e = 0, root = 0;
+		fake_scan_t f;
+
+		memset(job, 0, sizeof(job));
+		memset(last_share, 0, sizeof(last_share));
+		for (int r = 0; r < ROUNDS; r++) {
+			attrib_gpu_t g[2];
+			size_t ng = 0;
+			uint64_t dt = 1 + rand_r(&seed) % (3 * S);
+
+			/* events between samples */
+			for (int k = 0; k < 3; k++) {
+				int j = rand_r(&seed) % JOBS;
+				int s = rand_r(&seed) % STEPS;
+
+				if (!job[j].on) {
+					job[j].on = true;
+					memset(job[j].cpu, 0,
+					       sizeof(job[j].cpu));
+					if (rand_r(&seed) % 2)
+						attrib_step_begin(a, j, s,
+							t + dt / 2, 1 + j % 3);
+					job[j].live[s] = true;
+				} else if (job[j].live[s]) {
+					job[j].live[s] = false;
+					if (rand_r(&seed) % 2)
+						attrib_step_end(a, j, s,
+								t + dt / 3);
+				} else if (rand_r(&seed) % 4 == 0) {
+					job[j].on = false;
+					memset(job[j].live, 0,
+					       sizeof(job[j].live));
+				} else {
+					job[j].live[s] = true;
+				}
+			}
+			t += dt;
+			e += rand_r(&seed) % 500000;
+			_scan_reset(&f, 0);
+			for (int j = 0; j < JOBS; j++) {
+				if (!job[j].on)
+					continue;
+				for (int s = 0; s < STEPS; s++) {
+					uint64_t use = job[j].live[s] ?
+						rand_r(&seed) % S : 0;
+
+					job[j].cpu[s] += use;
+					job[j].cpu[STEPS] += use;
+					root += use;
+					if (job[j].live[s])
+						_scan_add(&f, j, s,
+							  job[j].cpu[s], 0);
+				}
+				_scan_add(&f, j, CG_JOB_LEVEL,
+					  job[j].cpu[STEPS], rand_r(&seed) % 3);
+			}
+			root += rand_r(&seed) % 1000;
+			f.s.root_cpu_ns = root;
+			if (rand_r(&seed) % 3 == 0) {
+				g[ng++] = (attrib_gpu_t) {
+					.energy_mj = rand_r(&seed) % 300000,
+					.owned = rand_r(&seed) % 2,
+					.job_id = rand_r(&seed) % JOBS,
+					.step_id = rand_r(&seed) % STEPS };
+			}
+			/* an outage: this sample never comes */
+			if (rand_r(&seed) % 7 == 0)
+				continue;
+			ck_assert_int_eq(attrib_interval(a, t, e, &f.s, g, ng),
+					 0);
+			_conserved(a);
+			for (int j = 0; j < JOBS; j++) {
+				uint64_t js = 0, sum = 0, mj, last;
+
+				if (attrib_share(a, j, CG_STEP_EXTERN, &js,
+						 &last))
+					continue;
+				for (int s = 0; s < STEPS; s++) {
+					if (attrib_share(a, j, s, &mj, &last))
+						continue;
+					/* a forgotten job starts again */
+					if (mj >= last_share[j][s])
+						last_share[j][s] = mj;
+					sum += mj;
+				}
+				ck_assert_uint_le(sum, js);
+			}
+		}
+		{
+			attrib_totals_t tt;
+
+			attrib_totals(a, &tt);
+			ck_assert_uint_gt(tt.charged_mj, 0);
+			ck_assert_uint_le(tt.measured_mj, e);
+		}
+		attrib_free(a);
+	}
+}
+END_TEST
+
+/* ------------------------------------------------------------ keys */
+
+START_TEST(test_conf_keys)
+{
+	attrib_conf_t c;
+	char err[256] = "", buf[64] = "";
+
+	attrib_conf_desc.init(&c);
+	ck_assert_int_eq(c.mode, ATTRIB_MODE_NODE);
+	ck_assert_str_eq(se_conf_value(&attrib_conf_desc, &c,
+				       "EnergyAttribution", buf, sizeof(buf)),
+			 "node");
+	ck_assert_int_eq(se_conf_set(&attrib_conf_desc, &c, NULL,
+				     "energyattribution", "share", err,
+				     sizeof(err)), 0);
+	ck_assert_int_eq(c.mode, ATTRIB_MODE_SHARE);
+	ck_assert_int_eq(se_conf_set(&attrib_conf_desc, &c, "/etc/a.conf",
+				     "EnergyAttribution", "shared", err,
+				     sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "/etc/a.conf"));
+	ck_assert_ptr_nonnull(strstr(err, "EnergyAttribution=shared"));
+	ck_assert_ptr_nonnull(strstr(err, "node, share"));
+
+	ck_assert_int_eq(se_conf_set(&attrib_conf_desc, &c, NULL, "EnergyIdle",
+				     "none", err, sizeof(err)), 0);
+	ck_assert_int_eq(c.idle, ATTRIB_IDLE_NONE);
+	ck_assert_int_eq(se_conf_set(&attrib_conf_desc, &c, NULL,
+				     "EnergyIdleWatts", "87.5", err,
+				     sizeof(err)), 0);
+	ck_assert(c.idle_set);
+	ck_assert_uint_eq(c.idle_mw, 87500);
+	buf[0] = '\0';
+	ck_assert_str_eq(se_conf_value(&attrib_conf_desc, &c,
+				       "EnergyIdleWatts", buf, sizeof(buf)),
+			 "87.5");
+	err[0] = '\0';
+	ck_assert_int_eq(se_conf_set(&attrib_conf_desc, &c, NULL,
+				     "EnergyIdleWatts", "-3", err,
+				     sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "acct_gather.conf: EnergyIdleWatts=-3"));
+	ck_assert_int_eq(se_conf_set(&attrib_conf_desc, &c, NULL,
+				     "EnergyIdleWatts", "learn", err,
+				     sizeof(err)), 0);
+	ck_assert(!c.idle_set);
+	ck_assert_int_eq(se_conf_set(&attrib_conf_desc, &c, NULL,
+				     "EnergyCgroupRoot", "cg", err,
+				     sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "EnergyCgroupRoot=cg"));
+	ck_assert_int_eq(se_conf_set(&attrib_conf_desc, &c, NULL,
+				     "EnergyCgroupRoot",
+				     "/sys/fs/cgroup/cpuacct/slurm_%n", err,
+				     sizeof(err)), 0);
+	ck_assert_str_eq(c.cgroup_root, "/sys/fs/cgroup/cpuacct/slurm_%n");
+	attrib_conf_desc.free(&c);
+}
+END_TEST
+
+static Suite *_suite(void)
+{
+	Suite *s = suite_create("attrib");
+	TCase *tc = tcase_create("reader");
+
+	tcase_add_checked_fixture(tc, _setup, _teardown);
+	tcase_add_test(tc, test_step_names);
+	tcase_add_test(tc, test_count_cpus);
+	tcase_add_test(tc, test_scan_v1);
+	tcase_add_test(tc, test_scan_v2);
+	tcase_add_test(tc, test_root_path);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("split");
+	tcase_add_test(tc, test_apportion);
+	tcase_add_test(tc, test_two_steps_3_to_1);
+	tcase_add_test(tc, test_idle_interval_and_learning);
+	tcase_add_test(tc, test_idle_by_cores);
+	tcase_add_test(tc, test_mid_interval);
+	tcase_add_test(tc, test_vanished_job);
+	tcase_add_test(tc, test_gpu_and_cpu);
+	tcase_add_test(tc, test_outage);
+	tcase_add_test(tc, test_property_conservation);
+	tcase_add_test(tc, test_conf_keys);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
