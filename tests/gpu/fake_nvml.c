@@ -24,6 +24,30 @@
  * GPU index, the NvLink count (-1 for itself), like gres.conf Links=.
  * A "fail X" line makes entry point X (e.g. nvmlDeviceGetTotalEnergyConsumption)
  * return NVML_ERROR_UNKNOWN.
+ *
+ * Faults at run time (tests of issue #14): a control file, "control PATH"
+ * (default <state>.control), re-read when it changes (checked at every
+ * call, at most every 100 ms).  Each line applies to the nodes named first
+ * ("*" for all; the node is the process's hostname, as in the test
+ * cluster's UTS namespaces) and to GPU index IDX (NVML order, "*" for all):
+ *
+ *   NODE init ERROR           nvmlInit fails with NVML_ERROR_ERROR
+ *                             (DRIVER_NOT_LOADED, UNKNOWN, ...): the
+ *                             driver is not up yet when slurmd starts
+ *   NODE error IDX ERROR      energy and power reads fail with it
+ *                             (UNKNOWN, TIMEOUT, NO_DATA, NOT_SUPPORTED...)
+ *   NODE lost IDX             the GPU fell off the bus: every call on it,
+ *                             its handle included, gives GPU_IS_LOST
+ *   NODE hang IDX SECONDS     an energy read blocks that long (a hung
+ *                             driver call)
+ *   NODE reset IDX WALL       the counter restarted from 0 at wall-clock
+ *                             WALL (a driver reload): energy since WALL
+ *   NODE spike IDX MJ         the counter reads MJ too high (a garbled read)
+ *   NODE power IDX MW         the power reading is MW (4294967295: a
+ *                             negative value cast, or any absurd one)
+ *
+ * Time is the kernel's own wall clock (a raw syscall): a GPU's counter
+ * does not follow a step of the node's clock (tests/clockstep).
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"
@@ -37,6 +61,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +73,21 @@
 #define FAKE_MAX_CLOCKS	16
 #define FAKE_MAX_CPUS	1024
 #define FAKE_MAX_FAILS	8
+#define FAKE_MAX_FAULTS	16
+#define CONTROL_RECHECK_S 0.1
+
+/* A run-time fault of the control file (see the top). */
+typedef enum {
+	FAULT_INIT = 1, FAULT_ERROR, FAULT_LOST, FAULT_HANG, FAULT_RESET,
+	FAULT_SPIKE, FAULT_POWER,
+} fault_kind_t;
+
+typedef struct {
+	fault_kind_t kind;
+	int gpu;			/* NVML index, -1: all */
+	nvmlReturn_t rc;		/* init, error */
+	double value;			/* seconds, wall, mJ, mW */
+} fault_t;
 
 struct nvmlDevice_st {
 	unsigned int index;
@@ -74,6 +115,12 @@ typedef struct {
 	unsigned int count;
 	char fails[FAKE_MAX_FAILS][64];
 	int n_fails;
+	char control_path[PATH_MAX];
+	struct timespec control_mtime;
+	off_t control_size;
+	double control_checked;
+	fault_t faults[FAKE_MAX_FAULTS];
+	int n_faults;
 } fake_state_t;
 
 static fake_state_t st;
@@ -129,8 +176,139 @@ static double _wall_now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	/* the kernel's clock, past any LD_PRELOAD (see the top) */
+	syscall(SYS_clock_gettime, CLOCK_REALTIME, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ------------------------------------------------------- fault control */
+
+static const struct {
+	const char *name;
+	nvmlReturn_t rc;
+} error_names[] = {
+	{ "UNINITIALIZED", NVML_ERROR_UNINITIALIZED },
+	{ "NOT_SUPPORTED", NVML_ERROR_NOT_SUPPORTED },
+	{ "NO_PERMISSION", NVML_ERROR_NO_PERMISSION },
+	{ "NOT_FOUND", NVML_ERROR_NOT_FOUND },
+	{ "DRIVER_NOT_LOADED", NVML_ERROR_DRIVER_NOT_LOADED },
+	{ "TIMEOUT", NVML_ERROR_TIMEOUT },
+	{ "GPU_IS_LOST", NVML_ERROR_GPU_IS_LOST },
+	{ "NO_DATA", NVML_ERROR_NO_DATA },
+	{ "UNKNOWN", NVML_ERROR_UNKNOWN },
+};
+
+static nvmlReturn_t _error_named(const char *name)
+{
+	for (size_t i = 0; i < sizeof(error_names) / sizeof(error_names[0]);
+	     i++)
+		if (!strcmp(error_names[i].name, name))
+			return error_names[i].rc;
+	return NVML_ERROR_UNKNOWN;
+}
+
+/* Does a line's node field name this process's node? */
+static int _for_this_node(const char *field)
+{
+	char host[256] = "";
+
+	if (!strcmp(field, "*"))
+		return 1;
+	gethostname(host, sizeof(host) - 1);
+	return !strcmp(field, host);
+}
+
+static void _control_parse(FILE *f)
+{
+	char line[256], node[128], kind[32], gpu[32], arg[64];
+
+	st.n_faults = 0;
+	while (fgets(line, sizeof(line), f) && st.n_faults < FAKE_MAX_FAULTS) {
+		fault_t *ft = &st.faults[st.n_faults];
+		int n;
+
+		arg[0] = gpu[0] = '\0';
+		n = sscanf(line, "%127s %31s %31s %63s", node, kind, gpu, arg);
+		if (n < 3 || node[0] == '#' || !_for_this_node(node))
+			continue;
+		memset(ft, 0, sizeof(*ft));
+		if (!strcmp(kind, "init")) {
+			ft->kind = FAULT_INIT;
+			ft->gpu = -1;
+			ft->rc = _error_named(gpu);
+			st.n_faults++;
+			continue;
+		}
+		ft->gpu = strcmp(gpu, "*") ? atoi(gpu) : -1;
+		ft->value = strtod(arg, NULL);
+		if (!strcmp(kind, "error") && n == 4) {
+			ft->kind = FAULT_ERROR;
+			ft->rc = _error_named(arg);
+		} else if (!strcmp(kind, "lost")) {
+			ft->kind = FAULT_LOST;
+		} else if (!strcmp(kind, "hang") && n == 4) {
+			ft->kind = FAULT_HANG;
+		} else if (!strcmp(kind, "reset") && n == 4) {
+			ft->kind = FAULT_RESET;
+		} else if (!strcmp(kind, "spike") && n == 4) {
+			ft->kind = FAULT_SPIKE;
+		} else if (!strcmp(kind, "power") && n == 4) {
+			ft->kind = FAULT_POWER;
+		} else {
+			continue;
+		}
+		st.n_faults++;
+	}
+}
+
+/* Re-read the control file if it changed (under st_lock). */
+static void _control_check(void)
+{
+	double now = _wall_now();
+	struct stat sb;
+	FILE *f;
+
+	if (!st.control_path[0] || now - st.control_checked < CONTROL_RECHECK_S)
+		return;
+	st.control_checked = now;
+	if (stat(st.control_path, &sb) < 0) {
+		st.n_faults = 0;
+		st.control_size = -1;
+		return;
+	}
+	if (sb.st_size == st.control_size &&
+	    sb.st_mtim.tv_sec == st.control_mtime.tv_sec &&
+	    sb.st_mtim.tv_nsec == st.control_mtime.tv_nsec)
+		return;
+	st.control_size = sb.st_size;
+	st.control_mtime = sb.st_mtim;
+	if ((f = fopen(st.control_path, "r"))) {
+		_control_parse(f);
+		fclose(f);
+	}
+}
+
+/* The fault of a kind on GPU index (or of init, idx -1), or NULL. */
+static const fault_t *_fault(fault_kind_t kind, int idx)
+{
+	_control_check();
+	for (int i = 0; i < st.n_faults; i++)
+		if (st.faults[i].kind == kind &&
+		    (st.faults[i].gpu < 0 || st.faults[i].gpu == idx))
+			return &st.faults[i];
+	return NULL;
+}
+
+/* The error a read on GPU idx gives now (NVML_SUCCESS: none). */
+static nvmlReturn_t _read_fault(int idx)
+{
+	const fault_t *f;
+
+	if (_fault(FAULT_LOST, idx))
+		return NVML_ERROR_GPU_IS_LOST;
+	if ((f = _fault(FAULT_ERROR, idx)))
+		return f->rc;
+	return NVML_SUCCESS;
 }
 
 static int _failing(const char *fn)
@@ -224,6 +402,8 @@ static int _load(const char *path)
 	if (!f)
 		return -errno;
 	snprintf(st.clocks_path, sizeof(st.clocks_path), "%s.clocks", path);
+	snprintf(st.control_path, sizeof(st.control_path), "%s.control", path);
+	st.control_size = -1;
 	while (fgets(line, sizeof(line), f)) {
 		char *key = line, *rest;
 
@@ -244,6 +424,9 @@ static int _load(const char *path)
 				fprintf(stderr, "fake_nvml: %s\n", err);
 		} else if (!strcmp(key, "log")) {
 			snprintf(st.log_path, sizeof(st.log_path), "%s", rest);
+		} else if (!strcmp(key, "control")) {
+			snprintf(st.control_path, sizeof(st.control_path),
+				 "%s", rest);
 		} else if (!strcmp(key, "clocks")) {
 			snprintf(st.clocks_path, sizeof(st.clocks_path), "%s",
 				 rest);
@@ -354,11 +537,18 @@ nvmlReturn_t nvmlInit_v2(void)
 	const char *path = getenv("FAKE_NVML_STATE");
 	nvmlReturn_t rc = NVML_SUCCESS;
 
+	const fault_t *f;
+
 	pthread_mutex_lock(&st_lock);
 	if (st.inited++ == 0) {
 		if (!path || _load(path) < 0) {
 			st.inited = 0;
 			rc = NVML_ERROR_UNKNOWN;
+		} else if ((f = _fault(FAULT_INIT, -1))) {
+			/* the driver is not there: nothing initialised */
+			rc = f->rc;
+			power_trace_free(st.trace);
+			memset(&st, 0, sizeof(st));
 		}
 	}
 	pthread_mutex_unlock(&st_lock);
@@ -398,6 +588,14 @@ const char *nvmlErrorString(nvmlReturn_t rc)
 		return "Not Supported";
 	case NVML_ERROR_INSUFFICIENT_SIZE:
 		return "Insufficient Size";
+	case NVML_ERROR_DRIVER_NOT_LOADED:
+		return "Driver Not Loaded";
+	case NVML_ERROR_TIMEOUT:
+		return "Timeout";
+	case NVML_ERROR_GPU_IS_LOST:
+		return "GPU is lost";
+	case NVML_ERROR_NO_DATA:
+		return "No Data";
 	default:
 		return "Unknown Error";
 	}
@@ -436,6 +634,12 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *d)
 		return NVML_ERROR_UNINITIALIZED;
 	if (i >= st.count || !d)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	pthread_mutex_lock(&st_lock);
+	if (_fault(FAULT_LOST, (int) i)) {
+		pthread_mutex_unlock(&st_lock);
+		return NVML_ERROR_GPU_IS_LOST;
+	}
+	pthread_mutex_unlock(&st_lock);
 	*d = &st.gpus[i];
 	return NVML_SUCCESS;
 }
@@ -508,30 +712,62 @@ nvmlReturn_t nvmlDeviceGetCpuAffinity(nvmlDevice_t d, unsigned int n,
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d,
 						 unsigned long long *mj)
 {
-	double t, j;
+	double t, t0 = 0, j, extra_mj = 0, hang_s = 0;
+	const fault_t *f;
+	nvmlReturn_t rc;
 
 	if (!_valid(d) || !mj)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (_failing(__func__))
 		return NVML_ERROR_UNKNOWN;
+	pthread_mutex_lock(&st_lock);
+	rc = _read_fault((int) d->index);
+	if ((f = _fault(FAULT_HANG, (int) d->index)))
+		hang_s = f->value;
+	if ((f = _fault(FAULT_RESET, (int) d->index)))
+		t0 = f->value - st.epoch;	/* counting from 0 since */
+	if ((f = _fault(FAULT_SPIKE, (int) d->index)))
+		extra_mj = f->value;
+	pthread_mutex_unlock(&st_lock);
+	if (hang_s > 0)
+		usleep((useconds_t) (hang_s * 1e6));
+	if (rc != NVML_SUCCESS)
+		return rc;
 	t = _wall_now() - st.epoch;
-	if (t <= 0)
+	if (t0 < 0)
+		t0 = 0;
+	if (t <= t0)
 		j = 0;
 	else if (d->col >= 0)
-		j = power_trace_joules(st.trace, d->col, 0, t);
+		j = power_trace_joules(st.trace, d->col, t0, t);
 	else
-		j = d->power_w * t;
-	*mj = (unsigned long long) llround(j * 1000.0);
+		j = d->power_w * (t - t0);
+	*mj = (unsigned long long) llround(j * 1000.0 + extra_mj);
 	return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw)
 {
+	const fault_t *f;
+	nvmlReturn_t rc;
+	double forced = -1;
+
 	if (!_valid(d) || !mw)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (_failing(__func__))
 		return NVML_ERROR_UNKNOWN;
-	*mw = (unsigned int) lround(_watts(d, _wall_now() - st.epoch) * 1000);
+	pthread_mutex_lock(&st_lock);
+	rc = _read_fault((int) d->index);
+	if ((f = _fault(FAULT_POWER, (int) d->index)))
+		forced = f->value;
+	pthread_mutex_unlock(&st_lock);
+	if (rc != NVML_SUCCESS)
+		return rc;
+	if (forced >= 0)
+		*mw = (unsigned int) forced;
+	else
+		*mw = (unsigned int) lround(_watts(d, _wall_now() - st.epoch) *
+					    1000);
 	return NVML_SUCCESS;
 }
 
