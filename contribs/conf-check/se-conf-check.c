@@ -8,7 +8,9 @@
  * '#' comments, "double quotes" around values with blanks), hands every key
  * of the plugin to the same Slurm-free parser and check the plugin runs in
  * slurmd, and prints the first error as slurmd would log it (file, key and
- * value) or "ok".  Keys of other plugins are left alone.  Exit 0 when good,
+ * value) or "ok".  Keys of other plugins are left alone; a key that
+ * starts like this plugin's keys (EnergyModbus...) but is not one is an
+ * error, as it is for slurmd.  Exit 0 when good,
  * 1 on a configuration error, 2 on bad usage.  slurm-energy-check runs it
  * for the AcctGatherEnergyType of slurm.conf.
  */
@@ -56,13 +58,36 @@ static const checker_t checkers[] = {
 
 static const checker_t *checker;
 
+/* Length of the prefix every key of d shares ("EnergyModbus"): a key with
+ * it that is not in the table is a typo of ours, which Slurm's parser
+ * refuses too ("unrecognized key"), so slurmd would not start. */
+static size_t _prefix_len(const se_conf_desc_t *d)
+{
+	size_t n = d->n_keys ? strlen(d->keys[0].name) : 0;
+
+	for (size_t i = 1; i < d->n_keys; i++)
+		while (n && strncasecmp(d->keys[0].name, d->keys[i].name, n))
+			n--;
+	return n;
+}
+
 static int _line(void *conf, const char *path, unsigned line,
 		 const conf_pair_t *pairs, size_t n, char *err, size_t len)
 {
+	size_t plen = _prefix_len(checker->desc);
+
 	for (size_t i = 0; i < n; i++) {
 		long k = se_conf_key_index(checker->desc, pairs[i].key);
 		int rc;
 
+		if (k < 0 && plen &&
+		    !strncasecmp(pairs[i].key, checker->desc->keys[0].name,
+				 plen)) {
+			snprintf(err, len,
+				 "%s: %s=%s: unknown key (line %u; slurmd refuses it too)",
+				 path, pairs[i].key, pairs[i].value, line);
+			return -EINVAL;
+		}
 		if (k < 0)
 			continue;
 		rc = se_conf_set_index(checker->desc, conf, path, (size_t) k,

@@ -288,6 +288,18 @@ int conf_enum(const conf_where_t *w, const char *value,
 		     list);
 }
 
+int conf_word(const conf_where_t *w, const char *value, char *err,
+	      size_t err_len)
+{
+	if (!value || !*value)
+		return _fail(w, value, err, err_len, -EINVAL, "empty");
+	for (const char *p = value; *p; p++)
+		if (isspace((unsigned char) *p) || iscntrl((unsigned char) *p))
+			return _fail(w, value, err, err_len, -EINVAL,
+				     "contains a blank or a control character");
+	return 0;
+}
+
 int conf_expand(const conf_where_t *w, const char *tmpl, const char *node,
 		char *out, size_t out_len, char *err, size_t err_len)
 {
@@ -461,16 +473,19 @@ int conf_read_pairs_file(const char *path, conf_line_fn fn, void *arg,
 			snprintf(err, err_len, "%s: %s", path, strerror(-rc));
 		return rc;
 	}
+	errno = 0;
 	while (!rc && getline(&line, &lcap, f) >= 0) {
 		c.line++;
 		rc = _parse_pairs(&c, line, &pairs, &cap, &n);
 		if (!rc && n)
 			rc = fn(arg, path, c.line, pairs, n, err, err_len);
+		errno = 0;
 	}
 	if (!rc && ferror(f)) {
-		rc = -EIO;
+		/* e.g. a directory: fopen() takes it, reading says EISDIR */
+		rc = errno ? -errno : -EIO;
 		if (err && err_len)
-			snprintf(err, err_len, "%s: read error", path);
+			snprintf(err, err_len, "%s: %s", path, strerror(-rc));
 	}
 	free(line);
 	free(pairs);

@@ -60,6 +60,12 @@ int conf_bool(const conf_where_t *w, const char *value, bool *out,
 int conf_enum(const conf_where_t *w, const char *value,
 	      const char *const *names, int *out, char *err, size_t err_len);
 
+/* A single word (an address, a host name, a hostlist): not empty, no
+ * blank or control character.  "empty", "contains a blank or a control
+ * character". */
+int conf_word(const conf_where_t *w, const char *value, char *err,
+	      size_t err_len);
+
 /*
  * Expand %n (node name) and %% in a template into out (out_len bytes).
  * Returns 0, or -ENAMETOOLONG / -EINVAL (unknown % escape, named in err;

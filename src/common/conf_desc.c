@@ -46,8 +46,8 @@ int se_conf_set(const se_conf_desc_t *d, void *conf, const char *file,
 	long i = se_conf_key_index(d, key);
 
 	if (i < 0) {
-		snprintf(err, err_len, "%s: %s: unknown key",
-			 file ? file : d->file, key);
+		snprintf(err, err_len, "%s: %s=%s: unknown key",
+			 file ? file : d->file, key, value ? value : "");
 		return -ENOENT;
 	}
 	return se_conf_set_index(d, conf, file, (size_t) i, value, err,

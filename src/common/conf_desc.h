@@ -66,8 +66,8 @@ long se_conf_key_index(const se_conf_desc_t *d, const char *key);
 int se_conf_set_index(const se_conf_desc_t *d, void *conf, const char *file,
 		      size_t i, const char *value, char *err, size_t err_len);
 
-/* The same by name: -ENOENT and "FILE: KEY: unknown key" for a key not in
- * the table. */
+/* The same by name: -ENOENT and "FILE: KEY=VALUE: unknown key" for a key
+ * not in the table. */
 int se_conf_set(const se_conf_desc_t *d, void *conf, const char *file,
 		const char *key, const char *value, char *err,
 		size_t err_len);

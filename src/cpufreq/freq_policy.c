@@ -270,7 +270,8 @@ static int _cmp_u32(const void *a, const void *b)
 static int _g_freqs(ctx_t *c, const conf_where_t *w, const char *v,
 		    char *err, size_t err_len)
 {
-	char *dup = strdup(v), *save = NULL, *tok;
+	char *dup = strdup(v), *save = NULL, *tok, why[160];
+	uint32_t khz[FREQ_MAX_LIST];
 	size_t n = 0;
 	int rc = 0;
 
@@ -282,9 +283,12 @@ static int _g_freqs(ctx_t *c, const conf_where_t *w, const char *v,
 			rc = _err(w, v, err, err_len, "too many frequencies");
 			break;
 		}
-		if ((rc = _khz(w, tok, &c->p->freqs_khz[n], err, err_len))) {
-			_err(w, tok, err, err_len,
-			     "not a frequency (kHz, or a number with kHz/MHz/GHz)");
+		if (freq_parse_khz(tok, &khz[n])) {
+			/* the whole value, and the item that is wrong */
+			snprintf(why, sizeof(why),
+				 "'%s' is not a frequency (kHz, or a number with kHz/MHz/GHz)",
+				 tok);
+			rc = _err(w, v, err, err_len, why);
 			break;
 		}
 		n++;
@@ -293,7 +297,8 @@ static int _g_freqs(ctx_t *c, const conf_where_t *w, const char *v,
 	if (!rc && !n)
 		rc = _err(w, v, err, err_len, "empty list");
 	if (rc)
-		return rc;
+		return rc;	/* the list it had stays */
+	memcpy(c->p->freqs_khz, khz, n * sizeof(khz[0]));
 	qsort(c->p->freqs_khz, n, sizeof(uint32_t), _cmp_u32);
 	c->p->n_freqs = n;
 	return 0;
@@ -386,7 +391,7 @@ static int _r_allowed_max(ctx_t *c, const conf_where_t *w, const char *v,
 static int _r_allowed_govs(ctx_t *c, const conf_where_t *w, const char *v,
 			   char *err, size_t err_len)
 {
-	char *dup = strdup(v), *save = NULL, *tok;
+	char *dup = strdup(v), *save = NULL, *tok, why[200];
 	unsigned mask = 0, g;
 	int rc = 0;
 
@@ -396,7 +401,13 @@ static int _r_allowed_govs(ctx_t *c, const conf_where_t *w, const char *v,
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (!strcmp(tok, "*"))
 			mask = FREQ_GOV_ALL;
-		else if (!(rc = _gov(w, tok, &g, err, err_len)))
+		else if (!(g = freq_gov_from_name(tok))) {
+			/* the whole value, and the item that is wrong */
+			snprintf(why, sizeof(why),
+				 "'%s' is not a governor (known: conservative, ondemand, performance, powersave, userspace, schedutil)",
+				 tok);
+			rc = _err(w, v, err, err_len, why);
+		} else
 			mask |= g;
 	}
 	free(dup);
@@ -457,6 +468,17 @@ static const key_def_t keys[] = {
 };
 
 /* ------------------------------------------------------ public functions */
+
+const char *freq_policy_key(size_t i, bool *in_rule, bool *global)
+{
+	if (i >= sizeof(keys) / sizeof(keys[0]) - 1)
+		return NULL;
+	if (in_rule)
+		*in_rule = keys[i].scope & SC_RULE;
+	if (global)
+		*global = keys[i].scope & SC_GLOBAL;
+	return keys[i].key;
+}
 
 void freq_policy_init(freq_policy_t *p)
 {

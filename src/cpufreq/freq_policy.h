@@ -92,6 +92,11 @@ typedef struct {
 	size_t n_rules;
 } freq_policy_t;
 
+/* The i-th key of the file (Rule= aside; NULL past the last), and where
+ * it may stand: a Rule=NAME line (*in_rule), a global line (*global).
+ * Either pointer may be NULL. */
+const char *freq_policy_key(size_t i, bool *in_rule, bool *global);
+
 /* Defaults, no rules. */
 void freq_policy_init(freq_policy_t *p);
 

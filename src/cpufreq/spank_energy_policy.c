@@ -19,45 +19,39 @@
 
 #include <slurm/spank.h>
 
-#include "freq_policy.h"
+#include "conf_desc.h"
+#include "freq_options.h"
 
 SPANK_PLUGIN(energy_policy, 1);
 
 /* ---------------------------------------------------- private variables */
 
-static char policy_arg[64];
-static char tag_arg[128];
+static freq_options_t opts;
 
 /* ---------------------------------------------------- private functions */
 
-static int _opt_policy(int val, const char *optarg, int remote)
+/* One option through its checker (freq_options.c); the message names the
+ * option and the value. */
+static int _opt(const char *key, const char *optarg)
 {
-	freq_policy_kind_t k;
+	char err[256];
 
-	if (!optarg || freq_policy_kind_from_name(optarg, &k)) {
-		slurm_error("--energy-policy=%s: must be one of: none, "
-			    "performance, min_energy, min_time",
-			    optarg ? optarg : "");
+	if (se_conf_set(&freq_options_desc, &opts, NULL, key,
+			optarg ? optarg : "", err, sizeof(err))) {
+		slurm_error("%s", err);
 		return -1;
 	}
-	snprintf(policy_arg, sizeof(policy_arg), "%s",
-		 freq_policy_kind_name(k));
 	return 0;
+}
+
+static int _opt_policy(int val, const char *optarg, int remote)
+{
+	return _opt("energy-policy", optarg);
 }
 
 static int _opt_tag(int val, const char *optarg, int remote)
 {
-	size_t n = optarg ? strlen(optarg) : 0;
-
-	if (!n || n >= sizeof(tag_arg) ||
-	    strcspn(optarg, " \t\n/#=;") != n) {
-		slurm_error("--energy-tag=%s: give 1 to %zu characters, no "
-			    "blanks or any of / # = ;", optarg ? optarg : "",
-			    sizeof(tag_arg) - 1);
-		return -1;
-	}
-	memcpy(tag_arg, optarg, n + 1);
-	return 0;
+	return _opt("energy-tag", optarg);
 }
 
 /* ------------------------------------------------------ public symbols */
@@ -95,15 +89,15 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 
 	if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR)
 		return 0;
-	if (policy_arg[0] &&
-	    spank_job_control_setenv(sp, "ENERGY_POLICY", policy_arg, 1) !=
+	if (opts.policy[0] &&
+	    spank_job_control_setenv(sp, "ENERGY_POLICY", opts.policy, 1) !=
 	    ESPANK_SUCCESS) {
 		slurm_error("energy_policy: cannot pass --energy-policy to "
 			    "the controller");
 		return -1;
 	}
-	if (tag_arg[0] &&
-	    spank_job_control_setenv(sp, "ENERGY_TAG", tag_arg, 1) !=
+	if (opts.tag[0] &&
+	    spank_job_control_setenv(sp, "ENERGY_TAG", opts.tag, 1) !=
 	    ESPANK_SUCCESS) {
 		slurm_error("energy_policy: cannot pass --energy-tag to the "
 			    "controller");

@@ -43,40 +43,31 @@
 
 #include <slurm/spank.h>
 
+#include "settle_conf.h"
+
 SPANK_PLUGIN(energy_settle, 1);
 
-#define DEFAULT_MAX_WAIT_S	30
-#define MAX_MAX_WAIT_S		600
 #define SETTLE_SYMBOL		"se_energy_step_settle"
 
 typedef int (*settle_fn)(unsigned max_wait_s);
 
-static unsigned max_wait_s = DEFAULT_MAX_WAIT_S;
+static unsigned max_wait_s = SETTLE_DEF_MAX_WAIT_S;
 
 /* ------------------------------------------------------------ options */
 
-/* max_wait=SECONDS; anything else is an error naming the argument. */
+/* max_wait=SECONDS (settle_conf.c); anything else is an error naming the
+ * argument. */
 static int _parse_args(int ac, char **av)
 {
-	for (int i = 0; i < ac; i++) {
-		char *end;
-		long v;
+	settle_conf_t c;
+	char err[512];
 
-		if (strncmp(av[i], "max_wait=", 9)) {
-			slurm_error("energy_settle: plugstack.conf: unknown argument '%s' (known: max_wait=SECONDS)",
-				    av[i]);
-			return -1;
-		}
-		errno = 0;
-		v = strtol(av[i] + 9, &end, 10);
-		if (errno || end == av[i] + 9 || *end || v < 0 ||
-		    v > MAX_MAX_WAIT_S) {
-			slurm_error("energy_settle: plugstack.conf: max_wait=%s: not a number of seconds in 0..%d",
-				    av[i] + 9, MAX_MAX_WAIT_S);
-			return -1;
-		}
-		max_wait_s = (unsigned) v;
+	settle_conf_init(&c);
+	if (settle_conf_args(&c, ac, av, err, sizeof(err))) {
+		slurm_error("energy_settle: %s", err);
+		return -1;
 	}
+	max_wait_s = c.max_wait_s;
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "conf.h"
 #include "conf_desc.h"
 #include "es_conf.h"
+#include "rrd_conf.h"
 #include "se_time.h"
 
 #define ES_THREADS_MAX	256
@@ -95,8 +96,14 @@ static int _path(char **dst, const conf_where_t *w, const char *v, char *err,
 		 size_t err_len)
 {
 	char probe[4096];
-	int rc = conf_expand(w, v, "x", probe, sizeof(probe), err, err_len);
+	int rc;
 
+	if (v[0] != '/') {	/* slurmctld's working directory is no base */
+		snprintf(err, err_len, "%s: %s=%s: must be an absolute path",
+			 w->file, w->key, v);
+		return -EINVAL;
+	}
+	rc = conf_expand(w, v, "x", probe, sizeof(probe), err, err_len);
 	return rc ? rc : _str(dst, v);
 }
 
@@ -118,14 +125,28 @@ DATA_KEY(node, node_words)
 DATA_KEY(switch, switch_words)
 DATA_KEY(door, door_words)
 
-#define STR_KEY(fn, field, is_path)					\
+/* What a string key holds: checked as such before it is kept. */
+enum { ES_PATH, ES_DS, ES_WORD };
+
+static int _checked(char **dst, int kind, const conf_where_t *w,
+		    const char *v, char *err, size_t err_len)
+{
+	int rc;
+
+	if (kind == ES_PATH)
+		return _path(dst, w, v, err, err_len);
+	rc = kind == ES_DS ? rrd_conf_check_ds(w, v, err, err_len) :
+			     conf_word(w, v, err, err_len);
+	return rc ? rc : _str(dst, v);
+}
+
+#define STR_KEY(fn, field, kind)					\
 static int _set_##fn(void *conf, const conf_where_t *w, const char *v,	\
 		     char *err, size_t err_len)				\
 {									\
 	es_conf_t *c = conf;						\
 									\
-	return is_path ? _path(&c->field, w, v, err, err_len) :		\
-			 _str(&c->field, v);				\
+	return _checked(&c->field, kind, w, v, err, err_len);		\
 }									\
 static void _show_##fn(const void *conf, char *buf, size_t len)	\
 {									\
@@ -134,13 +155,13 @@ static void _show_##fn(const void *conf, char *buf, size_t len)	\
 	snprintf(buf, len, "%s", c->field ? c->field : "");		\
 }
 
-STR_KEY(energy_ds, energy_ds, 0)
-STR_KEY(temp_ds, temp_ds, 0)
-STR_KEY(energy_path, energy_path, 1)
-STR_KEY(temp_path, temp_path, 1)
-STR_KEY(doors, cold_doors, 0)
-STR_KEY(switches, switches, 0)
-STR_KEY(daemon, daemon, 0)
+STR_KEY(energy_ds, energy_ds, ES_DS)
+STR_KEY(temp_ds, temp_ds, ES_DS)
+STR_KEY(energy_path, energy_path, ES_PATH)
+STR_KEY(temp_path, temp_path, ES_PATH)
+STR_KEY(doors, cold_doors, ES_WORD)
+STR_KEY(switches, switches, ES_WORD)
+STR_KEY(daemon, daemon, ES_WORD)
 
 #define REAL_KEY(fn, field, max)					\
 static int _set_##fn(void *conf, const conf_where_t *w, const char *v,	\

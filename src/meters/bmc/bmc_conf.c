@@ -203,20 +203,24 @@ static int _add_sensor(bmc_conf_t *c, const conf_where_t *w,
 static int _set_sensors(void *conf, const conf_where_t *w, const char *value,
 			char *err, size_t err_len)
 {
-	bmc_conf_t *c = conf;
+	bmc_conf_t *c = conf, next = { .n_sensors = 0 };
 	char *list = strdup(value), *rest = list, *item;
 	int rc = 0;
 
 	if (!list)
 		return -ENOMEM;
-	_free_sensors(c);
 	/* strsep, not strtok: "1,,2" has an empty item to complain about */
 	while (!rc && (item = strsep(&rest, ",")))
-		rc = _add_sensor(c, w, value, item, err, err_len);
+		rc = _add_sensor(&next, w, value, item, err, err_len);
 	free(list);
-	if (rc)
-		_free_sensors(c);
-	return rc;
+	if (rc) {		/* c keeps the list it had */
+		_free_sensors(&next);
+		return rc;
+	}
+	_free_sensors(c);
+	memcpy(c->sensors, next.sensors, sizeof(c->sensors));
+	c->n_sensors = next.n_sensors;
+	return 0;
 }
 
 static int _set_host(void *conf, const conf_where_t *w, const char *value,
@@ -473,6 +477,8 @@ static int _map_fail(const char *path, unsigned line, const conf_pair_t *p,
 	return -EINVAL;
 }
 
+const char *const bmc_map_keys[] = { "Nodes", "Host", NULL };
+
 /* conf_line_fn: one "Nodes=... Host=..." line. */
 static int _map_line(void *arg, const char *path, unsigned line,
 		     const conf_pair_t *pairs, size_t n, char *err,
@@ -485,8 +491,10 @@ static int _map_line(void *arg, const char *path, unsigned line,
 
 	for (i = 0; i < n; i++) {
 		const conf_pair_t *p = &pairs[i];
-		const char **slot = !strcasecmp(p->key, "Nodes") ? &nodes :
-				    !strcasecmp(p->key, "Host") ? &host : NULL;
+		/* bmc_map_keys[0], [1] */
+		const char **slot = !strcasecmp(p->key, bmc_map_keys[0]) ?
+			&nodes : !strcasecmp(p->key, bmc_map_keys[1]) ?
+			&host : NULL;
 
 		if (!slot)
 			return _map_fail(path, line, p,
@@ -503,9 +511,12 @@ static int _map_line(void *arg, const char *path, unsigned line,
 		return _map_fail(path, line, NULL, nodes ? "no Host=" :
 				 "no Nodes=", err, err_len);
 	mc->lines++;
-	if ((in = mc->hl->contains(mc->hl->arg, nodes, mc->node)) < 0)
-		return _map_fail(path, line, NULL, "bad Nodes= hostlist", err,
-				 err_len);
+	if ((in = mc->hl->contains(mc->hl->arg, nodes, mc->node)) < 0) {
+		snprintf(err, err_len,
+			 "%s:%u: Nodes=%s: not a hostlist expression", path,
+			 line, nodes);
+		return -EINVAL;
+	}
 	if (!in)
 		return 0;
 	if (mc->found_line) {
@@ -538,6 +549,9 @@ int bmc_conf_resolve_map(bmc_conf_t *c, const char *node,
 		return -EINVAL;
 	}
 	rc = conf_read_pairs_file(c->map_path, _map_line, &mc, err, err_len);
+	if (rc && rc != -EINVAL && rc != -ENOMEM)	/* cannot be read */
+		snprintf(err, err_len, "acct_gather.conf: EnergyBMCMap=%s: %s",
+			 c->map_path, strerror(-rc));
 	if (!rc && !mc.lines) {
 		snprintf(err, err_len, "%s: no entries", c->map_path);
 		rc = -EINVAL;
@@ -717,5 +731,50 @@ static const se_conf_key_t _keys[] = {
 					_show_sdr_cache_dir },
 };
 
+/* A hostlist that holds no node: the map's syntax alone is checked. */
+static int _in_no_list(void *arg, const char *expr, const char *node)
+{
+	(void) arg;
+	(void) expr;
+	(void) node;
+	return 0;
+}
+
+/*
+ * se_conf_desc_t.check_files, for offline checkers (se-conf-check): what
+ * slurmd reads when it builds the meter, less what depends on the node:
+ * the password file (owner, mode, length; the secret is wiped at once)
+ * and the map's syntax.
+ */
+static int _check_files(void *conf, char *err, size_t err_len)
+{
+	static const bmc_hostlist_ops_t none = { _in_no_list, NULL };
+	bmc_conf_t *c = conf;
+	conf_where_t w = { .file = "acct_gather.conf",
+			   .key = "EnergyBMCPasswordFile" };
+	bmc_map_ctx_t mc = { .node = "", .hl = &none };
+	int rc;
+
+	if (c->password_file &&
+	    ((rc = conf_check_secret_file(&w, c->password_file, err,
+					  err_len)) ||
+	     (rc = _read_password(c, &w, err, err_len))))
+		return rc;
+	explicit_bzero(c->password, sizeof(c->password));
+	c->have_password = false;
+	if (!c->map_path)
+		return 0;
+	rc = conf_read_pairs_file(c->map_path, _map_line, &mc, err, err_len);
+	if (rc && rc != -EINVAL && rc != -ENOMEM)
+		snprintf(err, err_len, "acct_gather.conf: EnergyBMCMap=%s: %s",
+			 c->map_path, strerror(-rc));
+	if (!rc && !mc.lines) {
+		snprintf(err, err_len, "%s: no entries", c->map_path);
+		rc = -EINVAL;
+	}
+	return rc;
+}
+
 SE_CONF_DESC_DEFINE(bmc_conf_desc, bmc_conf, bmc_conf_t, "bmc",
-		    "acct_gather.conf", _keys);
+		    "acct_gather.conf", _keys,
+		    .check_files = _check_files);

@@ -84,6 +84,9 @@ typedef struct {
 	bool have_password;
 } bmc_conf_t;
 
+/* The keys of an EnergyBMCMap line ("Nodes", "Host"), NULL-terminated. */
+extern const char *const bmc_map_keys[];
+
 /* The keys in the order of the man page, and the calls below through
  * void * (conf_desc.h); se_conf_show() never shows the password. */
 extern const se_conf_desc_t bmc_conf_desc;

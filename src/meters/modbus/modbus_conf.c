@@ -650,6 +650,35 @@ static int _map_fail(const char *path, unsigned line, const conf_pair_t *p,
 	return -EINVAL;
 }
 
+const char *const modbus_map_keys[] = {
+	"Nodes", "Device", "Unit", "Offset", "Share", "Model", "MaxPower", NULL
+};
+
+/* "FILE:LINE: KEY=VALUE: unknown key (known: ...)", from modbus_map_keys. */
+static int _map_unknown(const char *path, unsigned line, const conf_pair_t *p,
+			char *err, size_t len)
+{
+	char known[256] = "unknown key (known: ";
+	size_t n = strlen(known);
+
+	for (size_t i = 0; modbus_map_keys[i] && n < sizeof(known); i++)
+		n += (size_t) snprintf(known + n, sizeof(known) - n, "%s%s",
+				       i ? ", " : "", modbus_map_keys[i]);
+	if (n < sizeof(known))
+		snprintf(known + n, sizeof(known) - n, ")");
+	return _map_fail(path, line, p, known, err, len);
+}
+
+static bool _is_map_key(const char *key)
+{
+	for (size_t i = 0; modbus_map_keys[i]; i++)
+		if (!strcasecmp(modbus_map_keys[i], key))
+			return true;
+	return false;
+}
+
+/* One pair of a map line; a key must be in modbus_map_keys (so the list,
+ * the unknown-key message and the tests that walk it stay one). */
 static int _map_pair(modbus_map_entry_t *e, const char *path, unsigned line,
 		     const conf_pair_t *p, char *err, size_t len)
 {
@@ -657,6 +686,8 @@ static int _map_pair(modbus_map_entry_t *e, const char *path, unsigned line,
 	uint64_t x;
 	int rc;
 
+	if (!_is_map_key(p->key))
+		return _map_unknown(path, line, p, err, len);
 	if (!strcasecmp(p->key, "Nodes")) {
 		if (!*p->value)
 			return _map_fail(path, line, p, "empty", err, len);
@@ -700,9 +731,7 @@ static int _map_pair(modbus_map_entry_t *e, const char *path, unsigned line,
 	if (!strcasecmp(p->key, "MaxPower"))
 		return conf_double(&w, p->value, 1.0, 1e8, &e->max_power_w,
 				   err, len);
-	return _map_fail(path, line, p,
-			 "unknown key (known: Nodes, Device, Unit, Offset, Share, Model, MaxPower)",
-			 err, len);
+	return _map_unknown(path, line, p, err, len);
 }
 
 /* A map line's own register map or bound must be countable too. */
@@ -765,6 +794,9 @@ int modbus_conf_read_map(modbus_conf_t *c, char *err, size_t err_len)
 	if (!c->map_path)
 		return 0;
 	rc = conf_read_pairs_file(c->map_path, _map_line, &mc, err, err_len);
+	if (rc && rc != -EINVAL && rc != -ENOMEM)	/* cannot be read */
+		snprintf(err, err_len, "%s: EnergyModbusMap=%s: %s",
+			 MODBUS_CONF_FILE, c->map_path, strerror(-rc));
 	if (!rc && !c->map_len) {
 		snprintf(err, err_len, "%s: no entries", c->map_path);
 		rc = -EINVAL;
@@ -773,6 +805,15 @@ int modbus_conf_read_map(modbus_conf_t *c, char *err, size_t err_len)
 }
 
 /* ------------------------------------------------------------ resolving */
+
+/* A Nodes= the caller's hostlist parser refused, named with its value. */
+static int _bad_nodes(const char *path, unsigned line, const char *nodes,
+		      char *err, size_t len)
+{
+	snprintf(err, len, "%s:%u: Nodes=%s: not a hostlist expression", path,
+		 line, nodes);
+	return -EINVAL;
+}
 
 static const char *_entry_device(const modbus_conf_t *c,
 				 const modbus_map_entry_t *e)
@@ -831,16 +872,15 @@ static int _entry_share(const modbus_conf_t *c, const modbus_map_entry_t *e,
 		}
 		if ((count = hl->count(hl->arg, (const char *const *) &o->nodes,
 				       1)) < 0) {
-			rc = _map_fail(c->map_path, o->line, NULL,
-				       "bad Nodes= hostlist", err, len);
+			rc = _bad_nodes(c->map_path, o->line, o->nodes, err,
+					len);
 			goto out;
 		}
 		fixed += o->share * (double) count;
 	}
 	count = hl->count(hl->arg, equal, n_equal);
 	if (count <= 0) {
-		rc = _map_fail(c->map_path, e->line, NULL,
-			       "bad Nodes= hostlist", err, len);
+		rc = _bad_nodes(c->map_path, e->line, e->nodes, err, len);
 	} else if (fixed >= 1.0 - 1e-9) {
 		snprintf(err, len,
 			 "%s:%u: fixed Share= on channel %s unit %u offset %u add up to %g: nothing left for Share=equal",
@@ -872,8 +912,8 @@ static int _check_fixed_total(const modbus_conf_t *c,
 			continue;
 		count = hl->count(hl->arg, (const char *const *) &o->nodes, 1);
 		if (count < 0)
-			return _map_fail(c->map_path, o->line, NULL,
-					 "bad Nodes= hostlist", err, len);
+			return _bad_nodes(c->map_path, o->line, o->nodes, err,
+					  len);
 		fixed += o->share * (double) count;
 	}
 	if (fixed > 1.0 + 1e-9) {
@@ -900,8 +940,8 @@ static const modbus_map_entry_t *_find_entry(const modbus_conf_t *c,
 	for (i = 0; i < c->map_len; i++) {
 		in = hl->contains(hl->arg, c->map[i].nodes, node);
 		if (in < 0) {
-			*rc = _map_fail(c->map_path, c->map[i].line, NULL,
-					"bad Nodes= hostlist", err, len);
+			*rc = _bad_nodes(c->map_path, c->map[i].line,
+					 c->map[i].nodes, err, len);
 			return NULL;
 		}
 		if (!in)

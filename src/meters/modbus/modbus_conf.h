@@ -102,6 +102,10 @@ typedef struct {
 				 * line, else EnergyModbusMaxPower */
 } modbus_target_t;
 
+/* The keys of a map line ("Nodes", ...), NULL-terminated: a key not here
+ * is refused as unknown. */
+extern const char *const modbus_map_keys[];
+
 /* Defaults into c. */
 void modbus_conf_init(modbus_conf_t *c);
 void modbus_conf_free(modbus_conf_t *c);

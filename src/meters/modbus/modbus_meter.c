@@ -160,7 +160,8 @@ int modbus_device_parse(const char *spec, modbus_device_t *out,
 		colon = strchr(p, ':');
 		hlen = colon ? (size_t) (colon - p) : strlen(p);
 	}
-	if (!hlen || hlen >= sizeof(out->host) || memchr(p, '/', hlen)) {
+	if (!hlen || hlen >= sizeof(out->host) || memchr(p, '/', hlen) ||
+	    strcspn(p, " \t\r\n") < hlen) {
 		snprintf(err, err_len, "bad host in tcp://HOST[:PORT]");
 		return -EINVAL;
 	}

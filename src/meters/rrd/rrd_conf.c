@@ -44,6 +44,11 @@ static int _set_file(void *conf, const conf_where_t *w, const char *value,
 	char probe[4096];
 	int rc;
 
+	if (value[0] != '/') {	/* slurmd's working directory is no base */
+		snprintf(err, err_len, "%s: %s=%s: must be an absolute path",
+			 w->file, w->key, value);
+		return -EINVAL;
+	}
 	/* Reject bad % escapes now, at load time, not on the first read. */
 	rc = conf_expand(w, value, "node", probe, sizeof(probe), err, err_len);
 	if (rc)
@@ -51,11 +56,10 @@ static int _set_file(void *conf, const conf_where_t *w, const char *value,
 	return _set_string(&c->file_tmpl, value);
 }
 
-static int _set_ds(void *conf, const conf_where_t *w, const char *value,
-		   char *err, size_t err_len)
+int rrd_conf_check_ds(const conf_where_t *w, const char *value, char *err,
+		      size_t err_len)
 {
 	/* rrdtool's own rule: 1 to 19 characters of [a-zA-Z0-9_]. */
-	rrd_conf_t *c = conf;
 	size_t n = strlen(value);
 
 	if (!n || n > 19 || strspn(value, "abcdefghijklmnopqrstuvwxyz"
@@ -64,7 +68,16 @@ static int _set_ds(void *conf, const conf_where_t *w, const char *value,
 			 "(1-19 of a-z A-Z 0-9 _)", w->file, w->key, value);
 		return -EINVAL;
 	}
-	return _set_string(&c->ds, value);
+	return 0;
+}
+
+static int _set_ds(void *conf, const conf_where_t *w, const char *value,
+		   char *err, size_t err_len)
+{
+	rrd_conf_t *c = conf;
+	int rc = rrd_conf_check_ds(w, value, err, err_len);
+
+	return rc ? rc : _set_string(&c->ds, value);
 }
 
 static int _set_cf(void *conf, const conf_where_t *w, const char *value,
@@ -101,8 +114,11 @@ static int _set_daemon(void *conf, const conf_where_t *w, const char *value,
 		       char *err, size_t err_len)
 {
 	rrd_conf_t *c = conf;
+	/* an address ("unix:/run/rrdcached.sock", "host:port") or "none";
+	 * empty would silently mean $RRDCACHED_ADDRESS */
+	int rc = conf_word(w, value, err, err_len);
 
-	return _set_string(&c->daemon, value);
+	return rc ? rc : _set_string(&c->daemon, value);
 }
 
 static int _set_min_w(void *conf, const conf_where_t *w, const char *value,

@@ -37,6 +37,11 @@ typedef struct {
 /* The keys, and the calls below through void * (conf_desc.h). */
 extern const se_conf_desc_t rrd_conf_desc;
 
+/* An RRD data source name (rrdtool: 1-19 of a-z A-Z 0-9 _); 0 or -EINVAL
+ * with "FILE: KEY=VALUE: not an RRD data source name ...". */
+int rrd_conf_check_ds(const conf_where_t *w, const char *value, char *err,
+		      size_t err_len);
+
 /* Name of a consolidation function ("AVERAGE"). */
 const char *rrd_cf_name(rrd_cf_t cf);
 

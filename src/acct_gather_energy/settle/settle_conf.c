@@ -1,0 +1,89 @@
+/*
+ * settle_conf.c - spank_energy_settle.so's arguments (see settle_conf.h).
+ */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "conf.h"
+#include "conf_desc.h"
+#include "settle_conf.h"
+
+#define SETTLE_FILE	"plugstack.conf"
+
+static int _set_max_wait(void *conf, const conf_where_t *w, const char *v,
+			 char *err, size_t err_len)
+{
+	settle_conf_t *c = conf;
+	uint64_t s;
+	int rc = conf_uint(w, v, 0, SETTLE_MAX_MAX_WAIT_S, &s, err, err_len);
+
+	if (!rc)
+		c->max_wait_s = (unsigned) s;
+	return rc;
+}
+
+SE_CONF_SHOW(_show_max_wait, settle_conf_t, "%u", c->max_wait_s)
+
+static const se_conf_key_t keys[] = {
+	{ "max_wait",	_set_max_wait,	_show_max_wait },
+};
+
+void settle_conf_init(settle_conf_t *c)
+{
+	c->max_wait_s = SETTLE_DEF_MAX_WAIT_S;
+}
+
+void settle_conf_free(settle_conf_t *c)
+{
+	settle_conf_init(c);
+}
+
+int settle_conf_check(settle_conf_t *c, const char *file, char *err,
+		      size_t err_len)
+{
+	(void) c;
+	(void) file;
+	(void) err;
+	(void) err_len;
+	return 0;
+}
+
+SE_CONF_DESC_DEFINE(settle_conf_desc, settle_conf, settle_conf_t,
+		    "energy_settle", SETTLE_FILE, keys);
+
+int settle_conf_args(settle_conf_t *c, int ac, char **av, char *err,
+		     size_t err_len)
+{
+	char key[64];
+
+	for (int i = 0; i < ac; i++) {
+		const char *eq = strchr(av[i], '=');
+		size_t n = eq ? (size_t) (eq - av[i]) : 0;
+		int rc;
+
+		if (!eq || !n || n >= sizeof(key)) {
+			snprintf(err, err_len,
+				 "%s: spank_energy_settle.so: '%s': expected KEY=VALUE (known: max_wait=SECONDS)",
+				 SETTLE_FILE, av[i]);
+			return -EINVAL;
+		}
+		memcpy(key, av[i], n);
+		key[n] = '\0';
+		rc = se_conf_set(&settle_conf_desc, c, NULL, key, eq + 1, err,
+				 err_len);
+		if (rc == -ENOENT) {
+			snprintf(err, err_len,
+				 "%s: spank_energy_settle.so: %s: unknown argument (known: max_wait=SECONDS)",
+				 SETTLE_FILE, av[i]);
+			return -EINVAL;
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
