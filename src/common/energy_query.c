@@ -41,13 +41,19 @@
 
 #define EQ_MAGIC_REQ	0x53455131u	/* "SEQ1" */
 #define EQ_MAGIC_REP	0x53455231u	/* "SER1" */
-#define EQ_VERSION	1
+#define EQ_VERSION	2	/* 2: a step's share (attribution) */
 #define EQ_BACKLOG	64
 
 /* reply flags */
 #define EQ_COMPLETE0	0x1
 #define EQ_COMPLETE1	0x2
 #define EQ_KICKED	0x4
+#define EQ_SHARE	0x8	/* share_* answer the step asked about */
+
+/* request flags */
+#define EQ_REQ_STEP	0x1	/* job_id/step_id name a step */
+#define EQ_REQ_BEGIN	0x2	/* ... that began at t0 */
+#define EQ_REQ_END	0x4	/* ... that ended at t1 */
 
 /* Refused peers: a few log lines a minute. */
 #define EQ_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
@@ -59,6 +65,10 @@ typedef struct {
 	uint16_t size;		/* sizeof(eq_wire_req_t) */
 	uint64_t t0_ns;
 	uint64_t t1_ns;
+	uint32_t flags;		/* EQ_REQ_* */
+	uint32_t job_id;
+	uint32_t step_id;
+	uint32_t ncpus;
 } eq_wire_req_t;
 
 typedef struct {
@@ -76,6 +86,10 @@ typedef struct {
 	uint64_t last_sample_ns;
 	uint64_t period_ns;
 	uint64_t deadline_ns;
+	int32_t share_rc;	/* the share hook's result */
+	uint32_t pad;
+	uint64_t share_mj;
+	uint64_t share_last_ns;
 } eq_wire_rep_t;
 
 struct eq_server {
@@ -89,6 +103,8 @@ struct eq_server {
 	uint64_t period_ns;
 	uint64_t deadline_ns;
 	uint64_t generation;
+	eq_share_fn share_fn;	/* atomic builtins: set after start */
+	void *share_arg;
 	uid_t euid;
 	unsigned long answered;	/* atomic builtins */
 	unsigned long refused;
@@ -158,6 +174,28 @@ static bool _instant(eq_server_t *srv, uint64_t t_ns, uint64_t last_ns,
 	return !*rc && last_ns && last_ns >= t_ns;
 }
 
+/* A step's share, when the server has a share hook and was asked. */
+static void _answer_share(eq_server_t *srv, const eq_wire_req_t *req,
+			  eq_wire_rep_t *rep)
+{
+	eq_share_fn fn = __atomic_load_n(&srv->share_fn, __ATOMIC_ACQUIRE);
+	eq_step_t step = {
+		.job_id = req->job_id, .step_id = req->step_id,
+		.ncpus = req->ncpus, .begin = req->flags & EQ_REQ_BEGIN,
+		.end = req->flags & EQ_REQ_END,
+	};
+
+	if (!fn || !(req->flags & EQ_REQ_STEP))
+		return;
+	rep->share_rc = fn(__atomic_load_n(&srv->share_arg, __ATOMIC_ACQUIRE),
+			   &step, req->t0_ns, req->t1_ns, &rep->share_mj,
+			   &rep->share_last_ns);
+	rep->flags |= EQ_SHARE;
+	/* the split after t1 is the one a settle waits for: read now */
+	if (!rep->share_rc && rep->share_last_ns < req->t1_ns)
+		sampler_kick(srv->s);
+}
+
 /*
  * Answer from the sampler.  The newest sample's instant is taken first:
  * a sample recorded between that and the energies only makes them better,
@@ -181,6 +219,7 @@ static void _answer(eq_server_t *srv, const eq_wire_req_t *req,
 		sampler_kick(srv->s);
 		rep->flags |= EQ_KICKED;
 	}
+	_answer_share(srv, req, rep);
 	rep->generation = srv->generation;
 	rep->last_sample_ns = st.last_sample_ns;
 	rep->period_ns = srv->period_ns;
@@ -471,6 +510,12 @@ void eq_server_stop(eq_server_t *srv)
 	_server_free(srv);
 }
 
+void eq_server_set_share(eq_server_t *srv, eq_share_fn fn, void *arg)
+{
+	__atomic_store_n(&srv->share_arg, arg, __ATOMIC_RELEASE);
+	__atomic_store_n(&srv->share_fn, fn, __ATOMIC_RELEASE);
+}
+
 void eq_server_counts(eq_server_t *srv, unsigned long *answered,
 		      unsigned long *refused)
 {
@@ -520,16 +565,35 @@ static void _unpack(const eq_wire_rep_t *rep, eq_answer_t *out)
 	out->last_sample_ns = rep->last_sample_ns;
 	out->period_ns = rep->period_ns;
 	out->deadline_ns = rep->deadline_ns;
+	out->share = rep->flags & EQ_SHARE;
+	out->share_rc = rep->share_rc;
+	out->share_mj = rep->share_mj;
+	out->share_last_ns = rep->share_last_ns;
 }
 
 int eq_query(const char *path, uint64_t t0_ns, uint64_t t1_ns,
 	     uint64_t timeout_ns, eq_answer_t *out)
+{
+	return eq_query_step(path, t0_ns, t1_ns, NULL, timeout_ns, out);
+}
+
+int eq_query_step(const char *path, uint64_t t0_ns, uint64_t t1_ns,
+		  const eq_step_t *step, uint64_t timeout_ns,
+		  eq_answer_t *out)
 {
 	uint64_t deadline = se_mono_ns() + timeout_ns;
 	eq_wire_req_t req = {
 		.magic = EQ_MAGIC_REQ, .version = EQ_VERSION,
 		.size = sizeof(req), .t0_ns = t0_ns, .t1_ns = t1_ns,
 	};
+
+	if (step) {
+		req.flags = EQ_REQ_STEP | (step->begin ? EQ_REQ_BEGIN : 0) |
+			    (step->end ? EQ_REQ_END : 0);
+		req.job_id = step->job_id;
+		req.step_id = step->step_id;
+		req.ncpus = step->ncpus;
+	}
 	eq_wire_rep_t rep;
 	struct sockaddr_un sa;
 	int fd, rc;

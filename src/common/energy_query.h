@@ -58,7 +58,32 @@ typedef struct {
 	uint64_t last_sample_ns; /* newest sample (monotonic), 0: none */
 	uint64_t period_ns;	/* the sampler's period and read deadline: */
 	uint64_t deadline_ns;	/* a kicked reading comes within their sum */
+	/* eq_query_step() to a server with a share hook (attribution) */
+	bool share;		/* the fields below are an answer */
+	int share_rc;		/* the hook's: 0, -ENOENT unknown step */
+	uint64_t share_mj;	/* the step's share so far */
+	uint64_t share_last_ns;	/* end of the last interval split (monotonic):
+				 * final for a step ended before it */
 } eq_answer_t;
+
+/* A step, as a query names it (attribution, attrib.h). */
+typedef struct {
+	uint32_t job_id, step_id;	/* Slurm's ids (cg_cpu.h's for named
+					 * steps) */
+	uint32_t ncpus;			/* its job's CPUs on the node, 0: ? */
+	bool begin;			/* the step began at t0 */
+	bool end;			/* the step ended at t1 */
+} eq_step_t;
+
+/*
+ * The server's share hook (slurmd in EnergyAttribution=share): called in
+ * the server thread for each query naming a step, with the query's
+ * instants; fills the step's share and the end of the last interval split,
+ * returns 0 or a negative errno.  Must not block.
+ */
+typedef int (*eq_share_fn)(void *arg, const eq_step_t *step, uint64_t t0_ns,
+			   uint64_t t1_ns, uint64_t *share_mj,
+			   uint64_t *last_ns);
 
 /*
  * The socket path of node `node` in spool_dir: "<spool_dir>/slurm-energy-
@@ -86,6 +111,10 @@ eq_server_t *eq_server_start(const char *path, sampler_t *s,
  */
 void eq_server_stop(eq_server_t *srv);
 
+/* Install the share hook (NULL: none); may be called while serving.  A
+ * query whose share is not final yet (last_ns < t1) kicks the sampler. */
+void eq_server_set_share(eq_server_t *srv, eq_share_fn fn, void *arg);
+
 /* Requests answered and refused (wrong peer, bad request) so far. */
 void eq_server_counts(eq_server_t *srv, unsigned long *answered,
 		      unsigned long *refused);
@@ -100,5 +129,10 @@ void eq_server_counts(eq_server_t *srv, unsigned long *answered,
  */
 int eq_query(const char *path, uint64_t t0_ns, uint64_t t1_ns,
 	     uint64_t timeout_ns, eq_answer_t *out);
+
+/* The same, naming a step (NULL: as eq_query) for its share. */
+int eq_query_step(const char *path, uint64_t t0_ns, uint64_t t1_ns,
+		  const eq_step_t *step, uint64_t timeout_ns,
+		  eq_answer_t *out);
 
 #endif

@@ -432,10 +432,14 @@ static void _sample_once(sampler_t *s)
 	if (anomaly.count != s->anomalies_seen)
 		_tell_anomaly(s, &anomaly);
 
-	if (rc)
+	if (rc) {
 		_failed(s, "reading", 0, _account_reason(rc));
-	else
-		_succeeded(s, &smp);
+		return;
+	}
+	_succeeded(s, &smp);
+	if (s->cfg.on_sample)
+		s->cfg.on_sample(s->cfg.on_sample_arg, smp.t_ns,
+				 smp.energy_mj);
 }
 
 /* When to read next: the next tick, or later while backing off. */

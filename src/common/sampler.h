@@ -34,6 +34,11 @@ typedef struct {
 				 * deadline_ns (one missed tick is a gap) */
 	const char *label;	/* for logs: e.g. "tcp://10.0.0.5:502 unit 1"
 				 * (copied); logs read "<ops name> <label>: " */
+	/* Optional: called in the sampler thread after each good sample,
+	 * outside the sampler's lock, with the sample's instant and the
+	 * cumulative energy at it (energy attribution splits there). */
+	void (*on_sample)(void *arg, uint64_t t_ns, uint64_t energy_mj);
+	void *on_sample_arg;
 } sampler_config_t;
 
 typedef enum {

@@ -13,6 +13,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,66 @@ START_TEST(test_round_trip_complete_after_kick)
 	ck_assert_uint_le(b.e1_mj - b.e0_mj, expect + 2);
 	ck_assert_uint_ge(b.e1_mj - b.e0_mj + 2, expect);
 	ck_assert_uint_eq(b.e0_mj, a.e0_mj);	/* history, final */
+	_down(&f);
+}
+END_TEST
+
+/* The share hook (attribution): the step's fields reach it, its answer
+ * comes back, and a share not final for t1 kicks a reading. */
+static eq_step_t hook_step;
+static uint64_t hook_t0, hook_t1;
+static int hook_calls;
+
+static int _hook(void *arg, const eq_step_t *step, uint64_t t0_ns,
+		 uint64_t t1_ns, uint64_t *share_mj, uint64_t *last_ns)
+{
+	hook_step = *step;
+	hook_t0 = t0_ns;
+	hook_t1 = t1_ns;
+	hook_calls++;
+	*share_mj = 4242 + (uint64_t) (uintptr_t) arg;
+	*last_ns = 1000;
+	return step->job_id == 99 ? -ENOENT : 0;
+}
+
+START_TEST(test_share_hook)
+{
+	eq_step_t st = { .job_id = 7, .step_id = 0xfffffffbu, .ncpus = 3,
+			 .begin = true };
+	fixture_t f;
+	eq_answer_t a;
+	uint64_t t;
+
+	_up(&f);
+	/* no hook: no share in the answer */
+	t = se_mono_ns();
+	ck_assert_int_eq(eq_query_step(f.path, t, t, &st, SEC, &a), 0);
+	ck_assert(!a.share);
+	eq_server_set_share(f.srv, _hook, (void *) 1);
+	ck_assert_int_eq(eq_query_step(f.path, 5, 2000, &st, SEC, &a), 0);
+	ck_assert(a.share);
+	ck_assert_int_eq(a.share_rc, 0);
+	ck_assert_uint_eq(a.share_mj, 4243);
+	ck_assert_uint_eq(a.share_last_ns, 1000);
+	ck_assert_uint_eq(hook_step.job_id, 7);
+	ck_assert_uint_eq(hook_step.step_id, 0xfffffffbu);
+	ck_assert_uint_eq(hook_step.ncpus, 3);
+	ck_assert(hook_step.begin && !hook_step.end);
+	ck_assert_uint_eq(hook_t0, 5);
+	ck_assert_uint_eq(hook_t1, 2000);
+	/* last 1000 < t1 2000: the sampler was kicked */
+	_wait_reads(2);
+	st.job_id = 99;
+	st.begin = false;
+	st.end = true;
+	ck_assert_int_eq(eq_query_step(f.path, 5, 6, &st, SEC, &a), 0);
+	ck_assert_int_eq(a.share_rc, -ENOENT);
+	ck_assert(hook_step.end && !hook_step.begin);
+	/* a plain query never calls the hook */
+	hook_calls = 0;
+	ck_assert_int_eq(eq_query(f.path, 5, 6, SEC, &a), 0);
+	ck_assert(!a.share);
+	ck_assert_int_eq(hook_calls, 0);
 	_down(&f);
 }
 END_TEST
@@ -354,6 +415,7 @@ static Suite *_suite(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_round_trip_complete_after_kick);
 	tcase_add_test(tc, test_one_instant_and_bad_order);
+	tcase_add_test(tc, test_share_hook);
 	tcase_add_test(tc, test_silent_client_does_not_block);
 	tcase_add_test(tc, test_garbage_refused);
 	tcase_add_test(tc, test_wrong_peer_refused);
