@@ -189,6 +189,39 @@ static double _epoch_s(void)
 	return wall / 1e9;
 }
 
+/*
+ * Wait (at most 10 s) until the BMC's Watts sensors give readings.  The
+ * ipmi_sim of OpenIPMI 2.0.36 (Debian 13) answers its sensors as
+ * non-interpretable for about a second after it starts, which
+ * libipmimonitoring drops, so a read then finds no Watts sensor; the
+ * plugin's sampler just tries again, but the tests below measure a BMC in
+ * service, not one booting.
+ */
+static void _wait_sensors_ready(void)
+{
+	uint64_t give_up = se_mono_ns() + 10 * SE_NS_PER_SEC;
+	meter_reading_t rd;
+	bmc_conf_t c;
+	bmc_meter_t *m;
+	char msg[256] = "";
+	int rc = -1;
+
+	_conf(&c, "sensors", NULL);
+	m = bmc_meter_create(&c);
+	while (rc && se_mono_ns() < give_up) {
+		rc = bmc_meter_ops.open(m, se_mono_ns() + SE_NS_PER_SEC);
+		if (!rc)
+			rc = bmc_meter_ops.read(m, &rd, se_mono_ns() + SE_NS_PER_SEC,
+						msg, sizeof(msg));
+		bmc_meter_ops.close(m);
+		if (rc)
+			usleep(200 * 1000);
+	}
+	bmc_meter_destroy(m);
+	bmc_conf_free(&c);
+	ck_assert_msg(!rc, "BMC sensors never readable: %s", msg);
+}
+
 static void _sim_up(void)
 {
 	char err[256], extra[512];
@@ -207,7 +240,7 @@ static void _sim_up(void)
 		 "--port %u --trace %s --column node --epoch %.6f --m %d --poll-ms 250",
 		 _sim.port, _sim.trace, _sim.epoch_s, M_W);
 	ck_assert_msg(_bmc_sim("start", extra) == 0, "bmc-sim start failed: see %s/start.out",
-		      _sim.dir);
+		      _sim.dir);	_wait_sensors_ready();
 }
 
 static void _sim_down(void)
