@@ -43,6 +43,8 @@
 #include "src/slurmd/slurmd/slurmd.h"
 #include "src/slurmd/slurmstepd/slurmstepd_job.h"
 
+#include "attrib.h"
+#include "cg_cpu.h"
 #include "energy_query.h"
 #include "se_energy.h"
 #include "se_log.h"
@@ -132,6 +134,13 @@ typedef struct {
 	uint64_t e0_gen;	/* ... from this server generation */
 	uint64_t e0_t_ns;	/* ... for this t0 (the start's kick comes
 				 * before the tasks' start is known) */
+	/* EnergyAttribution=share: the step's share from slurmd */
+	bool share_have;	/* one share answer seen */
+	uint64_t share_gen;	/* ... from this server generation */
+	uint64_t share_last_mj;	/* slurmd's figure in the last answer */
+	uint64_t share_base_mj;	/* shares of slurmds before a restart */
+	uint64_t share_mj;	/* the step's share (base + last) */
+	uint64_t share_t_ns;	/* end of the last split interval */
 } step_state_t;
 
 /* Node energy at the last fini(): survives a reload (-z nodelete). */
@@ -141,6 +150,21 @@ typedef struct {
 	uint64_t power_mw;
 	uint64_t t_ns;
 } carry_t;
+
+/*
+ * EnergyAttribution=share (attrib.h).  acfg: the keys, in every process.
+ * slurmd: attr, the split, lives as long as slurmd (the plugin is -z
+ * nodelete: a reload continues every step's share); attr_lock guards it
+ * between the sampler thread (on_sample: split) and the query server's
+ * thread (shares).  attr_scan and attr_scan_rc are the sampler thread's.
+ */
+static attrib_conf_t acfg;
+static char acfg_root[PATH_MAX];	/* EnergyCgroupRoot, "" auto */
+static pthread_mutex_t attr_lock = PTHREAD_MUTEX_INITIALIZER;
+static attrib_t *attr;
+static char attr_root[PATH_MAX];
+static cg_scan_t attr_scan;
+static int attr_scan_rc = 1;		/* 1: none yet */
 
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 static role_t role;
@@ -274,17 +298,110 @@ static const char *_spool_dir(void)
 	return (&conf && conf) ? conf->spooldir : NULL;
 }
 
+static bool _share_mode(void)
+{
+	return acfg.mode == ATTRIB_MODE_SHARE;
+}
+
 /*
- * Serve the steps' energy queries (energy_query.h) for a live source; a
- * source with window_energy settles from its own history instead.  A
- * failure costs only the settle's exactness: logged, not fatal.
+ * slurmd's sampler thread, after each good sample: the steps' CPU time
+ * from their cgroups, and the split of the energy since the previous
+ * sample.  A scan that fails (other than "no job tree yet") splits
+ * nothing: the next sample's interval then covers this one too.
+ */
+static void _attr_on_sample(void *arg, uint64_t t_ns, uint64_t energy_mj)
+{
+	int rc = cg_scan(attr_root, &attr_scan);
+
+	(void) arg;
+	if (rc != attr_scan_rc && rc && rc != -ENOENT)
+		error("%s: energy attribution: cannot read the steps' CPU time under %s: %s; intervals are merged until it reads again",
+		      plugin_type, attr_root, strerror(-rc));
+	else if (rc != attr_scan_rc)
+		log_flag(ENERGY, "%s: energy attribution: %s %s", plugin_type,
+			 attr_root, rc ? "does not exist yet (no job)" :
+			 "read");
+	attr_scan_rc = rc;
+	if (rc && rc != -ENOENT)
+		return;
+	slurm_mutex_lock(&attr_lock);
+	if (attr && attrib_interval(attr, t_ns, energy_mj,
+				    rc ? NULL : &attr_scan, NULL, 0) == -ENOMEM)
+		error("%s: energy attribution: out of memory", plugin_type);
+	slurm_mutex_unlock(&attr_lock);
+}
+
+/* The query server's thread: register a step's begin/end, its share. */
+static int _attr_share(void *arg, const eq_step_t *st, uint64_t t0_ns,
+		       uint64_t t1_ns, uint64_t *share_mj, uint64_t *last_ns)
+{
+	int rc = -ENOENT;
+
+	(void) arg;
+	slurm_mutex_lock(&attr_lock);
+	if (attr) {
+		if (st->begin)
+			(void) attrib_step_begin(attr, st->job_id, st->step_id,
+						 t0_ns, st->ncpus);
+		if (st->end)
+			(void) attrib_step_end(attr, st->job_id, st->step_id,
+					       t1_ns);
+		rc = attrib_share(attr, st->job_id, st->step_id, share_mj,
+				  last_ns);
+	}
+	slurm_mutex_unlock(&attr_lock);
+	return rc;
+}
+
+/* slurmd, share mode: the split state (kept over reloads) and the hook
+ * that feeds it, in the meter's sampler configuration. */
+static void _attr_start(const char *name, sampler_config_t *cfg)
+{
+	attrib_params_t p = {
+		.idle = acfg.idle, .idle_set = acfg.idle_set,
+		.idle_mw = acfg.idle_mw,
+		.node_cpus = (&conf && conf) ? conf->cpus : 0,
+	};
+	int rc;
+
+	if (!_share_mode())
+		return;
+	rc = cg_root_path(acfg_root[0] ? acfg_root : NULL, NULL, name,
+			  attr_root, sizeof(attr_root));
+	if (rc)
+		fatal("%s: node %s: EnergyCgroupRoot=%s: cannot make the cgroup root's path: %s",
+		      plugin_type, name, acfg_root, strerror(-rc));
+	slurm_mutex_lock(&attr_lock);
+	if (!attr)
+		attr = attrib_new(&p);
+	else
+		attrib_rebase(attr);	/* a reload: a new sampler from 0 */
+	slurm_mutex_unlock(&attr_lock);
+	if (!attr)
+		fatal("%s: energy attribution: out of memory", plugin_type);
+	attr_scan_rc = 1;
+	cfg->on_sample = _attr_on_sample;
+	cfg->on_sample_arg = NULL;
+	info("%s: node %s: EnergyAttribution=share: each step is charged its share of the node's energy (CPU time from the cgroups under %s; idle %s, %s%s; %u CPUs)",
+	     plugin_type, name, attr_root,
+	     acfg.idle == ATTRIB_IDLE_SHARE ? "shared by allocated CPUs" :
+	     "left unattributed",
+	     acfg.idle_set ? "EnergyIdleWatts=" : "idle power learned",
+	     acfg.idle_set ? "set" : " from job-free intervals", p.node_cpus);
+}
+
+/*
+ * Serve the steps' energy queries (energy_query.h) for a live source, and
+ * their shares in share mode; a source with window_energy settles from its
+ * own history instead.  A failure costs only the settle's exactness (in
+ * share mode: steps keep the node's figure): logged, not fatal.
  */
 static void _node_serve(const char *name)
 {
 	char path[PATH_MAX], err[512] = "";
 	int rc;
 
-	if (se_energy_plugin.window_energy)
+	if (se_energy_plugin.window_energy && !_share_mode())
 		return;
 	rc = eq_socket_path(_spool_dir(), name, path, sizeof(path));
 	if (rc == -ENAMETOOLONG) {
@@ -307,6 +424,8 @@ static void _node_serve(const char *name)
 	else
 		debug("%s: node %s: serving step energy queries on %s",
 		      plugin_type, name, path);
+	if (node.eq && _share_mode())
+		eq_server_set_share(node.eq, _attr_share, NULL);
 }
 
 static void _node_start(const char *meter_name, se_energy_make_meter_fn make,
@@ -333,6 +452,7 @@ static void _node_start(const char *meter_name, se_energy_make_meter_fn make,
 	node.meter = m;
 	node.meter.cfg.label = xstrdup(m.cfg.label);
 	node.meter.describe = xstrdup(m.describe);
+	_attr_start(name, &node.meter.cfg);
 	if (!(node.sampler = sampler_start(m.ops, m.dev, &node.meter.cfg)))
 		fatal("%s: node %s: cannot start the %s sampler for %s: %m",
 		      plugin_type, name, meter_name, node.meter.describe);
@@ -440,6 +560,85 @@ static void _step_account(const acct_gather_energy_t *e, uint64_t now_ns)
 		step.slurmd_started = started;
 }
 
+/* The step as a share query names it; false before its record is known. */
+static bool _step_ids(eq_step_t *q)
+{
+	stepd_step_rec_t *job = step.job;
+
+	if (!job)
+		return false;
+	memset(q, 0, sizeof(*q));
+	q->job_id = job->step_id.job_id;
+	q->step_id = job->step_id.step_id;
+	q->ncpus = job->cpus;
+	q->begin = true;	/* at step.start_ns: also after a restart */
+	return true;
+}
+
+/*
+ * A share answer: the step's energy follows it, never decreasing.  A
+ * slurmd restarted since the last answer (another generation, a lower
+ * figure) counts shares from zero again: what it counted before is kept
+ * as a base.  (A reload keeps the split: the figure just continues.)
+ */
+static void _step_account_share(const eq_answer_t *a, uint64_t now_ns)
+{
+	uint64_t mj, prev_mj = step.share_mj;
+	uint64_t prev_t = step.share_t_ns;
+
+	if (step.share_have && a->generation != step.share_gen &&
+	    a->share_mj < step.share_last_mj) {
+		step.share_base_mj += step.share_last_mj;
+		info("%s: slurmd restarted: its shares count again from here (%"PRIu64" mJ kept)",
+		     plugin_type, step.share_base_mj);
+	}
+	step.share_gen = a->generation;
+	step.share_last_mj = a->share_mj;
+	mj = step.share_base_mj + a->share_mj;
+	if (mj > step.share_mj)
+		step.share_mj = mj;
+	step.share_have = true;
+	step.prev_step_j = step.step_j;
+	step.step_j = (step.share_mj + 500) / 1000;
+	if (a->share_last_ns > prev_t && prev_t)
+		step.last_watts = _avg_w(step.share_mj - prev_mj,
+					 a->share_last_ns - prev_t);
+	step.share_t_ns = a->share_last_ns;
+	step.poll_time = _mono_to_wall_s(a->share_last_ns);
+	step.have_base = true;
+	step.last_ns = now_ns;
+}
+
+/*
+ * EnergyAttribution=share: ask slurmd for the step's share up to t1 (end:
+ * the step ended at t1).  0, or -errno: -ENOENT slurmd does not know the
+ * step (yet), -EPROTO slurmd is not in share mode.
+ */
+static int _step_share(uint64_t t1_ns, bool end, uint64_t timeout_ns,
+		       eq_answer_t *a)
+{
+	eq_step_t q;
+	int rc;
+
+	if (!step.eq_path[0] || !_step_ids(&q))
+		return -ENOENT;
+	q.end = end;
+	rc = eq_query_step(step.eq_path, step.start_ns,
+			   t1_ns > step.start_ns ? t1_ns : step.start_ns, &q,
+			   timeout_ns, a);
+	if (!rc && !a->share)
+		rc = -EPROTO;
+	if (!rc)
+		rc = a->share_rc;
+	if (rc != step.eq_rc)
+		log_flag(ENERGY, "%s: share query %s: %s", plugin_type,
+			 step.eq_path, rc ? strerror(-rc) : "answering");
+	step.eq_rc = rc;
+	if (!rc)
+		_step_account_share(a, se_mono_ns());
+	return rc;
+}
+
 /* Ask slurmd for the node energy.  0, or -errno (nothing changed). */
 static int _step_refresh(void)
 {
@@ -450,6 +649,14 @@ static int _step_refresh(void)
 
 	if (step.settled)
 		return 0;
+	if (_share_mode()) {
+		eq_answer_t a;
+
+		/* the share so far: t1 at the start kicks no reading (the
+		 * sampler's period sets the running figure's freshness) */
+		return _step_share(step.start_ns, false,
+				   LIVE_POLL_QUERY_TIMEOUT_NS, &a);
+	}
 	if (slurm_get_node_energy((char *) se_energy_node_name(), context_id,
 				  0, &cnt, &e) != SLURM_SUCCESS) {
 		se_log_limited(&step.rl, se_mono_ns(), SE_LOG_ERROR,
@@ -591,7 +798,7 @@ static void _step_mark_poll(void)
 		return;
 	step.end_wall_ns = se_wall_ns();
 	step.end_ns = se_mono_ns();
-	if (!step.eq_path[0] || step.settled)
+	if (!step.eq_path[0] || step.settled || _share_mode())
 		return;
 	if (!step.first_poll_ns && _step_tasks_started())
 		step.first_poll_ns = step.end_ns;
@@ -640,13 +847,18 @@ static void _step_start_live(void)
 	const char *name = se_energy_node_name();
 	eq_answer_t a;
 
-	if (se_energy_plugin.window_energy ||
+	if ((se_energy_plugin.window_energy && !_share_mode()) ||
 	    eq_socket_path(_spool_dir(), name, step.eq_path,
 			   sizeof(step.eq_path))) {
 		step.eq_path[0] = '\0';
 		return;
 	}
-	(void) _step_query(step.start_ns, LIVE_POLL_QUERY_TIMEOUT_NS, &a);
+	if (_share_mode())
+		(void) _step_share(step.start_ns, false,
+				   LIVE_POLL_QUERY_TIMEOUT_NS, &a);
+	else
+		(void) _step_query(step.start_ns, LIVE_POLL_QUERY_TIMEOUT_NS,
+				   &a);
 }
 
 static void _step_start(void)
@@ -656,6 +868,12 @@ static void _step_start(void)
 	step.dataset_id = -1;
 	step.rl = (se_ratelimit_t) SE_RATELIMIT_INIT(STEP_LOG_INTERVAL_NS,
 						     STEP_LOG_BURST);
+	if (_share_mode()) {
+		/* registers the step with slurmd's split (when its record
+		 * is known by now; else at its first poll) */
+		_step_start_live();
+		return;
+	}
 	/* The step's base: the node energy as the step starts. */
 	if (_step_refresh() == 0)
 		log_flag(ENERGY, "%s: step base: node at %"PRIu64" J",
@@ -800,6 +1018,53 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 	return 0;
 }
 
+/*
+ * The share settle (EnergyAttribution=share): the step's share once slurmd
+ * has split an interval that ends after the step's end (t1, told to
+ * slurmd, which kicks that reading).  The wait is one read, bounded like
+ * the live settle's.
+ */
+static int _settle_share(stepd_step_rec_t *job, unsigned max_wait_s)
+{
+	uint64_t begin = se_mono_ns(), limit, t1, running_j;
+	eq_answer_t a = { 0 };
+	int rc;
+
+	limit = begin + _settle_cap(max_wait_s) * SE_NS_PER_SEC;
+	slurm_mutex_lock(&state_lock);
+	t1 = step.end_ns > step.start_ns ? step.end_ns : se_mono_ns();
+	running_j = step.step_j;
+	for (bool first = true;; first = false) {
+		rc = _step_share(t1, true, LIVE_QUERY_TIMEOUT_NS, &a);
+		if (rc)
+			break;
+		if (first && begin + a.period_ns + a.deadline_ns +
+			     LIVE_MARGIN_NS < limit)
+			limit = begin + a.period_ns + a.deadline_ns +
+				LIVE_MARGIN_NS;
+		if (a.share_last_ns >= t1 || se_mono_ns() + LIVE_RETRY_NS >= limit)
+			break;
+		slurm_mutex_unlock(&state_lock);
+		se_sleep_ns(LIVE_RETRY_NS);
+		slurm_mutex_lock(&state_lock);
+	}
+	if (rc || a.share_last_ns < t1) {
+		slurm_mutex_unlock(&state_lock);
+		info("%s: step share not settled: %s%s; keeping the running share %"PRIu64" J",
+		     plugin_type, rc ? "share query to slurmd failed: " :
+		     "no split after the step's end in time",
+		     rc ? strerror(-rc) : "", running_j);
+		return rc ? rc : -ETIMEDOUT;
+	}
+	_settle_store(job, step.step_j, step.start_ns, t1);
+	slurm_mutex_unlock(&state_lock);
+	log_flag(ENERGY, "%s: step share settled: %"PRIu64" J (running figure %"PRIu64" J), split %.3f s after the end, settled in %.3f s",
+		 plugin_type, step.step_j, running_j,
+		 (double) (a.share_last_ns - t1) / 1e9,
+		 (double) (se_mono_ns() - begin) / 1e9);
+	return 0;
+}
+
 /* The window settle: the source's own history (RRD rows) over the step. */
 static int _settle_window(stepd_step_rec_t *job, se_energy_window_fn window,
 			  unsigned max_wait_s)
@@ -855,6 +1120,9 @@ static const char *_no_settle_reason(void)
 		return "no step record";
 	if (step.settled)
 		return "already settled";
+	if (_share_mode())
+		return step.eq_path[0] ? NULL :
+		       "no energy query socket for this node";
 	if (se_energy_plugin.window_energy) {
 		if (!step.start_wall_ns)
 			return "no start";
@@ -882,6 +1150,8 @@ int se_energy_step_settle(unsigned max_wait_s)
 			 plugin_type, why);
 		return 1;
 	}
+	if (_share_mode())
+		return _settle_share(job, max_wait_s);
 	if (window)
 		return _settle_window(job, window, max_wait_s);
 	return _settle_live(job, max_wait_s);
@@ -903,6 +1173,18 @@ void se_energy_init(void)
 	se_log_set_sink(se_slurm_log_sink, &log_to);
 	debug("%s: slurm-energy-plugins %s (built for Slurm %s) loaded",
 	      plugin_type, se_energy_version, se_energy_slurm_version);
+}
+
+void se_energy_set_attribution(const attrib_conf_t *c)
+{
+	slurm_mutex_lock(&state_lock);
+	acfg.mode = c->mode;
+	acfg.idle = c->idle;
+	acfg.idle_set = c->idle_set;
+	acfg.idle_mw = c->idle_mw;
+	snprintf(acfg_root, sizeof(acfg_root), "%s",
+		 c->cgroup_root ? c->cgroup_root : "");
+	slurm_mutex_unlock(&state_lock);
 }
 
 void se_energy_conf_set(int context_id_in, const char *meter_name,

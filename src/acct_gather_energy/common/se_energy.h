@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attrib.h"
 #include "conf_desc.h"
 #include "meter.h"
 #include "sampler.h"
@@ -123,6 +124,16 @@ void se_energy_init(void);
 void se_energy_conf_set(int context_id, const char *meter_name,
 			const char *conf_error, se_energy_make_meter_fn make,
 			void *arg);
+
+/*
+ * From the plugin's conf_set(), before se_energy_conf_set(): the
+ * attribution keys (EnergyAttribution=node|share and the rest, attrib.h;
+ * copied).  With share, slurmd splits every interval of the node's energy
+ * among the steps by their cgroups' CPU time and serves each step its
+ * share on the energy query socket; a step's energy (running and settled)
+ * is its share, the extern step's its job's.
+ */
+void se_energy_set_attribution(const attrib_conf_t *c);
 
 /*
  * From fini(): stop the sampler (slurmd), drop all state.  Returns true in

@@ -29,6 +29,14 @@ static char *conf_path;
  */
 static bool conf_kept;
 
+/*
+ * The attribution keys (attrib.h), the same for every plugin; static
+ * zeroes are their defaults.  A reload whose attribution keys are refused
+ * keeps the ones slurmd had, rather than stopping slurmd.
+ */
+static attrib_conf_t attrib_conf;
+static bool attrib_conf_loaded;
+
 /* ------------------------------------------------------- entry points */
 
 extern int init(void)
@@ -74,6 +82,34 @@ extern void acct_gather_energy_p_conf_options(s_p_options_t **full_options,
 
 	transfer_s_p_options(full_options, options, full_options_cnt);
 	xfree(options);
+	options = se_slurm_conf_options(&attrib_conf_desc);
+	transfer_s_p_options(full_options, options, full_options_cnt);
+	xfree(options);
+}
+
+/* The attribution keys from tbl into attrib_conf: 0, or the error (a
+ * reload's is logged and the previous keys kept). */
+static int _attrib_conf_set(s_p_hashtbl_t *tbl, char *err, size_t len)
+{
+	attrib_conf_t c = { 0 };
+	int rc;
+
+	rc = se_slurm_conf_parse(&attrib_conf_desc, &c, tbl, conf_path, err,
+				 len);
+	if (rc && attrib_conf_loaded && se_in_slurmd()) {
+		error("%s: %s: keeping the attribution slurmd had (scontrol reconfigure); fix the file and reconfigure again",
+		      plugin_type, err);
+		attrib_conf_desc.free(&c);
+		rc = 0;
+	} else if (!rc) {
+		attrib_conf_desc.free(&attrib_conf);
+		attrib_conf = c;
+		attrib_conf_loaded = true;
+	} else {
+		attrib_conf_desc.free(&c);
+	}
+	se_energy_set_attribution(&attrib_conf);
+	return rc;
 }
 
 extern void acct_gather_energy_p_conf_set(int context_id_in,
@@ -87,6 +123,8 @@ extern void acct_gather_energy_p_conf_set(int context_id_in,
 	rc = se_slurm_conf_parse(se_energy_plugin.conf_desc,
 				 se_energy_plugin.conf, tbl, conf_path, err,
 				 sizeof(err));
+	if (!rc)
+		rc = _attrib_conf_set(tbl, err, sizeof(err));
 	se_energy_conf_set(context_id_in, se_energy_plugin.meter_name,
 			   rc ? err : NULL, se_energy_plugin.make_meter,
 			   conf_path);
@@ -96,4 +134,5 @@ extern void acct_gather_energy_p_conf_values(se_list_t *data)
 {
 	se_slurm_conf_values(se_energy_plugin.conf_desc, se_energy_plugin.conf,
 			     *data);
+	se_slurm_conf_values(&attrib_conf_desc, &attrib_conf, *data);
 }
