@@ -727,9 +727,24 @@ static int _decode(const modbus_meter_t *m, const uint16_t *regs,
 					 pw->address);
 			return -EAGAIN;
 		}
-		v *= pw->scale * m->cfg.share * 1000.0;
-		/* A meter reads slightly negative at idle (or exports):
-		 * a node does not give energy back. */
+		v *= pw->scale;
+		/*
+		 * A meter reads slightly negative at idle (its current
+		 * transformer's noise): 0 W, a node does not give energy
+		 * back.  Far below that is a fault (a torn or garbled
+		 * register, a reversed CT), not zero power: counting it as
+		 * 0 W would lose the energy of the interval, so the reading
+		 * fails and the sampler fills the gap.
+		 */
+		if (v < -MODBUS_NEGATIVE_NOISE_W) {
+			if (msg)
+				snprintf(msg, msg_len,
+					 "power register %u: %.1f W (a node draws power; more than %.0f W negative is not meter noise)",
+					 pw->address, v,
+					 MODBUS_NEGATIVE_NOISE_W);
+			return -EAGAIN;
+		}
+		v *= m->cfg.share * 1000.0;
 		out->power_mw = v <= 0.0 ? 0 : v >= 9.2e18 ?
 			(uint64_t) INT64_MAX : (uint64_t) llround(v);
 		out->has_power = true;

@@ -28,6 +28,13 @@
 
 #define MODBUS_METER_DEFAULT_PORT	"502"
 
+/*
+ * A power reading below 0 W down to this many watts (before the node's
+ * share) is a meter's noise at idle and reads 0 W; further below, the
+ * reading fails (a fault, gap-filled), rather than counting 0 W.
+ */
+#define MODBUS_NEGATIVE_NOISE_W		50.0
+
 typedef enum {
 	MODBUS_DEV_TCP = 0,
 	MODBUS_DEV_RTU,
