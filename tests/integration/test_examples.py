@@ -1,0 +1,384 @@
+"""contribs/examples/ on the test cluster: every example configuration is
+loaded as written, so it cannot rot.
+
+Each example directory holds the files a site adds (slurm.conf lines,
+acct_gather.conf, map files, plugstack.conf, gres.conf,
+energy_policy.conf).  A test copies them, applies SUBSTITUTIONS (below, the
+only edits: meter and BMC addresses into the cluster's network, /etc/slurm
+and the plugin directory into the test's own), starts the daemons with them
+and checks that our plugin is the one running and that it reports the
+energy of a known trace, or that the policy applies.
+
+One cluster bring-up per configuration: the Modbus example and the DVFS
+example share one (the power budget needs a meter's CurrentWatts); BMC, RRD
+and GPU each have their own.  The session's cluster is restored once, at the
+end of the module.
+
+Tolerances: these tests prove the examples load and work, not the last
+digit (that is test_modbus_energy.py and the others, on 30-65 s jobs).
+Jobs are short, so the bounds are a few percent: still far from zero,
+missing or double-counted energy (-100 %, +100 %).
+"""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from selab import energy
+from selab.cluster import poll
+from selab.meters import ModbusSim, tool
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+EXAMPLES = os.path.join(REPO, "contribs", "examples")
+TRACE = os.path.join(REPO, "contribs", "trace", "examples", "cluster.trace")
+PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
+NET = os.environ.get("SE_CLUSTER_NET", "10.199.0")
+HOST = NET + ".1"                      # host side of the cluster bridge
+MODBUS_PORT = 15020
+NODES = ("node1", "node2", "node3")
+FREQS = (1200000, 1600000, 2000000, 2400000)   # the DVFS example's
+SITE_PLUGIN_DIR = "/usr/lib/x86_64-linux-gnu/slurm-energy"
+SITE_ETC = "/etc/slurm/"
+
+pytestmark = pytest.mark.skipif(not PLUGIN_DIR,
+                                reason="SE_PLUGIN_DIR not set "
+                                       "(run contribs/test-all.sh)")
+
+
+# ------------------------------------------------------------------
+# THE SUBSTITUTIONS: the only changes made to an example before it runs.
+# Every key must occur in the example (a substitution that no longer
+# matches fails the test instead of silently testing something else).
+# ------------------------------------------------------------------
+def substitutions(name, work):
+    common = {SITE_PLUGIN_DIR: PLUGIN_DIR}
+    # files the example names under /etc/slurm -> the test's copies
+    etc = {SITE_ETC: work + "/"}
+    from test_bmc_energy import BMC_ADDR, PORT_OF
+    site = {
+        "modbus-pdu-racks": dict(etc, **{
+            # rack 1's Modbus TCP gateway -> the simulator on the bridge
+            "tcp://rack1-gw.mgmt.example.org:502":
+                "tcp://%s:%d" % (HOST, MODBUS_PORT)}),
+        "bmc-lan": dict(etc, **{
+            # each node's BMC -> its simulated BMC (one port per node)
+            "10.20.0.1%d:623" % i: "%s:%d" % (BMC_ADDR, PORT_OF[n])
+            for i, n in enumerate(NODES, 1)}),
+        "rrd-collectd": dict(etc, **{
+            # collectd's DataDir -> the feeder's directory
+            "/var/lib/collectd/rrd/": work + "/rrd/"}),
+        "gpu-nodes": {},
+        "dvfs-power-budget": dict(etc),
+    }[name]
+    return dict(common, **site)
+
+
+def load_examples(names, work):
+    """Copy the examples' files into work (files of the same name, such as
+    slurm.conf and plugstack.conf, are joined), substituted; returns
+    {file name: text}."""
+    files = {}
+    for name in names:
+        subst = substitutions(name, work)
+        used = set()
+        src = os.path.join(EXAMPLES, name)
+        for fname in sorted(os.listdir(src)):
+            with open(os.path.join(src, fname)) as handle:
+                text = handle.read()
+            for old, new in subst.items():
+                if old in text:
+                    used.add(old)
+                    text = text.replace(old, new)
+            files[fname] = files.get(fname, "") + text
+        missing = set(subst) - used
+        assert not missing, "%s: substitutions no longer match: %s" % (
+            name, sorted(missing))
+    for fname, text in files.items():
+        path = os.path.join(work, fname)
+        with open(path, "w") as handle:
+            handle.write(text)
+        os.chmod(path, 0o600 if fname.endswith(".password") else 0o644)
+    return files
+
+
+def cluster_args(files, **kw):
+    """Cluster.up_args keywords that load the example's files."""
+    extra = {f: t for f, t in files.items() if f == "energy_policy.conf"}
+    return dict(slurm_conf=files["slurm.conf"] + "DebugFlags=Energy\n",
+                acct_gather_conf=files.get("acct_gather.conf"),
+                gres_conf=files.get("gres.conf"),
+                extra_confs=extra or None, **kw)
+
+
+def slurmd_log(cluster, node):
+    with open(os.path.join(cluster.state, "log",
+                           "slurmd-%s.log" % node), errors="replace") as f:
+        return f.read()
+
+
+def start_line(cluster, node, plugin):
+    return [l for l in slurmd_log(cluster, node).splitlines()
+            if "%s: slurm-energy-plugins" % plugin in l
+            and "started on node %s" % node in l]
+
+
+def timed_jobs(cluster, jobs, seconds):
+    """Run srun jobs {name: [args]} at once; returns {name: (jobid,
+    windows)}."""
+    procs = {name: cluster.popen(["srun", "-J", name, *args,
+                                  *energy.timed_command(seconds)])
+             for name, args in jobs.items()}
+    out = {}
+    for name, proc in procs.items():
+        stdout, stderr = proc.communicate(timeout=seconds + 120)
+        assert proc.returncode == 0, "srun %s: %s" % (name, stderr)
+        jobid = int(cluster.run(["sacct", "-n", "-X", "-P", "-o", "JobID",
+                                 "--name", name]).stdout.split()[-1])
+        out[name] = (jobid, energy.windows(stdout))
+    return out
+
+
+def check_step_energy(cluster, jobid, truth, tolerance, what):
+    recorded = energy.consumed_energy(cluster, jobid)
+    got = recorded.get("%d.0" % jobid)
+    assert got is not None, "%s: no step energy in sacct: %s" % (what,
+                                                                 recorded)
+    err = energy.relative_error(got, truth)
+    print("%s: job %d sacct %d J, true %.1f J (%+.2f%%)"
+          % (what, jobid, got, truth, 100 * err))
+    assert abs(err) <= tolerance, (
+        "%s: job %d sacct %d J, true %.0f J (%+.2f%%, allowed %.0f%%)"
+        % (what, jobid, got, truth, 100 * err, 100 * tolerance))
+    return got
+
+
+# ------------------------------------------------------------ fixtures
+@pytest.fixture(scope="module")
+def examples_cluster(cluster):
+    """The session's cluster, restarted by each example's fixture and
+    restored once at the end of the module."""
+    before = list(cluster.current_args)
+    yield cluster
+    cluster.down()
+    cluster.up(before)
+
+
+@pytest.fixture(scope="module")
+def workroot():
+    path = tempfile.mkdtemp(prefix="se-examples-", dir="/var/tmp")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _workdir(root, name):
+    path = os.path.join(root, name)
+    os.makedirs(path)
+    return path
+
+
+# ---------------------------------- Modbus PDUs per rack + DVFS policy
+@pytest.fixture(scope="module")
+def modbus_dvfs(examples_cluster, workroot):
+    c = examples_cluster
+    work = _workdir(workroot, "modbus-dvfs")
+    files = load_examples(["modbus-pdu-racks", "dvfs-power-budget"], work)
+    epoch = time.time()
+    # rack 1's bus: unit 1 = node1's meter, unit 2 = the chassis meter
+    meter = ModbusSim(TRACE, epoch, {1: "node1", 2: "chassis"},
+                      ["--model", "sdm630"], tcp=(HOST, MODBUS_PORT)).start()
+    try:
+        c.restart(**cluster_args(files, freqs=FREQS))
+        yield c, epoch, files, work
+    finally:
+        meter.stop()
+
+
+def test_modbus_example_plugin_is_ours(modbus_dvfs):
+    c = modbus_dvfs[0]
+    for node in NODES:
+        lines = start_line(c, node, "acct_gather_energy/modbus")
+        assert lines, "no start line of our plugin in slurmd-%s.log" % node
+        assert "(counter path)" in lines[-1], lines[-1]
+
+
+def test_modbus_example_energy(modbus_dvfs):
+    """node1 on its own meter, node2 billed half the chassis meter."""
+    c, epoch = modbus_dvfs[:2]
+    jobs = timed_jobs(c, {"ex-own": ["-w", "node1"],
+                          "ex-chassis": ["-w", "node2"]}, 15)
+    jobid, win = jobs["ex-own"]
+    check_step_energy(c, jobid, energy.true_energy(TRACE, epoch, win),
+                      0.02, "modbus own meter")
+    jobid, win = jobs["ex-chassis"]
+    check_step_energy(c, jobid, energy.true_energy(
+        TRACE, epoch, win, {"node2": "chassis"}, {"node2": 0.5}),
+        0.02, "modbus half chassis")
+
+
+def _step_freq(c, *args, check=True):
+    """(scaling_setspeed of the step's first CPU, srun's result)."""
+    show = ("cpu=$(awk '/^Cpus_allowed_list/{print $2}' /proc/self/status"
+            " | cut -d, -f1 | cut -d- -f1);"
+            " cat /sys/devices/system/cpu/cpu$cpu/cpufreq/scaling_setspeed")
+    p = c.srun("-N1", "-n1", "-w", "node1", *args, "sh", "-c", show,
+               check=check)
+    return p.stdout.strip(), p
+
+
+def test_dvfs_example_rule_applies(modbus_dvfs):
+    """Partition debug: 2.0 GHz by default, 2.4 GHz refused naming the
+    range (the cluster's partition is called debug)."""
+    c = modbus_dvfs[0]
+    speed, _ = _step_freq(c)
+    assert speed == "2000000", speed
+    speed, p = _step_freq(c, "--cpu-freq=2400000", check=False)
+    assert p.returncode != 0
+    assert "rule 'debug' allows up to 2000000 kHz" in p.stderr, p.stderr
+
+
+def test_dvfs_example_power_budget(modbus_dvfs):
+    """Over the budget a job gets BudgetCeiling (1.6 GHz) instead of the
+    rule's 2.0 GHz.  The example's 40 kW are scaled to the 3-node cluster
+    (a few hundred watts) by this one marked change, in place: the plugin
+    re-reads the file when it changes."""
+    c, _, files, _ = modbus_dvfs
+    assert "PowerBudget=40000" in files["energy_policy.conf"]
+    poll(lambda: all(energy.node_power(c, n) and
+                     energy.node_power(c, n)[0] > 0 for n in NODES),
+         timeout=90, what="CurrentWatts of every node in slurmctld")
+    path = os.path.join(c.state, "etc", "energy_policy.conf")
+    scaled = files["energy_policy.conf"].replace(
+        "PowerBudget=40000", "PowerBudget=100")      # <- the substitution
+    with open(path + ".tmp", "w") as handle:
+        handle.write(scaled)
+    os.rename(path + ".tmp", path)
+    speed, _ = _step_freq(c)
+    assert speed == "1600000", speed
+
+
+# ------------------------------------------------------ BMC over the LAN
+@pytest.fixture(scope="module")
+def bmc_lan(examples_cluster, workroot):
+    from test_bmc_energy import BMC_ADDR, BMC_SIM, PORT_OF
+    if not os.access(BMC_SIM, os.X_OK) or not shutil.which("ipmi_sim"):
+        pytest.skip("bmc-sim not built or ipmi_sim not installed")
+    c = examples_cluster
+    work = _workdir(workroot, "bmc-lan")
+    files = load_examples(["bmc-lan"], work)
+    epoch = time.time()
+    started = []
+
+    def sim(cmd, node, *extra):
+        p = subprocess.run([BMC_SIM, cmd, "--state",
+                            os.path.join(work, "bmc-" + node), *extra],
+                           capture_output=True, text=True, timeout=30)
+        assert p.returncode == 0, "bmc-sim %s %s: %s%s" % (
+            cmd, node, p.stdout, p.stderr)
+
+    try:
+        # one BMC per node, with the example's user and password file
+        for node in NODES:
+            sim("start", node, "--port", str(PORT_OF[node]),
+                "--addr", BMC_ADDR, "--trace", TRACE, "--column", node,
+                "--epoch", "%.6f" % epoch, "--user", "energy",
+                "--password-file", os.path.join(work, "bmc.password"))
+            started.append(node)
+        c.restart(**cluster_args(files))
+        yield c, epoch
+    finally:
+        for node in started:
+            sim("stop", node)
+
+
+def test_bmc_example(bmc_lan):
+    from test_bmc_energy import BMC_ADDR, PORT_OF
+    c, epoch = bmc_lan
+    for node in NODES:
+        lines = start_line(c, node, "acct_gather_energy/bmc")
+        assert lines, "no start line of our plugin in slurmd-%s.log" % node
+        assert "dcmi over lan 2.0 to %s:%d" % (BMC_ADDR, PORT_OF[node]) \
+            in lines[-1], lines[-1]
+    jobs = timed_jobs(c, {"ex-bmc": ["-N2", "-w", "node[1-2]"]}, 15)
+    jobid, win = jobs["ex-bmc"]
+    check_step_energy(c, jobid, energy.true_energy(TRACE, epoch, win),
+                      0.02, "bmc dcmi, 2 nodes")
+
+
+# -------------------------------------------------- RRD from collectd
+@pytest.fixture(scope="module")
+def rrd_collectd(examples_cluster, workroot):
+    c = examples_cluster
+    work = _workdir(workroot, "rrd-collectd")
+    files = load_examples(["rrd-collectd"], work)
+    for node in NODES:
+        os.makedirs(os.path.join(work, "rrd", node, "snmp-outlet"))
+    epoch = int(time.time())
+    feeder = os.path.join(REPO, "contribs", "rrd-feeder", "rrd-feeder")
+    run = os.path.join(work, "feed")
+    env = dict(os.environ, SE_RRD_FEED=tool("se-rrd-feed"))
+    # collectd's files: a DERIVE "joules" of the outlets' energy counter
+    # every 10 s (the example's types.db entry), the last two minutes
+    # written at once
+    subprocess.run([feeder, "start", run, "--", "--path",
+                    os.path.join(work, "rrd", "%n", "snmp-outlet",
+                                 "node_energy.rrd"),
+                    "--step", "10", "--ds", "derive", "--epoch", str(epoch),
+                    "--backfill", "120", TRACE, *NODES],
+                   env=env, check=True, timeout=60)
+    try:
+        c.restart(**cluster_args(files))
+        yield c, epoch
+    finally:
+        subprocess.run([feeder, "stop", run], check=True, timeout=60)
+
+
+def test_rrd_example(rrd_collectd):
+    c, epoch = rrd_collectd
+    for node in NODES:
+        assert start_line(c, node, "acct_gather_energy/rrd"), node
+    jobs = timed_jobs(c, {"ex-rrd": ["-w", "node1"]}, 40)
+    jobid, win = jobs["ex-rrd"]
+    check_step_energy(c, jobid, energy.true_energy(TRACE, epoch, win),
+                      0.02, "rrd energy-counter rows + settle")
+
+
+# ------------------------------------------------------------ GPU nodes
+@pytest.fixture(scope="module")
+def gpu_nodes(examples_cluster, workroot, tmp_path_factory):
+    import test_gpu
+    if not os.path.exists(os.path.join(test_gpu.FAKE_NVML_DIR,
+                                       "libnvidia-ml.so.1")):
+        pytest.skip("the fake NVML is not built (SE_FAKE_NVML_DIR)")
+    c = examples_cluster
+    work = _workdir(workroot, "gpu-nodes")
+    files = load_examples(["gpu-nodes"], work)
+    # the fake GPUs (test_gpu's): 2 per node, a trace column each
+    kw, info = test_gpu._setup(
+        c, tmp_path_factory.mktemp("ex-gpu"), 2, "topo-cluster-2gpu.xml",
+        os.path.join(test_gpu.GPU_DIR, "nvml-cluster-2gpu.state"))
+    c.restart(**cluster_args(files, nodes=2, gpus=2,
+                             node_env=kw["node_env"],
+                             hwloc_xml=kw["hwloc_xml"]))
+    c.gpu = info
+    yield c, test_gpu
+
+
+def test_gpu_example(gpu_nodes):
+    c, test_gpu = gpu_nodes
+    log = slurmd_log(c, "node1")
+    assert ("gpu/nvml: 2 GPU(s) detected through NVML "
+            "(slurm-energy-plugins)") in log
+    assert "CUDA_DEVICE_ORDER=PCI_BUS_ID" in log
+    p = test_gpu._timed_job(c, 10, "--gres=gpu:2", "-n1")
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    (row,) = test_gpu._parse(out)
+    g = c.gpu["gpus"]
+    truth = sum(test_gpu._truth_j(c, g.by_minor[m]["col"], float(row["t0"]),
+                                  float(row["t1"])) for m in (0, 1))
+    check_step_energy(c, int(row["job"]), truth, 0.02, "gpu:2")
