@@ -165,6 +165,7 @@ static attrib_t *attr;
 static char attr_root[PATH_MAX];
 static cg_scan_t attr_scan;
 static int attr_scan_rc = 1;		/* 1: none yet */
+static char attr_status[PATH_MAX];	/* the totals file, "" none */
 
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 static role_t role;
@@ -309,9 +310,37 @@ static bool _share_mode(void)
  * sample.  A scan that fails (other than "no job tree yet") splits
  * nothing: the next sample's interval then covers this one too.
  */
+/*
+ * The node's totals since slurmd's split began, for admins and tests, in
+ * <SlurmdSpoolDir>/slurm-energy-<node>.attribution (one line, replaced
+ * atomically at each sample): "time=<wall s> t_ns=<monotonic>
+ * measured_mj= charged_mj= unattributed_mj= idle_mw= idle=configured|
+ * learned|unknown intervals= jobs=".  charged + unattributed == measured.
+ */
+static void _attr_write_status(const attrib_totals_t *t, uint64_t t_ns)
+{
+	char tmp[PATH_MAX + 8];
+	FILE *f;
+
+	if (!attr_status[0])
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.new", attr_status);
+	if (!(f = fopen(tmp, "w")))
+		return;
+	fprintf(f, "time=%.3f t_ns=%"PRIu64" measured_mj=%"PRIu64" charged_mj=%"PRIu64" unattributed_mj=%"PRIu64" idle_mw=%"PRIu64" idle=%s intervals=%lu jobs=%zu\n",
+		(double) se_mono_to_wall_ns(t_ns) / 1e9, t_ns, t->measured_mj,
+		t->charged_mj, t->unattributed_mj, t->idle_mw,
+		acfg.idle_set ? "configured" :
+		(t->idle_learned ? "learned" : "unknown"), t->intervals,
+		t->jobs);
+	if (fclose(f) || rename(tmp, attr_status))
+		unlink(tmp);
+}
+
 static void _attr_on_sample(void *arg, uint64_t t_ns, uint64_t energy_mj)
 {
 	int rc = cg_scan(attr_root, &attr_scan);
+	attrib_totals_t tot;
 
 	(void) arg;
 	if (rc != attr_scan_rc && rc && rc != -ENOENT)
@@ -328,7 +357,11 @@ static void _attr_on_sample(void *arg, uint64_t t_ns, uint64_t energy_mj)
 	if (attr && attrib_interval(attr, t_ns, energy_mj,
 				    rc ? NULL : &attr_scan, NULL, 0) == -ENOMEM)
 		error("%s: energy attribution: out of memory", plugin_type);
+	if (attr)
+		attrib_totals(attr, &tot);
 	slurm_mutex_unlock(&attr_lock);
+	if (attr)
+		_attr_write_status(&tot, t_ns);
 }
 
 /* The query server's thread: register a step's begin/end, its share. */
@@ -380,6 +413,11 @@ static void _attr_start(const char *name, sampler_config_t *cfg)
 	if (!attr)
 		fatal("%s: energy attribution: out of memory", plugin_type);
 	attr_scan_rc = 1;
+	if (!_spool_dir() ||
+	    snprintf(attr_status, sizeof(attr_status),
+		     "%s/slurm-energy-%s.attribution", _spool_dir(), name) >=
+	    (int) sizeof(attr_status))
+		attr_status[0] = '\0';
 	cfg->on_sample = _attr_on_sample;
 	cfg->on_sample_arg = NULL;
 	info("%s: node %s: EnergyAttribution=share: each step is charged its share of the node's energy (CPU time from the cgroups under %s; idle %s, %s%s; %u CPUs)",
