@@ -242,12 +242,26 @@ static bool _step_present(const at_step_t *s, uint64_t t0, uint64_t t1)
 }
 
 /*
+ * When the job ended: its extern step's registered end (the extern step
+ * spans the allocation; its cgroup, and the job's, may linger a moment
+ * after it), 0 when not known.
+ */
+static uint64_t _job_end_ns(const at_job_t *j)
+{
+	for (size_t k = 0; k < j->n; k++)
+		if (j->steps[k].step_id == CG_STEP_EXTERN)
+			return j->steps[k].end_ns;
+	return 0;
+}
+
+/*
  * A job's time in [t0, t1]: the whole interval when its cgroup was there
- * at both ends; else bounded by its steps' registered begin and end.
+ * at both ends; else bounded by its steps' registered begin and end; never
+ * past its extern step's end.
  */
 static uint64_t _job_present_ns(const at_job_t *j, uint64_t t0, uint64_t t1)
 {
-	uint64_t begin = 0, end = 0;
+	uint64_t begin = 0, end = 0, job_end = _job_end_ns(j);
 	bool any = j->seen || j->was_seen, open_end = false;
 
 	for (size_t k = 0; k < j->n; k++) {
@@ -269,6 +283,8 @@ static uint64_t _job_present_ns(const at_job_t *j, uint64_t t0, uint64_t t1)
 		begin = t0;
 	if (j->seen || open_end || !end || end > t1)
 		end = t1;
+	if (job_end && job_end < end)
+		end = job_end;
 	return end > begin ? end - begin : 0;
 }
 
@@ -440,13 +456,16 @@ static void _split_idle(attrib_t *a, uint64_t idle, uint32_t node_cpus,
 
 /* The rest: by CPU time; none used: by presence; nobody: unattributed. */
 static void _split_rest(attrib_t *a, uint64_t rest, uint32_t node_cpus,
-			uint64_t dt)
+			uint64_t t0, uint64_t dt)
 {
 	uint64_t any = 0;
 
 	for (size_t i = 0; i < a->n; i++) {
-		a->w[i] = a->jobs[i].present_ns || a->jobs[i].seen ||
-			  a->jobs[i].was_seen ? a->jobs[i].delta_ns : 0;
+		const at_job_t *j = &a->jobs[i];
+		uint64_t end = _job_end_ns(j);
+
+		/* a job over before the interval: its leftovers are not its */
+		a->w[i] = (end && end <= t0) ? 0 : j->delta_ns;
 		any |= a->w[i];
 	}
 	a->w[a->n] = 0;
@@ -591,7 +610,7 @@ int attrib_interval(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
 	if (idle > e - gpu_mj)
 		idle = e - gpu_mj;
 	_split_idle(a, idle, node_cpus, dt);
-	_split_rest(a, e - gpu_mj - idle, node_cpus, dt);
+	_split_rest(a, e - gpu_mj - idle, node_cpus, t0, dt);
 	for (size_t i = 0; i < a->n; i++) {
 		_split_job(a, &a->jobs[i], t0, t_ns);
 		for (size_t k = 0; k < a->jobs[i].n; k++)
@@ -606,6 +625,11 @@ int attrib_interval(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
 	a->energy_mj = energy_mj;
 	_retire(a, t_ns);
 	return 0;
+}
+
+void attrib_rebase(attrib_t *a)
+{
+	a->started = false;
 }
 
 int attrib_step_begin(attrib_t *a, uint32_t job_id, uint32_t step_id,

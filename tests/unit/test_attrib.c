@@ -457,6 +457,39 @@ START_TEST(test_mid_interval)
 }
 END_TEST
 
+/* A job whose extern step ended gets nothing more, though its cgroup
+ * lingers a moment (slurmstepd removes it after the step's end). */
+START_TEST(test_job_over_at_extern_end)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 1000, 1);
+	fake_scan_t f;
+	attrib_totals_t t;
+
+	_scan_reset(&f, 0);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 0, 1);
+	_scan_add(&f, 1, CG_STEP_EXTERN, 0, 0);
+	attrib_step_begin(a, 1, CG_STEP_EXTERN, 0, 1);
+	attrib_interval(a, 0, 0, &f.s, NULL, 0);
+	/* the job ends at 0.5 s; 1 W idle + 1 J above idle at the end */
+	attrib_step_end(a, 1, CG_STEP_EXTERN, S / 2);
+	_scan_reset(&f, S / 10);
+	_scan_add(&f, 1, CG_JOB_LEVEL, S / 10, 1);
+	_scan_add(&f, 1, CG_STEP_EXTERN, S / 10, 0);
+	attrib_interval(a, S, 2000, &f.s, NULL, 0);
+	ck_assert_uint_eq(_share(a, 1, CG_STEP_EXTERN), 500 + 1000);
+	/* its cgroup is still there a second later, with a little CPU */
+	_scan_reset(&f, S / 5);
+	_scan_add(&f, 1, CG_JOB_LEVEL, S / 5, 1);
+	_scan_add(&f, 1, CG_STEP_EXTERN, S / 5, 0);
+	attrib_interval(a, 2 * S, 3500, &f.s, NULL, 0);
+	ck_assert_uint_eq(_share(a, 1, CG_STEP_EXTERN), 1500);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.unattributed_mj, 500 + 1500);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
 /* A job whose cgroup vanished between samples keeps its last interval. */
 START_TEST(test_vanished_job)
 {
@@ -759,6 +792,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_idle_by_cores);
 	tcase_add_test(tc, test_mid_interval);
 	tcase_add_test(tc, test_vanished_job);
+	tcase_add_test(tc, test_job_over_at_extern_end);
 	tcase_add_test(tc, test_gpu_and_cpu);
 	tcase_add_test(tc, test_outage);
 	tcase_add_test(tc, test_property_conservation);
