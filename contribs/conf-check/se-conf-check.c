@@ -3,6 +3,7 @@
  * the way slurmd will, before slurmd is restarted with it.
  *
  *   se-conf-check [--type acct_gather_energy/modbus] /etc/slurm/acct_gather.conf
+ *   se-conf-check --type energy_policy /etc/slurm/energy_policy.conf
  *
  * Reads the file's Key=Value lines (Slurm's syntax: one pair per line,
  * '#' comments, "double quotes" around values with blanks), hands every key
@@ -36,24 +37,46 @@
 #ifdef SE_CHECK_RRD
 #include "rrd_conf.h"
 #endif
+#ifdef SE_CHECK_EXT_SENSORS
+#include "es_conf.h"
+#endif
+#include "attrib.h"
+#include "freq_history.h"
+#include "freq_policy.h"
 
-/* One energy plugin's configuration: its back-end's descriptor. */
+/* A whole file read by its own parser (not Key=Value lines of a
+ * descriptor): 0, or non-zero with the parser's message in err. */
+typedef int (*file_loader_t)(const char *path, char *err, size_t len);
+
+static int _load_policy(const char *path, char *err, size_t len);
+static int _load_history(const char *path, char *err, size_t len);
+
+/* One plugin's configuration: its back-end's descriptor, or its loader. */
 typedef struct {
-	const char *type;	/* AcctGatherEnergyType value */
+	const char *type;	/* AcctGatherEnergyType value, or the file's */
 	const se_conf_desc_t *desc;
+	file_loader_t load;
 } checker_t;
 
 static const checker_t checkers[] = {
 #ifdef SE_CHECK_MODBUS
-	{ "acct_gather_energy/modbus", &modbus_conf_desc },
+	{ "acct_gather_energy/modbus", &modbus_conf_desc, NULL },
 #endif
 #ifdef SE_CHECK_BMC
-	{ "acct_gather_energy/bmc", &bmc_conf_desc },
+	{ "acct_gather_energy/bmc", &bmc_conf_desc, NULL },
 #endif
 #ifdef SE_CHECK_RRD
-	{ "acct_gather_energy/rrd", &rrd_conf_desc },
+	{ "acct_gather_energy/rrd", &rrd_conf_desc, NULL },
 #endif
-	{ NULL, NULL },
+	/* EnergyAttribution and its keys, beside any energy plugin's */
+	{ "acct_gather_energy/attribution", &attrib_conf_desc, NULL },
+#ifdef SE_CHECK_EXT_SENSORS
+	{ "ext_sensors/meters", &es_conf_desc, NULL },
+#endif
+	/* job_submit/energy_policy's energy_policy.conf and history file */
+	{ "energy_policy", NULL, _load_policy },
+	{ "energy_policy/history", NULL, _load_history },
+	{ NULL, NULL, NULL },
 };
 
 static const checker_t *checker;
@@ -131,11 +154,46 @@ static int _check(const se_conf_desc_t *d, const char *type, const char *path)
 	return 0;
 }
 
+static int _load_policy(const char *path, char *err, size_t len)
+{
+	freq_policy_t p;
+	int rc;
+
+	freq_policy_init(&p);
+	rc = freq_policy_load(&p, path, err, len);
+	freq_policy_free(&p);
+	return rc;
+}
+
+static int _load_history(const char *path, char *err, size_t len)
+{
+	freq_history_t h;
+	int rc;
+
+	freq_history_init(&h);
+	rc = freq_history_load(&h, path, err, len);
+	freq_history_free(&h);
+	return rc;
+}
+
+/* A file of its own format, read by the plugin's own loader. */
+static int _check_file(const checker_t *c, const char *path)
+{
+	char err[2048] = "";
+
+	if (c->load(path, err, sizeof(err))) {
+		printf("FAIL %s: %s\n", c->type, err);
+		return 1;
+	}
+	printf("ok   %s: %s\n", c->type, path);
+	return 0;
+}
+
 static int _usage(void)
 {
 	fprintf(stderr,
-		"usage: se-conf-check [--type PLUGIN] ACCT_GATHER_CONF\n"
-		"plugins checked by this build:");
+		"usage: se-conf-check [--type PLUGIN] FILE\n"
+		"plugins (and files) checked by this build:");
 	for (const checker_t *c = checkers; c->type; c++)
 		fprintf(stderr, " %s", c->type);
 	fprintf(stderr, "\n");
@@ -165,5 +223,7 @@ int main(int argc, char **argv)
 			type);
 		return _usage();
 	}
+	if (checker->load)
+		return _check_file(checker, path);
 	return _check(checker->desc, type, path);
 }
