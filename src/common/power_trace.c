@@ -95,6 +95,9 @@ static int _parse_directive(trace_parse_t *p, char *line)
 	if (!_number(val, &period) || period <= 0)
 		return _fail(p, "@repeat '%s': not a positive number of seconds",
 			     val);
+	if (period > POWER_TRACE_MAX_S)
+		return _fail(p, "@repeat '%s': longer than %g seconds", val,
+			     POWER_TRACE_MAX_S);
 	p->tr->period = period;
 	return 0;
 }
@@ -169,6 +172,9 @@ static int _parse_row(trace_parse_t *p, char *line)
 
 	if (!_number(tok, &t))
 		return _fail(p, "time '%s' is not a number", tok);
+	if (fabs(t) > POWER_TRACE_MAX_S)
+		return _fail(p, "time '%s' beyond +/-%g seconds", tok,
+			     POWER_TRACE_MAX_S);
 	if ((rc = _check_time(p, tok, t)) || (rc = _grow(tr)))
 		return rc;
 
@@ -183,6 +189,9 @@ static int _parse_row(trace_parse_t *p, char *line)
 		if (w[col] < 0)
 			return _fail(p, "column %s: '%s' watts is negative",
 				     tr->names[col], tok);
+		if (w[col] > POWER_TRACE_MAX_W)
+			return _fail(p, "column %s: '%s' watts is above %g",
+				     tr->names[col], tok, POWER_TRACE_MAX_W);
 	}
 	if ((tok = strtok(NULL, TRACE_SEPS)))
 		return _fail(p, "more than %d watt values: '%s'", tr->ncol,

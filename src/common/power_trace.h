@@ -32,8 +32,14 @@ typedef struct power_trace power_trace_t;
  * Rules checked: a "time" header before any row, unique column names,
  * exactly one finite value >= 0 per column, non-decreasing times with at
  * most two rows per time, @repeat once, before the header, with every row
- * time inside [0, period].
+ * time inside [0, period].  Times and the period lie within
+ * +/-POWER_TRACE_MAX_S, watts at most POWER_TRACE_MAX_W: energies then stay
+ * below 2e16 J, where a double still resolves a few joules (beyond, the
+ * integral of a short interval drowned in rounding: tests/fuzz found a
+ * 1e64 s @repeat giving -18 J).
  */
+#define POWER_TRACE_MAX_S	1e9	/* about 31 years */
+#define POWER_TRACE_MAX_W	1e7	/* 10 MW */
 int power_trace_load(const char *path, power_trace_t **out,
 		     char *err, size_t err_len);
 void power_trace_free(power_trace_t *tr);

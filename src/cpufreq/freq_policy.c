@@ -298,8 +298,16 @@ static int _g_freqs(ctx_t *c, const conf_where_t *w, const char *v,
 		rc = _err(w, v, err, err_len, "empty list");
 	if (rc)
 		return rc;	/* the list it had stays */
+	qsort(khz, n, sizeof(uint32_t), _cmp_u32);
+	/* a frequency twice is a typo, and kept it made highm1 (the
+	 * second highest) resolve to the highest (found by tests/fuzz) */
+	for (size_t i = 1; i < n; i++)
+		if (khz[i] == khz[i - 1]) {
+			snprintf(why, sizeof(why), "%u kHz listed twice",
+				 khz[i]);
+			return _err(w, v, err, err_len, why);
+		}
 	memcpy(c->p->freqs_khz, khz, n * sizeof(khz[0]));
-	qsort(c->p->freqs_khz, n, sizeof(uint32_t), _cmp_u32);
 	c->p->n_freqs = n;
 	return 0;
 }

@@ -132,6 +132,9 @@ START_TEST(test_parse_errors)
 		{ "HistoryFile=rel/path\n", "must be an absolute path" },
 		{ "Frequencies=1GHz,,x\n",
 		  "Frequencies=1GHz,,x: 'x' is not a frequency" },
+		/* tests/fuzz: corpus/fuzz_freq_policy/crash-ecc10130... */
+		{ "Frequencies=1.2GHz,1800000,2.4GHz,1.8GHz\n",
+		  ":1: Frequencies=1.2GHz,1800000,2.4GHz,1.8GHz: 1800000 kHz listed twice" },
 		{ "PowerBudget=lots\n", "PowerBudget=lots: not a number" },
 		{ "Rule=a User=\n", "User=: expected a comma list" },
 		{ "Rule=a QOS=x Rule=b\n", "Rule=b: Rule= must come first" },

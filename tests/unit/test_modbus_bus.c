@@ -85,12 +85,22 @@ static bool _server_gone(uint64_t limit_ns)
 	return atomic_load(&srv.gone);
 }
 
+/*
+ * Wake the server out of accept() or receive by shutting its sockets, not
+ * by pthread_cancel(): a thread cancelled inside instrumented frames
+ * leaves their AddressSanitizer redzones poisoned on its stack, glibc
+ * hands that stack to the next thread (here se_resolve's helper), and
+ * ASan then reports a stack-buffer-overflow at that thread's exit.
+ */
 static void _server_stop(void)
 {
-	close(srv.listen_fd);
-	if (!atomic_load(&srv.gone))
-		pthread_cancel(srv.tid);	/* blocked in receive */
+	int fd = modbus_get_socket(srv.ctx);
+
+	shutdown(srv.listen_fd, SHUT_RDWR);
+	if (fd >= 0 && fd != srv.listen_fd)
+		shutdown(fd, SHUT_RDWR);
 	pthread_join(srv.tid, NULL);
+	close(srv.listen_fd);
 	modbus_close(srv.ctx);
 	modbus_free(srv.ctx);
 	modbus_mapping_free(srv.map);

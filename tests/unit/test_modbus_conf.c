@@ -374,6 +374,32 @@ START_TEST(test_map_equal_and_fixed_shares)
 END_TEST
 
 /*
+ * "%%" is a literal '%': a device spelled with "%%n" is one device for
+ * all its nodes, who split it (found by tests/fuzz,
+ * corpus/fuzz_modbus_map/crash-09d6e644...: both got the whole channel).
+ */
+START_TEST(test_map_literal_percent_is_one_channel)
+{
+	modbus_target_t t;
+
+	_set_ok("EnergyModbusPowerRegister", "10");
+	_write_map("Nodes=a,b Device=tcp://p%%none:502\n"
+		   "Nodes=c Device=tcp://p%n:502\n");
+	ck_assert_int_eq(modbus_conf_check(&c, NULL, err, sizeof(err)), 0);
+	ck_assert_msg(modbus_conf_read_map(&c, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_int_eq(modbus_conf_resolve(&c, "b", &hl, &t, err,
+					     sizeof(err)), 0);
+	ck_assert_str_eq(t.device, "tcp://p%none:502");
+	ck_assert(t.share == 0.5);
+	ck_assert_int_eq(modbus_conf_resolve(&c, "c", &hl, &t, err,
+					     sizeof(err)), 0);
+	ck_assert_str_eq(t.device, "tcp://pc:502");
+	ck_assert(t.share == 1.0);
+}
+END_TEST
+
+/*
  * Racks of different meters: a map line's Model= is its nodes' whole
  * register map, its MaxPower= their channel's bound.
  */
@@ -656,6 +682,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_model_register_override);
 	tcase_add_test(tc, test_resolve_without_map);
 	tcase_add_test(tc, test_map_equal_and_fixed_shares);
+	tcase_add_test(tc, test_map_literal_percent_is_one_channel);
 	tcase_add_test(tc, test_map_model_and_max_power);
 	tcase_add_test(tc, test_map_line_wrap_refused);
 	tcase_add_test(tc, test_map_fallback_device);

@@ -178,6 +178,30 @@ START_TEST(test_parse_errors)
 }
 END_TEST
 
+/*
+ * Bounds that keep every energy resolved to a few joules.  Found by
+ * tests/fuzz (corpus/fuzz_power_trace/crash-434f82b2...): a 7.6e64 s
+ * @repeat with one row at 18 W gave E(10, 61) = -18 J, the interval's
+ * energy lost in the rounding of the period's.
+ */
+START_TEST(test_bounds)
+{
+	power_trace_t *tr;
+
+	ck_assert_str_eq(_error("@repeat 7.6e64\ntime a\n1 18\n"),
+		":1: @repeat '7.6e64': longer than 1e+09 seconds");
+	ck_assert_str_eq(_error("time a\n-2e9 1\n"),
+		":2: time '-2e9' beyond +/-1e+09 seconds");
+	ck_assert_str_eq(_error("time a\n0 2e7\n"),
+		":2: column a: '2e7' watts is above 1e+07");
+	/* at the bounds, a short interval keeps its energy */
+	tr = _load("@repeat 1e9\ntime a\n1 1e7\n");
+	ck_assert(fabs(power_trace_joules(tr, 0, 10, 61) - 51e7) <= 32);
+	ck_assert(fabs(power_trace_joules(tr, 0, -1e6, -1e6 + 1) - 1e7) <= 32);
+	power_trace_free(tr);
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
 	power_trace_t *tr = NULL;
@@ -201,6 +225,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_repeat);
 	tcase_add_test(tc, test_repeat_rows_inside_period);
 	tcase_add_test(tc, test_parse_errors);
+	tcase_add_test(tc, test_bounds);
 	tcase_add_test(tc, test_missing_file);
 	suite_add_tcase(s, tc);
 	return s;

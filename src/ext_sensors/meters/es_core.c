@@ -641,7 +641,12 @@ void es_core_destroy(es_core_t *c, uint64_t grace_ns)
 	if (!_join_all(c, grace_ns)) {
 		/* A reader is stuck in librrd (a hung file system), or the
 		 * pacer in its hook: it still uses the core, so the core is
-		 * left to it. */
+		 * left to it, and never freed: the thread may wake at any
+		 * time or never, and nothing here can know when it lets go.
+		 * One core (a few KB) per shutdown or reconfigure that found
+		 * a hung file; the unit tests that hang a reader on purpose
+		 * suppress exactly this leak for LeakSanitizer
+		 * (tests/lsan.supp). */
 		se_log(SE_LOG_ERROR, "RRD reader or pacer thread still busy "
 		       "after %.1f s; left behind",
 		       (double) grace_ns / SE_NS_PER_SEC);

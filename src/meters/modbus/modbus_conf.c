@@ -827,6 +827,18 @@ static unsigned _entry_unit(const modbus_conf_t *c,
 	return e->has_unit ? e->unit : c->unit;
 }
 
+/* Does a device template name the node (a %n escape, not a "%%n")? */
+static bool _per_node(const char *tmpl)
+{
+	for (const char *p = tmpl; (p = strchr(p, '%')); p += 2) {
+		if (p[1] == 'n')
+			return true;
+		if (!p[1])
+			break;
+	}
+	return false;
+}
+
 /* Same channel: device (as written), unit and offset. */
 static bool _same_channel(const modbus_conf_t *c, const modbus_map_entry_t *a,
 			  const modbus_map_entry_t *b)
@@ -854,8 +866,10 @@ static int _entry_share(const modbus_conf_t *c, const modbus_map_entry_t *e,
 		*share = e->share;
 		return 0;
 	}
-	/* A per-node device (%n) is a channel of its own. */
-	if (strstr(_entry_device(c, e), "%n")) {
+	/* A per-node device (%n) is a channel of its own; "%%n" is a
+	 * literal "%n", one device (tests/fuzz: both nodes of
+	 * "Device=tcp://p%%none" were billed the whole channel). */
+	if (_per_node(_entry_device(c, e))) {
 		*share = 1.0;
 		return 0;
 	}
