@@ -53,6 +53,12 @@ python3-pytest
 python3-matplotlib
 python3-venv
 "
+# The host's only (not in --list: the release roots do not fuzz): clang
+# and its libFuzzer/sanitizer runtimes for tests/fuzz (make fuzz).
+HOST_PKGS="
+clang-14
+libclang-rt-14-dev
+"
 # Installed when the release has them: ext_sensors/rrd (and its package) is
 # gone from Slurm 24.05 on (Debian 13 and later).
 OPTIONAL_PKGS="
@@ -70,7 +76,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 missing=""
-for p in $PKGS; do
+for p in $PKGS $HOST_PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
 		missing="$missing $p"
 done
