@@ -1,0 +1,305 @@
+#!/usr/bin/python3
+"""test_doc_examples.py - every example block of the man pages, README.md
+and doc/admin-guide.md is fed to the real parser of what it configures.
+
+Blocks are found mechanically: roff .nf/.fi blocks in doc/man/*, fenced
+blocks in the Markdown files.  Each carries a marker just before it saying
+what it is, in roff
+
+    .\\" example: acct_gather.conf
+    .nf
+
+and in Markdown
+
+    <!-- example: slurm.conf -->
+    ```
+
+A block without a marker fails: a new example cannot go untested.
+What each kind is fed to:
+
+  acct_gather.conf       se-conf-check --type PLUGIN for each plugin whose
+                         keys the block has (EnergyModbus*, EnergyBMC*,
+                         EnergyRRD*, the EnergyAttribution keys)
+  ext_sensors.conf       se-conf-check --type ext_sensors/meters
+  energy_policy.conf     se-conf-check --type energy_policy
+  energy_policy/history  se-conf-check --type energy_policy/history
+  slurm.conf             Slurm's own parser: the lines after a minimal
+                         configuration, read by scontrol
+  plugstack.conf         Slurm's SPANK loader: srun --help with it
+  bmc.map, modbus.map    a map file alone: read by its plugin through
+                         EnergyBMCMap= / EnergyModbusMap=
+  file PATH              a file another block names (a map file): written
+                         at PATH, and it must be named by a block
+  shell, output          commands and what they print: not configuration
+
+Inside a block, a line "# /etc/slurm/NAME" starts the file NAME (an
+acct_gather.conf block that shows its map file below it), and
+"# acct_gather.conf" goes back to the configuration.
+
+SUBSTITUTIONS (the only changes): /etc/slurm/ becomes a temporary
+directory; the suite's plugin directory (/usr/lib/x86_64-linux-gnu/
+slurm-energy, /usr/lib/slurm-energy) the build's .libs (Slurm checks that
+PluginDir exists and loads the SPANK plugins); a password file a block names
+but does not show is replaced by one created there, mode 0600 (no example
+shows a password).
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SRCDIR = os.path.abspath(os.environ.get("srcdir", os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..")))
+BUILDDIR = os.path.abspath(os.environ.get("SE_BUILDDIR", "."))
+CONF_CHECK = os.path.join(BUILDDIR, "contribs", "conf-check", "se-conf-check")
+PLUGINS = os.path.join(BUILDDIR, ".libs")
+SITE_PLUGIN_DIRS = ("/usr/lib/x86_64-linux-gnu/slurm-energy",
+                    "/usr/lib/slurm-energy")
+SITE_ETC = "/etc/slurm/"
+NOT_CONFIG = ("shell", "output")
+KEY_PLUGINS = (("EnergyModbus", "acct_gather_energy/modbus"),
+               ("EnergyBMC", "acct_gather_energy/bmc"),
+               ("EnergyRRD", "acct_gather_energy/rrd"),
+               ("EnergyAttribution", "acct_gather_energy/attribution"),
+               ("EnergyIdle", "acct_gather_energy/attribution"),
+               ("EnergyCgroupRoot", "acct_gather_energy/attribution"))
+BASE_SLURM_CONF = """\
+ClusterName=doc
+SlurmctldHost=localhost
+NodeName=node1 CPUs=1
+PartitionName=debug Nodes=ALL Default=YES
+"""
+
+
+# ------------------------------------------------------------ extraction
+def _unroff(line):
+    line = re.sub(r"^\.(B|I|BR|IR)\s+", "", line)
+    line = re.sub(r"\\f[BIRP]", "", line)
+    line = line.replace("\\-", "-").replace("\\e", "\\").replace("\\&", "")
+    return line
+
+
+def roff_blocks(path):
+    lines = open(path).read().split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        if line.strip() != ".nf":
+            continue
+        kind, j = None, i - 1
+        while j >= 0 and j >= i - 4:
+            m = re.match(r'\.\\"\s*example:\s*(.+?)\s*$', lines[j])
+            if m:
+                kind = m.group(1)
+                break
+            if not re.match(r"\.(PP|RS|IP|br|sp)\b", lines[j]):
+                break
+            j -= 1
+        body, k = [], i + 1
+        while k < len(lines) and lines[k].strip() != ".fi":
+            body.append(_unroff(lines[k]))
+            k += 1
+        out.append((i + 1, kind, "\n".join(body) + "\n"))
+    return out
+
+
+def markdown_blocks(path):
+    lines = open(path).read().split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        if lines[i].startswith("```"):
+            m = re.match(r"<!--\s*example:\s*(.+?)\s*-->", lines[i - 1]) \
+                if i else None
+            body, k = [], i + 1
+            while k < len(lines) and not lines[k].startswith("```"):
+                body.append(lines[k])
+                k += 1
+            out.append((i + 1, m.group(1) if m else None,
+                        "\n".join(body) + "\n"))
+            i = k
+        i += 1
+    return out
+
+
+def documents():
+    docs = sorted(glob.glob(os.path.join(SRCDIR, "doc", "man", "*.[158]")))
+    md = [os.path.join(SRCDIR, "README.md"),
+          os.path.join(SRCDIR, "doc", "admin-guide.md")]
+    return [(d, roff_blocks(d)) for d in docs] + \
+           [(d, markdown_blocks(d)) for d in md if os.path.exists(d)]
+
+
+# ------------------------------------------------------------ checking
+class Checker:
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.etc = os.path.join(tmp, "etc") + "/"
+
+    def substitute(self, text):
+        text = text.replace(SITE_ETC, self.etc)
+        for d in SITE_PLUGIN_DIRS:
+            text = text.replace(d, PLUGINS)
+        return text
+
+    def sections(self, text):
+        """[(path or None for the block's own kind, text)]."""
+        out, path, cur = [], None, []
+        for line in text.split("\n"):
+            m = re.match(r"\s*#\s*(/\S+|acct_gather\.conf)\s*$", line)
+            if m:
+                out.append((path, "\n".join(cur) + "\n"))
+                path = None if m.group(1) == "acct_gather.conf" \
+                    else m.group(1)
+                cur = []
+                continue
+            cur.append(line.strip())
+        out.append((path, "\n".join(cur) + "\n"))
+        return [(p, t) for p, t in out if t.strip() or p]
+
+    def write(self, path, text, mode=0o644):
+        path = self.substitute(path)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as handle:
+            handle.write(text)
+        os.chmod(path, mode)
+        return path
+
+    def run(self, argv, env=None):
+        p = subprocess.run(argv, capture_output=True, text=True,
+                           timeout=60, env=env)
+        return p.returncode, (p.stdout + p.stderr).strip()
+
+    def secrets(self, text):
+        """A password file the block names: one of ours instead."""
+        for n, m in enumerate(re.finditer(r"EnergyBMCPasswordFile=(\S+)",
+                                          text)):
+            ours = self.write(os.path.join(self.tmp, "secret-%d" % n),
+                              "doc-example\n", 0o600)
+            text = text.replace(m.group(0), "EnergyBMCPasswordFile=" + ours)
+        return text
+
+    def check(self, kind, text):
+        """None when good, else the parser's complaint."""
+        text = self.substitute(text)
+        maps = {"bmc.map": "EnergyBMCMap", "modbus.map": "EnergyModbusMap"}
+        if kind in maps:                # a map file alone: its plugin reads it
+            path = self.write(os.path.join(self.tmp, kind), text)
+            kind, text = "acct_gather.conf", "%s=%s\n" % (maps[kind], path)
+        if kind == "acct_gather.conf":
+            text = self.secrets(text)
+            path = self.write(os.path.join(self.tmp, "acct_gather.conf"),
+                              text)
+            types = sorted({t for prefix, t in KEY_PLUGINS
+                            if re.search(r"^\s*%s\w*=" % prefix, text,
+                                         re.M)})
+            if not types:
+                return "no key of any plugin of the suite"
+            for t in types:
+                rc, out = self.run([CONF_CHECK, "--type", t, path])
+                if rc:
+                    return out
+            return None
+        simple = {"ext_sensors.conf": "ext_sensors/meters",
+                  "energy_policy.conf": "energy_policy",
+                  "energy_policy/history": "energy_policy/history"}
+        if kind in simple:
+            path = self.write(os.path.join(self.tmp, kind.replace("/", "_")),
+                              text)
+            rc, out = self.run([CONF_CHECK, "--type", simple[kind], path])
+            if rc == 2 and "not a plugin of this build" in out:
+                return None             # not built here (configure said)
+            return out if rc else None
+        if kind == "slurm.conf":
+            path = self.write(os.path.join(self.tmp, "slurm.conf"),
+                              BASE_SLURM_CONF + text)
+            rc, out = self.run(["scontrol", "show", "hostnames", "node1"],
+                               env=dict(os.environ, SLURM_CONF=path))
+            return out if rc else None
+        if kind == "plugstack.conf":
+            plug = self.write(os.path.join(self.tmp, "plugstack.conf"),
+                              text)
+            conf = self.write(os.path.join(self.tmp, "slurm.conf"),
+                              BASE_SLURM_CONF +
+                              "PluginDir=%s:%s\nPlugStackConfig=%s\n"
+                              % (PLUGINS, SLURM_PLUGINDIR, plug))
+            # an optional plugin that fails to load is only an error line
+            p = subprocess.run(["srun", "--help"], capture_output=True,
+                               text=True, timeout=60,
+                               env=dict(os.environ, SLURM_CONF=conf))
+            return p.stderr.strip() or "srun exit %d" % p.returncode \
+                if p.returncode or "error" in p.stderr else None
+        return "unknown kind of example '%s'" % kind
+
+
+def slurm_plugindir():
+    for d in ("/usr/lib/x86_64-linux-gnu/slurm-wlm", "/usr/lib/slurm-wlm",
+              "/usr/lib64/slurm", "/usr/lib/slurm"):
+        if os.path.exists(os.path.join(d, "libslurmfull.so")):
+            return d
+    return None
+
+
+SLURM_PLUGINDIR = slurm_plugindir()
+
+
+def main():
+    if not (shutil.which("scontrol") and shutil.which("srun")
+            and SLURM_PLUGINDIR and os.access(CONF_CHECK, os.X_OK)):
+        print("SKIP: needs Slurm's scontrol and srun and a built "
+              "se-conf-check")
+        return 77
+    fails, counted = 0, {}
+    for doc, blocks in documents():
+        rel = os.path.relpath(doc, SRCDIR)
+        tmp = tempfile.mkdtemp(prefix="se-doc-examples-")
+        try:
+            checker = Checker(tmp)
+            # files first (map files the configuration blocks name)
+            named = []
+            for line, kind, text in blocks:
+                if kind and kind.startswith("file "):
+                    named.append((line, kind[5:].strip()))
+                    checker.write(kind[5:].strip(), text)
+            pending = []
+            for line, kind, text in blocks:
+                where = "%s:%d" % (rel, line)
+                if kind is None:
+                    print("FAIL: %s: an example block without a marker "
+                          "(see doc/test_doc_examples.py)" % where)
+                    fails += 1
+                    continue
+                counted[kind.split()[0]] = counted.get(
+                    kind.split()[0], 0) + 1
+                if kind in NOT_CONFIG or kind.startswith("file "):
+                    continue
+                for path, part in checker.sections(text):
+                    if path:
+                        named.append((line, path))
+                        checker.write(path, part)
+                    else:
+                        pending.append((where, kind, part))
+            for where, kind, text in pending:
+                err = checker.check(kind, text)
+                if err:
+                    print("FAIL: %s: %s example refused:\n%s\n--- the "
+                          "example as fed (substituted):\n%s"
+                          % (where, kind, err, checker.substitute(text)))
+                    fails += 1
+            conf_text = "".join(checker.substitute(t)
+                                for _, _, t in pending)
+            for line, path in named:
+                if checker.substitute(path) not in conf_text:
+                    print("FAIL: %s:%d: file %s is named by no example "
+                          "of the document" % (rel, line, path))
+                    fails += 1
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("example blocks by kind: %s" % ", ".join(
+        "%s %d" % kv for kv in sorted(counted.items())))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
