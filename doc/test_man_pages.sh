@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_man_pages.sh - every man page renders without a groff warning (the
 # check lintian runs), and every program make install puts in bin or sbin
-# has a page in section 1 or 8 that make install installs too.
+# has a page in section 1 or 8 that make install installs too, and every
+# configuration key the code reads is in a section 5 page.
 set -u
 
 srcdir=${srcdir:-.}
@@ -42,6 +43,21 @@ for prog in $programs; do
 	esac
 done
 
+# Every key of a key table in src/ (conf descriptors, the policy file's
+# table: { "Key", handler, ... }) is documented in a section 5 page.
+keys=$(grep -rhoE '\{[[:space:]]*"[A-Z][A-Za-z]+",[[:space:]]*[A-Za-z_|]+' \
+	"$srcdir/src" --include='*.c' | grep -oE '"[A-Za-z]+"' | tr -d '"' |
+	sort -u)
+for key in $keys; do
+	if ! grep -qE "(^|[^A-Za-z])(\\\\f[BI])?$key([^A-Za-z]|\$)" \
+		"$srcdir"/doc/man/*.5; then
+		echo "FAIL: key $key (a key table in src/) is in no section 5 page"
+		fails=$((fails + 1))
+	fi
+done
+[ -n "$keys" ] || { echo "FAIL: no key tables found in $srcdir/src"; fails=$((fails + 1)); }
+
 n=$(echo $pages | wc -w)
-echo "$n man pages checked, $(echo $programs | wc -w) programs have one"
+echo "$n man pages checked, $(echo $programs | wc -w) programs have one," \
+	"$(echo $keys | wc -w) configuration keys documented"
 [ $fails -eq 0 ]
