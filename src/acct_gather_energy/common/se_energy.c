@@ -1256,12 +1256,29 @@ void se_energy_conf_set(int context_id_in, const char *meter_name,
 	slurm_mutex_unlock(&state_lock);
 }
 
+/*
+ * Share mode, a step ending (slurmstepd unloads us at its end): tell
+ * slurmd the step's end, so that its job stops being charged there even
+ * without the settle plugin (the cgroups linger a moment after the step).
+ */
+static void _step_tell_end(void)
+{
+	eq_answer_t a;
+
+	if (role != ROLE_STEPD || !_share_mode() || step.settled ||
+	    !step.start_ns || !step.eq_path[0])
+		return;
+	(void) _step_share(step.end_ns > step.start_ns ? step.end_ns :
+			   se_mono_ns(), true, LIVE_POLL_QUERY_TIMEOUT_NS, &a);
+}
+
 bool se_energy_fini(void)
 {
 	sampler_status_t st;
 	bool keep;
 
 	slurm_mutex_lock(&state_lock);
+	_step_tell_end();
 	if (node.sampler) {
 		sampler_status(node.sampler, &st);
 		carry.energy_mj = _node_energy_mj(&st);
