@@ -26,6 +26,7 @@ What each kind is fed to:
   slurm.conf             Slurm's own parser: the lines after a minimal
                          configuration, read by scontrol
   plugstack.conf         Slurm's SPANK loader: srun --help with it
+  gres.conf              slurmd -G (the node's GRES as slurmd reads them)
   bmc.map, modbus.map    a map file alone: read by its plugin through
                          EnergyBMCMap= / EnergyModbusMap=
   file PATH              a file another block names (a map file): written
@@ -217,6 +218,18 @@ class Checker:
             rc, out = self.run(["scontrol", "show", "hostnames", "node1"],
                                env=dict(os.environ, SLURM_CONF=path))
             return out if rc else None
+        if kind == "gres.conf":
+            # slurmd -G: the node's GRES from slurm.conf and gres.conf
+            self.write(os.path.join(self.tmp, "gres.conf"), text)
+            conf = self.write(os.path.join(self.tmp, "slurm.conf"),
+                              BASE_SLURM_CONF.replace(
+                                  "NodeName=node1 CPUs=1",
+                                  "NodeName=node1 CPUs=1 Gres=gpu:2") +
+                              "GresTypes=gpu\nPluginDir=%s:%s\n"
+                              % (PLUGINS, SLURM_PLUGINDIR))
+            rc, out = self.run(["slurmd", "-N", "node1", "-G"],
+                               env=dict(os.environ, SLURM_CONF=conf))
+            return out if rc or "error" in out else None
         if kind == "plugstack.conf":
             plug = self.write(os.path.join(self.tmp, "plugstack.conf"),
                               text)
