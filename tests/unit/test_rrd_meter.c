@@ -15,6 +15,7 @@
 
 #include "rrd_meter.h"
 #include "rrd_read.h"
+#include "se_log.h"
 #include "se_time.h"
 
 #define S(x)	((uint64_t) (x) * SE_NS_PER_SEC)
@@ -88,6 +89,58 @@ START_TEST(test_absorb_counter)
 					  sizeof(msg)), 0);
 	ck_assert_uint_eq(r.t_ns, S(1035));
 	ck_assert_uint_eq(r.counter_raw, 1500000 + 2000000 + 3000000);
+	rrd_meter_destroy(m);
+}
+END_TEST
+
+/* Messages of the core, for the marking tests. */
+static char logged[4096];
+static unsigned logged_errors;
+
+static void _sink(void *arg, se_log_level_t level, const char *msg)
+{
+	(void) arg;
+	if (level == SE_LOG_ERROR)
+		logged_errors++;
+	strncat(logged, msg, sizeof(logged) - strlen(logged) - 2);
+	strcat(logged, "\n");
+}
+
+/*
+ * Dropped rows (NaN, negative, absurd) are marked once per run, when a
+ * valid row closes it; the same rows fetched again are not marked again,
+ * nor trailing unknown rows (not written yet) (issue #14).
+ */
+START_TEST(test_dropped_rows_marked_once)
+{
+	rrd_meter_t *m = _meter("/x/%n.rrd", "n1");
+	double w1[2] = { 100, 200 };
+	double w2[6] = { 100, 200, NAN, -300, 5e7, 300 };
+	double w3[8] = { 100, 200, NAN, -300, 5e7, 300, 300, NAN };
+	rrd_series_t s1 = { 1000, 10, 2, w1 };
+	rrd_series_t s2 = { 1000, 10, 6, w2 };
+	rrd_series_t s3 = { 1000, 10, 8, w3 };
+	meter_reading_t r;
+	char msg[128];
+
+	logged[0] = '\0';
+	logged_errors = 0;
+	se_log_set_sink(_sink, NULL);
+	ck_assert_int_eq(rrd_meter_absorb(m, &s1, S(1020), &r, msg,
+					  sizeof(msg)), 0);
+	ck_assert_uint_eq(logged_errors, 0);
+	ck_assert_int_eq(rrd_meter_absorb(m, &s2, S(1060), &r, msg,
+					  sizeof(msg)), 0);
+	ck_assert_msg(logged_errors == 1 && strstr(logged,
+		      "3 row(s) dropped from 1025 to 1045 s (1 unknown, 1 below EnergyRRDMinWatt, 1 above EnergyRRDMaxWatt)"),
+		      "%s", logged);
+	/* 100 -> 200 -> (bridged) -> 300: the counter is the trapezoid of
+	 * the valid rows only, none of the dropped values */
+	ck_assert_uint_eq(r.counter_raw, 1500000 + 40 * 250 * 1000);
+	ck_assert_int_eq(rrd_meter_absorb(m, &s3, S(1070), &r, msg,
+					  sizeof(msg)), 0);
+	ck_assert_msg(logged_errors == 1, "%s", logged);
+	se_log_set_sink(NULL, NULL);
 	rrd_meter_destroy(m);
 }
 END_TEST
@@ -208,6 +261,7 @@ static Suite *_suite(void)
 
 	tcase_add_test(tc, test_absorb_counter);
 	tcase_add_test(tc, test_absorb_stale_and_empty);
+	tcase_add_test(tc, test_dropped_rows_marked_once);
 	tcase_add_test(tc, test_read_real_file);
 	tcase_add_test(tc, test_read_derive_ds);
 	tcase_add_test(tc, test_read_errors);

@@ -14,12 +14,16 @@
 #include "conf.h"
 #include "rrd_meter.h"
 #include "rrd_read.h"
+#include "se_log.h"
 #include "se_time.h"
 
 /* How far back a read looks when it has no row yet, or after a long gap. */
 #define RRD_LOOKBACK_MAX_S	3600
 /* Extra lookback of a window read, beyond two MaxAge. */
 #define RRD_WINDOW_SLACK_S	20
+/* Runs of dropped rows: at most this many lines per interval. */
+#define RRD_DROP_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
+#define RRD_DROP_LOG_BURST		3
 
 struct rrd_meter {
 	char *path;
@@ -33,6 +37,10 @@ struct rrd_meter {
 	rrd_sample_t prev;	/* newest sample taken, wall-clock ns */
 	double counter_mj;	/* trapezoid over all samples taken */
 	uint64_t step_s;	/* of the last fetch (0 before the first) */
+
+	/* Dropped rows (NaN, outside Min/MaxWatt): marked once per run. */
+	uint64_t dropped_upto_ns; /* last row of the last run marked */
+	se_ratelimit_t drop_rl;
 };
 
 /* Accumulates the samples of one absorb() into the meter. */
@@ -56,6 +64,60 @@ static int _take_sample(void *arg, const rrd_sample_t *smp)
 	return 0;
 }
 
+/* A run of dropped rows being walked. */
+typedef struct {
+	uint64_t first_ns, last_ns;
+	unsigned n_nan, n_low, n_high;
+} drop_run_t;
+
+/*
+ * Mark each run of dropped rows (NaN, below EnergyRRDMinWatt, above
+ * EnergyRRDMaxWatt) once, as a valid row closes it: one line with its
+ * length and why, rate-limited.  Rows not yet followed by a valid one may
+ * just be unwritten (the step in progress): a run that never closes is the
+ * sampler's stale-data failure instead.  Rows are fetched again on every
+ * read; a closed run is never marked twice.
+ */
+static void _mark_dropped(rrd_meter_t *m, const rrd_series_t *s)
+{
+	drop_run_t run = { 0 };
+	uint64_t after;
+
+	if (!m->have_prev)
+		return;		/* no data yet: not a fault (see -ENODATA) */
+	after = m->prev.t_ns > m->dropped_upto_ns ? m->prev.t_ns :
+						    m->dropped_upto_ns;
+	for (size_t i = 0; i < s->n_rows; i++) {
+		uint64_t t = rrd_series_row_ns(s, i);
+		double w = s->watts[i];
+
+		if (t <= after)
+			continue;
+		if (!rrd_value_valid(w, &m->lim)) {
+			if (!run.first_ns)
+				run.first_ns = t;
+			run.last_ns = t;
+			if (!isfinite(w))
+				run.n_nan++;
+			else if (w < m->lim.min_w)
+				run.n_low++;
+			else
+				run.n_high++;
+			continue;
+		}
+		if (!run.first_ns)
+			continue;
+		m->dropped_upto_ns = run.last_ns;
+		se_log_limited(&m->drop_rl, se_mono_ns(), SE_LOG_ERROR,
+			       "rrd %s: %u row(s) dropped from %lld to %lld s (%u unknown, %u below EnergyRRDMinWatt, %u above EnergyRRDMaxWatt); no energy counted from them, the gap bridged linearly between the valid rows on either side",
+			       m->path, run.n_nan + run.n_low + run.n_high,
+			       (long long) (run.first_ns / SE_NS_PER_SEC),
+			       (long long) (run.last_ns / SE_NS_PER_SEC),
+			       run.n_nan, run.n_low, run.n_high);
+		memset(&run, 0, sizeof(run));
+	}
+}
+
 int rrd_meter_absorb(rrd_meter_t *m, const rrd_series_t *s,
 		     uint64_t now_wall_ns, meter_reading_t *out, char *msg,
 		     size_t msg_len)
@@ -64,6 +126,7 @@ int rrd_meter_absorb(rrd_meter_t *m, const rrd_series_t *s,
 	uint64_t age_ns;
 
 	m->step_s = s->step_s;
+	_mark_dropped(m, s);
 	rrd_series_each_after(s, &m->lim, m->have_prev ? m->prev.t_ns : 0,
 			      _take_sample, &a, NULL);
 	if (!m->have_prev) {
@@ -214,6 +277,8 @@ rrd_meter_t *rrd_meter_create(const rrd_conf_t *c, const char *node,
 	m->lim.min_w = c->min_w;
 	m->lim.max_w = c->max_w;
 	m->max_age_ns = c->max_age_ns;
+	m->drop_rl = (se_ratelimit_t) SE_RATELIMIT_INIT(
+		RRD_DROP_LOG_INTERVAL_NS, RRD_DROP_LOG_BURST);
 	return m;
 nomem:
 	rrd_meter_destroy(m);
