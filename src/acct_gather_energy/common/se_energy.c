@@ -123,6 +123,7 @@ typedef struct {
 	uint64_t start_wall_ns;	/* the step's window, wall clock */
 	uint64_t end_wall_ns;	/* last poll before the step began ending */
 	bool settled;		/* step_j is final: no more refreshes */
+	bool conf_bad;		/* acct_gather.conf refused in this step */
 	/* for the live settle (no window_energy): slurmd's query channel */
 	char eq_path[108];	/* "" when there is none */
 	int eq_rc;		/* last query's result (logged on change) */
@@ -156,11 +157,14 @@ typedef struct {
  * slurmd: attr, the split, lives as long as slurmd (the plugin is -z
  * nodelete: a reload continues every step's share); attr_lock guards it
  * between the sampler thread (on_sample: split) and the query server's
- * thread (shares).  attr_scan and attr_scan_rc are the sampler thread's.
+ * thread (shares).  attr_scan, attr_scan_rc and the status file are the
+ * sampler thread's, under scan_lock (a sampler thread left behind by a
+ * reload, stuck in its meter, may still finish one sample).
  */
 static attrib_conf_t acfg;
 static char acfg_root[PATH_MAX];	/* EnergyCgroupRoot, "" auto */
 static pthread_mutex_t attr_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
 static attrib_t *attr;
 static char attr_root[PATH_MAX];
 static cg_scan_t attr_scan;
@@ -339,10 +343,12 @@ static void _attr_write_status(const attrib_totals_t *t, uint64_t t_ns)
 
 static void _attr_on_sample(void *arg, uint64_t t_ns, uint64_t energy_mj)
 {
-	int rc = cg_scan(attr_root, &attr_scan);
 	attrib_totals_t tot;
+	int rc;
 
 	(void) arg;
+	slurm_mutex_lock(&scan_lock);
+	rc = cg_scan(attr_root, &attr_scan);
 	if (rc != attr_scan_rc && rc && rc != -ENOENT)
 		error("%s: energy attribution: cannot read the steps' CPU time under %s: %s; intervals are merged until it reads again",
 		      plugin_type, attr_root, strerror(-rc));
@@ -351,8 +357,10 @@ static void _attr_on_sample(void *arg, uint64_t t_ns, uint64_t energy_mj)
 			 attr_root, rc ? "does not exist yet (no job)" :
 			 "read");
 	attr_scan_rc = rc;
-	if (rc && rc != -ENOENT)
+	if (rc && rc != -ENOENT) {
+		slurm_mutex_unlock(&scan_lock);
 		return;
+	}
 	slurm_mutex_lock(&attr_lock);
 	if (attr && attrib_interval(attr, t_ns, energy_mj,
 				    rc ? NULL : &attr_scan, NULL, 0) == -ENOMEM)
@@ -362,6 +370,7 @@ static void _attr_on_sample(void *arg, uint64_t t_ns, uint64_t energy_mj)
 	slurm_mutex_unlock(&attr_lock);
 	if (attr)
 		_attr_write_status(&tot, t_ns);
+	slurm_mutex_unlock(&scan_lock);
 }
 
 /* The query server's thread: register a step's begin/end, its share. */
@@ -395,12 +404,13 @@ static void _attr_start(const char *name, sampler_config_t *cfg)
 		.idle_mw = acfg.idle_mw,
 		.node_cpus = (&conf && conf) ? conf->cpus : 0,
 	};
+	char root[PATH_MAX];
 	int rc;
 
 	if (!_share_mode())
 		return;
-	rc = cg_root_path(acfg_root[0] ? acfg_root : NULL, NULL, name,
-			  attr_root, sizeof(attr_root));
+	rc = cg_root_path(acfg_root[0] ? acfg_root : NULL, NULL, name, root,
+			  sizeof(root));
 	if (rc)
 		fatal("%s: node %s: EnergyCgroupRoot=%s: cannot make the cgroup root's path: %s",
 		      plugin_type, name, acfg_root, strerror(-rc));
@@ -412,12 +422,15 @@ static void _attr_start(const char *name, sampler_config_t *cfg)
 	slurm_mutex_unlock(&attr_lock);
 	if (!attr)
 		fatal("%s: energy attribution: out of memory", plugin_type);
+	slurm_mutex_lock(&scan_lock);
+	strcpy(attr_root, root);
 	attr_scan_rc = 1;
 	if (!_spool_dir() ||
 	    snprintf(attr_status, sizeof(attr_status),
 		     "%s/slurm-energy-%s.attribution", _spool_dir(), name) >=
 	    (int) sizeof(attr_status))
 		attr_status[0] = '\0';
+	slurm_mutex_unlock(&scan_lock);
 	cfg->on_sample = _attr_on_sample;
 	cfg->on_sample_arg = NULL;
 	info("%s: node %s: EnergyAttribution=share: each step is charged its share of the node's energy (CPU time from the cgroups under %s; idle %s, %s%s; %u CPUs)",
@@ -1103,6 +1116,31 @@ static int _settle_share(stepd_step_rec_t *job, unsigned max_wait_s)
 	return 0;
 }
 
+/*
+ * The wall-clock end of a step's window.  The window keeps the step's
+ * monotonic length: a step of the node's wall clock while the step ran (an
+ * NTP step) must not stretch or shrink the interval whose energy is taken
+ * (+40 s would count 40 s of another job's or no one's energy).  It is
+ * placed from the start's wall time, as the node's clock read then (see
+ * acct_gather_energy_rrd(5), FAULTS).  The step is said once, in the step's
+ * log.
+ */
+static uint64_t _window_end_wall(uint64_t t0_mono, uint64_t t0_wall,
+				 uint64_t t1_mono, uint64_t t1_wall)
+{
+	int64_t stepped;
+
+	if (!t1_mono || t1_mono < t0_mono)
+		return t1_wall > t0_wall ? t1_wall : se_wall_ns();
+	stepped = (int64_t) (t1_wall - t0_wall) - (int64_t) (t1_mono - t0_mono);
+	if (stepped > (int64_t) SE_NS_PER_SEC ||
+	    stepped < -(int64_t) SE_NS_PER_SEC)
+		info("%s: the node's wall clock stepped by %+.1f s while the step ran; its energy window keeps the step's own length (%.1f s) from its start",
+		     plugin_type, (double) stepped / 1e9,
+		     (double) (t1_mono - t0_mono) / 1e9);
+	return t0_wall + (t1_mono - t0_mono);
+}
+
 /* The window settle: the source's own history (RRD rows) over the step. */
 static int _settle_window(stepd_step_rec_t *job, se_energy_window_fn window,
 			  unsigned max_wait_s)
@@ -1114,7 +1152,8 @@ static int _settle_window(stepd_step_rec_t *job, se_energy_window_fn window,
 
 	slurm_mutex_lock(&state_lock);
 	t0_ns = step.start_wall_ns;
-	t1_ns = step.end_wall_ns > t0_ns ? step.end_wall_ns : se_wall_ns();
+	t1_ns = _window_end_wall(step.start_ns, step.start_wall_ns,
+				 step.end_ns, step.end_wall_ns);
 	running_j = step.step_j;
 	slurm_mutex_unlock(&state_lock);
 	max_wait_s = _settle_cap(max_wait_s);
@@ -1162,6 +1201,8 @@ static const char *_no_settle_reason(void)
 		return step.eq_path[0] ? NULL :
 		       "no energy query socket for this node";
 	if (se_energy_plugin.window_energy) {
+		if (step.conf_bad)
+			return "acct_gather.conf was refused in this step";
 		if (!step.start_wall_ns)
 			return "no start";
 		if (_step_ends_job(step.job))
@@ -1237,6 +1278,18 @@ void se_energy_conf_set(int context_id_in, const char *meter_name,
 		if (role == ROLE_SLURMD)
 			fatal("%s: %s", plugin_type, conf_error);
 		error("%s: %s", plugin_type, conf_error);
+		/*
+		 * A step gets slurmd's table, which after a refused reload
+		 * holds the refused values while slurmd kept its last good
+		 * ones (se_energy_plugin.c): the step still counts the node
+		 * energy slurmd serves, and only a settle that needs this
+		 * configuration (window_energy) is off.
+		 */
+		if (role == ROLE_STEPD) {
+			step.conf_bad = true;
+			if (!step.start_ns)
+				_step_start();
+		}
 		slurm_mutex_unlock(&state_lock);
 		return;
 	}

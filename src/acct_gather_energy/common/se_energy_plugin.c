@@ -23,6 +23,18 @@
 static char *conf_path;
 
 /*
+ * The values slurmd last started with, one per key of the descriptor as
+ * acct_gather.conf spelled it (NULL: not given).  On 22.05 "scontrol
+ * reconfigure" reloads the plugin inside the same slurmd (fini, dlclose,
+ * load, conf_set); the plugin is linked -z nodelete, so this survives, and
+ * a reload whose values are refused falls back to it instead of stopping
+ * slurmd.  (24.11 re-executes slurmd for a reconfigure and keeps the old
+ * process when the new one fails: Slurm's own fallback.)  Lives as long
+ * as slurmd; never freed.
+ */
+static char **last_good;
+
+/*
  * fini() kept the configuration for a step that may still settle.  Slurm
  * may load the plugin again in that slurmstepd (an sstat during the wait):
  * init() must not reset what the settle is reading.
@@ -32,7 +44,7 @@ static bool conf_kept;
 /*
  * The attribution keys (attrib.h), the same for every plugin; static
  * zeroes are their defaults.  A reload whose attribution keys are refused
- * keeps the ones slurmd had, rather than stopping slurmd.
+ * keeps the ones slurmd had, like the back-end's (see last_good).
  */
 static attrib_conf_t attrib_conf;
 static bool attrib_conf_loaded;
@@ -112,17 +124,55 @@ static int _attrib_conf_set(s_p_hashtbl_t *tbl, char *err, size_t len)
 	return rc;
 }
 
+/* Remember the values slurmd starts with (see last_good). */
+static void _keep_good(const se_conf_desc_t *d, s_p_hashtbl_t *tbl)
+{
+	char *value;
+
+	if (!last_good)
+		last_good = xcalloc(d->n_keys, sizeof(*last_good));
+	for (size_t i = 0; i < d->n_keys; i++) {
+		xfree(last_good[i]);
+		if (tbl && s_p_get_string(&value, d->keys[i].name, tbl))
+			last_good[i] = value;
+	}
+}
+
+/* The configuration from last_good: 0, or the error (it was good once;
+ * only a file it names can have changed since). */
+static int _parse_good(const se_conf_desc_t *d, char *err, size_t len)
+{
+	void *conf = se_energy_plugin.conf;
+	int rc = 0;
+
+	d->free(conf);
+	d->init(conf);
+	for (size_t i = 0; !rc && i < d->n_keys; i++)
+		if (last_good[i])
+			rc = se_conf_set_index(d, conf, conf_path, i,
+					       last_good[i], err, len);
+	return rc ? rc : d->check(conf, conf_path, err, len);
+}
+
 extern void acct_gather_energy_p_conf_set(int context_id_in,
 					  s_p_hashtbl_t *tbl)
 {
+	const se_conf_desc_t *d = se_energy_plugin.conf_desc;
 	char err[1024] = "";
 	int rc;
 
 	xfree(conf_path);
 	conf_path = get_extra_conf_path("acct_gather.conf");
-	rc = se_slurm_conf_parse(se_energy_plugin.conf_desc,
-				 se_energy_plugin.conf, tbl, conf_path, err,
-				 sizeof(err));
+	rc = se_slurm_conf_parse(d, se_energy_plugin.conf, tbl, conf_path,
+				 err, sizeof(err));
+	if (!rc && se_in_slurmd()) {
+		_keep_good(d, tbl);
+	} else if (rc && last_good && se_in_slurmd()) {
+		/* a reload (scontrol reconfigure): never stop slurmd over it */
+		error("%s: %s: keeping the configuration slurmd had (scontrol reconfigure); fix the file and reconfigure again",
+		      plugin_type, err);
+		rc = _parse_good(d, err, sizeof(err));
+	}
 	if (!rc)
 		rc = _attrib_conf_set(tbl, err, sizeof(err));
 	se_energy_conf_set(context_id_in, se_energy_plugin.meter_name,
