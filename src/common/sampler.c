@@ -42,8 +42,11 @@
  * when it ends either.
  */
 #define SAMPLER_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
-#define SAMPLER_LOG_BURST	3
+#define SAMPLER_LOG_BURST	5
 #define SAMPLER_REMIND_NS	(60 * SE_NS_PER_SEC)
+/* A read past its deadline by less than this is the library's own timer
+ * granularity (libfreeipmi: a few ms), not a backend ignoring it. */
+#define SAMPLER_OVERRUN_GRACE_NS (50 * SE_NS_PER_MS)
 
 struct sampler {
 	const meter_ops_t *ops;
@@ -74,6 +77,7 @@ struct sampler {
 	uint64_t backoff_ns;
 	se_ratelimit_t fail_rl;		/* faults (their first failure) */
 	se_ratelimit_t note_rl;
+	se_ratelimit_t overrun_rl;	/* reads past their deadline */
 	bool fault_told;		/* this fault's start is in the log */
 	uint64_t fault_start_ns;	/* monotonic: its first failure */
 	uint64_t fault_told_ns;		/* its last error-level line */
@@ -381,9 +385,9 @@ static void _check_overrun(sampler_t *s, uint64_t start, uint64_t end)
 {
 	uint64_t budget = s->cfg.deadline_ns;
 
-	if (end - start <= budget)
+	if (end - start <= budget + SAMPLER_OVERRUN_GRACE_NS)
 		return;
-	se_log_limited(&s->fail_rl, end, SE_LOG_ERROR,
+	se_log_limited(&s->overrun_rl, end, SE_LOG_ERROR,
 		       "%s: read overran its %.3f s deadline by %.3f s",
 		       s->who, (double) budget / SE_NS_PER_SEC,
 		       (double) (end - start - budget) / SE_NS_PER_SEC);
@@ -530,6 +534,7 @@ static int _sampler_init(sampler_t *s, const meter_ops_t *ops, void *dev,
 	s->fail_rl = (se_ratelimit_t) SE_RATELIMIT_INIT(SAMPLER_LOG_INTERVAL_NS,
 							SAMPLER_LOG_BURST);
 	s->note_rl = s->fail_rl;
+	s->overrun_rl = s->fail_rl;
 	if (!(s->label = strdup(cfg->label ? cfg->label : "")) ||
 	    !(s->who = _who(ops, s->label)))
 		return -ENOMEM;

@@ -190,6 +190,8 @@ static int _open(void *dev, uint64_t deadline_ns)
 		return bmc_sensors_open(m, deadline_ns);
 
 	rc = bmc_dcmi_open(m, deadline_ns);
+	if (!rc)
+		m->open_told = false;	/* the next failure is a new fault */
 	if (rc != -EOPNOTSUPP || m->conf->method != BMC_METHOD_AUTO)
 		return rc;
 

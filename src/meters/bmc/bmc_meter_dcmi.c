@@ -200,6 +200,11 @@ static int _probe(struct bmc_meter *m)
 static void _log_open_failure(struct bmc_meter *m, int rc)
 {
 	const bmc_conf_t *c = m->conf;
+
+	/* once per fault: the retries of the same outage say nothing new */
+	if (m->open_told)
+		return;
+	m->open_told = true;
 	const char *hint = rc == -EACCES ?
 		" (check EnergyBMCUser, EnergyBMCPasswordFile, EnergyBMCPrivilege, EnergyBMCCipherSuite)" :
 		rc == -ETIMEDOUT ?

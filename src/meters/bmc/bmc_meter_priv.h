@@ -23,6 +23,9 @@ struct bmc_meter {
 	const bmc_conf_t *conf;		/* &own_conf */
 	bmc_method_t method;		/* DCMI or SENSORS once resolved */
 	se_ratelimit_t rl;		/* open failures, method notes */
+	bool open_told;			/* this run of failed opens has its
+					 * reason in the log (once per fault,
+					 * as the sampler marks it) */
 	/* EnergyBMCHost as handed to FreeIPMI: its name resolved by
 	 * bmc_lan_host() at open ("" in-band) */
 	char lan_host[SE_RESOLVE_ADDR_LEN + 16];
