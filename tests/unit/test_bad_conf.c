@@ -13,7 +13,9 @@
  *
  * The GPU plugins read no configuration keys of their own (gres.conf is
  * Slurm's; their hardware roots are environment variables, see
- * src/gres_gpu/README.md), so they have no rows.
+ * src/gres_gpu/README.md), and cli_filter/energy_policy none at all;
+ * job_submit/energy_policy reads energy_policy.conf and the SPANK options
+ * (whose --energy-policy it checks again, freq_decide.c), both below.
  *
  * What the daemons do with these errors (refuse to start, or keep the last
  * good configuration) is in each man page's BAD CONFIGURATION section and
