@@ -100,6 +100,20 @@ cd "$top"
 rc=0
 /usr/bin/python3 -m pytest -v -rs --durations=40 tests/integration "$@" || rc=$?
 
+# The Debian packages (debian/, contribs/packages/): built once more (one
+# compilation, no make check), installed on the host, where the cluster's
+# nodes find them, a smoke test run from them (a job per meter plugin with
+# its energy, a --gres=gpu:2 job, a policy-chosen frequency), then purged,
+# and nothing may be left.  SE_SKIP_PACKAGES=1 skips it.
+if [ -z "${SE_SLURM_RELEASE:-}" ] && [ "${SE_SKIP_PACKAGES:-0}" != 1 ]; then
+	say "Debian packages: build, install, smoke test, purge (contribs/packages)"
+	if debs=$("$top/contribs/packages/build" "$build/debs"); then
+		"$top/contribs/packages/smoke" "$(printf '%s\n' "$debs" | tail -n 1)" || rc=1
+	else
+		rc=1
+	fi
+fi
+
 # Then the other releases, each on its own root (issue #11's list), unless
 # this run is one of them: SE_TEST_RELEASES (default "24.11 26.05"; empty:
 # none), less the host's own release.
