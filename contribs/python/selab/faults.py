@@ -73,6 +73,7 @@ class Watchdog:
         self.samples = 0
         self.worst_s = 0.0
         self._paused = threading.Event()
+        self._pauses = 0        # a sample overlapping a pause is void
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -85,6 +86,7 @@ class Watchdog:
         self._thread.join(30)
 
     def pause(self):
+        self._pauses += 1
         self._paused.set()
 
     def resume(self):
@@ -95,12 +97,16 @@ class Watchdog:
             if self._paused.is_set():
                 continue
             for node in self.nodes:
+                pauses = self._pauses
                 try:
                     s = show_node_s(self.cluster, node)
                 except Exception as e:  # a daemon down is found below
-                    if not self._paused.is_set():
+                    if not self._paused.is_set() and \
+                            pauses == self._pauses:
                         self.errors.append("%s: %s" % (node, e))
                     continue
+                if pauses != self._pauses:
+                    continue    # began before a deliberate restart
                 self.samples += 1
                 self.worst_s = max(self.worst_s, s)
                 if s >= SHOW_NODE_BOUND_S and not self._paused.is_set():
