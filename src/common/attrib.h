@@ -120,6 +120,10 @@ int attrib_interval(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
 		    const cg_scan_t *scan, const attrib_gpu_t *gpus,
 		    size_t n_gpus);
 
+/* The energy source restarted (its cumulative energy counts from 0
+ * again): the next sample is a new baseline; shares are kept. */
+void attrib_rebase(attrib_t *a);
+
 /*
  * A step's slurmstepd says it started at t_ns, in a job with ncpus CPUs on
  * this node (0: unknown) / that it ended at t_ns.  Known from then on,
