@@ -200,3 +200,62 @@ class PtyPair(_Process):
                                    % (self.meter_end, self.node_end))
             time.sleep(0.05)
         return self
+
+
+LOAD_METER = os.path.join(REPO, "contribs", "modbus-sim", "load_meter.py")
+
+
+def node_cgroup_dir(state, node, controller):
+    """Host path of a test-cluster node's cgroup v1 tree for *controller*
+    (from STATE/nodes/NODE/cgroups, written by `cluster up`); None when the
+    cluster runs without cgroups (`up --cgroup no`)."""
+    try:
+        with open(os.path.join(state, "nodes", node, "cgroups")) as f:
+            for line in f:
+                mnt, _, d = line.strip().partition(" ")
+                if controller in os.path.basename(mnt).split(","):
+                    return d
+    except OSError:
+        pass
+    return None
+
+
+class LoadMeter(_Process):
+    """contribs/modbus-sim/load_meter.py: power = idle + k x the CPU use of
+    each node's cgroup tree, served as a Modbus model (units {id: node}),
+    recording the power it served (``trace``) and every job's true share
+    (``truth()``)."""
+
+    name = "load-meter"
+
+    def __init__(self, state, units, host, port, idle_watts, watts_per_cpu,
+                 hz=10, model="sdm630", python=None, workdir=None):
+        super().__init__(workdir)
+        self.pidfile = os.path.join(self.workdir, "load-meter.pid")
+        self.trace = os.path.join(self.workdir, "load.trace")
+        self.truth_file = os.path.join(self.workdir, "truth.json")
+        self.host, self.port = host, port
+        python = python or os.environ.get("SE_PYMODBUS_PYTHON", "python3")
+        self.argv = [python, LOAD_METER, "--host", host, "--port", str(port),
+                     "--model", model, "--idle-watts", str(idle_watts),
+                     "--watts-per-cpu", str(watts_per_cpu), "--hz", str(hz),
+                     "--trace-out", self.trace, "--truth-out",
+                     self.truth_file, "--pidfile", self.pidfile]
+        for unit, node in sorted(units.items()):
+            dirs = [node_cgroup_dir(state, node, c)
+                    for c in ("cpuacct", "cpuset")]
+            if None in dirs:
+                raise RuntimeError("node %s has no cgroup tree in %s "
+                                   "(cluster up --cgroup no?)" % (node, state))
+            self.argv += ["--unit", "%d:%s:%s:%s" % (unit, node, *dirs)]
+
+    def start(self):
+        self._spawn(self.argv, ready_file=self.pidfile)
+        _wait_listening(self.host, self.port, self.proc)
+        return self
+
+    def truth(self):
+        """The meter's last truth file (rewritten every second)."""
+        import json
+        with open(self.truth_file) as f:
+            return json.load(f)
