@@ -50,6 +50,7 @@ util-linux
 procps
 python3
 python3-pytest
+python3-pytest-xdist
 python3-matplotlib
 python3-venv
 "

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Run every test of the suite on a Debian 12 machine, as root:
-# build (contribs/build.sh), unit tests (make check), make distcheck, then
-# the integration tests (pytest) on the namespaced test cluster.
+# build (contribs/build.sh), unit tests (make check), the unit tests again
+# under AddressSanitizer + UndefinedBehaviorSanitizer, valgrind over the
+# Slurm-free core, a short run of every libFuzzer target, make distcheck,
+# then the integration tests (pytest) on the namespaced test cluster.
 #
 #   contribs/test-all.sh [pytest arguments...]
 #
@@ -18,6 +20,10 @@
 # each release of SE_TEST_RELEASES (default "24.11 26.05", less the host's
 # own; empty: none), so this one command proves every supported release.
 #
+# The sanitizer, valgrind and fuzz stages are the host's run's only (each a
+# one-line summary; a failure makes the exit non-zero, the next stages still
+# run): SE_SKIP_ASAN=1, SE_SKIP_VALGRIND=1, SE_SKIP_FUZZ=1 skip them.
+#
 # Exits non-zero when any stage fails; prints Check's and pytest's summaries.
 set -eu
 
@@ -26,6 +32,9 @@ build=${SE_BUILD_DIR:-$top/_build}
 export SE_BUILD_DIR="$build"
 
 say() { printf '\n== %s\n' "$*"; }
+rc=0
+# seconds since $1, as "N min S s"
+took() { t=$(( $(date +%s) - $1 )); printf '%d min %02d s' $((t / 60)) $((t % 60)); }
 
 # (no pipe into tail: sh has no pipefail, and a failed build must stop here)
 out=$("$top/contribs/build.sh")
@@ -66,6 +75,79 @@ for f in $(find tests -name 'test*.log' | sort); do
 done
 fi
 
+here=$(pwd)
+# The unit tests once more, built with AddressSanitizer and UBSan (any report
+# fails: -fno-sanitize-recover) in a build dir of their own, configured as
+# contribs/build.sh configures obj/ but without -Werror: gcc's -O1 with the
+# sanitizers' instrumentation warns where -O2 does not (format-truncation in
+# gres_gpu.c); obj/ is the build that holds the code to its warnings.  The
+# leaks kept on purpose: tests/lsan.supp; bmc-sim and test_doc_examples
+# preload the ASan runtime into ipmi_sim, slurmd and srun, which load the
+# instrumented modules.
+if [ -z "${SE_SLURM_RELEASE:-}" ] && [ "${SE_SKIP_ASAN:-0}" != 1 ]; then
+	say "unit tests under AddressSanitizer + UBSan ($build/asan)"
+	t0=$(date +%s)
+	san="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+	slurm_src=$("$top/contribs/get-slurm-source.sh" "$build/slurm-src" | tail -n 1)
+	mkdir -p "$build/asan"
+	cd "$build/asan"
+	if { [ -f Makefile ] && [ ! "$top/configure" -nt config.status ]; } ||
+		"$top/configure" -q --with-slurm-src="$slurm_src" \
+			--prefix="$build/asan/stage" CFLAGS="$san" \
+			LDFLAGS="-fsanitize=address,undefined" >configure.log 2>&1; then
+		make -s -j"$(nproc)" check >check.log 2>&1 && asan_ok=1 || asan_ok=0
+		pass=$(find . -name '*.trs' -exec grep -l '^:test-result: PASS' {} + | wc -l)
+		fail=$(find . -name '*.trs' -exec grep -l '^:test-result: \(FAIL\|ERROR\)' {} + | wc -l)
+		skip=$(find . -name '*.trs' -exec grep -l '^:test-result: SKIP' {} + | wc -l)
+		if [ $asan_ok = 1 ] && [ "$fail" = 0 ]; then
+			echo "asan: make check clean: $pass passed, $skip skipped ($(took $t0))"
+		else
+			for f in $(find . -name '*.trs' -exec grep -l '^:test-result: \(FAIL\|ERROR\)' {} +); do
+				echo "--- ${f%.trs}.log"; tail -n 80 "${f%.trs}.log"
+			done
+			[ "$fail" != 0 ] || tail -n 40 check.log
+			echo "asan: make check FAILED: $fail failed, $pass passed ($(took $t0); $build/asan)"
+			rc=1
+		fi
+	else
+		tail -n 40 configure.log
+		echo "asan: configure FAILED ($build/asan/configure.log)"
+		rc=1
+	fi
+fi
+
+# valgrind over the unit tests of the Slurm-free core (memcheck; helgrind on
+# the sampler and the energy query server), in obj/ (built by make check).
+if [ -z "${SE_SLURM_RELEASE:-}" ] && [ "${SE_SKIP_VALGRIND:-0}" != 1 ]; then
+	say "valgrind: memcheck and helgrind (tests/valgrind.sh)"
+	t0=$(date +%s)
+	if vg=$(sh "$top/tests/valgrind.sh" "$build/obj"); then
+		echo "valgrind: $(printf '%s\n' "$vg" | grep -c ' clean ') runs clean ($(took $t0))"
+	else
+		printf '%s\n' "$vg"
+		echo "valgrind: FAILED ($(took $t0); logs in $build/obj/tests/valgrind/)"
+		rc=1
+	fi
+fi
+
+# Every libFuzzer target: its corpus (seeds, kept crash inputs) replayed,
+# then 10 s of fuzzing each (tests/fuzz/README.md; the long runs are in
+# BENCHMARKS.md).
+if [ -z "${SE_SLURM_RELEASE:-}" ] && [ "${SE_SKIP_FUZZ:-0}" != 1 ]; then
+	say "fuzz: corpus replay and 10 s per target (make fuzz-check)"
+	t0=$(date +%s)
+	cd "$build/obj"
+	if FUZZ_JOBS=$(nproc) make -s fuzz-check FUZZ_SECONDS=10 >fuzz-check.log 2>&1; then
+		grep -E '^(target|fuzz_)' fuzz-check.log || :
+		echo "fuzz: $(grep -c ' ok$' fuzz-check.log) targets ok ($(took $t0))"
+	else
+		tail -n 80 fuzz-check.log
+		echo "fuzz: FAILED ($(took $t0); $build/obj/fuzz-check.log, inputs in $build/obj/tests/fuzz/work/)"
+		rc=1
+	fi
+fi
+cd "$here"
+
 if [ "${SE_SKIP_DISTCHECK:-0}" != 1 ]; then
 	say "make distcheck"
 	make -s distcheck >distcheck.log 2>&1 || { tail -n 60 distcheck.log; exit 1; }
@@ -97,8 +179,16 @@ export SE_PYMODBUS_PYTHON="$venv/bin/python"
 
 say "integration tests (pytest on the test cluster${SE_SLURM_RELEASE:+, Slurm $SE_SLURM_RELEASE})"
 cd "$top"
-rc=0
-/usr/bin/python3 -m pytest -v -rs --durations=40 tests/integration "$@" || rc=$?
+# Two clusters side by side (pytest-xdist workers, a test file each at a
+# time, tests/integration/conftest.py gives each its own names and ports):
+# the suite is mostly jobs waiting on the clock, so this halves its time
+# on two cores.  SE_TEST_WORKERS=1 runs one cluster, as before.
+workers=${SE_TEST_WORKERS:-2} xdist=
+if [ "$workers" -gt 1 ] && /usr/bin/python3 -c 'import xdist' 2>/dev/null; then
+	xdist="-n $workers --dist loadfile"
+fi
+# shellcheck disable=SC2086 # $xdist: words
+/usr/bin/python3 -m pytest -v -rs --durations=40 $xdist tests/integration "$@" || rc=$?
 
 # The Debian packages (debian/, contribs/packages/): built once more (one
 # compilation, no make check), installed on the host, where the cluster's

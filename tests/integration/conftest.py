@@ -52,6 +52,40 @@ import pytest
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "contribs", "python"))
 
+
+def _worker_cluster_identity(worker, env):
+    """The SE_CLUSTER_* settings of pytest-xdist worker *worker* ("gw0",
+    "gw1", ...; "" without xdist: the caller's, unchanged).  Worker N gets
+    its own state dir, network, bridge, namespaces, veths, cluster name
+    (hence cgroup trees) and ports, so each worker runs a cluster of its
+    own beside the others (contribs/test-all.sh runs the suite on two
+    workers: most of it is jobs waiting on the clock, not CPU).  Names get
+    a "wN" suffix on every worker, gw0 too, so that no worker's names are
+    a prefix of another's (test_cluster looks for leftovers by prefix)."""
+    if not worker.startswith("gw"):
+        return {}
+    n = int(worker[2:])
+    get = lambda k, d: env.get("SE_CLUSTER_" + k, d)  # noqa: E731
+    net = get("NET", "10.199.0").rsplit(".", 1)
+    octet = (int(net[1]) + 100 * n - 1) % 250 + 1 if n else int(net[1])
+    ident = {
+        "STATE": "%s-w%d" % (get("STATE", "/var/tmp/slurm-energy-cluster"), n),
+        "NET": "%s.%d" % (net[0], octet),
+        "BRIDGE": "%sw%d" % (get("BRIDGE", "sebr0"), n),
+        "NS_PREFIX": "%sw%d-" % (get("NS_PREFIX", "se-"), n),
+        "VETH_PREFIX": "%sw%d" % (get("VETH_PREFIX", "seveth")[:6], n),
+        "NAME": "%sw%d" % (get("NAME", "secluster"), n),
+    }
+    for key, default in (("CTLD_PORT", 16817), ("SLURMD_PORT", 16818),
+                         ("DBD_PORT", 16819), ("DB_PORT", 16306)):
+        ident[key] = str(int(get(key, default)) + 20000 * n)
+    return {"SE_CLUSTER_" + k: v for k, v in ident.items()}
+
+
+# before selab.cluster reads them
+os.environ.update(_worker_cluster_identity(
+    os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ))
+
 from selab.cluster import (Cluster, ClusterError, LOG_TAIL_LINES,  # noqa: E402
                            RELEASE, STATE, poll)
 
