@@ -20,9 +20,17 @@
  *              minor numbers on both sides: slurmd sorts NVML's GPUs so,
  *              and the step maps its gres device indexes (whose order
  *              depends on gres.conf and AutoDetect) to device files and
- *              their minor numbers.  The first answer (at STEP_PTR, before
- *              the tasks start) is the base; the step's energy never
- *              decreases.
+ *              their minor numbers.  The first answer with data for a
+ *              GPU (at STEP_PTR, before the tasks start) is its base;
+ *              each later answer adds its increase.  A GPU's figure that
+ *              goes back (slurmd restarted or reconfigured before its
+ *              first read of that GPU) is bridged with the larger of the
+ *              new figure and the GPU's last power x the time since: the
+ *              step's energy never decreases and never loses what was
+ *              counted.
+ *  NVML missing as slurmd starts (driver not loaded yet): a thread retries
+ *              every RETRY_FIRST_S, doubling to RETRY_MAX_S, never in an
+ *              RPC; the steps report 0 J for the GPUs until it works.
  *  elsewhere   nothing (slurmctld only loads the plugin to parse config).
  * Units: records hold J and W; samples are mJ on monotonic ns.
  */
@@ -52,6 +60,10 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 #define SAMPLE_PERIOD_NS	(1 * SE_NS_PER_SEC)
 #define ENV_LIBRARY		"SLURM_ENERGY_NVML_LIBRARY"
 #define GPU_MAX			64
+#define RETRY_FIRST_S		5
+#define RETRY_MAX_S		300
+/* A step's first figure this late fills the time before it (see below). */
+#define STEP_LATE_NS		(2 * SE_NS_PER_SEC)
 
 /* Private variables (all under state_lock) */
 
@@ -60,13 +72,23 @@ static int context_id = -1;
 
 /* slurmd */
 static gpu_energy_t *gpus;
-static bool gpus_failed;
+static pthread_t retry_thread;		/* NVML not there at start */
+static bool retry_running;
+static bool retry_stop;
+static pthread_cond_t retry_cond = PTHREAD_COND_INITIALIZER;
 
-/* slurmstepd */
+/* slurmstepd: per GPU (sensor) of the step, what was last seen */
+typedef struct {
+	bool seen;		/* a figure with data came */
+	uint64_t last_j;	/* slurmd's figure for it then */
+	uint32_t last_w;
+	uint64_t last_ns;	/* monotonic */
+} step_gpu_t;
+
 static char *step_node;
 static bitstr_t *step_gpus;		/* by sensor; NULL: no GPU */
-static uint64_t *step_base_j;		/* per GPU, at step start */
-static uint16_t step_base_cnt;
+static step_gpu_t step_gpu[GPU_MAX];
+static uint64_t step_start_ns;
 static acct_gather_energy_t step_energy;	/* last answer */
 static se_ratelimit_t query_rl = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC, 1);
 /* Our core logs through Slurm, prefixed with this plugin's type. */
@@ -75,23 +97,94 @@ static se_slurm_log_t log_to = SE_SLURM_LOG(ENERGY);
 /* Private functions */
 
 
-/* slurmd: start the samplers once. */
+static void _started(const char *after)
+{
+	info("%s: sampling the energy counters of %u GPU(s) through NVML every %llu ms%s (slurm-energy-plugins)",
+	     plugin_type, gpu_energy_count(gpus),
+	     (unsigned long long) (SAMPLE_PERIOD_NS / SE_NS_PER_MS), after);
+}
+
+/*
+ * slurmd, NVML failed at start: try again in this thread (nvmlInit may
+ * take seconds on a real node; no RPC ever waits for it), every
+ * RETRY_FIRST_S doubling to RETRY_MAX_S, until it works or fini.
+ */
+static void *_retry_main(void *arg)
+{
+	unsigned wait_s = RETRY_FIRST_S, tries = 1;
+	uint64_t since = se_mono_ns();
+
+	slurm_mutex_lock(&state_lock);
+	while (!retry_stop) {
+		struct timespec until;
+		gpu_energy_t *ge;
+		char err[256] = "", after[96];
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += wait_s;
+		pthread_cond_timedwait(&retry_cond, &state_lock, &until);
+		if (retry_stop)
+			break;
+		slurm_mutex_unlock(&state_lock);
+		ge = gpu_energy_start(getenv(ENV_LIBRARY), SAMPLE_PERIOD_NS,
+				      err, sizeof(err));
+		slurm_mutex_lock(&state_lock);
+		tries++;
+		if (ge && retry_stop) {
+			gpu_energy_stop(ge);
+			break;
+		}
+		if (ge) {
+			gpus = ge;
+			snprintf(after, sizeof(after),
+				 " (NVML available after %u tries over %.0f s)",
+				 tries, (double) (se_mono_ns() - since) / 1e9);
+			_started(after);
+			break;
+		}
+		debug("%s: NVML still unavailable: %s; next try in %u s",
+		      plugin_type, err, wait_s);
+		wait_s = wait_s * 2 > RETRY_MAX_S ? RETRY_MAX_S : wait_s * 2;
+	}
+	slurm_mutex_unlock(&state_lock);
+	return NULL;
+}
+
+/* slurmd: start the samplers once (state_lock held). */
 static void _slurmd_start(void)
 {
 	char err[256] = "";
 
-	if (gpus || gpus_failed)
+	if (gpus || retry_running)
 		return;
 	gpus = gpu_energy_start(getenv(ENV_LIBRARY), SAMPLE_PERIOD_NS, err,
 				sizeof(err));
-	if (!gpus) {
-		gpus_failed = true;
-		error("%s: no GPU energy on this node: %s", plugin_type, err);
+	if (gpus) {
+		_started("");
 		return;
 	}
-	info("%s: sampling the energy counters of %u GPU(s) through NVML every %llu ms (slurm-energy-plugins)",
-	     plugin_type, gpu_energy_count(gpus),
-	     (unsigned long long) (SAMPLE_PERIOD_NS / SE_NS_PER_MS));
+	error("%s: no GPU energy on this node yet: %s; trying again in the background every %d s, then less often (up to %d s); steps count no GPU energy until it works",
+	      plugin_type, err, RETRY_FIRST_S, RETRY_MAX_S);
+	retry_stop = false;
+	if (pthread_create(&retry_thread, NULL, _retry_main, NULL)) {
+		error("%s: cannot start the NVML retry thread: %m",
+		      plugin_type);
+		return;
+	}
+	retry_running = true;
+}
+
+/* slurmd: end the retry thread (state_lock held; released meanwhile). */
+static void _slurmd_stop_retry(void)
+{
+	if (!retry_running)
+		return;
+	retry_stop = true;
+	pthread_cond_broadcast(&retry_cond);
+	slurm_mutex_unlock(&state_lock);
+	pthread_join(retry_thread, NULL);
+	slurm_mutex_lock(&state_lock);
+	retry_running = false;
 }
 
 /* slurmd: one record for GPU i, energy at now_ns. */
@@ -142,12 +235,52 @@ static void _slurmd_sum(acct_gather_energy_t *sum)
 	}
 }
 
-/* slurmstepd: per-GPU joules from slurmd; -1 when it does not answer. */
-static int _stepd_query(uint64_t **joules, uint16_t *cnt, uint32_t *watts_of)
+/*
+ * slurmstepd: what one figure of slurmd for GPU i adds to the step (J).
+ * The first is the base (or, when it comes late, the time since the step
+ * started at its power); an increase counts as is; a decrease is slurmd
+ * counting again from another base: the larger of the new figure and the
+ * last power over the time since is bridged, once, and logged.
+ */
+static uint64_t _stepd_add(unsigned i, uint64_t j, uint32_t w, uint64_t now)
+{
+	step_gpu_t *g = &step_gpu[i];
+	uint64_t add = 0;
+
+	if (!g->seen) {
+		if (now - step_start_ns > STEP_LATE_NS)
+			add = (uint64_t) w * (now - step_start_ns) /
+			      SE_NS_PER_SEC;
+	} else if (j >= g->last_j) {
+		add = j - g->last_j;
+	} else {
+		add = (uint64_t) g->last_w * (now - g->last_ns) /
+		      SE_NS_PER_SEC;
+		if (add < j)
+			add = j;
+		info("%s: GPU %u: slurmd's energy went from %"PRIu64" J to %"PRIu64" J (slurmd restarted or reconfigured?); %"PRIu64" J bridged",
+		     plugin_type, i, g->last_j, j, add);
+	}
+	g->seen = true;
+	g->last_j = j;
+	g->last_w = w;
+	g->last_ns = now;
+	return add;
+}
+
+/*
+ * slurmstepd: ask slurmd for its per-GPU figures and add the step's GPUs'
+ * increases; *watts gets their power.  -1 (nothing changed) when slurmd
+ * does not answer.
+ */
+static int _stepd_query(uint64_t *add_j, uint32_t *watts)
 {
 	acct_gather_energy_t *e = NULL;
+	uint64_t now;
 	uint16_t n = 0;
 
+	*add_j = 0;
+	*watts = 0;
 	if (!step_node || context_id < 0 ||
 	    slurm_get_node_energy(step_node, context_id, 0, &n, &e) ||
 	    !e) {
@@ -157,42 +290,34 @@ static int _stepd_query(uint64_t **joules, uint16_t *cnt, uint32_t *watts_of)
 			       step_node ? step_node : "?");
 		return -1;
 	}
-	*joules = xcalloc(n ? n : 1, sizeof(**joules));
-	*watts_of = 0;
-	for (uint16_t i = 0; i < n; i++) {
-		(*joules)[i] = e[i].consumed_energy;
-		if (step_gpus && i < bit_size(step_gpus) &&
-		    bit_test(step_gpus, i) && e[i].current_watts != NO_VAL)
-			*watts_of += e[i].current_watts;
+	now = se_mono_ns();
+	for (uint16_t i = 0; i < n && i < GPU_MAX; i++) {
+		/* another GPU, or one without data yet (NO_VAL watts) */
+		if (!step_gpus || i >= bit_size(step_gpus) ||
+		    !bit_test(step_gpus, i) || e[i].current_watts == NO_VAL)
+			continue;
+		*add_j += _stepd_add(i, e[i].consumed_energy,
+				     e[i].current_watts, now);
+		*watts += e[i].current_watts;
 	}
-	*cnt = n;
 	acct_gather_energy_destroy(e);
 	return 0;
 }
 
-/* slurmstepd: the step's energy since its base, never decreasing. */
+/* slurmstepd: the step's energy so far, never decreasing. */
 static void _stepd_energy(acct_gather_energy_t *out)
 {
-	uint64_t *j = NULL, sum = 0;
-	uint32_t watts = 0;
-	uint16_t n = 0;
+	uint64_t add;
+	uint32_t watts;
 
-	if (step_gpus && step_base_j && !_stepd_query(&j, &n, &watts)) {
-		for (uint16_t i = 0; i < n && i < step_base_cnt; i++)
-			if (i < bit_size(step_gpus) && bit_test(step_gpus, i) &&
-			    j[i] >= step_base_j[i])
-				sum += j[i] - step_base_j[i];
-		if (sum >= step_energy.consumed_energy) {
-			step_energy.previous_consumed_energy =
-				step_energy.consumed_energy;
-			step_energy.base_consumed_energy =
-				sum - step_energy.consumed_energy;
-			step_energy.consumed_energy = sum;
-		}
+	if (step_gpus && !_stepd_query(&add, &watts)) {
+		step_energy.previous_consumed_energy =
+			step_energy.consumed_energy;
+		step_energy.base_consumed_energy = add;
+		step_energy.consumed_energy += add;
 		step_energy.current_watts = watts;
 		step_energy.ave_watts = watts;
 		step_energy.poll_time = time(NULL);
-		xfree(j);
 	}
 	memcpy(out, &step_energy, sizeof(*out));
 }
@@ -241,9 +366,12 @@ static bitstr_t *_sensors_of(bitstr_t *index_bits)
 static void _stepd_step(stepd_step_rec_t *job)
 {
 	bitstr_t *bits = NULL;
+	uint64_t add;
 	uint32_t watts;
 	int rc;
 
+	step_start_ns = se_mono_ns();
+	memset(step_gpu, 0, sizeof(step_gpu));
 	xfree(step_node);
 	step_node = xstrdup(job->node_name);
 	FREE_NULL_BITMAP(step_gpus);
@@ -255,9 +383,8 @@ static void _stepd_step(stepd_step_rec_t *job)
 	}
 	if (!(step_gpus = _sensors_of(bits)))
 		return;
-	xfree(step_base_j);
-	if (_stepd_query(&step_base_j, &step_base_cnt, &watts))
-		return;
+	/* the base of each GPU that has data */
+	(void) _stepd_query(&add, &watts);
 	{
 		char *s = bit_fmt_full(step_gpus);
 
@@ -279,11 +406,11 @@ extern int init(void)
 extern int fini(void)
 {
 	slurm_mutex_lock(&state_lock);
+	_slurmd_stop_retry();
 	gpu_energy_stop(gpus);
 	gpus = NULL;
 	xfree(step_node);
 	FREE_NULL_BITMAP(step_gpus);
-	xfree(step_base_j);
 	slurm_mutex_unlock(&state_lock);
 	return SLURM_SUCCESS;
 }
@@ -315,10 +442,13 @@ extern int acct_gather_energy_p_get_data(enum acct_energy_type data_type,
 			break;
 		case ENERGY_DATA_STRUCT:
 		case ENERGY_DATA_JOULES_TASK:
-			if (n)
+			if (n) {
 				_slurmd_records(energy, n);
-			else
+			} else {
+				/* no GPU (yet): a record without data */
 				memset(energy, 0, sizeof(*energy));
+				energy->current_watts = NO_VAL;
+			}
 			break;
 		case ENERGY_DATA_NODE_ENERGY:
 		case ENERGY_DATA_NODE_ENERGY_UP:

@@ -42,7 +42,8 @@
  *                             driver call)
  *   NODE reset IDX WALL       the counter restarted from 0 at wall-clock
  *                             WALL (a driver reload): energy since WALL
- *   NODE spike IDX MJ         the counter reads MJ too high (a garbled read)
+ *   NODE spike IDX MJ         the next counter read (one, per process) is
+ *                             MJ too high (a garbled read)
  *   NODE power IDX MW         the power reading is MW (4294967295: a
  *                             negative value cast, or any absurd one)
  *
@@ -87,6 +88,7 @@ typedef struct {
 	int gpu;			/* NVML index, -1: all */
 	nvmlReturn_t rc;		/* init, error */
 	double value;			/* seconds, wall, mJ, mW */
+	int used;			/* spike: already given */
 } fault_t;
 
 struct nvmlDevice_st {
@@ -726,8 +728,10 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d,
 		hang_s = f->value;
 	if ((f = _fault(FAULT_RESET, (int) d->index)))
 		t0 = f->value - st.epoch;	/* counting from 0 since */
-	if ((f = _fault(FAULT_SPIKE, (int) d->index)))
+	if ((f = _fault(FAULT_SPIKE, (int) d->index)) && !f->used) {
 		extra_mj = f->value;
+		((fault_t *) f)->used = 1;	/* one garbled read */
+	}
 	pthread_mutex_unlock(&st_lock);
 	if (hang_s > 0)
 		usleep((useconds_t) (hang_s * 1e6));

@@ -107,9 +107,13 @@ unsigned gpu_energy_count(const gpu_energy_t *ge)
 
 int gpu_energy_at(gpu_energy_t *ge, unsigned i, uint64_t t_ns, uint64_t *mj)
 {
+	int rc;
+
 	if (!ge || i >= ge->count)
 		return -EINVAL;
-	return sampler_energy_at(ge->samplers[i], t_ns, mj);
+	rc = sampler_energy_at(ge->samplers[i], t_ns, mj);
+	*mj += __atomic_load_n(&ge->meters[i].first_raw_mj, __ATOMIC_ACQUIRE);
+	return rc;
 }
 
 int gpu_energy_between(gpu_energy_t *ge, unsigned i, uint64_t t0_ns,

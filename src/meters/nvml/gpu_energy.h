@@ -31,8 +31,13 @@ void gpu_energy_stop(gpu_energy_t *ge);
 /* Number of GPUs sampled. */
 unsigned gpu_energy_count(const gpu_energy_t *ge);
 
-/* Energy of GPU i at monotonic t_ns (see sampler_energy_at); -EINVAL for
- * a bad i. */
+/*
+ * Energy of GPU i at monotonic t_ns (see sampler_energy_at) on the GPU's
+ * own scale: the counter's value at the first good read plus what was
+ * counted since (resets and gaps filled), so that a reader that outlives
+ * us (a step across a slurmd restart or reconfigure) sees the figure go
+ * on instead of starting again from 0.  -EINVAL for a bad i.
+ */
 int gpu_energy_at(gpu_energy_t *ge, unsigned i, uint64_t t_ns, uint64_t *mj);
 
 /* Energy of GPU i between t0_ns and t1_ns. */
