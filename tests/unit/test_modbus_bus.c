@@ -3,7 +3,8 @@
  * server in this process: a close() that cannot take the bus (another
  * meter's transaction holds it) still counts, so the last close really
  * disconnects; and the host name of a device is looked up by the open's
- * deadline (a resolver that never answers: hung_dns.h, root only).
+ * deadline (a resolver that never answers: hung_dns.h, root only).  And
+ * how power registers decode (negative, NaN), on the meter's decoder.
  *
  * modbus_meter.c is included to see the bus's user count.
  */
@@ -268,6 +269,49 @@ START_TEST(test_open_hosts_name)
 }
 END_TEST
 
+/*
+ * Power readings (issue #14): below 0 W within the meter's noise reads
+ * 0 W; a large negative or a NaN fails the reading (-EAGAIN, gap-filled)
+ * rather than counting 0 W; the node's share applies.  No I/O: the
+ * registers go straight to the decoder.
+ */
+START_TEST(test_decode_power_values)
+{
+	modbus_meter_config_t cfg = {
+		.device = "tcp://127.0.0.1:1",
+		.unit = 1,
+		.kind = MB_KIND_HOLDING,
+		.power = { .present = true, .address = 0, .type = MB_FLOAT32,
+			   .order = MB_ORDER_ABCD, .scale = 1.0 },
+		.max_regs_per_read = 125,
+		.share = 0.5,
+	};
+	modbus_meter_t *m = NULL;
+	meter_reading_t r;
+	uint16_t regs[2];
+	char msg[256], err[256];
+
+	ck_assert_msg(!modbus_meter_create(&cfg, &m, err, sizeof(err)), "%s",
+		      err);
+	mb_encode(400.0, MB_FLOAT32, MB_ORDER_ABCD, regs);
+	ck_assert_int_eq(_decode(m, regs, &r, msg, sizeof(msg)), 0);
+	ck_assert_uint_eq(r.power_mw, 200000);		/* half of 400 W */
+
+	mb_encode(-20.0, MB_FLOAT32, MB_ORDER_ABCD, regs);
+	ck_assert_int_eq(_decode(m, regs, &r, msg, sizeof(msg)), 0);
+	ck_assert_uint_eq(r.power_mw, 0);		/* idle noise */
+
+	mb_encode(-3000.0, MB_FLOAT32, MB_ORDER_ABCD, regs);
+	ck_assert_int_eq(_decode(m, regs, &r, msg, sizeof(msg)), -EAGAIN);
+	ck_assert_msg(strstr(msg, "power register 0: -3000.0 W"), "%s", msg);
+
+	mb_encode(NAN, MB_FLOAT32, MB_ORDER_ABCD, regs);
+	ck_assert_int_eq(_decode(m, regs, &r, msg, sizeof(msg)), -EAGAIN);
+	ck_assert_msg(strstr(msg, "not a number"), "%s", msg);
+	modbus_meter_destroy(m);
+}
+END_TEST
+
 static Suite *_suite(bool hung_dns)
 {
 	Suite *s = suite_create("modbus_bus");
@@ -276,6 +320,9 @@ static Suite *_suite(bool hung_dns)
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_close_while_bus_busy);
 	tcase_add_test(tc, test_close_idle);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("values");
+	tcase_add_test(tc, test_decode_power_values);
 	suite_add_tcase(s, tc);
 	if (hung_dns) {
 		tc = tcase_create("resolve");
