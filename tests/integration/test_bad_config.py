@@ -34,7 +34,7 @@ PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 NET = os.environ.get("SE_CLUSTER_NET", "10.199.0")
 METER = (NET + ".1", 15020)
 UNITS = {1: "node1", 2: "chassis"}
-JOB_SECONDS = 10
+JOB_SECONDS = 6
 TOLERANCE = 0.01
 
 pytestmark = pytest.mark.skipif(not PLUGIN_DIR, reason="SE_PLUGIN_DIR not "

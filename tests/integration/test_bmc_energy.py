@@ -94,19 +94,26 @@ class Bmcs:
 
     def start(self):
         for node in NODES:
-            p = self.sim("start", node, "--port", str(PORT_OF[node]),
-                         "--trace", TRACE, "--column", node,
-                         "--epoch", "%.6f" % self.epoch,
-                         "--addr", BMC_ADDR,
-                         "--password-file", self.password_file,
-                         "--m", str(SENSOR_M),
-                         "--poll-ms", str(self.poll_ms))
-            if p.returncode != 0:
-                self.stop()
-                raise RuntimeError("bmc-sim start %s: %s%s"
-                                   % (node, p.stdout, p.stderr))
-            self.started.append(node)
+            self.start_one(node)
         return self
+
+    def start_one(self, node):
+        p = self.sim("start", node, "--port", str(PORT_OF[node]),
+                     "--trace", TRACE, "--column", node,
+                     "--epoch", "%.6f" % self.epoch,
+                     "--addr", BMC_ADDR,
+                     "--password-file", self.password_file,
+                     "--m", str(SENSOR_M),
+                     "--poll-ms", str(self.poll_ms))
+        if p.returncode != 0:
+            self.stop()
+            raise RuntimeError("bmc-sim start %s: %s%s"
+                               % (node, p.stdout, p.stderr))
+        self.started.append(node)
+
+    def stop_one(self, node):
+        self.sim("stop", node)
+        self.started.remove(node)
 
     def stop(self):
         for node in self.started:

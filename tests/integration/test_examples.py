@@ -78,6 +78,27 @@ def substitutions(name, work):
     return dict(common, **site)
 
 
+# Which fixture loads each example (test_every_example_is_loaded).
+LOADED_BY = {
+    "modbus-pdu-racks": "modbus_dvfs",
+    "dvfs-power-budget": "modbus_dvfs",
+    "bmc-lan": "bmc_lan",
+    "rrd-collectd": "rrd_collectd",
+    "gpu-nodes": "gpu_nodes",
+}
+
+
+def test_every_example_is_loaded():
+    """A new example directory without a test here fails."""
+    dirs = sorted(d for d in os.listdir(EXAMPLES)
+                  if os.path.isdir(os.path.join(EXAMPLES, d)))
+    assert dirs == sorted(LOADED_BY), (
+        "contribs/examples/ has %s; this module loads %s"
+        % (dirs, sorted(LOADED_BY)))
+    for name in dirs:                   # and each has its substitutions
+        substitutions(name, "/tmp/x")
+
+
 def load_examples(names, work):
     """Copy the examples' files into work (files of the same name, such as
     slurm.conf and plugstack.conf, are joined), substituted; returns
@@ -210,7 +231,7 @@ def test_modbus_example_energy(modbus_dvfs):
     """node1 on its own meter, node2 billed half the chassis meter."""
     c, epoch = modbus_dvfs[:2]
     jobs = timed_jobs(c, {"ex-own": ["-w", "node1"],
-                          "ex-chassis": ["-w", "node2"]}, 15)
+                          "ex-chassis": ["-w", "node2"]}, 10)
     jobid, win = jobs["ex-own"]
     check_step_energy(c, jobid, energy.true_energy(TRACE, epoch, win),
                       0.02, "modbus own meter")
@@ -303,7 +324,7 @@ def test_bmc_example(bmc_lan):
         assert lines, "no start line of our plugin in slurmd-%s.log" % node
         assert "dcmi over lan 2.0 to %s:%d" % (BMC_ADDR, PORT_OF[node]) \
             in lines[-1], lines[-1]
-    jobs = timed_jobs(c, {"ex-bmc": ["-N2", "-w", "node[1-2]"]}, 15)
+    jobs = timed_jobs(c, {"ex-bmc": ["-N2", "-w", "node[1-2]"]}, 10)
     jobid, win = jobs["ex-bmc"]
     check_step_energy(c, jobid, energy.true_energy(TRACE, epoch, win),
                       0.02, "bmc dcmi, 2 nodes")
@@ -341,7 +362,7 @@ def test_rrd_example(rrd_collectd):
     c, epoch = rrd_collectd
     for node in NODES:
         assert start_line(c, node, "acct_gather_energy/rrd"), node
-    jobs = timed_jobs(c, {"ex-rrd": ["-w", "node1"]}, 40)
+    jobs = timed_jobs(c, {"ex-rrd": ["-w", "node1"]}, 30)
     jobid, win = jobs["ex-rrd"]
     check_step_energy(c, jobid, energy.true_energy(TRACE, epoch, win),
                       0.02, "rrd energy-counter rows + settle")
