@@ -54,11 +54,14 @@ python3-pytest-xdist
 python3-matplotlib
 python3-venv
 "
-# The host's only (not in --list: the release roots do not fuzz): clang
-# and its libFuzzer/sanitizer runtimes for tests/fuzz (make fuzz).
+# The host's only (not in --list: the release roots run neither): clang
+# and its libFuzzer/sanitizer runtimes for tests/fuzz (make fuzz), valgrind
+# for tests/valgrind.sh.  The sanitizer build of the unit tests uses gcc's
+# own runtimes (libasan8, libubsan1: gcc-12 has them through libgcc-12-dev).
 HOST_PKGS="
 clang-14
 libclang-rt-14-dev
+valgrind
 "
 # Installed when the release has them: ext_sensors/rrd (and its package) is
 # gone from Slurm 24.05 on (Debian 13 and later).
