@@ -59,10 +59,7 @@ import time
 from fractions import Fraction
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pymodbus_meter import (FORMATS, MODELS, Meter, encode,  # noqa: E402
-                            encode_energy)
-from pymodbus.constants import ExcCodes  # noqa: E402
-from pymodbus.simulator import DataType, SimData, SimDevice  # noqa: E402
+from pymodbus_meter import MODELS, Meter, device_of  # noqa: E402
 from pymodbus.server import ModbusTcpServer  # noqa: E402
 
 JOB_DIR = re.compile(r"^job_(\d+)$")
@@ -235,34 +232,7 @@ class LoadMeter:
 
 
 def make_device(unit, node, meter, load):
-    start, count = meter.span()
-
-    async def on_access(function_code, start_address, address, count,
-                        current_registers, set_values):
-        if set_values is not None or not meter.serves(function_code):
-            return ExcCodes.ILLEGAL_ADDRESS
-        if count > meter.max_regs:
-            return ExcCodes.ILLEGAL_VALUE
-        watts, joules = load.reading(node)
-        values = {}
-        reg, vtype, scale = meter.power
-        values.update(zip(range(reg, reg + FORMATS[vtype][1]),
-                          encode(watts / scale, vtype, meter.order)))
-        if meter.energy:
-            reg, vtype, scale = meter.energy
-            units = meter.start_units + Fraction(joules) / Fraction(scale)
-            values.update(zip(range(reg, reg + FORMATS[vtype][1]),
-                              encode_energy(units, vtype, meter.order)))
-        for reg, word in values.items():
-            idx = reg - start_address
-            if 0 <= idx < len(current_registers):
-                current_registers[idx] = word
-        return None
-
-    return SimDevice(id=unit,
-                     simdata=[SimData(start, count=count, values=0,
-                                      datatype=DataType.REGISTERS)],
-                     action=on_access)
+    return device_of(unit, meter, lambda: load.reading(node))
 
 
 def main():

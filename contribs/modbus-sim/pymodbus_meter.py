@@ -203,6 +203,15 @@ class Meter:
 
 
 def make_device(unit, column, meter, player):
+    """A pymodbus device for one unit playing COLUMN of the trace."""
+    return device_of(unit, meter, lambda: (
+        player.watts(column), player.joules(column)))
+
+
+def device_of(unit, meter, reading):
+    """A pymodbus device serving METER's registers; READING() gives the
+    power (W) and the energy counted so far (J, a Fraction or a number)
+    at the instant of each request (also load_meter.py's)."""
     start, count = meter.span()
 
     async def on_access(function_code, start_address, address, count,
@@ -211,15 +220,15 @@ def make_device(unit, column, meter, player):
             return ExcCodes.ILLEGAL_ADDRESS     # not this meter's registers
         if count > meter.max_regs:
             return ExcCodes.ILLEGAL_VALUE
-        # Compute the registers of this request from the trace, now.
+        # Compute the registers of this request, now.
+        watts, joules = reading()
         values = {}
         reg, vtype, scale = meter.power
         values.update(zip(range(reg, reg + FORMATS[vtype][1]),
-                          encode(player.watts(column) / scale, vtype,
-                                 meter.order)))
+                          encode(watts / scale, vtype, meter.order)))
         if meter.energy:
             reg, vtype, scale = meter.energy
-            units = meter.start_units + player.joules(column) / Fraction(scale)
+            units = meter.start_units + Fraction(joules) / Fraction(scale)
             values.update(zip(range(reg, reg + FORMATS[vtype][1]),
                               encode_energy(units, vtype, meter.order)))
         for reg, word in values.items():
