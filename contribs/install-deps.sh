@@ -54,15 +54,19 @@ python3-pytest-xdist
 python3-matplotlib
 python3-venv
 "
-# The host's only (not in --list: the release roots run neither): clang
-# and its libFuzzer/sanitizer runtimes for tests/fuzz (make fuzz), valgrind
-# for tests/valgrind.sh.  The sanitizer build of the unit tests uses gcc's
-# own runtimes (libasan8, libubsan1: gcc-12 has them through libgcc-12-dev).
+# The host's only (not in --list, and not installed inside a release root,
+# contribs/release/in-root sets SE_IN_RELEASE_ROOT: the roots run neither):
+# clang and its libFuzzer/sanitizer runtimes for tests/fuzz (make fuzz),
+# valgrind for tests/valgrind.sh.  Unversioned names: clang-14 on Debian 12,
+# the release's own clang elsewhere (configure looks for clang-14, then
+# clang).  The sanitizer build of the unit tests uses gcc's own runtimes
+# (libasan8, libubsan1: gcc-12 has them through libgcc-12-dev).
 HOST_PKGS="
-clang-14
-libclang-rt-14-dev
+clang
+libclang-rt-dev
 valgrind
 "
+[ -z "${SE_IN_RELEASE_ROOT:-}" ] || HOST_PKGS=""
 # Installed when the release has them: ext_sensors/rrd (and its package) is
 # gone from Slurm 24.05 on (Debian 13 and later).
 OPTIONAL_PKGS="
