@@ -8,6 +8,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -400,6 +401,42 @@ START_TEST(test_map_literal_percent_is_one_channel)
 END_TEST
 
 /*
+ * A map line refused for any reason keeps its own message, naming the map
+ * file and line: a Device= expanding past 511 characters (-ENAMETOOLONG)
+ * was reported as "acct_gather.conf: EnergyModbusMap=MAP: File name too
+ * long", as if the map's own name were too long (found by
+ * fuzz_modbus_map, tests/fuzz/corpus/fuzz_modbus_map/crash-be7a15e8...).
+ * A map that cannot be read is still said as acct_gather.conf's key.
+ */
+START_TEST(test_map_line_error_names_the_line)
+{
+	char line[700], want[PATH_MAX + 64];
+	const char *missing = "/nonexistent/modbus.map";
+
+	_set_ok("EnergyModbusPowerRegister", "10");
+	snprintf(line, sizeof(line),
+		 "Nodes=a Device=tcp://x\nNodes=b Device=tcp://%0600d:502\n", 0);
+	_write_map(line);
+	ck_assert_int_eq(modbus_conf_read_map(&c, err, sizeof(err)),
+			 -ENAMETOOLONG);
+	snprintf(want, sizeof(want), "%s:2: Device=tcp://000", map_path);
+	ck_assert_msg(strstr(err, want) == err, "%s", err);
+	ck_assert_msg(strstr(err, ": expands to more than 511 characters"),
+		      "%s", err);
+	modbus_conf_free(&c);
+	modbus_conf_init(&c);
+
+	_set_ok("EnergyModbusPowerRegister", "10");
+	_set_ok("EnergyModbusMap", missing);
+	ck_assert_int_eq(modbus_conf_read_map(&c, err, sizeof(err)), -ENOENT);
+	snprintf(want, sizeof(want),
+		 "acct_gather.conf: EnergyModbusMap=%s: No such file or directory",
+		 missing);
+	ck_assert_str_eq(err, want);
+}
+END_TEST
+
+/*
  * Racks of different meters: a map line's Model= is its nodes' whole
  * register map, its MaxPower= their channel's bound.
  */
@@ -683,6 +720,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_resolve_without_map);
 	tcase_add_test(tc, test_map_equal_and_fixed_shares);
 	tcase_add_test(tc, test_map_literal_percent_is_one_channel);
+	tcase_add_test(tc, test_map_line_error_names_the_line);
 	tcase_add_test(tc, test_map_model_and_max_power);
 	tcase_add_test(tc, test_map_line_wrap_refused);
 	tcase_add_test(tc, test_map_fallback_device);

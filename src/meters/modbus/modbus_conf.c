@@ -35,6 +35,7 @@ enum {
 typedef struct {
 	modbus_conf_t *c;
 	size_t cap;
+	bool line_failed;	/* a line was refused: err names it */
 } map_ctx_t;
 
 /* -------------------------------------------------- private prototypes */
@@ -750,11 +751,10 @@ static int _check_entry_wrap(const modbus_conf_t *c,
 	return _check_wrap(c, en, max_power_w, where, err, len);
 }
 
-static int _map_line(void *arg, const char *path, unsigned line,
-		     const conf_pair_t *pairs, size_t n, char *err,
-		     size_t len)
+static int _map_entry(map_ctx_t *mc, const char *path, unsigned line,
+		      const conf_pair_t *pairs, size_t n, char *err,
+		      size_t len)
 {
-	map_ctx_t *mc = arg;
 	modbus_conf_t *c = mc->c;
 	modbus_map_entry_t *e;
 	size_t i;
@@ -786,15 +786,31 @@ static int _map_line(void *arg, const char *path, unsigned line,
 	return _check_entry_wrap(c, e, path, err, len);
 }
 
+static int _map_line(void *arg, const char *path, unsigned line,
+		     const conf_pair_t *pairs, size_t n, char *err,
+		     size_t len)
+{
+	map_ctx_t *mc = arg;
+	int rc = _map_entry(mc, path, line, pairs, n, err, len);
+
+	if (rc)
+		mc->line_failed = true;
+	return rc;
+}
+
 int modbus_conf_read_map(modbus_conf_t *c, char *err, size_t err_len)
 {
-	map_ctx_t mc = { c, c->map_len };
+	map_ctx_t mc = { c, c->map_len, false };
 	int rc;
 
 	if (!c->map_path)
 		return 0;
 	rc = conf_read_pairs_file(c->map_path, _map_line, &mc, err, err_len);
-	if (rc && rc != -EINVAL && rc != -ENOMEM)	/* cannot be read */
+	/* Cannot be read (open, read): said as acct_gather.conf's key.  A
+	 * line's own refusal keeps its message ("MAP:LINE: KEY=VALUE: why"),
+	 * whatever its errno (-ENAMETOOLONG: a Device= that expands too
+	 * long was reported as the map's file name being too long). */
+	if (rc && !mc.line_failed && rc != -EINVAL && rc != -ENOMEM)
 		snprintf(err, err_len, "%s: EnergyModbusMap=%s: %s",
 			 MODBUS_CONF_FILE, c->map_path, strerror(-rc));
 	if (!rc && !c->map_len) {
