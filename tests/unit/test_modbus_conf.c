@@ -437,6 +437,66 @@ START_TEST(test_map_line_error_names_the_line)
 END_TEST
 
 /*
+ * An RTU bus addresses units 1 to 247 (the man page says so): unit 0 (the
+ * broadcast) or 248-255 on an RTU device is refused when the configuration
+ * is read, naming the key or the map line, not only when slurmd builds
+ * the meter ("bad share, unit (RTU: 1-247) or read size", the node then
+ * without energy).  TCP keeps 0-255.  Found by fuzz_modbus_map
+ * (tests/fuzz/corpus/fuzz_modbus_map/crash-891f1ca4...).
+ */
+START_TEST(test_rtu_unit_range)
+{
+	char want[PATH_MAX + 128];
+
+	_set_ok("EnergyModbusDevice", "rtu:/dev/ttyS1");
+	_set_ok("EnergyModbusPowerRegister", "10");
+	_set_ok("EnergyModbusUnit", "0");
+	ck_assert_int_eq(modbus_conf_check(&c, NULL, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_str_eq(err, "acct_gather.conf: EnergyModbusUnit=0: the RTU device EnergyModbusDevice=rtu:/dev/ttyS1 addresses units 1 to 247");
+	_set_ok("EnergyModbusUnit", "248");
+	ck_assert_int_eq(modbus_conf_check(&c, NULL, err, sizeof(err)),
+			 -EINVAL);
+	_set_ok("EnergyModbusUnit", "247");
+	ck_assert_msg(modbus_conf_check(&c, NULL, err, sizeof(err)) == 0,
+		      "%s", err);
+	_set_ok("EnergyModbusDevice", "tcp://meter-%n:502");
+	_set_ok("EnergyModbusUnit", "0");
+	ck_assert_msg(modbus_conf_check(&c, NULL, err, sizeof(err)) == 0,
+		      "%s", err);
+
+	/* a map line's own Unit=, and the one it inherits */
+	_write_map("Nodes=a\nNodes=b Device=rtu:/dev/ttyS1 Unit=0\n");
+	ck_assert_int_eq(modbus_conf_read_map(&c, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s:2: Unit=0: the RTU device rtu:/dev/ttyS1 addresses units 1 to 247",
+		 map_path);
+	ck_assert_str_eq(err, want);
+	modbus_conf_free(&c);
+	modbus_conf_init(&c);
+
+	_set_ok("EnergyModbusDevice", "tcp://meter-%n:502");
+	_set_ok("EnergyModbusPowerRegister", "10");
+	_set_ok("EnergyModbusUnit", "0");
+	ck_assert_int_eq(modbus_conf_check(&c, NULL, err, sizeof(err)), 0);
+	_write_map("Nodes=b Device=rtu:/dev/ttyS1\n");
+	ck_assert_int_eq(modbus_conf_read_map(&c, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s:1: EnergyModbusUnit=0: the RTU device rtu:/dev/ttyS1 addresses units 1 to 247",
+		 map_path);
+	ck_assert_str_eq(err, want);
+	modbus_conf_free(&c);
+	modbus_conf_init(&c);
+
+	_set_ok("EnergyModbusDevice", "tcp://meter-%n:502");
+	_set_ok("EnergyModbusPowerRegister", "10");
+	_write_map("Nodes=b Device=rtu:/dev/ttyS1 Unit=247\n");
+	ck_assert_msg(modbus_conf_read_map(&c, err, sizeof(err)) == 0, "%s",
+		      err);
+}
+END_TEST
+
+/*
  * Racks of different meters: a map line's Model= is its nodes' whole
  * register map, its MaxPower= their channel's bound.
  */
@@ -721,6 +781,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_map_equal_and_fixed_shares);
 	tcase_add_test(tc, test_map_literal_percent_is_one_channel);
 	tcase_add_test(tc, test_map_line_error_names_the_line);
+	tcase_add_test(tc, test_rtu_unit_range);
 	tcase_add_test(tc, test_map_model_and_max_power);
 	tcase_add_test(tc, test_map_line_wrap_refused);
 	tcase_add_test(tc, test_map_fallback_device);

@@ -188,6 +188,21 @@ static int _check_device(const conf_where_t *w, const char *v, char *err,
 	return 0;
 }
 
+/* An RTU bus addresses units 1 to 247 (0 is its broadcast, which no meter
+ * answers): true when device (a template, as written) is RTU and unit is
+ * outside.  A device that does not parse is its own error. */
+static bool _rtu_unit_bad(const char *device, unsigned unit)
+{
+	char dev[512], why[128];
+	modbus_device_t d;
+
+	if (!device || !strcasecmp(device, "none") ||
+	    conf_expand(NULL, device, "node", dev, sizeof(dev), NULL, 0) ||
+	    modbus_device_parse(dev, &d, why, sizeof(why)))
+		return false;
+	return d.kind == MODBUS_DEV_RTU && (unit < 1 || unit > 247);
+}
+
 static int _set_str(char **dst, const char *v)
 {
 	char *s = strdup(v);
@@ -623,6 +638,12 @@ int modbus_conf_check(modbus_conf_t *c, const char *file, char *err,
 			 file);
 		return -EINVAL;
 	}
+	if (_rtu_unit_bad(c->device, c->unit)) {
+		snprintf(err, err_len,
+			 "%s: EnergyModbusUnit=%u: the RTU device EnergyModbusDevice=%s addresses units 1 to 247",
+			 file, c->unit, c->device);
+		return -EINVAL;
+	}
 	if ((rc = _check_point(&c->power, file, "power", c->max_regs_per_read,
 			       err, err_len)) ||
 	    (rc = _check_point(&c->energy, file, "energy",
@@ -783,6 +804,15 @@ static int _map_entry(map_ctx_t *mc, const char *path, unsigned line,
 		return _map_fail(path, line, NULL,
 				 "no Device= and no EnergyModbusDevice",
 				 err, len);
+	if (_rtu_unit_bad(e->device ? e->device : c->device,
+			  e->has_unit ? e->unit : c->unit)) {
+		snprintf(err, len,
+			 "%s:%u: %s=%u: the RTU device %s addresses units 1 to 247",
+			 path, line, e->has_unit ? "Unit" : "EnergyModbusUnit",
+			 e->has_unit ? e->unit : c->unit,
+			 e->device ? e->device : c->device);
+		return -EINVAL;
+	}
 	return _check_entry_wrap(c, e, path, err, len);
 }
 
