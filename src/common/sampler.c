@@ -34,12 +34,15 @@
 
 /*
  * Failure logs.  A fault (failed reads until one succeeds) is marked
- * twice: its first failure at error level (the gap starts) and the reading
- * that ends it (the gap is filled); the failures in between go to debug,
- * with a reminder at error level every SAMPLER_REMIND_NS of a long fault.
- * Faults themselves are rate-limited (a meter that flaps): a few per
- * minute, then a count; a fault whose start was not logged is not logged
- * when it ends either.
+ * twice: its second failure in a row at error level (the gap starts: one
+ * failed read alone loses nothing, the next reading spans it) and the
+ * reading that ends it (the gap is filled); the other failures go to
+ * debug, with a reminder at error level every SAMPLER_REMIND_NS of a long
+ * fault.  A single failed read followed by a good one (a timeout under
+ * load, a garbled frame) is a debug line, and an info line says how many
+ * there were at most once per SAMPLER_REMIND_NS.  Faults themselves are
+ * rate-limited (a meter that flaps): a few per minute, then a count; a
+ * fault whose start was not logged is not logged when it ends either.
  */
 #define SAMPLER_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
 #define SAMPLER_LOG_BURST	5
@@ -79,6 +82,10 @@ struct sampler {
 	se_ratelimit_t note_rl;
 	se_ratelimit_t overrun_rl;	/* reads past their deadline */
 	bool fault_told;		/* this fault's start is in the log */
+	char fault_why[160];		/* its first failure, for the logs */
+	unsigned singles;		/* single failed reads not yet told */
+	uint64_t singles_since_ns;	/* the first of them */
+	uint64_t singles_told_ns;	/* the last line about them, 0 none */
 	uint64_t fault_start_ns;	/* monotonic: its first failure */
 	uint64_t fault_told_ns;		/* its last error-level line */
 	unsigned long anomalies_seen;	/* energy_acc_anomaly().count logged */
@@ -274,8 +281,29 @@ static void _tell_resolution(sampler_t *s, const meter_reading_t *rd)
 		       s->who, step_mj / 1e6, step_mj / 1e6);
 }
 
+/*
+ * One failed read followed by a good one: no gap, no error; counted, and
+ * said at info at most once per SAMPLER_REMIND_NS (a meter that often
+ * misses one read is worth knowing about, not worth an error each time).
+ */
+static void _single_failure(sampler_t *s, uint64_t now)
+{
+	if (!s->singles++)
+		s->singles_since_ns = now;
+	if (s->singles_told_ns && now - s->singles_told_ns < SAMPLER_REMIND_NS)
+		return;
+	se_log(SE_LOG_INFO,
+	       "%s: %u single read error%s in %.0f s, each spanned by the next reading (nothing lost); the last: %s",
+	       s->who, s->singles, s->singles == 1 ? "" : "s",
+	       (double) (now - s->singles_since_ns) / SE_NS_PER_SEC,
+	       s->fault_why);
+	s->singles = 0;
+	s->singles_told_ns = now;
+}
+
 static void _succeeded(sampler_t *s, const energy_sample_t *smp)
 {
+	uint64_t now = se_mono_ns();
 	unsigned failures;
 
 	pthread_mutex_lock(&s->lock);
@@ -284,16 +312,19 @@ static void _succeeded(sampler_t *s, const energy_sample_t *smp)
 	s->st.consecutive_failures = 0;
 	s->st.reads_ok++;
 	s->st.last_sample_ns = smp->t_ns;
+	if (!s->st.first_sample_ns)
+		s->st.first_sample_ns = smp->t_ns;
 	s->st.power_mw = smp->power_mw;
 	pthread_mutex_unlock(&s->lock);
 
 	s->backoff_ns = 0;
-	if (failures && s->fault_told)
+	if (failures == 1)
+		_single_failure(s, now);
+	else if (failures && s->fault_told)
 		se_log(SE_LOG_INFO,
 		       "%s: reading again after %u failed attempts over %.1f s%s",
 		       s->who, failures,
-		       (double) (se_mono_ns() - s->fault_start_ns) /
-		       SE_NS_PER_SEC,
+		       (double) (now - s->fault_start_ns) / SE_NS_PER_SEC,
 		       smp->flags & ENERGY_SAMPLE_GAP ?
 		       "; energy of the gap filled linearly" : "");
 	s->fault_told = false;
@@ -334,9 +365,19 @@ static void _failed(sampler_t *s, const char *what, int rc, const char *msg)
 
 	err = rc ? strerror_r(-rc, ebuf, sizeof(ebuf)) : "";	/* GNU */
 	if (failures == 1) {
-		s->fault_start_ns = s->fault_told_ns = now;
+		/* one failed read loses nothing yet: debug, until a second */
+		s->fault_start_ns = now;
+		s->fault_told = false;
+		snprintf(s->fault_why, sizeof(s->fault_why), "%s: %s%s%s", what,
+			 err, sep, msg ? msg : "");
+		se_log(SE_LOG_DEBUG,
+		       "%s: %s failed: %s%s%s (1 in a row); next try in %.3f s",
+		       s->who, what, err, sep, msg ? msg : "",
+		       (double) s->backoff_ns / SE_NS_PER_SEC);
+	} else if (failures == 2) {
+		s->fault_told_ns = now;
 		s->fault_told = se_log_limited(&s->fail_rl, now, SE_LOG_ERROR,
-			"%s: %s failed: %s%s%s (1 in a row); energy held until readings resume, then the gap is filled; next try in %.3f s",
+			"%s: %s failed: %s%s%s (2 in a row); energy held until readings resume, then the gap is filled; next try in %.3f s",
 			s->who, what, err, sep, msg ? msg : "",
 			(double) s->backoff_ns / SE_NS_PER_SEC);
 	} else if (s->fault_told &&
@@ -380,17 +421,25 @@ static bool _ensure_open(sampler_t *s)
 	return true;
 }
 
-/* A backend that ignores its deadline is a bug worth a (limited) log. */
-static void _check_overrun(sampler_t *s, uint64_t start, uint64_t end)
+/*
+ * A backend that ignores its deadline is a bug worth a (limited) log.
+ * Returns by how much the read [start, end] overran (0: within the grace).
+ */
+static uint64_t _overrun_ns(sampler_t *s, uint64_t start, uint64_t end)
 {
 	uint64_t budget = s->cfg.deadline_ns;
 
 	if (end - start <= budget + SAMPLER_OVERRUN_GRACE_NS)
-		return;
-	se_log_limited(&s->overrun_rl, end, SE_LOG_ERROR,
+		return 0;
+	return end - start - budget;
+}
+
+static void _tell_overrun(sampler_t *s, uint64_t overrun, uint64_t now)
+{
+	se_log_limited(&s->overrun_rl, now, SE_LOG_ERROR,
 		       "%s: read overran its %.3f s deadline by %.3f s",
-		       s->who, (double) budget / SE_NS_PER_SEC,
-		       (double) (end - start - budget) / SE_NS_PER_SEC);
+		       s->who, (double) s->cfg.deadline_ns / SE_NS_PER_SEC,
+		       (double) overrun / SE_NS_PER_SEC);
 }
 
 static void _sample_once(sampler_t *s)
@@ -398,8 +447,8 @@ static void _sample_once(sampler_t *s)
 	meter_reading_t rd;
 	energy_sample_t smp = { 0 };
 	energy_acc_anomaly_t anomaly;
-	uint64_t start, end;
-	char msg[256] = "";
+	uint64_t start, end, overrun;
+	char msg[320] = "";
 	int rc;
 
 	if (!_ensure_open(s))
@@ -410,7 +459,20 @@ static void _sample_once(sampler_t *s)
 	rc = s->ops->read(s->dev, &rd, start + s->cfg.deadline_ns, msg,
 			  sizeof(msg));
 	end = se_mono_ns();
-	_check_overrun(s, start, end);
+	overrun = _overrun_ns(s, start, end);
+	/* A failed read says its overrun in its own line (one fault, one
+	 * line); a read that answers late gets a line of its own. */
+	if (overrun && rc && rc != -EALREADY) {
+		size_t len = strlen(msg);
+
+		snprintf(msg + len, sizeof(msg) - len,
+			 "%sthe read overran its %.3f s deadline by %.3f s",
+			 len ? "; " : "",
+			 (double) s->cfg.deadline_ns / SE_NS_PER_SEC,
+			 (double) overrun / SE_NS_PER_SEC);
+	} else if (overrun) {
+		_tell_overrun(s, overrun, end);
+	}
 	/* -EALREADY: the source has nothing newer (e.g. an RRD step not yet
 	 * over); not a failure, so no log, no backoff, no close. */
 	if (rc == -EALREADY)

@@ -56,6 +56,8 @@ typedef struct {
 	unsigned long reads_ok;
 	unsigned long reads_failed;
 	unsigned long gaps;
+	uint64_t first_sample_ns;	/* monotonic: the first sample's
+					 * instant (its energy is 0); 0 none */
 } sampler_status_t;
 
 typedef struct sampler sampler_t;

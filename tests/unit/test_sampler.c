@@ -537,11 +537,13 @@ START_TEST(test_fail_backoff_recover)
 		ck_assert_msg(gap >= want / 2, "retry %d after %llu ms", i,
 			      (unsigned long long) (gap / MS));
 	}
-	/* the fault is marked once at error level, naming the meter and the
-	 * reason; its later failures go to debug; its end is marked once */
-	ck_assert(_logged("0|fake m1: read failed: Input/output error: fake says no (1 in a row); energy held until readings resume, then the gap is filled; next try in 0.020 s\n"));
+	/* the fault is marked once at error level as the gap starts (its
+	 * second failure), naming the meter and the reason; its other
+	 * failures go to debug; its end is marked once */
+	ck_assert(_logged("2|fake m1: read failed: Input/output error: fake says no (1 in a row); next try in 0.020 s\n"));
+	ck_assert(_logged("0|fake m1: read failed: Input/output error: fake says no (2 in a row); energy held until readings resume, then the gap is filled; next try in 0.040 s\n"));
 	ck_assert(_logged("2|fake m1: read failed: Input/output error: fake says no (3 in a row); next try in 0.080 s\n"));
-	ck_assert(!_logged("0|fake m1: read failed: Input/output error: fake says no (2 in a row)"));
+	ck_assert(!_logged("0|fake m1: read failed: Input/output error: fake says no (1 in a row)"));
 	ck_assert_int_eq(log_errors, 1);
 	ck_assert(_logged("1|fake m1: reading again after 5 failed attempts over 0."));
 	ck_assert(_logged(" s; energy of the gap filled linearly\n"));
@@ -612,12 +614,13 @@ START_TEST(test_absurd_reading_dropped)
 	ck_assert_int_eq(st.state, SAMPLER_FAILING);
 	ck_assert_uint_eq(st.reads_ok, 0);
 	ck_assert_uint_eq(st.energy_mj, 0);
-	ck_assert(_logged("0|fake m1: reading failed: implausible reading dropped (1 in a row)"));
 
-	_fake_wait_blocked(&f, 2);
+	_fake_wait_blocked(&f, 2);	/* the first failure is logged */
+	ck_assert(_logged("2|fake m1: reading failed: implausible reading dropped (1 in a row)"));
 	_fake_give(&f, 0, 6 * SEC, 20000000);	/* 20 kW > 10 kW bound */
 	WAIT_STATUS(s, st, st.reads_failed == 2);
-	_fake_wait_blocked(&f, 3);
+	_fake_wait_blocked(&f, 3);	/* the second failure is logged */
+	ck_assert(_logged("0|fake m1: reading failed: implausible reading dropped (2 in a row); energy held"));
 	_fake_give(&f, 0, 7 * SEC, 200000);
 	WAIT_STATUS(s, st, st.reads_ok == 1);
 	ck_assert_int_eq(st.state, SAMPLER_OK);

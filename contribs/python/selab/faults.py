@@ -72,6 +72,7 @@ class Watchdog:
         self.slow, self.dead, self.errors = [], set(), []
         self.samples = 0
         self.worst_s = 0.0
+        self._gone = {}         # {name: pid} seen dead at the last poll
         self._paused = threading.Event()
         self._pauses = 0        # a sample overlapping a pause is void
         self._stop = threading.Event()
@@ -112,7 +113,22 @@ class Watchdog:
                 if s >= SHOW_NODE_BOUND_S and not self._paused.is_set():
                     self.slow.append((node, round(s, 3)))
             if not self._paused.is_set():
-                self.dead.update(dead_daemons(self.cluster))
+                self._check_pids()
+
+    def _check_pids(self):
+        """A daemon is dead when its pid file names the same dead pid at
+        two polls in a row: `cluster restart` removes the pid file only
+        once it has seen the old process exit, a moment a single poll
+        may fall into; a crash leaves the file for good."""
+        try:            # a pid file being rewritten reads empty
+            pids = self.cluster.pids()
+            gone = {name: pids.get(name)
+                    for name in dead_daemons(self.cluster)}
+        except (OSError, ValueError, IndexError):
+            return
+        self.dead.update(name for name, pid in gone.items()
+                         if pid is not None and self._gone.get(name) == pid)
+        self._gone = gone
 
     def check(self):
         assert self.samples, "the watchdog never got an answer"

@@ -79,6 +79,13 @@
 #define LIVE_RETRY_NS		(5 * SE_NS_PER_MS)
 #define LIVE_MARGIN_NS		(250 * SE_NS_PER_MS)
 
+/*
+ * A step that cannot reach slurmd for less than this logs it at debug
+ * level: slurmd restarting (an admin, a package upgrade) is bridged by the
+ * next answer and loses nothing.  Longer, at error level.
+ */
+#define STEP_RPC_GRACE_NS	(30 * SE_NS_PER_SEC)
+
 /* At most this many RPC failure messages per minute from one step. */
 #define STEP_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
 #define STEP_LOG_BURST		3
@@ -95,6 +102,12 @@ typedef struct {
 	se_energy_meter_t meter;
 	bool unmetered;		/* configured without a meter */
 	uint64_t base_mj;	/* carried over from before a reconfigure */
+	/* A reconfigure's carry (carry_t below) until the new sampler's
+	 * first sample joins it (_node_join_carry) */
+	bool carry_pending;
+	uint64_t carry_mj;	/* node energy at carry_t_ns */
+	uint64_t carry_t_ns;
+	uint64_t carry_power_mw;
 	uint64_t reported_mj;	/* highest energy ever answered */
 	uint64_t prev_reported_j; /* consumed_energy of the previous answer */
 	bool have_first;	/* first_* valid (for ave_watts) */
@@ -113,6 +126,8 @@ typedef struct {
 	time_t poll_time;	/* slurmd's last sample (wall clock) */
 	time_t slurmd_started;	/* slurmd's start time in its last answer
 				 * (24.11+; 0: not said) */
+	uint64_t rpc_fail_ns;	/* monotonic: first RPC failure of a run,
+				 * 0 while slurmd answers */
 	uint64_t step_j;	/* energy of the step so far */
 	uint64_t prev_step_j;	/* step_j before the last refresh */
 	int dataset_id;		/* profile dataset, -1: none */
@@ -144,13 +159,24 @@ typedef struct {
 	uint64_t share_t_ns;	/* end of the last split interval */
 } step_state_t;
 
-/* Node energy at the last fini(): survives a reload (-z nodelete). */
+/*
+ * Node energy at the last fini(): survives a reload (-z nodelete).  The
+ * node's history at its last sample (energy_mj at t_ns; power_mw the
+ * average over the last seconds, to bridge the reload's gap with), and the
+ * highest figure already answered (a floor: extrapolations may have gone
+ * past the history, and the node total never goes back).
+ */
 typedef struct {
 	bool valid;
 	uint64_t energy_mj;
 	uint64_t power_mw;
 	uint64_t t_ns;
+	uint64_t reported_mj;
 } carry_t;
+
+/* The window of the power that bridges a reload: at least this, or two
+ * periods of the meter. */
+#define CARRY_POWER_WINDOW_NS	(2 * SE_NS_PER_SEC)
 
 /*
  * EnergyAttribution=share (attrib.h).  acfg: the keys, in every process.
@@ -233,11 +259,83 @@ static void _node_stop(void)
 	xfree(node.meter.describe);
 }
 
+/*
+ * A reload's carry (node energy E at the old sampler's end, t_c) meets the
+ * new sampler's figures, which count from its first sample's instant t_f:
+ * the node total is E + the gap [t_c, t_f] at the last power when t_f is
+ * later, or E + what the new sampler counted after t_c when t_f is
+ * earlier (a reading stands for an instant before it was made: a DCMI
+ * rolling average for the middle of its window), so that no interval is
+ * counted twice or not at all.  Before the first sample, E extrapolated at
+ * the last power for one missed sample (period + deadline), then held.
+ */
+static void _node_join_carry(const sampler_status_t *st)
+{
+	uint64_t t_f = st->first_sample_ns, t_c = node.carry_t_ns, e_mj = 0;
+
+	if (!node.carry_pending || !t_f)
+		return;
+	node.carry_pending = false;
+	if (t_f >= t_c) {
+		node.base_mj = node.carry_mj + (uint64_t) ((double)
+			node.carry_power_mw * (double) (t_f - t_c) / 1e9);
+		return;
+	}
+	(void) sampler_energy_at(node.sampler, t_c, &e_mj);
+	node.base_mj = node.carry_mj > e_mj ? node.carry_mj - e_mj : 0;
+}
+
+/*
+ * A reload's carry from this sampler (before it stops): the node's history
+ * at its last sample, not an extrapolation to now (a meter's last power
+ * may be far off: a counter-only meter's, from two readings milliseconds
+ * apart), with the average power of the last seconds for the gap.  A
+ * sampler without a sample passes its own carry on.
+ */
+static void _node_carry_out(const sampler_status_t *st)
+{
+	uint64_t t1 = st->last_sample_ns, t0, w, e0 = 0, e1 = 0;
+
+	if (node.carry_pending || !t1) {
+		carry.energy_mj = node.carry_pending ? node.carry_mj :
+				  node.base_mj;
+		carry.t_ns = node.carry_pending ? node.carry_t_ns :
+			     se_mono_ns();
+		carry.power_mw = node.carry_pending ? node.carry_power_mw : 0;
+		return;
+	}
+	w = 2 * node.meter.cfg.period_ns;
+	if (w < CARRY_POWER_WINDOW_NS)
+		w = CARRY_POWER_WINDOW_NS;
+	t0 = t1 > w ? t1 - w : 0;
+	if (t0 < st->first_sample_ns)
+		t0 = st->first_sample_ns;
+	(void) sampler_energy_at(node.sampler, t1, &e1);
+	(void) sampler_energy_at(node.sampler, t0, &e0);
+	carry.energy_mj = node.base_mj + e1;
+	carry.t_ns = t1;
+	carry.power_mw = t1 > t0 && e1 > e0 ?
+		(uint64_t) ((double) (e1 - e0) * 1e9 / (double) (t1 - t0)) :
+		st->power_mw;
+}
+
 /* Node energy now, carried over reloads, never decreasing. */
 static uint64_t _node_energy_mj(const sampler_status_t *st)
 {
-	uint64_t mj = node.base_mj + st->energy_mj;
+	uint64_t mj, now_ns, dt_ns, hold_ns;
 
+	_node_join_carry(st);
+	if (node.carry_pending) {
+		now_ns = se_mono_ns();
+		hold_ns = node.meter.cfg.period_ns + node.meter.cfg.deadline_ns;
+		dt_ns = now_ns > node.carry_t_ns ? now_ns - node.carry_t_ns : 0;
+		if (dt_ns > hold_ns)
+			dt_ns = hold_ns;
+		mj = node.carry_mj + (uint64_t) ((double) node.carry_power_mw *
+						 (double) dt_ns / 1e9);
+	} else {
+		mj = node.base_mj + st->energy_mj;
+	}
 	if (mj < node.reported_mj)
 		mj = node.reported_mj;
 	node.reported_mj = mj;
@@ -509,13 +607,15 @@ static void _node_start(const char *meter_name, se_energy_make_meter_fn make,
 		      plugin_type, name, meter_name, node.meter.describe);
 	_node_serve(name);
 
-	/* A reload (scontrol reconfigure) continues the node's total. */
+	/* A reload (scontrol reconfigure) continues the node's total from
+	 * the new sampler's first sample (_node_join_carry). */
 	if (carry.valid) {
-		uint64_t gap_ns = se_mono_ns() - carry.t_ns;
-
-		node.base_mj = carry.energy_mj +
-			(uint64_t) ((double) carry.power_mw * gap_ns / 1e9);
-		node.reported_mj = node.base_mj;
+		node.carry_pending = true;
+		node.carry_mj = carry.energy_mj;
+		node.carry_t_ns = carry.t_ns;
+		node.carry_power_mw = carry.power_mw;
+		node.base_mj = carry.energy_mj;
+		node.reported_mj = carry.reported_mj;
 		carry.valid = false;
 	}
 
@@ -589,12 +689,16 @@ static void _step_account(const acct_gather_energy_t *e, uint64_t now_ns)
 	} else {
 		/*
 		 * The node total went back, or slurmd says it started again:
-		 * slurmd restarted and counts from zero again.  What it counted since (node_j) is a lower bound
-		 * of the interval; the last power times the interval is the
-		 * other estimate; take the larger, never lose what we have.
+		 * slurmd restarted and counts from zero again.  What it
+		 * counted since (node_j) is a lower bound of the interval;
+		 * the other estimate is the interval filled linearly between
+		 * the power of the last answer before and of this one (the
+		 * error of a linear fill, as for a meter's gap; the last
+		 * power held over the interval errs by the whole change of
+		 * power); take the larger, never lose what we have.
 		 */
-		fill_j = (uint64_t) step.last_watts *
-			(now_ns - step.last_ns) / SE_NS_PER_SEC;
+		fill_j = ((uint64_t) step.last_watts + watts) *
+			(now_ns - step.last_ns) / (2 * SE_NS_PER_SEC);
 		if (fill_j < node_j)
 			fill_j = node_j;
 		info("%s: node energy went from %"PRIu64" J to %"PRIu64" J%s (slurmd restarted?); %"PRIu64" J bridged",
@@ -710,12 +814,23 @@ static int _step_refresh(void)
 	}
 	if (slurm_get_node_energy((char *) se_energy_node_name(), context_id,
 				  0, &cnt, &e) != SLURM_SUCCESS) {
-		se_log_limited(&step.rl, se_mono_ns(), SE_LOG_ERROR,
-			       "cannot get node energy from slurmd: %s",
+		now_ns = se_mono_ns();
+		if (!step.rpc_fail_ns)
+			step.rpc_fail_ns = now_ns;
+		if (now_ns - step.rpc_fail_ns < STEP_RPC_GRACE_NS)
+			se_log(SE_LOG_DEBUG,
+			       "cannot get node energy from slurmd: %s (slurmd restarting? its next answer bridges the gap)",
 			       slurm_strerror(se_slurm_errno()));
+		else
+			se_log_limited(&step.rl, now_ns, SE_LOG_ERROR,
+				       "cannot get node energy from slurmd for %.0f s: %s",
+				       (double) (now_ns - step.rpc_fail_ns) /
+				       SE_NS_PER_SEC,
+				       slurm_strerror(se_slurm_errno()));
 		return -EIO;
 	}
 	now_ns = se_mono_ns();
+	step.rpc_fail_ns = 0;
 	if (!cnt || !e) {
 		rc = -ENODATA;
 	} else if (!e[0].poll_time) {
@@ -1334,9 +1449,8 @@ bool se_energy_fini(void)
 	_step_tell_end();
 	if (node.sampler) {
 		sampler_status(node.sampler, &st);
-		carry.energy_mj = _node_energy_mj(&st);
-		carry.power_mw = st.power_mw;
-		carry.t_ns = se_mono_ns();
+		carry.reported_mj = _node_energy_mj(&st);
+		_node_carry_out(&st);
 		carry.valid = true;
 		_node_stop();
 	}
