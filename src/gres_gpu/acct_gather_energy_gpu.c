@@ -20,14 +20,20 @@
  *              minor numbers on both sides: slurmd sorts NVML's GPUs so,
  *              and the step maps its gres device indexes (whose order
  *              depends on gres.conf and AutoDetect) to device files and
- *              their minor numbers.  The first answer with data for a
- *              GPU (at STEP_PTR, before the tasks start) is its base;
- *              each later answer adds its increase.  A GPU's figure that
- *              goes back (slurmd restarted or reconfigured before its
- *              first read of that GPU) is bridged with the larger of the
- *              new figure and the GPU's last power x the time since: the
- *              step's energy never decreases and never loses what was
- *              counted.
+ *              their minor numbers.  A GPU's energy in the step is what
+ *              its figure rose since the first one with data (at
+ *              STEP_PTR, before the tasks start), so a figure slurmd
+ *              corrects downwards is taken as is; a figure below that
+ *              base is a new scale (gpu_step_feed).
+ *  figures     slurmd's figure of a GPU is on the counter's own scale,
+ *              kept across slurmd restarts and reconfigures in
+ *              SlurmdSpoolDir (gpu_energy_start_kept), so that a step
+ *              outliving slurmd's samplers sees it go on, the down time
+ *              counted by the counter.  It is the exact figure of the
+ *              last good read plus that read's power since: while reads
+ *              fail (a fault) that is an estimate, and when they resume
+ *              the counter's figure replaces it, lower or higher.  A GPU
+ *              without a good read yet has no figure (NO_VAL watts).
  *  NVML missing as slurmd starts (driver not loaded yet): a thread retries
  *              every RETRY_FIRST_S, doubling to RETRY_MAX_S, never in an
  *              RPC; the steps report 0 J for the GPUs until it works.
@@ -46,12 +52,16 @@
 #include "slurm_compat_energy.h"
 #include "src/common/bitstring.h"
 #include "slurm_compat_gres.h"
+#include "src/slurmd/slurmd/slurmd.h"
 #include "src/slurmd/slurmstepd/slurmstepd_job.h"
 
 #include "gpu_energy.h"
 #include "se_log.h"
 #include "se_slurm_log.h"
 #include "se_time.h"
+
+/* slurmd and slurmstepd export their slurmd_conf_t; other daemons do not. */
+#pragma weak conf
 
 const char plugin_name[] = "AcctGatherEnergy GPU plugin (slurm-energy-plugins)";
 const char plugin_type[] = "acct_gather_energy/gpu";
@@ -77,17 +87,10 @@ static bool retry_running;
 static bool retry_stop;
 static pthread_cond_t retry_cond = PTHREAD_COND_INITIALIZER;
 
-/* slurmstepd: per GPU (sensor) of the step, what was last seen */
-typedef struct {
-	bool seen;		/* a figure with data came */
-	uint64_t last_j;	/* slurmd's figure for it then */
-	uint32_t last_w;
-	uint64_t last_ns;	/* monotonic */
-} step_gpu_t;
-
+/* slurmstepd */
 static char *step_node;
 static bitstr_t *step_gpus;		/* by sensor; NULL: no GPU */
-static step_gpu_t step_gpu[GPU_MAX];
+static gpu_step_gpu_t step_gpu[GPU_MAX];
 static uint64_t step_start_ns;
 static acct_gather_energy_t step_energy;	/* last answer */
 static se_ratelimit_t query_rl = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC, 1);
@@ -96,12 +99,27 @@ static se_slurm_log_t log_to = SE_SLURM_LOG(ENERGY);
 
 /* Private functions */
 
+/* slurmd: where each GPU's scale is kept (SlurmdSpoolDir), or NULL. */
+static const char *_state_dir(void)
+{
+	return (&conf && conf) ? conf->spooldir : NULL;
+}
+
+static gpu_energy_t *_open_gpus(char *err, size_t len)
+{
+	return gpu_energy_start_kept(getenv(ENV_LIBRARY), SAMPLE_PERIOD_NS,
+				     _state_dir(), err, len);
+}
 
 static void _started(const char *after)
 {
+	const char *dir = _state_dir();
+
 	info("%s: sampling the energy counters of %u GPU(s) through NVML every %llu ms%s (slurm-energy-plugins)",
 	     plugin_type, gpu_energy_count(gpus),
 	     (unsigned long long) (SAMPLE_PERIOD_NS / SE_NS_PER_MS), after);
+	debug("%s: each GPU's energy scale is kept across slurmd restarts in %s",
+	      plugin_type, dir ? dir : "no directory (SlurmdSpoolDir unknown)");
 }
 
 /*
@@ -126,8 +144,7 @@ static void *_retry_main(void *arg)
 		if (retry_stop)
 			break;
 		slurm_mutex_unlock(&state_lock);
-		ge = gpu_energy_start(getenv(ENV_LIBRARY), SAMPLE_PERIOD_NS,
-				      err, sizeof(err));
+		ge = _open_gpus(err, sizeof(err));
 		slurm_mutex_lock(&state_lock);
 		tries++;
 		if (ge && retry_stop) {
@@ -157,8 +174,7 @@ static void _slurmd_start(void)
 
 	if (gpus || retry_running)
 		return;
-	gpus = gpu_energy_start(getenv(ENV_LIBRARY), SAMPLE_PERIOD_NS, err,
-				sizeof(err));
+	gpus = _open_gpus(err, sizeof(err));
 	if (gpus) {
 		_started("");
 		return;
@@ -187,22 +203,23 @@ static void _slurmd_stop_retry(void)
 	retry_running = false;
 }
 
-/* slurmd: one record for GPU i, energy at now_ns. */
+/*
+ * slurmd: one record for GPU i, its figure at now_ns.  No good read yet
+ * (starting, or failing since it started): no figure, NO_VAL watts, which
+ * steps and the node's sum skip.
+ */
 static void _gpu_record(unsigned i, uint64_t now_ns, acct_gather_energy_t *e)
 {
-	sampler_status_t st;
-	uint64_t mj = 0;
+	gpu_energy_figure_t f;
 
 	memset(e, 0, sizeof(*e));
 	se_energy_set_start_time(e);
-	gpu_energy_status(gpus, i, &st);
-	if (st.state == SAMPLER_STARTING) {
+	if (gpu_energy_figure(gpus, i, now_ns, &f)) {
 		e->current_watts = NO_VAL;	/* no data yet: skipped */
 		return;
 	}
-	(void) gpu_energy_at(gpus, i, now_ns, &mj);
-	e->consumed_energy = mj / 1000;
-	e->current_watts = st.power_mw / 1000;
+	e->consumed_energy = f.energy_mj / 1000;
+	e->current_watts = f.power_mw / 1000;
 	e->ave_watts = e->current_watts;
 	e->poll_time = time(NULL);
 }
@@ -235,51 +252,29 @@ static void _slurmd_sum(acct_gather_energy_t *sum)
 	}
 }
 
-/*
- * slurmstepd: what one figure of slurmd for GPU i adds to the step (J).
- * The first is the base (or, when it comes late, the time since the step
- * started at its power); an increase counts as is; a decrease is slurmd
- * counting again from another base: the larger of the new figure and the
- * last power over the time since is bridged, once, and logged.
- */
-static uint64_t _stepd_add(unsigned i, uint64_t j, uint32_t w, uint64_t now)
+/* slurmstepd: one figure of slurmd for GPU i (see gpu_step_feed). */
+static void _stepd_feed(unsigned i, uint64_t j, uint32_t w, uint64_t now)
 {
-	step_gpu_t *g = &step_gpu[i];
-	uint64_t add = 0;
+	uint64_t bridged = 0, before = step_gpu[i].last_j;
+	uint64_t since = now - step_gpu[i].last_ns;
 
-	if (!g->seen) {
-		if (now - step_start_ns > STEP_LATE_NS)
-			add = (uint64_t) w * (now - step_start_ns) /
-			      SE_NS_PER_SEC;
-	} else if (j >= g->last_j) {
-		add = j - g->last_j;
-	} else {
-		add = (uint64_t) g->last_w * (now - g->last_ns) /
-		      SE_NS_PER_SEC;
-		if (add < j)
-			add = j;
-		info("%s: GPU %u: slurmd's energy went from %"PRIu64" J to %"PRIu64" J (slurmd restarted or reconfigured?); %"PRIu64" J bridged",
-		     plugin_type, i, g->last_j, j, add);
-	}
-	g->seen = true;
-	g->last_j = j;
-	g->last_w = w;
-	g->last_ns = now;
-	return add;
+	if (gpu_step_feed(&step_gpu[i], j, w, now, step_start_ns,
+			  STEP_LATE_NS, &bridged))
+		info("%s: GPU %u: slurmd's figure went from %"PRIu64" J to %"PRIu64" J, below the step's base (the GPU's counter went back while slurmd was down?): counting goes on from it, the %.1f s since the last figure bridged at its power (%"PRIu64" J)",
+		     plugin_type, i, before, j, (double) since / 1e9, bridged);
 }
 
 /*
- * slurmstepd: ask slurmd for its per-GPU figures and add the step's GPUs'
- * increases; *watts gets their power.  -1 (nothing changed) when slurmd
- * does not answer.
+ * slurmstepd: ask slurmd for its per-GPU figures and feed the step's
+ * GPUs' to their views; *watts gets their power.  -1 (nothing changed)
+ * when slurmd does not answer.
  */
-static int _stepd_query(uint64_t *add_j, uint32_t *watts)
+static int _stepd_query(uint32_t *watts)
 {
 	acct_gather_energy_t *e = NULL;
 	uint64_t now;
 	uint16_t n = 0;
 
-	*add_j = 0;
 	*watts = 0;
 	if (!step_node || context_id < 0 ||
 	    slurm_get_node_energy(step_node, context_id, 0, &n, &e) ||
@@ -296,25 +291,31 @@ static int _stepd_query(uint64_t *add_j, uint32_t *watts)
 		if (!step_gpus || i >= bit_size(step_gpus) ||
 		    !bit_test(step_gpus, i) || e[i].current_watts == NO_VAL)
 			continue;
-		*add_j += _stepd_add(i, e[i].consumed_energy,
-				     e[i].current_watts, now);
+		_stepd_feed(i, e[i].consumed_energy, e[i].current_watts, now);
 		*watts += e[i].current_watts;
 	}
 	acct_gather_energy_destroy(e);
 	return 0;
 }
 
-/* slurmstepd: the step's energy so far, never decreasing. */
+/*
+ * slurmstepd: the step's energy so far: the sum of its GPUs' (an estimate
+ * across a fault is replaced by the counter's figure when reads resume).
+ */
 static void _stepd_energy(acct_gather_energy_t *out)
 {
-	uint64_t add;
+	uint64_t sum = 0;
 	uint32_t watts;
 
-	if (step_gpus && !_stepd_query(&add, &watts)) {
+	if (step_gpus && !_stepd_query(&watts)) {
+		for (unsigned i = 0; i < GPU_MAX; i++)
+			sum += gpu_step_energy(&step_gpu[i]);
 		step_energy.previous_consumed_energy =
 			step_energy.consumed_energy;
-		step_energy.base_consumed_energy = add;
-		step_energy.consumed_energy += add;
+		step_energy.base_consumed_energy =
+			sum > step_energy.consumed_energy ?
+			sum - step_energy.consumed_energy : 0;
+		step_energy.consumed_energy = sum;
 		step_energy.current_watts = watts;
 		step_energy.ave_watts = watts;
 		step_energy.poll_time = time(NULL);
@@ -366,7 +367,6 @@ static bitstr_t *_sensors_of(bitstr_t *index_bits)
 static void _stepd_step(stepd_step_rec_t *job)
 {
 	bitstr_t *bits = NULL;
-	uint64_t add;
 	uint32_t watts;
 	int rc;
 
@@ -384,7 +384,7 @@ static void _stepd_step(stepd_step_rec_t *job)
 	if (!(step_gpus = _sensors_of(bits)))
 		return;
 	/* the base of each GPU that has data */
-	(void) _stepd_query(&add, &watts);
+	(void) _stepd_query(&watts);
 	{
 		char *s = bit_fmt_full(step_gpus);
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpu_energy.h"
 #include "gpu_logic.h"
 #include "nvml_lib.h"
 #include "power_trace.h"
@@ -321,6 +322,230 @@ START_TEST(test_read_failure)
 }
 END_TEST
 
+/* ------------------------------------------ figures and a step's view */
+
+#define MS	(1000ULL * 1000)
+
+/* The fake's faults now (its control file, <state>.control). */
+static void _control(const char *text)
+{
+	char path[300], tmp[310];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s.control", state);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	ck_assert_int_eq(rename(tmp, path), 0);
+	usleep(150 * 1000);	/* the fake re-reads it every 100 ms */
+}
+
+/* The truth of sorted GPU i (minor order: 0 is NVML 1, col gpu1) at a
+ * monotonic instant, mJ since the epoch. */
+static double _truth_mj(unsigned i, uint64_t mono_ns)
+{
+	power_trace_t *tr;
+	char err[256];
+	double mj;
+
+	ck_assert_int_eq(power_trace_load(trace_path, &tr, err, sizeof(err)),
+			 0);
+	mj = 1000 * power_trace_joules(tr, i == 0 ? 1 : 0, 0,
+				       se_mono_to_wall_ns(mono_ns) / 1e9 -
+				       epoch);
+	power_trace_free(tr);
+	return mj;
+}
+
+/* Wait (at most 5 s) for GPU i's figure from a sample after t_ns. */
+static void _figure_after(gpu_energy_t *ge, unsigned i, uint64_t t_ns,
+			  gpu_energy_figure_t *f)
+{
+	uint64_t until = se_mono_ns() + 5000 * MS;
+
+	while (gpu_energy_figure(ge, i, se_mono_ns(), f) ||
+	       f->sample_ns <= t_ns) {
+		ck_assert_msg(se_mono_ns() < until, "no sample of GPU %u", i);
+		usleep(20 * 1000);
+	}
+}
+
+/*
+ * slurmd's figures: none for a GPU failing since the start (not a 0 that
+ * a step would take for a counter gone back), the counter's exact figure
+ * at each good sample, and after a fault the counter's figure again, not
+ * the estimate made during it.
+ */
+START_TEST(test_figures_and_faults)
+{
+	char err[256] = "";
+	gpu_energy_figure_t f, during;
+	gpu_energy_t *ge;
+	uint64_t t;
+
+	_control("* error * UNKNOWN\n");
+	ge = gpu_energy_start(FAKE_NVML_LIB, 100 * MS, err, sizeof(err));
+	ck_assert_msg(ge != NULL, "%s", err);
+	usleep(400 * 1000);
+	for (unsigned i = 0; i < 2; i++)
+		ck_assert_int_eq(gpu_energy_figure(ge, i, se_mono_ns(), &f),
+				 -ENODATA);
+	_control("");
+	t = se_mono_ns();
+	for (unsigned i = 0; i < 2; i++) {
+		_figure_after(ge, i, 0, &f);
+		/* on the counter's scale: the truth since the epoch */
+		ck_assert_msg(fabs(f.sample_mj - _truth_mj(i, f.sample_ns)) <
+			      1000, "GPU %u: %llu mJ, true %.0f", i,
+			      (unsigned long long) f.sample_mj,
+			      _truth_mj(i, f.sample_ns));
+	}
+	/* a fault of 1.5 s: an estimate, then the counter again */
+	_control("* error * TIMEOUT\n");
+	usleep(1500 * 1000);
+	ck_assert_int_eq(gpu_energy_figure(ge, 1, se_mono_ns(), &during), 0);
+	ck_assert_int_eq(during.state, SAMPLER_FAILING);
+	ck_assert_uint_gt(during.energy_mj, during.sample_mj);
+	t = se_mono_ns();
+	_control("");
+	for (unsigned i = 0; i < 2; i++) {
+		_figure_after(ge, i, t, &f);
+		ck_assert_int_eq(f.state, SAMPLER_OK);
+		ck_assert_msg(fabs(f.sample_mj - _truth_mj(i, f.sample_ns)) <
+			      1000, "GPU %u after the fault: %llu mJ, true %.0f",
+			      i, (unsigned long long) f.sample_mj,
+			      _truth_mj(i, f.sample_ns));
+		/* and now: that sample at its power since */
+		ck_assert_int_eq(gpu_energy_figure(ge, i, f.sample_ns +
+						   50 * MS, &f), 0);
+		ck_assert_uint_eq(f.energy_mj, f.sample_mj +
+				  f.power_mw * 50 / 1000);
+	}
+	gpu_energy_stop(ge);
+}
+END_TEST
+
+static void _write_scale(unsigned i, unsigned long long raw,
+			 unsigned long long fig)
+{
+	char path[300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/slurm-energy-gpu%u.scale", dir, i);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "%llu %llu %.3f\n", raw, fig, _wall());
+	fclose(f);
+}
+
+static void _read_scale(unsigned i, unsigned long long *raw,
+			unsigned long long *fig)
+{
+	char path[300];
+	double wall;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/slurm-energy-gpu%u.scale", dir, i);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fscanf(f, "%llu %llu %lf", raw, fig, &wall), 3);
+	fclose(f);
+}
+
+/*
+ * A GPU's scale across runs (a slurmd restart or reconfigure): it goes on
+ * from the kept figure by the counter's increase; a counter below the
+ * kept one (a driver reload) starts a scale of its own.
+ */
+START_TEST(test_scale_kept)
+{
+	const unsigned long long big = 5000000000ULL;	/* 5 MJ */
+	unsigned long long raw, fig;
+	char err[256] = "";
+	gpu_energy_figure_t f, g;
+	gpu_energy_t *ge;
+	double truth;
+
+	_write_scale(0, 1000, big);		/* went on since */
+	_write_scale(1, 1ULL << 50, big);	/* the counter went back */
+	ge = gpu_energy_start_kept(FAKE_NVML_LIB, 100 * MS, dir, err,
+				   sizeof(err));
+	ck_assert_msg(ge != NULL, "%s", err);
+	_figure_after(ge, 0, 0, &f);
+	truth = _truth_mj(0, f.sample_ns);
+	ck_assert_msg(fabs((double) f.sample_mj - (big + truth - 1000)) < 1000,
+		      "kept: %llu mJ, want %.0f", (unsigned long long)
+		      f.sample_mj, big + truth - 1000);
+	_figure_after(ge, 1, 0, &g);
+	ck_assert_msg(fabs(g.sample_mj - _truth_mj(1, g.sample_ns)) < 1000,
+		      "not kept: %llu mJ, true %.0f", (unsigned long long)
+		      g.sample_mj, _truth_mj(1, g.sample_ns));
+	usleep(300 * 1000);
+	gpu_energy_stop(ge);
+	/* stop kept the scale where it ended ... */
+	_read_scale(0, &raw, &fig);
+	ck_assert_uint_ge(fig, f.sample_mj);
+	ck_assert_msg(fabs((double) fig - (big + raw - 1000)) < 5,
+		      "kept %llu at raw %llu", fig, raw);
+	/* ... and the next run goes on from it */
+	ge = gpu_energy_start_kept(FAKE_NVML_LIB, 100 * MS, dir, err,
+				   sizeof(err));
+	ck_assert_msg(ge != NULL, "%s", err);
+	_figure_after(ge, 0, 0, &g);
+	ck_assert_uint_ge(g.sample_mj, fig);
+	ck_assert_msg(fabs((double) g.sample_mj -
+			   (big + _truth_mj(0, g.sample_ns) - 1000)) < 1000,
+		      "second run: %llu mJ", (unsigned long long) g.sample_mj);
+	gpu_energy_stop(ge);
+}
+END_TEST
+
+/*
+ * A step's view of a GPU (issue #14): a figure corrected downwards after
+ * a fault is taken as is (it was once taken for a restart, and the whole
+ * figure was added: +167 % on the cluster); a figure below the base is a
+ * new scale, bridged at the last power.
+ */
+START_TEST(test_step_view)
+{
+	const uint64_t s = 1000ULL * MS;
+	gpu_step_gpu_t g = { 0 };
+	uint64_t b;
+
+	/* base at the start, then the counter's increases */
+	ck_assert_int_eq(gpu_step_feed(&g, 10000, 200, 1 * s, 1 * s, 2 * s,
+				       &b), 0);
+	ck_assert_uint_eq(gpu_step_energy(&g), 0);
+	gpu_step_feed(&g, 10400, 200, 3 * s, 1 * s, 2 * s, &b);
+	ck_assert_uint_eq(gpu_step_energy(&g), 400);
+	/* an estimate across a fault (14958), then the counter (14812) */
+	gpu_step_feed(&g, 14958, 213, 20 * s, 1 * s, 2 * s, &b);
+	ck_assert_uint_eq(gpu_step_energy(&g), 4958);
+	ck_assert_int_eq(gpu_step_feed(&g, 14812, 170, 21 * s, 1 * s, 2 * s,
+				       &b), 0);
+	ck_assert_uint_eq(b, 0);
+	ck_assert_uint_eq(gpu_step_energy(&g), 4812);
+	gpu_step_feed(&g, 15000, 170, 22 * s, 1 * s, 2 * s, &b);
+	ck_assert_uint_eq(gpu_step_energy(&g), 5000);
+	/* the counter went back while slurmd was down: 3 s at 170 W */
+	ck_assert_int_eq(gpu_step_feed(&g, 300, 150, 25 * s, 1 * s, 2 * s,
+				       &b), 1);
+	ck_assert_uint_eq(b, 510);
+	ck_assert_uint_eq(gpu_step_energy(&g), 5510);
+	gpu_step_feed(&g, 450, 150, 26 * s, 1 * s, 2 * s, &b);
+	ck_assert_uint_eq(gpu_step_energy(&g), 5660);
+
+	/* a first figure 5 s late counts its power over those 5 s */
+	memset(&g, 0, sizeof(g));
+	gpu_step_feed(&g, 7000, 100, 6 * s, 1 * s, 2 * s, &b);
+	ck_assert_uint_eq(gpu_step_energy(&g), 500);
+	gpu_step_feed(&g, 7100, 100, 7 * s, 1 * s, 2 * s, &b);
+	ck_assert_uint_eq(gpu_step_energy(&g), 600);
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("gpu_nvml");
@@ -334,6 +559,9 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_clocks_logged);
 	tcase_add_test(tc, test_open_errors);
 	tcase_add_test(tc, test_read_failure);
+	tcase_add_test(tc, test_figures_and_faults);
+	tcase_add_test(tc, test_scale_kept);
+	tcase_add_test(tc, test_step_view);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,9 +6,13 @@
 #endif
 
 #include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "gpu_energy.h"
 #include "nvml_lib.h"
@@ -19,18 +23,166 @@
 #define MAX_GPU_POWER_MW	(5000ULL * 1000)
 #define BACKOFF_MAX_NS		(30 * SE_NS_PER_SEC)
 #define EXTRAPOLATE_MAX_NS	(600 * SE_NS_PER_SEC)
+/* The scale file of a GPU is rewritten at most this often (and at stop). */
+#define KEEP_EVERY_NS		(10 * SE_NS_PER_SEC)
+
+/*
+ * GPU i's figure: origin_mj + the sampler's energy.  The origin is set at
+ * the first good sample: the counter's raw value then, or, when the scale
+ * kept by the previous run (same GPU, counter not gone back, an increase
+ * a GPU can make in the time since) goes on, that scale's figure plus
+ * the counter's increase since it was kept.
+ */
+typedef struct {
+	struct gpu_energy *ge;
+	unsigned i;
+	bool have;		/* a good sample came: the fields below */
+	uint64_t origin_mj;
+	uint64_t last_ns;	/* the last good sample (monotonic) */
+	uint64_t last_mj;	/* the sampler's energy at it */
+	uint64_t last_raw_mj;	/* the counter's raw value at it */
+	uint64_t saved_ns;	/* when the scale file was last written */
+	bool kept;		/* a scale file of the previous run was read */
+	uint64_t kept_raw_mj, kept_fig_mj;
+	double kept_wall_s;
+} gpu_fig_t;
 
 struct gpu_energy {
 	unsigned count;
 	nvml_meter_t *meters;
 	sampler_t **samplers;
 	int leaked;		/* a sampler outlived its deadline */
+	pthread_mutex_t fig_lock;	/* figs[] */
+	gpu_fig_t *figs;
+	char *state_dir;	/* NULL: no scale kept across runs */
 };
+
+/* Private functions */
+
+static void _scale_path(const gpu_energy_t *ge, unsigned i, char *out,
+			size_t len)
+{
+	snprintf(out, len, "%s/slurm-energy-gpu%u.scale", ge->state_dir, i);
+}
+
+/* The previous run's scale of GPU i: "raw_mj figure_mj wall_s". */
+static void _scale_load(gpu_energy_t *ge, unsigned i)
+{
+	char path[4096];
+	unsigned long long raw, fig;
+	double wall;
+	FILE *f;
+
+	if (!ge->state_dir)
+		return;
+	_scale_path(ge, i, path, sizeof(path));
+	if (!(f = fopen(path, "r")))
+		return;
+	if (fscanf(f, "%llu %llu %lf", &raw, &fig, &wall) == 3) {
+		ge->figs[i].kept = true;
+		ge->figs[i].kept_raw_mj = raw;
+		ge->figs[i].kept_fig_mj = fig;
+		ge->figs[i].kept_wall_s = wall;
+	}
+	fclose(f);
+}
+
+/* Write GPU i's scale (replaced atomically); errors are not fatal. */
+static void _scale_save(gpu_energy_t *ge, unsigned i, uint64_t raw_mj,
+			uint64_t fig_mj)
+{
+	char path[4096], tmp[4100];
+	struct timespec ts;
+	FILE *f;
+
+	if (!ge->state_dir)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	_scale_path(ge, i, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	if (!(f = fopen(tmp, "w")))
+		return;
+	fprintf(f, "%" PRIu64 " %" PRIu64 " %.3f\n", raw_mj, fig_mj,
+		ts.tv_sec + ts.tv_nsec / 1e9);
+	if (fclose(f) == 0)
+		(void) rename(tmp, path);
+	else
+		(void) unlink(tmp);
+}
+
+/*
+ * The origin of a figure whose first good sample read raw_mj when the
+ * sampler's energy was energy_mj.
+ */
+static uint64_t _origin(const gpu_fig_t *g, uint64_t raw_mj,
+			uint64_t energy_mj)
+{
+	uint64_t fig = raw_mj;
+
+	if (g->kept && raw_mj >= g->kept_raw_mj) {
+		struct timespec ts;
+		double since;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		since = ts.tv_sec + ts.tv_nsec / 1e9 - g->kept_wall_s;
+		if (since < 0)
+			since = 0;
+		/* at most MAX_GPU_POWER since (a minute's slack for clocks) */
+		if ((double) (raw_mj - g->kept_raw_mj) <=
+		    (since + 60) * (MAX_GPU_POWER_MW / 1000.0) * 1000.0)
+			fig = g->kept_fig_mj + (raw_mj - g->kept_raw_mj);
+	}
+	return fig >= energy_mj ? fig - energy_mj : 0;
+}
+
+/* The sampler thread of GPU i, after each good sample. */
+static void _on_sample(void *arg, uint64_t t_ns, uint64_t energy_mj)
+{
+	gpu_fig_t *g = arg;
+	gpu_energy_t *ge = g->ge;
+	uint64_t raw = ge->meters[g->i].last_raw_mj, fig;
+	bool save = false;
+
+	pthread_mutex_lock(&ge->fig_lock);
+	if (!g->have) {
+		g->origin_mj = _origin(g, raw, energy_mj);
+		g->have = true;
+		save = true;
+	}
+	g->last_ns = t_ns;
+	g->last_mj = energy_mj;
+	g->last_raw_mj = raw;
+	fig = g->origin_mj + energy_mj;
+	if (save || t_ns - g->saved_ns >= KEEP_EVERY_NS) {
+		g->saved_ns = t_ns;
+		save = true;
+	}
+	pthread_mutex_unlock(&ge->fig_lock);
+	if (save)
+		_scale_save(ge, g->i, raw, fig);
+}
+
+static void _free(gpu_energy_t *ge)
+{
+	free(ge->samplers);
+	free(ge->meters);
+	free(ge->figs);
+	free(ge->state_dir);
+	pthread_mutex_destroy(&ge->fig_lock);
+	free(ge);
+}
 
 /* Public functions */
 
 gpu_energy_t *gpu_energy_start(const char *lib_path, uint64_t period_ns,
 			       char *err, size_t err_len)
+{
+	return gpu_energy_start_kept(lib_path, period_ns, NULL, err, err_len);
+}
+
+gpu_energy_t *gpu_energy_start_kept(const char *lib_path, uint64_t period_ns,
+				    const char *state_dir, char *err,
+				    size_t err_len)
 {
 	const nvml_lib_t *lib = nvml_lib_open(lib_path, err, err_len);
 	unsigned order[64];
@@ -44,13 +196,25 @@ gpu_energy_t *gpu_energy_start(const char *lib_path, uint64_t period_ns,
 		nvml_lib_close();
 		return NULL;
 	}
-	if (!(ge = calloc(1, sizeof(*ge))) ||
-	    !(ge->meters = calloc(n, sizeof(*ge->meters))) ||
-	    !(ge->samplers = calloc(n, sizeof(*ge->samplers)))) {
+	if (!(ge = calloc(1, sizeof(*ge)))) {
+		snprintf(err, err_len, "out of memory");
+		goto fail;
+	}
+	pthread_mutex_init(&ge->fig_lock, NULL);
+	if (!(ge->meters = calloc(n, sizeof(*ge->meters))) ||
+	    !(ge->samplers = calloc(n, sizeof(*ge->samplers))) ||
+	    !(ge->figs = calloc(n, sizeof(*ge->figs))) ||
+	    (state_dir && *state_dir &&
+	     !(ge->state_dir = strdup(state_dir)))) {
 		snprintf(err, err_len, "out of memory");
 		goto fail;
 	}
 	ge->count = n;
+	for (unsigned i = 0; i < (unsigned) n; i++) {
+		ge->figs[i].ge = ge;
+		ge->figs[i].i = i;
+		_scale_load(ge, i);
+	}
 	for (unsigned i = 0; i < (unsigned) n; i++) {
 		char label[32];
 		sampler_config_t cfg = {
@@ -64,6 +228,8 @@ gpu_energy_t *gpu_energy_start(const char *lib_path, uint64_t period_ns,
 				 .max_power_mw = MAX_GPU_POWER_MW,
 				 .max_extrapolate_ns = EXTRAPOLATE_MAX_NS },
 			.label = label,
+			.on_sample = _on_sample,
+			.on_sample_arg = &ge->figs[i],
 		};
 
 		snprintf(label, sizeof(label), "GPU %u (NVML %u)", i, order[i]);
@@ -94,9 +260,14 @@ void gpu_energy_stop(gpu_energy_t *ge)
 			ge->leaked = 1;
 	if (ge->leaked)
 		return;		/* meters stay allocated for the stuck thread */
-	free(ge->samplers);
-	free(ge->meters);
-	free(ge);
+	/* the samplers are joined: keep each scale at its last good sample
+	 * (the meter's last raw value may be a reading that was refused) */
+	for (unsigned i = 0; ge->figs && i < ge->count; i++)
+		if (ge->figs[i].have)
+			_scale_save(ge, i, ge->figs[i].last_raw_mj,
+				    ge->figs[i].origin_mj +
+				    ge->figs[i].last_mj);
+	_free(ge);
 	nvml_lib_close();
 }
 
@@ -107,13 +278,40 @@ unsigned gpu_energy_count(const gpu_energy_t *ge)
 
 int gpu_energy_at(gpu_energy_t *ge, unsigned i, uint64_t t_ns, uint64_t *mj)
 {
-	int rc;
-
 	if (!ge || i >= ge->count)
 		return -EINVAL;
-	rc = sampler_energy_at(ge->samplers[i], t_ns, mj);
-	*mj += __atomic_load_n(&ge->meters[i].first_raw_mj, __ATOMIC_ACQUIRE);
-	return rc;
+	return sampler_energy_at(ge->samplers[i], t_ns, mj);
+}
+
+int gpu_energy_figure(gpu_energy_t *ge, unsigned i, uint64_t now_ns,
+		      gpu_energy_figure_t *out)
+{
+	sampler_status_t st;
+	gpu_fig_t *g;
+	uint64_t dt;
+
+	memset(out, 0, sizeof(*out));
+	if (!ge || i >= ge->count)
+		return -EINVAL;
+	g = &ge->figs[i];
+	pthread_mutex_lock(&ge->fig_lock);
+	if (!g->have) {
+		pthread_mutex_unlock(&ge->fig_lock);
+		return -ENODATA;
+	}
+	sampler_status(ge->samplers[i], &st);
+	out->sample_ns = g->last_ns;
+	out->sample_mj = g->origin_mj + g->last_mj;
+	out->power_mw = st.power_mw;
+	out->state = st.state;
+	pthread_mutex_unlock(&ge->fig_lock);
+	dt = now_ns > out->sample_ns ? now_ns - out->sample_ns : 0;
+	if (dt > EXTRAPOLATE_MAX_NS)
+		dt = EXTRAPOLATE_MAX_NS;
+	out->energy_mj = out->sample_mj +
+			 (uint64_t) ((unsigned __int128) out->power_mw * dt /
+				     SE_NS_PER_SEC);
+	return 0;
 }
 
 int gpu_energy_between(gpu_energy_t *ge, unsigned i, uint64_t t0_ns,
@@ -130,4 +328,43 @@ int gpu_energy_status(gpu_energy_t *ge, unsigned i, sampler_status_t *out)
 		return -EINVAL;
 	sampler_status(ge->samplers[i], out);
 	return 0;
+}
+
+/* ------------------------------------------------ a step's view (J) */
+
+int gpu_step_feed(gpu_step_gpu_t *g, uint64_t j, uint32_t w,
+		  uint64_t now_ns, uint64_t start_ns, uint64_t late_ns,
+		  uint64_t *bridged_j)
+{
+	uint64_t bridged = 0;
+	int scale = 0;
+
+	if (!g->seen) {
+		g->seen = true;
+		g->base_j = j;
+		g->counted_j = 0;
+		if (now_ns > start_ns && now_ns - start_ns > late_ns)
+			g->counted_j = (uint64_t) w * (now_ns - start_ns) /
+				       SE_NS_PER_SEC;
+	} else if (j < g->base_j) {
+		/* another scale: keep what was counted, bridge the gap */
+		if (now_ns > g->last_ns)
+			bridged = (uint64_t) g->last_w *
+				  (now_ns - g->last_ns) / SE_NS_PER_SEC;
+		g->counted_j += g->last_j - g->base_j + bridged;
+		g->base_j = j;
+		scale = 1;
+	}
+	g->last_j = j;
+	g->last_w = w;
+	g->last_ns = now_ns;
+	*bridged_j = bridged;
+	return scale;
+}
+
+uint64_t gpu_step_energy(const gpu_step_gpu_t *g)
+{
+	if (!g->seen)
+		return 0;
+	return g->counted_j + (g->last_j - g->base_j);
 }

@@ -25,6 +25,20 @@ typedef struct gpu_energy gpu_energy_t;
 gpu_energy_t *gpu_energy_start(const char *lib_path, uint64_t period_ns,
 			       char *err, size_t err_len);
 
+/*
+ * The same, keeping each GPU's scale across runs in state_dir (slurmd's
+ * spool directory; NULL: not kept): the figure of GPU i
+ * (gpu_energy_figure) is then the previous run's figure plus the
+ * counter's increase since, when the counter went on (same GPU, not gone
+ * back, no more than a GPU can use in the time since); otherwise the
+ * counter's raw value at the first good read.  A file per GPU,
+ * slurm-energy-gpu<i>.scale ("raw_mj figure_mj wall_s"), rewritten every
+ * 10 s and at stop.
+ */
+gpu_energy_t *gpu_energy_start_kept(const char *lib_path, uint64_t period_ns,
+				    const char *state_dir, char *err,
+				    size_t err_len);
+
 /* Stop the samplers and close NVML.  ge may be NULL. */
 void gpu_energy_stop(gpu_energy_t *ge);
 
@@ -32,13 +46,64 @@ void gpu_energy_stop(gpu_energy_t *ge);
 unsigned gpu_energy_count(const gpu_energy_t *ge);
 
 /*
- * Energy of GPU i at monotonic t_ns (see sampler_energy_at) on the GPU's
- * own scale: the counter's value at the first good read plus what was
- * counted since (resets and gaps filled), so that a reader that outlives
- * us (a step across a slurmd restart or reconfigure) sees the figure go
- * on instead of starting again from 0.  -EINVAL for a bad i.
+ * Energy of GPU i at monotonic t_ns counted since the sampler started
+ * (see sampler_energy_at: never decreasing at "now").  -EINVAL for a bad i.
  */
 int gpu_energy_at(gpu_energy_t *ge, unsigned i, uint64_t t_ns, uint64_t *mj);
+
+/*
+ * GPU i's figure, what slurmd hands out for it, on the GPU's own scale
+ * (the counter's value at the first good read, or the kept scale: see
+ * gpu_energy_start_kept) so that a reader that outlives us (a step across
+ * a slurmd restart or reconfigure) sees it go on.
+ */
+typedef struct {
+	uint64_t energy_mj;	/* at now_ns: sample_mj + power_mw since
+				 * (at most 600 s): an estimate while reads
+				 * fail, replaced by the counter's figure,
+				 * lower or higher, when they resume */
+	uint64_t sample_mj;	/* at the last good sample: exact */
+	uint64_t sample_ns;	/* its monotonic instant */
+	uint64_t power_mw;	/* its power */
+	sampler_state_t state;
+} gpu_energy_figure_t;
+
+/* 0; -ENODATA before GPU i's first good sample (no figure: the GPU has
+ * no data yet, e.g. NVML failing since slurmd started); -EINVAL bad i. */
+int gpu_energy_figure(gpu_energy_t *ge, unsigned i, uint64_t now_ns,
+		      gpu_energy_figure_t *out);
+
+/*
+ * A step's view of one GPU from slurmd's figures (slurmstepd; Slurm-free
+ * so that it is unit-tested).  The GPU's energy in the step is what its
+ * figure rose since the first one (the base), so a figure that slurmd
+ * corrects downwards (an estimate across a failed read replaced by the
+ * counter's figure) is taken as is.  A figure below the base is another
+ * scale (the counter went back while slurmd was down: a driver reload):
+ * what was counted is kept and the time since the last figure is bridged
+ * at its power; counting goes on from the new figure.
+ */
+typedef struct {
+	bool seen;
+	uint64_t base_j;	/* the scale's figure where counting began */
+	uint64_t counted_j;	/* earlier scales, bridges, a late start */
+	uint64_t last_j;	/* the last figure (J) */
+	uint32_t last_w;	/* and its power */
+	uint64_t last_ns;	/* and when it came (monotonic) */
+} gpu_step_gpu_t;
+
+/*
+ * Feed figure j (J) with power w (W) at now_ns to a step that started at
+ * start_ns; a first figure later than late_ns after start_ns also counts
+ * w over the time before it.  Returns 1 when j began a new scale (then
+ * *bridged_j is the energy bridged), else 0 (*bridged_j 0).
+ */
+int gpu_step_feed(gpu_step_gpu_t *g, uint64_t j, uint32_t w,
+		  uint64_t now_ns, uint64_t start_ns, uint64_t late_ns,
+		  uint64_t *bridged_j);
+
+/* The GPU's energy in the step so far (J). */
+uint64_t gpu_step_energy(const gpu_step_gpu_t *g);
 
 /* Energy of GPU i between t0_ns and t1_ns. */
 int gpu_energy_between(gpu_energy_t *ge, unsigned i, uint64_t t0_ns,

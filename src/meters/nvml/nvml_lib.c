@@ -210,9 +210,7 @@ static int _meter_read(void *arg, meter_reading_t *out, uint64_t deadline_ns,
 	}
 	out->has_counter = true;
 	out->counter_raw = mj;
-	if (!__atomic_load_n(&m->first_raw_mj, __ATOMIC_RELAXED))
-		__atomic_store_n(&m->first_raw_mj, mj ? mj : 1,
-				 __ATOMIC_RELEASE);
+	m->last_raw_mj = mj;
 	if (m->have_power &&
 	    m->lib->DeviceGetPowerUsage(m->dev, &mw) == NVML_SUCCESS) {
 		out->has_power = true;

@@ -76,9 +76,10 @@ typedef struct {
 	unsigned int index;	/* NVML index */
 	nvmlDevice_t dev;	/* set by open */
 	bool have_power;	/* power read works (else derived) */
-	/* The counter at the first good read (mJ since the driver loaded),
-	 * 0 before it; written once by the sampler thread (atomics). */
-	uint64_t first_raw_mj;
+	/* The counter at the last good read (mJ since the driver loaded);
+	 * written and read by the sampler thread only (its on_sample hook
+	 * pairs it with the sampler's energy at that sample). */
+	uint64_t last_raw_mj;
 } nvml_meter_t;
 
 /*
