@@ -115,11 +115,26 @@ static size_t answer(const uint8_t *rq, size_t rq_len, uint8_t *out)
 	return len;
 }
 
+/*
+ * Send an answer.  TCP: send() with MSG_NOSIGNAL: once the meter has
+ * closed its end, a write() raises SIGPIPE, which libFuzzer does not
+ * catch: the fuzzer died with no report, no input kept and no stats.
+ */
+static ssize_t say(int fd, const uint8_t *out, size_t len)
+{
+#ifdef FUZZ_RTU
+	return write(fd, out, len);
+#else
+	return send(fd, out, len, MSG_NOSIGNAL);
+#endif
+}
+
 /* Answer requests on fd while the read is armed; false on EOF. */
 static bool converse(int fd)
 {
 	uint8_t rq[300], out[300];
 	uint64_t said_ns = 0;	/* when the last answer went out */
+	bool shut = false;	/* our end shut for writing: say no more */
 
 	for (;;) {
 		struct pollfd p = { fd, POLLIN, 0 };
@@ -139,6 +154,7 @@ static bool converse(int fd)
 			 * than have every such input wait out the deadline */
 			if (said_ns && se_mono_ns() - said_ns > 5 * SE_NS_PER_MS) {
 				shutdown(fd, SHUT_WR);
+				shut = true;
 				said_ns = 0;
 			}
 #endif
@@ -151,16 +167,19 @@ static bool converse(int fd)
 		len = answer(rq, (size_t) n, out);
 		done = rs.next >= rs.n;
 		pthread_mutex_unlock(&rs.lock);
-		if (len && write(fd, out, len) != (ssize_t) len)
+		if (len && !shut && say(fd, out, len) != (ssize_t) len)
 			return false;
 		said_ns = se_mono_ns();
 #ifndef FUZZ_RTU
 		/* nothing more to say: end the stream, so a short answer
 		 * fails at once rather than by the byte timeout */
-		if (done)
+		if (done) {
 			shutdown(fd, SHUT_WR);
+			shut = true;
+		}
 #else
 		(void) done;
+		(void) shut;
 #endif
 	}
 }
