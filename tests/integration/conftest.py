@@ -76,9 +76,12 @@ def _worker_cluster_identity(worker, env):
         "VETH_PREFIX": "%sw%d" % (get("VETH_PREFIX", "seveth")[:6], n),
         "NAME": "%sw%d" % (get("NAME", "secluster"), n),
     }
+    # +1000 a worker: below the kernel's ephemeral ports (32768 on), which
+    # outgoing connections (the fuzz stage's thousands among them) hold in
+    # TIME_WAIT for a minute, so that a daemon's listening port is free
     for key, default in (("CTLD_PORT", 16817), ("SLURMD_PORT", 16818),
                          ("DBD_PORT", 16819), ("DB_PORT", 16306)):
-        ident[key] = str(int(get(key, default)) + 20000 * n)
+        ident[key] = str(int(get(key, default)) + 1000 * n)
     return {"SE_CLUSTER_" + k: v for k, v in ident.items()}
 
 
