@@ -27,6 +27,7 @@ test_energy_acc
 test_energy_query
 test_power_trace
 test_sampler
+test_sampler_log
 test_se_log
 test_se_resolve
 test_modbus_codec
@@ -37,6 +38,7 @@ test_cpufreq_policy
 "
 helgrind_tests="
 test_sampler
+test_sampler_log
 test_energy_query
 "
 

@@ -29,6 +29,7 @@
 typedef struct {
 	int rc;			/* the read's result */
 	long sleep_ms;		/* how long the read takes */
+	long back_ms;		/* the reading stands for this long ago */
 } step_t;
 
 typedef struct {
@@ -42,7 +43,7 @@ static int _fake_read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
 		      char *msg, size_t msg_len)
 {
 	fake_t *f = dev;
-	step_t st = { 0, 0 };
+	step_t st = { 0, 0, 0 };
 	struct timespec ts;
 
 	(void) deadline_ns;
@@ -63,6 +64,8 @@ static int _fake_read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
 	memset(out, 0, sizeof(*out));
 	out->has_power = true;
 	out->power_mw = 100000;
+	if (st.back_ms)
+		out->t_ns = se_mono_ns() - (uint64_t) st.back_ms * MS;
 	return 0;
 }
 
@@ -168,8 +171,8 @@ START_TEST(test_single_failures_are_not_errors)
 	/* good, one timeout, good x3, one timeout, good: two faults of one
 	 * read each, alternating as a meter under load does */
 	const step_t script[] = {
-		{ 0, 0 }, { -ETIMEDOUT, 0 }, { 0, 0 }, { 0, 0 }, { 0, 0 },
-		{ -ETIMEDOUT, 0 }, { 0, 0 },
+		{ 0, 0, 0 }, { -ETIMEDOUT, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 },
+		{ 0, 0, 0 }, { -ETIMEDOUT, 0, 0 }, { 0, 0, 0 },
 	};
 	sampler_config_t cfg = _cfg(20 * MS, 10 * MS);
 	sampler_status_t st;
@@ -200,8 +203,8 @@ START_TEST(test_fault_marked_at_its_second_failure)
 {
 	/* one timeout alone, then a fault of three failed reads */
 	const step_t script[] = {
-		{ 0, 0 }, { -ETIMEDOUT, 0 }, { 0, 0 }, { -EIO, 0 },
-		{ -EPROTO, 0 }, { -EIO, 0 }, { 0, 0 },
+		{ 0, 0, 0 }, { -ETIMEDOUT, 0, 0 }, { 0, 0, 0 }, { -EIO, 0, 0 },
+		{ -EPROTO, 0, 0 }, { -EIO, 0, 0 }, { 0, 0, 0 },
 	};
 	sampler_config_t cfg = _cfg(20 * MS, 10 * MS);
 	sampler_t *s;
@@ -227,7 +230,8 @@ START_TEST(test_failed_read_says_its_overrun)
 	/* two reads that fail 80 ms into a 10 ms deadline (a backend that
 	 * closes and reopens a dead session), then a good one */
 	const step_t script[] = {
-		{ 0, 0 }, { -ETIMEDOUT, 80 }, { -ETIMEDOUT, 80 }, { 0, 0 },
+		{ 0, 0, 0 }, { -ETIMEDOUT, 80, 0 }, { -ETIMEDOUT, 80, 0 },
+		{ 0, 0, 0 },
 	};
 	sampler_config_t cfg = _cfg(200 * MS, 10 * MS);
 	sampler_t *s;
@@ -249,7 +253,7 @@ END_TEST
 
 START_TEST(test_late_good_read_has_its_own_line)
 {
-	const step_t script[] = { { 0, 0 }, { 0, 80 }, { 0, 0 } };
+	const step_t script[] = { { 0, 0, 0 }, { 0, 80, 0 }, { 0, 0, 0 } };
 	sampler_config_t cfg = _cfg(200 * MS, 10 * MS);
 	sampler_status_t st;
 	sampler_t *s;
@@ -268,11 +272,13 @@ START_TEST(test_late_good_read_has_its_own_line)
 }
 END_TEST
 
-/* The first sample's instant stays in the status (a reload's carry is
- * joined there: se_energy.c). */
+/* The first sample's instant stays in the status (se_energy.c joins a
+ * reload's carry there, and counts nothing from before slurmd's sampler
+ * started): a reading standing for an instant before it was made (a
+ * rolling average) keeps that instant. */
 START_TEST(test_first_sample_instant)
 {
-	const step_t script[] = { { -EIO, 0 }, { 0, 0 }, { 0, 0 } };
+	const step_t script[] = { { 0, 0, 500 }, { 0, 0, 500 }, { 0, 0, 0 } };
 	sampler_config_t cfg = _cfg(20 * MS, 10 * MS);
 	sampler_status_t st;
 	uint64_t before = se_mono_ns(), first;
@@ -284,7 +290,8 @@ START_TEST(test_first_sample_instant)
 	_wait_reads(&f, 3);
 	sampler_status(s, &st);
 	first = st.first_sample_ns;
-	ck_assert_uint_gt(first, before);
+	ck_assert_uint_lt(first, before);
+	ck_assert_uint_gt(first + 600 * MS, before);
 	ck_assert_uint_lt(first, st.last_sample_ns);
 	_wait_reads(&f, 5);
 	sampler_status(s, &st);

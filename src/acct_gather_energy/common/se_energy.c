@@ -102,8 +102,12 @@ typedef struct {
 	se_energy_meter_t meter;
 	bool unmetered;		/* configured without a meter */
 	uint64_t base_mj;	/* carried over from before a reconfigure */
+	uint64_t skip_mj;	/* sampler energy not the node's: before
+				 * the carry or before start_ns */
+	uint64_t start_ns;	/* monotonic: this sampler's start */
+	bool joined;		/* first sample seen (_node_join) */
 	/* A reconfigure's carry (carry_t below) until the new sampler's
-	 * first sample joins it (_node_join_carry) */
+	 * first sample joins it */
 	bool carry_pending;
 	uint64_t carry_mj;	/* node energy at carry_t_ns */
 	uint64_t carry_t_ns;
@@ -260,29 +264,45 @@ static void _node_stop(void)
 }
 
 /*
- * A reload's carry (node energy E at the old sampler's end, t_c) meets the
- * new sampler's figures, which count from its first sample's instant t_f:
- * the node total is E + the gap [t_c, t_f] at the last power when t_f is
- * later, or E + what the new sampler counted after t_c when t_f is
- * earlier (a reading stands for an instant before it was made: a DCMI
- * rolling average for the middle of its window), so that no interval is
- * counted twice or not at all.  Before the first sample, E extrapolated at
- * the last power for one missed sample (period + deadline), then held.
+ * The new sampler's first sample: its figures count from that sample's
+ * instant t_f, which may lie before the sampler started (a reading stands
+ * for an instant before it was made: a DCMI rolling average for the
+ * middle of its window).  After a reload, its carry (node energy E at the
+ * old sampler's last sample, t_c) meets them: the node total is E + the
+ * gap [t_c, t_f] at the power carried over, or, t_f earlier, E + what the
+ * new sampler counted after t_c.  Without a carry (slurmd started), what
+ * the sampler counted before its start is no energy of this slurmd's:
+ * the steps bridged a restart up to it.  So no interval is counted twice
+ * or not at all.  Before the first sample after a reload, E extrapolated
+ * at that power for one missed sample (period + deadline), then held.
  */
-static void _node_join_carry(const sampler_status_t *st)
+static void _node_join(const sampler_status_t *st)
 {
 	uint64_t t_f = st->first_sample_ns, t_c = node.carry_t_ns, e_mj = 0;
 
-	if (!node.carry_pending || !t_f)
+	if (node.joined || !t_f)
 		return;
-	node.carry_pending = false;
-	if (t_f >= t_c) {
-		node.base_mj = node.carry_mj + (uint64_t) ((double)
-			node.carry_power_mw * (double) (t_f - t_c) / 1e9);
+	node.joined = true;
+	if (!node.carry_pending) {
+		if (t_f < node.start_ns &&
+		    !sampler_energy_at(node.sampler, node.start_ns, &e_mj))
+			node.skip_mj = e_mj;
 		return;
 	}
-	(void) sampler_energy_at(node.sampler, t_c, &e_mj);
-	node.base_mj = node.carry_mj > e_mj ? node.carry_mj - e_mj : 0;
+	node.carry_pending = false;
+	node.base_mj = node.carry_mj;
+	if (t_f >= t_c)
+		node.base_mj += (uint64_t) ((double) node.carry_power_mw *
+					    (double) (t_f - t_c) / 1e9);
+	else if (!sampler_energy_at(node.sampler, t_c, &e_mj))
+		node.skip_mj = e_mj;
+}
+
+/* The node's figure from the sampler's (never below 0). */
+static uint64_t _node_mj(uint64_t sampler_mj)
+{
+	return node.base_mj + (sampler_mj > node.skip_mj ?
+			       sampler_mj - node.skip_mj : 0);
 }
 
 /*
@@ -312,7 +332,7 @@ static void _node_carry_out(const sampler_status_t *st)
 		t0 = st->first_sample_ns;
 	(void) sampler_energy_at(node.sampler, t1, &e1);
 	(void) sampler_energy_at(node.sampler, t0, &e0);
-	carry.energy_mj = node.base_mj + e1;
+	carry.energy_mj = _node_mj(e1);
 	carry.t_ns = t1;
 	carry.power_mw = t1 > t0 && e1 > e0 ?
 		(uint64_t) ((double) (e1 - e0) * 1e9 / (double) (t1 - t0)) :
@@ -324,7 +344,7 @@ static uint64_t _node_energy_mj(const sampler_status_t *st)
 {
 	uint64_t mj, now_ns, dt_ns, hold_ns;
 
-	_node_join_carry(st);
+	_node_join(st);
 	if (node.carry_pending) {
 		now_ns = se_mono_ns();
 		hold_ns = node.meter.cfg.period_ns + node.meter.cfg.deadline_ns;
@@ -334,7 +354,7 @@ static uint64_t _node_energy_mj(const sampler_status_t *st)
 		mj = node.carry_mj + (uint64_t) ((double) node.carry_power_mw *
 						 (double) dt_ns / 1e9);
 	} else {
-		mj = node.base_mj + st->energy_mj;
+		mj = _node_mj(st->energy_mj);
 	}
 	if (mj < node.reported_mj)
 		mj = node.reported_mj;
@@ -602,13 +622,14 @@ static void _node_start(const char *meter_name, se_energy_make_meter_fn make,
 	node.meter.cfg.label = xstrdup(m.cfg.label);
 	node.meter.describe = xstrdup(m.describe);
 	_attr_start(name, &node.meter.cfg);
+	node.start_ns = se_mono_ns();
 	if (!(node.sampler = sampler_start(m.ops, m.dev, &node.meter.cfg)))
 		fatal("%s: node %s: cannot start the %s sampler for %s: %m",
 		      plugin_type, name, meter_name, node.meter.describe);
 	_node_serve(name);
 
 	/* A reload (scontrol reconfigure) continues the node's total from
-	 * the new sampler's first sample (_node_join_carry). */
+	 * the new sampler's first sample (_node_join). */
 	if (carry.valid) {
 		node.carry_pending = true;
 		node.carry_mj = carry.energy_mj;
