@@ -10,7 +10,9 @@
 #
 # Prints one line per run and exits non-zero when any run reports an
 # error; the logs stay in BUILD_OBJ_DIR/tests/valgrind/.  Suppressions:
-# tests/valgrind.supp (each one commented).
+# tests/valgrind.supp (each one commented).  A run where a Check test
+# fails (the sampler tests' 10 ms deadlines, under valgrind's slowdown) is
+# run once more, and its line says so; that second run must be clean.
 set -u
 
 obj=$(cd "${1:?usage: tests/valgrind.sh BUILD_OBJ_DIR}" && pwd)
@@ -54,15 +56,31 @@ run() { # tool test valgrind-options...
 	[ -x "$bin" ] || { printf '%-9s %-22s not built\n' "$tool" "$t"; return; }
 	log=$out/$t.$tool.log
 	start=$(date +%s)
-	"$obj/libtool" --mode=execute valgrind --tool="$tool" -q \
-		--error-exitcode=99 --suppressions="$supp" \
-		--log-file="$log" "$@" "$bin" >"$log.out" 2>&1
-	r=$?
+	note=
+	rm -f "$log.1" "$log.1.out"
+	for try in 1 2; do
+		"$obj/libtool" --mode=execute valgrind --tool="$tool" -q \
+			--error-exitcode=99 --suppressions="$supp" \
+			--log-file="$log" "$@" "$bin" >"$log.out" 2>&1
+		r=$?
+		checks=$(grep -ho '^[0-9]*%: Checks: [0-9]*, Failures: [0-9]*, Errors: [0-9]*' "$log.out")
+		# A check that failed under valgrind (20-50x slower, one thread
+		# at a time) is one of the sampler tests' timing assertions (a
+		# 10 ms deadline), not a memory error; and the test it ended
+		# (CK_FORK=no) leaves its sampler thread reading a fake on the
+		# dead test's stack, so valgrind's reports after it prove
+		# nothing.  Run it again, once: the second run must be clean of
+		# both.  The first run's logs stay as LOG.1.
+		case $checks in 100%:*) break ;; esac
+		[ $try = 1 ] || break
+		mv "$log" "$log.1"
+		mv "$log.out" "$log.1.out"
+		note=" (2nd run; the 1st: ${checks:-no Check summary}, $log.1)"
+	done
 	secs=$(( $(date +%s) - start ))
-	checks=$(grep -ho '^[0-9]*%: Checks: [0-9]*, Failures: [0-9]*, Errors: [0-9]*' "$log.out")
-	errors=$(grep -c '^==[0-9]*== [A-Z]' "$log" 2>/dev/null)
 	if [ $r -eq 0 ]; then
-		printf '%-9s %-22s clean  %4ss  %s\n' "$tool" "$t" "$secs" "$checks"
+		printf '%-9s %-22s clean  %4ss  %s%s\n' "$tool" "$t" "$secs" \
+			"$checks" "$note"
 	else
 		printf '%-9s %-22s FAILED %4ss  %s (exit %s, %s)\n' "$tool" "$t" \
 			"$secs" "$checks" "$r" "$log"
