@@ -22,6 +22,8 @@
 #include "se_log.h"
 #include "se_time.h"
 
+#include "log_record.h"
+
 #define MS	SE_NS_PER_MS
 #define SEC	SE_NS_PER_SEC
 #define MAX_READS 256
@@ -185,42 +187,6 @@ static void _fake_wait_blocked(fake_t *f, int n)
 	while (!(f->reads >= n && f->in_read))
 		ck_assert_int_eq(pthread_cond_timedwait(&f->c, &f->m, &ts), 0);
 	pthread_mutex_unlock(&f->m);
-}
-
-/* ---------------------------------------------------------- log record */
-
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char log_text[8192];
-static int log_errors;
-
-static void _log_sink(void *arg, se_log_level_t level, const char *msg)
-{
-	size_t len;
-
-	if (level == SE_LOG_SAMPLE)
-		return;
-	pthread_mutex_lock(&log_lock);
-	len = strlen(log_text);
-	snprintf(log_text + len, sizeof(log_text) - len, "%d|%s\n", level,
-		 msg);
-	if (level == SE_LOG_ERROR)
-		log_errors++;
-	pthread_mutex_unlock(&log_lock);
-}
-
-static void _setup(void)
-{
-	/* under the lock: a thread a previous test abandoned may still log */
-	pthread_mutex_lock(&log_lock);
-	log_text[0] = '\0';
-	log_errors = 0;
-	pthread_mutex_unlock(&log_lock);
-	se_log_set_sink(_log_sink, NULL);
-}
-
-static void _teardown(void)
-{
-	se_log_set_sink(NULL, NULL);
 }
 
 static bool _logged(const char *needle)

@@ -22,6 +22,8 @@
 #include "se_log.h"
 #include "se_time.h"
 
+#include "log_record.h"
+
 #define MS	SE_NS_PER_MS
 #define SEC	SE_NS_PER_SEC
 #define STEPS	16
@@ -101,42 +103,6 @@ static void _wait_reads(fake_t *f, int n)
 	for (i = 0; i < 20000 && _fake_reads(f) < n; i++)
 		nanosleep(&ts, NULL);
 	ck_assert_int_ge(_fake_reads(f), n);
-}
-
-/* ---------------------------------------------------------- log record */
-
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char log_text[16384];
-static int log_errors;
-
-static void _log_sink(void *arg, se_log_level_t level, const char *msg)
-{
-	size_t len;
-
-	(void) arg;
-	if (level == SE_LOG_SAMPLE)
-		return;
-	pthread_mutex_lock(&log_lock);
-	len = strlen(log_text);
-	snprintf(log_text + len, sizeof(log_text) - len, "%d|%s\n", level,
-		 msg);
-	if (level == SE_LOG_ERROR)
-		log_errors++;
-	pthread_mutex_unlock(&log_lock);
-}
-
-static void _setup(void)
-{
-	pthread_mutex_lock(&log_lock);
-	log_text[0] = '\0';
-	log_errors = 0;
-	pthread_mutex_unlock(&log_lock);
-	se_log_set_sink(_log_sink, NULL);
-}
-
-static void _teardown(void)
-{
-	se_log_set_sink(NULL, NULL);
 }
 
 static int _count(const char *needle)
