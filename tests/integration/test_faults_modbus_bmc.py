@@ -45,7 +45,6 @@ import datetime
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import time
 
@@ -177,44 +176,19 @@ def _jobid_done(cluster, name):
     ).stdout.split()[-1], timeout=30, what="job %s in sacct" % name))
 
 
-class Round:
-    """One job per node, a watchdog around them, a timed fault script."""
+class Round(faults.Round):
+    """One job per node, a watchdog around them, a timed fault script
+    (time 0: the jobs were submitted)."""
 
     def __init__(self, cluster, tag):
-        self.c, self.tag = cluster, tag
-        self.jobs = {}
-        self.dog = faults.Watchdog(cluster, NODES)
-        self.t0 = None
+        super().__init__(cluster, NODES, tag)
 
-    def __enter__(self):
-        self.dog.__enter__()
-        self.jobs = {n: NodeJob(self.c, n, self.tag) for n in NODES}
+    def start_jobs(self):
+        jobs = {n: NodeJob(self.c, n, self.tag) for n in NODES}
         self.t0 = time.monotonic()
-        for job in self.jobs.values():
+        for job in jobs.values():
             job.jobid = _jobid(self.c, job.name)
-        return self
-
-    def at(self, seconds):
-        """Sleep until *seconds* after the jobs were started."""
-        left = self.t0 + seconds - time.monotonic()
-        if left > 0:
-            time.sleep(left)
-
-    def __exit__(self, exc_type, *exc):
-        try:
-            if exc_type is None:
-                for job in self.jobs.values():
-                    job.finish()
-        finally:
-            self.dog.__exit__()
-            for job in self.jobs.values():
-                if job.proc.poll() is None:
-                    job.proc.kill()
-                    job.proc.wait()
-        if exc_type is None:
-            self.dog.check()
-            print("%s: watchdog %d answers, worst %.3f s" % (
-                self.tag, self.dog.samples, self.dog.worst_s))
+        return jobs
 
 
 def _marked(job, start, end=r"reading again after", plugin_errors=2):

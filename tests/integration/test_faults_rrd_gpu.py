@@ -123,50 +123,23 @@ class NodeJob:
         return step
 
 
-class Round:
-    """One job per node, a watchdog around them, faults at given times."""
+class Round(faults.Round):
+    """One job per node, a watchdog around them, faults at given times
+    (time 0: every task has started, so the step figures exist)."""
 
     def __init__(self, cluster, tag, seconds, args=()):
-        self.c, self.tag, self.seconds, self.args = cluster, tag, seconds, \
-            args
-        self.dog = faults.Watchdog(cluster, NODES)
+        super().__init__(cluster, NODES, tag)
+        self.seconds, self.args = seconds, args
 
-    def __enter__(self):
-        self.dog.__enter__()
-        self.jobs = {n: NodeJob(self.c, n, self.tag, self.seconds,
-                                self.args) for n in NODES}
-        for job in self.jobs.values():
+    def start_jobs(self):
+        jobs = {n: NodeJob(self.c, n, self.tag, self.seconds, self.args)
+                for n in NODES}
+        for job in jobs.values():
             job.jobid = _jobid(self.c, job.name)
-        # time 0: every task has started (the step figures exist)
         poll(lambda: all(faults.step_energy_now(self.c, j.jobid) is not None
-                         for j in self.jobs.values()), timeout=30,
+                         for j in jobs.values()), timeout=30,
              what="energy of every step")
-        self.t0 = time.monotonic()
-        return self
-
-    def at(self, seconds):
-        left = self.t0 + seconds - time.monotonic()
-        if left > 0:
-            time.sleep(left)
-
-    def __exit__(self, exc_type, *exc):
-        try:
-            if exc_type is None:
-                for job in self.jobs.values():
-                    job.finish()
-        finally:
-            self.dog.__exit__()
-            for job in self.jobs.values():
-                if job.proc.poll() is None:
-                    job.proc.kill()
-                    job.proc.wait()
-        if exc_type is None:
-            self.dog.check()
-            print("%s: watchdog %d answers, worst %.3f s" % (
-                self.tag, self.dog.samples, self.dog.worst_s))
-
-    def __getitem__(self, node):
-        return self.jobs[node]
+        return jobs
 
 
 def _marked(job, start, end=None, at_most=1):

@@ -258,3 +258,55 @@ class FakeClock:
     def step(self, seconds):
         """Step the node's wall clock by *seconds* (either sign)."""
         self._write(self.offset_s + seconds)
+
+
+class Round:
+    """One job per node at once, a Watchdog around them, and the clock of
+    a timed fault script: with it, rnd.at(S) sleeps until S seconds after
+    t0; rnd[node] is that node's job.  A test module subclasses it:
+    start_jobs() starts the jobs and returns {node: job} (each job with a
+    subprocess .proc and a .finish() that waits for it and its record),
+    setting self.t0 where its time 0 is (else it is when they started).
+    On a clean exit every job is finished, then the watchdog checked; a
+    job still running on the way out is killed."""
+
+    def __init__(self, cluster, nodes, tag):
+        self.c, self.nodes, self.tag = cluster, nodes, tag
+        self.jobs = {}
+        self.dog = Watchdog(cluster, nodes)
+        self.t0 = None
+
+    def start_jobs(self):
+        raise NotImplementedError
+
+    def __enter__(self):
+        self.dog.__enter__()
+        self.jobs = self.start_jobs()
+        if self.t0 is None:
+            self.t0 = time.monotonic()
+        return self
+
+    def at(self, seconds):
+        """Sleep until *seconds* after t0."""
+        left = self.t0 + seconds - time.monotonic()
+        if left > 0:
+            time.sleep(left)
+
+    def __getitem__(self, node):
+        return self.jobs[node]
+
+    def __exit__(self, exc_type, *exc):
+        try:
+            if exc_type is None:
+                for job in self.jobs.values():
+                    job.finish()
+        finally:
+            self.dog.__exit__()
+            for job in self.jobs.values():
+                if job.proc.poll() is None:
+                    job.proc.kill()
+                    job.proc.wait()
+        if exc_type is None:
+            self.dog.check()
+            print("%s: watchdog %d answers, worst %.3f s" % (
+                self.tag, self.dog.samples, self.dog.worst_s))
