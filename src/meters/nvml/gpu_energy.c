@@ -276,13 +276,6 @@ unsigned gpu_energy_count(const gpu_energy_t *ge)
 	return ge ? ge->count : 0;
 }
 
-int gpu_energy_at(gpu_energy_t *ge, unsigned i, uint64_t t_ns, uint64_t *mj)
-{
-	if (!ge || i >= ge->count)
-		return -EINVAL;
-	return sampler_energy_at(ge->samplers[i], t_ns, mj);
-}
-
 int gpu_energy_figure(gpu_energy_t *ge, unsigned i, uint64_t now_ns,
 		      gpu_energy_figure_t *out)
 {
@@ -322,13 +315,6 @@ int gpu_energy_between(gpu_energy_t *ge, unsigned i, uint64_t t0_ns,
 	return sampler_energy_between(ge->samplers[i], t0_ns, t1_ns, mj);
 }
 
-int gpu_energy_status(gpu_energy_t *ge, unsigned i, sampler_status_t *out)
-{
-	if (!ge || i >= ge->count)
-		return -EINVAL;
-	sampler_status(ge->samplers[i], out);
-	return 0;
-}
 
 /* ------------------------------------------------ a step's view (J) */
 

@@ -46,12 +46,6 @@ void gpu_energy_stop(gpu_energy_t *ge);
 unsigned gpu_energy_count(const gpu_energy_t *ge);
 
 /*
- * Energy of GPU i at monotonic t_ns counted since the sampler started
- * (see sampler_energy_at: never decreasing at "now").  -EINVAL for a bad i.
- */
-int gpu_energy_at(gpu_energy_t *ge, unsigned i, uint64_t t_ns, uint64_t *mj);
-
-/*
  * GPU i's figure, what slurmd hands out for it, on the GPU's own scale
  * (the counter's value at the first good read, or the kept scale: see
  * gpu_energy_start_kept) so that a reader that outlives us (a step across
@@ -108,8 +102,5 @@ uint64_t gpu_step_energy(const gpu_step_gpu_t *g);
 /* Energy of GPU i between t0_ns and t1_ns. */
 int gpu_energy_between(gpu_energy_t *ge, unsigned i, uint64_t t0_ns,
 		       uint64_t t1_ns, uint64_t *mj);
-
-/* Status of GPU i's sampler (power, last sample); -EINVAL for a bad i. */
-int gpu_energy_status(gpu_energy_t *ge, unsigned i, sampler_status_t *out);
 
 #endif
