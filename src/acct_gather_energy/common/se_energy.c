@@ -96,6 +96,21 @@ typedef enum {
 	ROLE_STEPD,
 } role_t;
 
+/*
+ * Node energy at the last fini(): survives a reload (-z nodelete).  The
+ * node's history at its last sample (energy_mj at t_ns; power_mw the
+ * average over the last seconds, to bridge the reload's gap with), and the
+ * highest figure already answered (a floor: extrapolations may have gone
+ * past the history, and the node total never goes back).
+ */
+typedef struct {
+	bool valid;
+	uint64_t energy_mj;
+	uint64_t power_mw;
+	uint64_t t_ns;
+	uint64_t reported_mj;
+} carry_t;
+
 /* slurmd: the sampler and what readers derived from it */
 typedef struct {
 	sampler_t *sampler;
@@ -106,12 +121,9 @@ typedef struct {
 				 * the carry or before start_ns */
 	uint64_t start_ns;	/* monotonic: this sampler's start */
 	bool joined;		/* first sample seen (_node_join) */
-	/* A reconfigure's carry (carry_t below) until the new sampler's
-	 * first sample joins it */
-	bool carry_pending;
-	uint64_t carry_mj;	/* node energy at carry_t_ns */
-	uint64_t carry_t_ns;
-	uint64_t carry_power_mw;
+	/* A reconfigure's carry until the new sampler's first sample joins
+	 * it (valid: still pending) */
+	carry_t carry;
 	uint64_t reported_mj;	/* highest energy ever answered */
 	uint64_t prev_reported_j; /* consumed_energy of the previous answer */
 	bool have_first;	/* first_* valid (for ave_watts) */
@@ -163,20 +175,6 @@ typedef struct {
 	uint64_t share_t_ns;	/* end of the last split interval */
 } step_state_t;
 
-/*
- * Node energy at the last fini(): survives a reload (-z nodelete).  The
- * node's history at its last sample (energy_mj at t_ns; power_mw the
- * average over the last seconds, to bridge the reload's gap with), and the
- * highest figure already answered (a floor: extrapolations may have gone
- * past the history, and the node total never goes back).
- */
-typedef struct {
-	bool valid;
-	uint64_t energy_mj;
-	uint64_t power_mw;
-	uint64_t t_ns;
-	uint64_t reported_mj;
-} carry_t;
 
 /* The window of the power that bridges a reload: at least this, or two
  * periods of the meter. */
@@ -278,21 +276,21 @@ static void _node_stop(void)
  */
 static void _node_join(const sampler_status_t *st)
 {
-	uint64_t t_f = st->first_sample_ns, t_c = node.carry_t_ns, e_mj = 0;
+	uint64_t t_f = st->first_sample_ns, t_c = node.carry.t_ns, e_mj = 0;
 
 	if (node.joined || !t_f)
 		return;
 	node.joined = true;
-	if (!node.carry_pending) {
+	if (!node.carry.valid) {
 		if (t_f < node.start_ns &&
 		    !sampler_energy_at(node.sampler, node.start_ns, &e_mj))
 			node.skip_mj = e_mj;
 		return;
 	}
-	node.carry_pending = false;
-	node.base_mj = node.carry_mj;
+	node.carry.valid = false;
+	node.base_mj = node.carry.energy_mj;
 	if (t_f >= t_c)
-		node.base_mj += (uint64_t) ((double) node.carry_power_mw *
+		node.base_mj += (uint64_t) ((double) node.carry.power_mw *
 					    (double) (t_f - t_c) / 1e9);
 	else if (!sampler_energy_at(node.sampler, t_c, &e_mj))
 		node.skip_mj = e_mj;
@@ -316,12 +314,12 @@ static void _node_carry_out(const sampler_status_t *st)
 {
 	uint64_t t1 = st->last_sample_ns, t0, w, e0 = 0, e1 = 0;
 
-	if (node.carry_pending || !t1) {
-		carry.energy_mj = node.carry_pending ? node.carry_mj :
+	if (node.carry.valid || !t1) {
+		carry.energy_mj = node.carry.valid ? node.carry.energy_mj :
 				  node.base_mj;
-		carry.t_ns = node.carry_pending ? node.carry_t_ns :
+		carry.t_ns = node.carry.valid ? node.carry.t_ns :
 			     se_mono_ns();
-		carry.power_mw = node.carry_pending ? node.carry_power_mw : 0;
+		carry.power_mw = node.carry.valid ? node.carry.power_mw : 0;
 		return;
 	}
 	w = 2 * node.meter.cfg.period_ns;
@@ -345,14 +343,15 @@ static uint64_t _node_energy_mj(const sampler_status_t *st)
 	uint64_t mj, now_ns, dt_ns, hold_ns;
 
 	_node_join(st);
-	if (node.carry_pending) {
+	if (node.carry.valid) {
 		now_ns = se_mono_ns();
 		hold_ns = node.meter.cfg.period_ns + node.meter.cfg.deadline_ns;
-		dt_ns = now_ns > node.carry_t_ns ? now_ns - node.carry_t_ns : 0;
+		dt_ns = now_ns > node.carry.t_ns ? now_ns - node.carry.t_ns : 0;
 		if (dt_ns > hold_ns)
 			dt_ns = hold_ns;
-		mj = node.carry_mj + (uint64_t) ((double) node.carry_power_mw *
-						 (double) dt_ns / 1e9);
+		mj = node.carry.energy_mj +
+		     (uint64_t) ((double) node.carry.power_mw *
+				 (double) dt_ns / 1e9);
 	} else {
 		mj = _node_mj(st->energy_mj);
 	}
@@ -631,10 +630,7 @@ static void _node_start(const char *meter_name, se_energy_make_meter_fn make,
 	/* A reload (scontrol reconfigure) continues the node's total from
 	 * the new sampler's first sample (_node_join). */
 	if (carry.valid) {
-		node.carry_pending = true;
-		node.carry_mj = carry.energy_mj;
-		node.carry_t_ns = carry.t_ns;
-		node.carry_power_mw = carry.power_mw;
+		node.carry = carry;	/* valid: pending */
 		node.base_mj = carry.energy_mj;
 		node.reported_mj = carry.reported_mj;
 		carry.valid = false;
