@@ -414,7 +414,8 @@ def wait_recorded(c, specs, timeout=180):
 
 # ------------------------------------------------------------ configs
 LAUNCH_CONFIGS = {
-    # name: (the suite's parts in it, srun options of every step).  stock:
+    # name: (the suite's parts in it, srun options of every step[, srun
+    # options of the stock cluster's steps, default none]).  stock:
     # AcctGatherEnergyType=acct_gather_energy/none and no plugin of ours.
     "stock": ((), ""),
     # the frequency the suite's policy gives these steps, asked explicitly
@@ -426,7 +427,18 @@ LAUNCH_CONFIGS = {
     # rules (energy_policy.conf) instead of reading the job from slurmctld
     "policy+cpufreq": (("policy",), "--cpu-freq=%d" % POLICY_FREQ),
     "suite": (("modbus", "settle", "policy"), ""),
+    # the suite against stock Slurm doing the same frequency work (the
+    # policy gives these steps 1.6 GHz; Slurm's own --cpu-freq code sets
+    # and restores it on every step, whoever chose it)
+    "suite/stock+cpufreq": (("modbus", "settle", "policy"), "",
+                            "--cpu-freq=%d" % POLICY_FREQ),
 }
+
+
+def launch_config(name):
+    """(parts, srun options, the stock side's srun options)."""
+    c = LAUNCH_CONFIGS[name]
+    return c[0], c[1], c[2] if len(c) > 2 else ""
 
 
 def suite_config(work, debug_flags=True, parts=("modbus", "settle",
@@ -553,13 +565,14 @@ class LaunchJob:
 
 
 def launch_compare(s_cluster, k_cluster, work, tag, blocks, steps,
-                   srun_args):
+                   srun_args, stock_args=""):
     """Blocks of steps alternately on s_cluster (the configuration under
     test) and k_cluster (stock), ABBA order, so that the machine's load
     (other work) falls on both alike.  Returns per block
     (s steps/s, k steps/s), failures, busy waits."""
+    tag = tag.replace("/", "-")
     js = LaunchJob(s_cluster, work, tag + "-s", steps, srun_args)
-    jk = LaunchJob(k_cluster, work, tag + "-k", steps)
+    jk = LaunchJob(k_cluster, work, tag + "-k", steps, stock_args)
     rows, fails = [], 0
     try:
         for b in range(blocks):
@@ -695,7 +708,7 @@ def main():
             if meter:
                 meter.stop()
                 meter = None
-            parts, srun_args = LAUNCH_CONFIGS[cfg]
+            parts, srun_args, stock_args = launch_config(cfg)
             c.restart(debug="info", **suite_config(work, debug_flags=False,
                                                    parts=parts))
             if "modbus" in parts:
@@ -705,7 +718,7 @@ def main():
             time.sleep(2)
             rows, fails, busy = launch_compare(
                 c, k, work, cfg, args.launch_blocks, args.launch_steps,
-                srun_args)
+                srun_args, stock_args)
             rates.append((cfg, rows, fails, busy))
             s_n = sum(r["s"][0] for r in rows)
             s_t = sum(r["s"][1] for r in rows)
@@ -919,19 +932,21 @@ def print_rates(rates, args):
           "%d steps on each, alternating between the clusters (ABBA), "
           "timed inside the job; SlurmctldDebug/SlurmdDebug info on both\n"
           % (args.launch_blocks, args.launch_steps))
-    print("| config | its parts | srun options | steps/s | stock's steps/s "
+    print("| config | its parts | srun options (this / stock) | steps/s "
+          "| stock's steps/s "
           "| ratio | per-block ratios: median (min ... max) | failed steps "
           "| steps that waited for the previous one's CPU (this / stock) |")
     print("|---|---|---|---:|---:|---:|---|---:|---:|")
     for cfg, rows, fails, busy in rates:
-        parts, srun_args = LAUNCH_CONFIGS[cfg]
+        parts, srun_args, stock_args = launch_config(cfg)
         rs = sum(r["s"][0] for r in rows) / sum(r["s"][1] for r in rows)
         rk = sum(r["k"][0] for r in rows) / sum(r["k"][1] for r in rows)
         per = sorted((r["s"][0] / r["s"][1]) / (r["k"][0] / r["k"][1])
                      for r in rows)
         print("| %s | %s | %s | %.2f | %.2f | %.1f %% | %.1f %% (%.1f ... "
               "%.1f %%) | %d | %s |"
-              % (cfg, " + ".join(parts) or "(none of ours)", srun_args,
+              % (cfg, " + ".join(parts) or "(none of ours)",
+                 "%s / %s" % (srun_args or "-", stock_args or "-"),
                  rs, rk, 100 * rs / rk, 100 * per[len(per) // 2],
                  100 * per[0], 100 * per[-1], fails,
                  "%d / %d" % busy))

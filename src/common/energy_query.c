@@ -41,7 +41,8 @@
 
 #define EQ_MAGIC_REQ	0x53455131u	/* "SEQ1" */
 #define EQ_MAGIC_REP	0x53455231u	/* "SER1" */
-#define EQ_VERSION	2	/* 2: a step's share (attribution) */
+#define EQ_VERSION	3	/* 2: a step's share (attribution);
+				 * 3: the owner's figure */
 #define EQ_BACKLOG	64
 
 /* reply flags */
@@ -49,6 +50,7 @@
 #define EQ_COMPLETE1	0x2
 #define EQ_KICKED	0x4
 #define EQ_SHARE	0x8	/* share_* answer the step asked about */
+#define EQ_FIGURE	0x10	/* figure_* hold the owner's figure */
 
 /* request flags */
 #define EQ_REQ_STEP	0x1	/* job_id/step_id name a step */
@@ -90,6 +92,10 @@ typedef struct {
 	uint32_t pad;
 	uint64_t share_mj;
 	uint64_t share_last_ns;
+	uint64_t figure_id;
+	uint64_t figure_mj;
+	uint64_t figure_power_mw;
+	uint64_t figure_sample_ns;
 } eq_wire_rep_t;
 
 struct eq_server {
@@ -105,6 +111,9 @@ struct eq_server {
 	uint64_t generation;
 	eq_share_fn share_fn;	/* atomic builtins: set after start */
 	void *share_arg;
+	eq_figure_fn figure_fn;	/* same */
+	void *figure_arg;
+	uint64_t figure_id;
 	uid_t euid;
 	unsigned long answered;	/* atomic builtins */
 	unsigned long refused;
@@ -146,7 +155,7 @@ static int _wait_fd(int fd, short events, uint64_t deadline_ns)
 	}
 }
 
-static uint64_t _new_generation(void)
+uint64_t eq_random_id(void)
 {
 	uint64_t g = 0;
 
@@ -196,6 +205,19 @@ static void _answer_share(eq_server_t *srv, const eq_wire_req_t *req,
 		sampler_kick(srv->s);
 }
 
+/* The owner's figure, when the server has a figure hook. */
+static void _answer_figure(eq_server_t *srv, eq_wire_rep_t *rep)
+{
+	eq_figure_fn fn = __atomic_load_n(&srv->figure_fn, __ATOMIC_ACQUIRE);
+
+	if (!fn || fn(__atomic_load_n(&srv->figure_arg, __ATOMIC_ACQUIRE),
+		      &rep->figure_mj, &rep->figure_power_mw,
+		      &rep->figure_sample_ns))
+		return;
+	rep->figure_id = __atomic_load_n(&srv->figure_id, __ATOMIC_ACQUIRE);
+	rep->flags |= EQ_FIGURE;
+}
+
 /*
  * Answer from the sampler.  The newest sample's instant is taken first:
  * a sample recorded between that and the energies only makes them better,
@@ -220,6 +242,7 @@ static void _answer(eq_server_t *srv, const eq_wire_req_t *req,
 		rep->flags |= EQ_KICKED;
 	}
 	_answer_share(srv, req, rep);
+	_answer_figure(srv, rep);
 	rep->generation = srv->generation;
 	rep->last_sample_ns = st.last_sample_ns;
 	rep->period_ns = srv->period_ns;
@@ -473,7 +496,7 @@ eq_server_t *eq_server_start(const char *path, sampler_t *s,
 	srv->s = s;
 	srv->period_ns = period_ns;
 	srv->deadline_ns = deadline_ns;
-	srv->generation = _new_generation();
+	srv->generation = eq_random_id();
 	srv->euid = geteuid();
 	srv->rl = (se_ratelimit_t) SE_RATELIMIT_INIT(EQ_LOG_INTERVAL_NS,
 						     EQ_LOG_BURST);
@@ -514,6 +537,14 @@ void eq_server_set_share(eq_server_t *srv, eq_share_fn fn, void *arg)
 {
 	__atomic_store_n(&srv->share_arg, arg, __ATOMIC_RELEASE);
 	__atomic_store_n(&srv->share_fn, fn, __ATOMIC_RELEASE);
+}
+
+void eq_server_set_figure(eq_server_t *srv, eq_figure_fn fn, void *arg,
+			  uint64_t figure_id)
+{
+	__atomic_store_n(&srv->figure_id, figure_id, __ATOMIC_RELEASE);
+	__atomic_store_n(&srv->figure_arg, arg, __ATOMIC_RELEASE);
+	__atomic_store_n(&srv->figure_fn, fn, __ATOMIC_RELEASE);
 }
 
 void eq_server_counts(eq_server_t *srv, unsigned long *answered,
@@ -569,6 +600,11 @@ static void _unpack(const eq_wire_rep_t *rep, eq_answer_t *out)
 	out->share_rc = rep->share_rc;
 	out->share_mj = rep->share_mj;
 	out->share_last_ns = rep->share_last_ns;
+	out->figure = rep->flags & EQ_FIGURE;
+	out->figure_id = rep->figure_id;
+	out->figure_mj = rep->figure_mj;
+	out->figure_power_mw = rep->figure_power_mw;
+	out->figure_sample_ns = rep->figure_sample_ns;
 }
 
 int eq_query(const char *path, uint64_t t0_ns, uint64_t t1_ns,

@@ -64,6 +64,13 @@ typedef struct {
 	uint64_t share_mj;	/* the step's share so far */
 	uint64_t share_last_ns;	/* end of the last interval split (monotonic):
 				 * final for a step ended before it */
+	/* a server with a figure hook (slurmd: its node total) */
+	bool figure;		/* the fields below are an answer */
+	uint64_t figure_id;	/* the figure's continuity: another id, the
+				 * figure counts again from zero */
+	uint64_t figure_mj;	/* the node total now */
+	uint64_t figure_power_mw; /* power at the newest sample */
+	uint64_t figure_sample_ns; /* newest sample (monotonic), 0: none */
 } eq_answer_t;
 
 /* A step, as a query names it (attribution, attrib.h). */
@@ -114,6 +121,28 @@ void eq_server_stop(eq_server_t *srv);
 /* Install the share hook (NULL: none); may be called while serving.  A
  * query whose share is not final yet (last_ns < t1) kicks the sampler. */
 void eq_server_set_share(eq_server_t *srv, eq_share_fn fn, void *arg);
+
+/*
+ * The server's figure hook (slurmd): the owner's running total now, in its
+ * own units of continuity (slurmd's node energy, carried over reloads: what
+ * Slurm's energy RPC answers), the power and the instant of the newest
+ * sample.  Returns 0, or a negative errno (-EBUSY: not now; the client
+ * then asks Slurm).  Called in the server thread for every query; must not
+ * wait long.  It lets a step follow the node's figure through this socket
+ * (microseconds) instead of an authenticated RPC to slurmd (a munge
+ * credential each way) at every accounting poll.
+ */
+typedef int (*eq_figure_fn)(void *arg, uint64_t *figure_mj,
+			    uint64_t *power_mw, uint64_t *sample_ns);
+
+/* A random 64-bit id, never 0 (a server's generation, a figure's id). */
+uint64_t eq_random_id(void);
+
+/* Install the figure hook (NULL: none) and the id of its continuity
+ * (figure_id: the same for as long as the figure never restarts from
+ * zero); may be called while serving. */
+void eq_server_set_figure(eq_server_t *srv, eq_figure_fn fn, void *arg,
+			  uint64_t figure_id);
 
 /* Requests answered and refused (wrong peer, bad request) so far. */
 void eq_server_counts(eq_server_t *srv, unsigned long *answered,

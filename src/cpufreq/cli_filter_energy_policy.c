@@ -23,6 +23,12 @@
  *    user's request as job_submit accepted, clamped or lowered it);
  *  - a step in an existing allocation (e.g. in a batch script): only when
  *    the step asks for no frequency itself.
+ * A batch job's steps normally take the first way out: job_submit wrote
+ * the job's request into the script's environment as SLURM_CPU_FREQ_REQ
+ * (as sbatch --cpu-freq does), which srun reads as the step's own, so the
+ * step is only checked, with no RPC (a step launch costs milliseconds, and
+ * a workflow of many short steps would pay a round trip to slurmctld for
+ * each).
  * A step in an existing allocation that does ask for a frequency is
  * checked here (job_submit never sees steps) against the rules of
  * energy_policy.conf (read from next to slurm.conf on the client; missing

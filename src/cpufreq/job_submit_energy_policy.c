@@ -14,7 +14,9 @@
  * history comes from a file refreshed by se-cpufreq-history outside the
  * submission path.  Nothing here waits on the database or the network.
  * srun steps get the job's frequency through cli_filter/energy_policy
- * (see there why that is needed in 22.05).
+ * (see there why that is needed in 22.05); a batch job's steps also find
+ * it in SLURM_CPU_FREQ_REQ, which this plugin writes into the script's
+ * environment as sbatch --cpu-freq does (_export_to_steps).
  *
  * energy_policy.conf is found next to slurm.conf; a changed file (mtime) is
  * re-read at the next submission, and a broken new file is logged and the
@@ -33,6 +35,7 @@
 #include "slurm/slurm.h"
 #include "slurm/slurm_errno.h"
 #include "src/common/slurm_xlator.h"
+#include "src/common/cpu_frequency.h"
 #include "src/common/env.h"
 #include "src/common/read_config.h"
 #include "src/common/uid.h"
@@ -177,6 +180,33 @@ static void _append(char **dst, const char *text)
 		xstrfmtcat(*dst, "%s", text);
 }
 
+/*
+ * A batch job's srun steps run at the job's frequency without a question
+ * to slurmctld per step: sbatch --cpu-freq puts SLURM_CPU_FREQ_REQ (the
+ * request in --cpu-freq syntax, which srun reads as its own default) into
+ * the script's environment, so the request as decided goes there too,
+ * replacing what sbatch wrote.  cli_filter/energy_policy then only checks
+ * a step's request against the rules (no RPC).  Jobs that bring no
+ * environment here (salloc, srun) get the frequency through cli_filter's
+ * RPC as before.
+ */
+static void _export_to_steps(job_desc_msg_t *job_desc)
+{
+	char *req;
+
+	if (!job_desc->environment)
+		return;
+	req = cpu_freq_to_cmdline(job_desc->cpu_freq_min,
+				  job_desc->cpu_freq_max,
+				  job_desc->cpu_freq_gov);
+	if (!req)
+		return;
+	env_array_overwrite(&job_desc->environment, "SLURM_CPU_FREQ_REQ",
+			    req);
+	job_desc->env_size = envcount(job_desc->environment);
+	xfree(req);
+}
+
 /* ------------------------------------------------------ public functions */
 
 extern int init(void)
@@ -254,6 +284,7 @@ extern int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid,
 	case FREQ_DECIDE_KEEP:
 		break;
 	}
+	_export_to_steps(job_desc);
 	info("%s: job of %s (%s) rule=%s policy=%s key=%s cpu-freq=%s%s%s",
 	     plugin_type, user, job.job_name ? job.job_name : "",
 	     d.rule ? d.rule->name : "-", freq_policy_kind_name(d.policy),

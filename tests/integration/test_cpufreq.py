@@ -113,14 +113,29 @@ def test_rule_default_governor(fc):
 
 
 def test_rule_default_in_batch_job_steps(fc):
+    """A batch job's steps run at the job's frequency: job_submit wrote it
+    into the script's environment (SLURM_CPU_FREQ_REQ, as sbatch
+    --cpu-freq does), so srun asks slurmctld nothing (cli_filter's RPC and
+    its "runs at the job's" line are absent); without the variable, the
+    step gets it through that RPC."""
     policy(fc, "Rule=dbg Partition=debug DefaultFreq=2000000\n")
     out = os.path.join(str(fc.tmp), "batch.out")
-    jobid = fc.sbatch("-N1", "-w", "node1", "-o", out,
-                      "--wrap", "srun -n1 bash -c \"%s\""
-                      % SHOW.replace('"', '\\"').replace("$", "\\$"))
+    show = SHOW.replace('"', '\\"').replace("$", "\\$")
+    script = ("#!/bin/bash\n"
+              "echo REQ=$SLURM_CPU_FREQ_REQ\n"
+              "srun -v -n1 bash -c \"%s\"\n"
+              "echo NOENV\n"
+              "env -u SLURM_CPU_FREQ_REQ srun -v -n1 bash -c \"%s\"\n"
+              % (show, show))
+    jobid = fc.sbatch("-N1", "-w", "node1", "-o", out, script=script)
     fc.wait_sacct(jobid)
     text = open(out).read()
-    assert "setspeed=2000000" in text, text
+    assert "REQ=2000000\n" in text, text
+    with_env, without = text.split("NOENV")
+    assert "setspeed=2000000" in with_env, text
+    assert "runs at the job's --cpu-freq" not in with_env, text
+    assert "setspeed=2000000" in without, text
+    assert "runs at the job's --cpu-freq=2000000" in without, text
     job = fc.scontrol("show", "job", str(jobid)).stdout
     assert "CPU_max_freq=2000000" in job, job
 

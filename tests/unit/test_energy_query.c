@@ -236,6 +236,67 @@ START_TEST(test_share_hook)
 }
 END_TEST
 
+/* The figure hook: a fixed figure, or a refusal when arg says so. */
+static int _figure(void *arg, uint64_t *figure_mj, uint64_t *power_mw,
+		   uint64_t *sample_ns)
+{
+	if (arg == (void *) 2)
+		return -EBUSY;
+	*figure_mj = 123456789;
+	*power_mw = 654321;
+	*sample_ns = 777;
+	return 0;
+}
+
+START_TEST(test_figure_hook)
+{
+	eq_step_t st = { .job_id = 7, .step_id = 0, .begin = true };
+	fixture_t f;
+	eq_answer_t a;
+	uint64_t t;
+
+	_up(&f);
+	/* no hook: no figure */
+	t = se_mono_ns();
+	ck_assert_int_eq(eq_query(f.path, t, t, SEC, &a), 0);
+	ck_assert(!a.figure);
+	eq_server_set_figure(f.srv, _figure, (void *) 1, 0xabcdef);
+	ck_assert_int_eq(eq_query(f.path, t, t, SEC, &a), 0);
+	ck_assert(a.figure);
+	ck_assert_uint_eq(a.figure_id, 0xabcdef);
+	ck_assert_uint_eq(a.figure_mj, 123456789);
+	ck_assert_uint_eq(a.figure_power_mw, 654321);
+	ck_assert_uint_eq(a.figure_sample_ns, 777);
+	/* the sampler's own answer is still there beside it */
+	ck_assert_int_eq(a.rc0, 0);
+	ck_assert_uint_ne(a.generation, 0);
+	/* a step query carries it too (no share hook: no share) */
+	ck_assert_int_eq(eq_query_step(f.path, t, t, &st, SEC, &a), 0);
+	ck_assert(a.figure && !a.share);
+	ck_assert_uint_eq(a.figure_mj, 123456789);
+	/* a hook that cannot answer now: no figure, the query still works */
+	eq_server_set_figure(f.srv, _figure, (void *) 2, 0xabcdef);
+	ck_assert_int_eq(eq_query(f.path, t, t, SEC, &a), 0);
+	ck_assert(!a.figure);
+	ck_assert_uint_eq(a.figure_mj, 0);
+	/* hook removed */
+	eq_server_set_figure(f.srv, NULL, NULL, 0);
+	ck_assert_int_eq(eq_query(f.path, t, t, SEC, &a), 0);
+	ck_assert(!a.figure);
+	_down(&f);
+}
+END_TEST
+
+START_TEST(test_random_id_never_zero_and_differs)
+{
+	uint64_t a = eq_random_id(), b = eq_random_id();
+
+	ck_assert_uint_ne(a, 0);
+	ck_assert_uint_ne(b, 0);
+	ck_assert_uint_ne(a, b);
+}
+END_TEST
+
 START_TEST(test_one_instant_and_bad_order)
 {
 	fixture_t f;
@@ -442,6 +503,8 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_round_trip_complete_after_kick);
 	tcase_add_test(tc, test_one_instant_and_bad_order);
 	tcase_add_test(tc, test_share_hook);
+	tcase_add_test(tc, test_figure_hook);
+	tcase_add_test(tc, test_random_id_never_zero_and_differs);
 	tcase_add_test(tc, test_silent_client_does_not_block);
 	tcase_add_test(tc, test_garbage_refused);
 	tcase_add_test(tc, test_wrong_peer_refused);

@@ -86,6 +86,14 @@
  */
 #define STEP_RPC_GRACE_NS	(30 * SE_NS_PER_SEC)
 
+/*
+ * The query server's figure hook (_node_figure) runs in the server's
+ * thread, which _node_stop joins under state_lock: it tries the lock for at
+ * most this long (then the step asks Slurm's RPC instead), in these steps.
+ */
+#define FIGURE_LOCK_WAIT_NS	(5 * SE_NS_PER_MS)
+#define FIGURE_LOCK_RETRY_NS	(100 * SE_NS_PER_US)
+
 /* At most this many RPC failure messages per minute from one step. */
 #define STEP_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
 #define STEP_LOG_BURST		3
@@ -142,6 +150,8 @@ typedef struct {
 	time_t poll_time;	/* slurmd's last sample (wall clock) */
 	time_t slurmd_started;	/* slurmd's start time in its last answer
 				 * (24.11+; 0: not said) */
+	uint64_t figure_id;	/* the figure's id in slurmd's last answer
+				 * through the query socket (0: none yet) */
 	uint64_t rpc_fail_ns;	/* monotonic: first RPC failure of a run,
 				 * 0 while slurmd answers */
 	uint64_t step_j;	/* energy of the step so far */
@@ -201,6 +211,10 @@ static char attr_status[PATH_MAX];	/* the totals file, "" none */
 
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 static role_t role;
+/* slurmd: the id of its node figure's continuity (energy_query.h), drawn
+ * once per slurmd process: the figure is carried over reloads (-z nodelete
+ * keeps this too) and starts again from zero only when slurmd does. */
+static uint64_t figure_id;
 static int context_id = -1;
 static node_state_t node;
 static step_state_t step;
@@ -559,6 +573,40 @@ static void _attr_start(const char *name, sampler_config_t *cfg)
 }
 
 /*
+ * The node's figure for a step's energy query: what _node_fill answers
+ * Slurm's energy RPC, so that the step needs no RPC (energy_query.h).  It
+ * runs in the query server's thread, which _node_stop joins under
+ * state_lock: it never waits long for that lock, and a server of a sampler
+ * being replaced answers without it.  0, or -errno (the step then asks
+ * Slurm's RPC).
+ */
+static int _node_figure(void *arg, uint64_t *figure_mj, uint64_t *power_mw,
+			uint64_t *sample_ns)
+{
+	uint64_t until = se_mono_ns() + FIGURE_LOCK_WAIT_NS;
+	sampler_status_t st;
+	int rc = 0;
+
+	while (pthread_mutex_trylock(&state_lock)) {
+		if (se_mono_ns() >= until)
+			return -EBUSY;
+		se_sleep_ns(FIGURE_LOCK_RETRY_NS);
+	}
+	if (!node.sampler || node.sampler != arg) {
+		rc = -ESTALE;
+	} else {
+		sampler_status(node.sampler, &st);
+		*figure_mj = _node_energy_mj(&st);
+		*power_mw = st.power_mw;
+		*sample_ns = st.last_sample_ns;
+		if (!st.last_sample_ns)
+			rc = -ENODATA;
+	}
+	slurm_mutex_unlock(&state_lock);
+	return rc;
+}
+
+/*
  * Serve the steps' energy queries (energy_query.h) for a live source, and
  * their shares in share mode; a source with window_energy settles from its
  * own history instead.  A failure costs only the settle's exactness (in
@@ -594,6 +642,12 @@ static void _node_serve(const char *name)
 		      plugin_type, name, path);
 	if (node.eq && _share_mode())
 		eq_server_set_share(node.eq, _attr_share, NULL);
+	if (node.eq && !_share_mode()) {
+		if (!figure_id)
+			figure_id = eq_random_id();
+		eq_server_set_figure(node.eq, _node_figure, node.sampler,
+				     figure_id);
+	}
 }
 
 static void _node_start(const char *meter_name, se_energy_make_meter_fn make,
@@ -670,20 +724,27 @@ static int _node_get_data(int data_type, void *data)
 
 /* ------------------------------------------------------------ slurmstepd */
 
-/* Account one answer of slurmd (node energy e at monotonic now_ns). */
-static void _step_account(const acct_gather_energy_t *e, uint64_t now_ns)
+/*
+ * Account one answer of slurmd (node energy e at monotonic now_ns), from
+ * its RPC or its query socket (_step_account_figure); restarted: the
+ * answer says slurmd started again since the last one.
+ */
+static void _step_account(const acct_gather_energy_t *e, uint64_t now_ns,
+			  bool restarted)
 {
 	uint32_t watts = (e->current_watts == NO_VAL) ? 0 : e->current_watts;
 	uint64_t node_j = e->consumed_energy, fill_j;
 	time_t started = se_energy_start_time(e);
+
 	/*
 	 * 24.11+ says when slurmd started (0 before its first registration,
 	 * and always 0 on 22.05): another start time than the last answer's
 	 * is a restart even when the new total happens not to be lower.
 	 * 24.11's "scontrol reconfigure" re-executes slurmd, so it is one.
 	 */
-	bool restarted = step.have_base && started && step.slurmd_started &&
-			 started != step.slurmd_started;
+	restarted = step.have_base &&
+		    (restarted || (started && step.slurmd_started &&
+				   started != step.slurmd_started));
 
 	step.prev_step_j = step.step_j;
 	if (!step.have_base) {
@@ -723,6 +784,10 @@ static void _step_account(const acct_gather_energy_t *e, uint64_t now_ns)
 		     restarted ? ", slurmd's start time changed" : "",
 		     fill_j);
 		step.step_j += fill_j;
+		/* each way of telling a restart starts again from here: the
+		 * other one's last id is from before it */
+		step.slurmd_started = 0;
+		step.figure_id = 0;
 	}
 	step.last_node_j = node_j;
 	step.last_watts = watts;
@@ -811,10 +876,38 @@ static int _step_share(uint64_t t1_ns, bool end, uint64_t timeout_ns,
 	return rc;
 }
 
-/* Ask slurmd for the node energy.  0, or -errno (nothing changed). */
-static int _step_refresh(void)
+/*
+ * The node figure slurmd put into a query's answer (its figure hook): the
+ * same figure as its energy RPC answers, without the RPC.  Another figure
+ * id is a slurmd that started again.  0, or -ENODATA (no figure in it).
+ */
+static int _step_account_figure(const eq_answer_t *a, uint64_t now_ns)
+{
+	acct_gather_energy_t e;
+	bool restarted;
+
+	if (!a->figure)
+		return -ENODATA;
+	memset(&e, 0, sizeof(e));
+	e.consumed_energy = a->figure_mj / 1000;
+	e.current_watts = _mw_to_w(a->figure_power_mw);
+	e.poll_time = _mono_to_wall_s(a->figure_sample_ns);
+	restarted = step.figure_id && a->figure_id != step.figure_id;
+	_step_account(&e, now_ns, restarted);
+	step.figure_id = a->figure_id;
+	return 0;
+}
+
+static int _step_query(uint64_t t1_ns, uint64_t timeout_ns, eq_answer_t *a);
+
+/*
+ * Ask slurmd for the node energy: the figure in a query's answer (a, or a
+ * query now), else Slurm's RPC.  0, or -errno (nothing changed).
+ */
+static int _step_refresh(const eq_answer_t *a)
 {
 	acct_gather_energy_t *e = NULL;
+	eq_answer_t now_a;
 	uint16_t cnt = 0;
 	uint64_t now_ns;
 	int rc = 0;
@@ -822,12 +915,17 @@ static int _step_refresh(void)
 	if (step.settled)
 		return 0;
 	if (_share_mode()) {
-		eq_answer_t a;
-
 		/* the share so far: t1 at the start kicks no reading (the
 		 * sampler's period sets the running figure's freshness) */
 		return _step_share(step.start_ns, false,
-				   LIVE_POLL_QUERY_TIMEOUT_NS, &a);
+				   LIVE_POLL_QUERY_TIMEOUT_NS, &now_a);
+	}
+	if (!a && step.eq_path[0] &&
+	    !_step_query(se_mono_ns(), LIVE_POLL_QUERY_TIMEOUT_NS, &now_a))
+		a = &now_a;
+	if (a && !_step_account_figure(a, se_mono_ns())) {
+		step.rpc_fail_ns = 0;
+		return 0;
 	}
 	if (slurm_get_node_energy((char *) se_energy_node_name(), context_id,
 				  0, &cnt, &e) != SLURM_SUCCESS) {
@@ -854,7 +952,7 @@ static int _step_refresh(void)
 		/* slurmd's meter has not answered yet: keep waiting */
 		rc = -ENODATA;
 	} else {
-		_step_account(&e[0], now_ns);
+		_step_account(&e[0], now_ns, false);
 	}
 	acct_gather_energy_destroy(e);
 	return rc;
@@ -971,34 +1069,35 @@ static int _step_query(uint64_t t1_ns, uint64_t timeout_ns, eq_answer_t *a)
  * source, each such poll asks for a reading now (the last one before the
  * step ends is its end: its reading then comes within milliseconds, not a
  * poll period later); the first poll, as the first task starts, is the
- * start of the step's window.  Kicks coalesce in slurmd's sampler.
+ * start of the step's window.  Kicks coalesce in slurmd's sampler.  The
+ * answer (in *a; true when there is one) also carries the node figure.
  */
-static void _step_mark_poll(void)
+static bool _step_mark_poll(eq_answer_t *a)
 {
-	eq_answer_t a;
-
 	if (step.job && step.job->state >= SLURMSTEPD_STEP_ENDING)
-		return;
+		return false;
 	step.end_wall_ns = se_wall_ns();
 	step.end_ns = se_mono_ns();
 	if (!step.eq_path[0] || step.settled || _share_mode())
-		return;
+		return false;
 	if (!step.first_poll_ns && _step_tasks_started())
 		step.first_poll_ns = step.end_ns;
-	(void) _step_query(step.end_ns, LIVE_POLL_QUERY_TIMEOUT_NS, &a);
+	return !_step_query(step.end_ns, LIVE_POLL_QUERY_TIMEOUT_NS, a);
 }
 
 static int _step_get_data(int data_type, void *data)
 {
 	bool stale = (se_mono_ns() - step.last_ns) >= STEP_REFRESH_NS;
+	eq_answer_t a;
+	bool polled = false;
 
 	if (data_type != ENERGY_DATA_LAST_POLL &&
 	    data_type != ENERGY_DATA_SENSOR_CNT)
-		_step_mark_poll();
+		polled = _step_mark_poll(&a);
 	switch (data_type) {
 	case ENERGY_DATA_NODE_ENERGY_UP:
 	case ENERGY_DATA_JOULES_TASK:
-		_step_refresh();
+		_step_refresh(polled ? &a : NULL);
 		return _step_fill(data);
 	case ENERGY_DATA_NODE_ENERGY:
 	case ENERGY_DATA_STRUCT:
@@ -1009,7 +1108,7 @@ static int _step_get_data(int data_type, void *data)
 		 * profile period old.
 		 */
 		if (stale)
-			_step_refresh();
+			_step_refresh(polled ? &a : NULL);
 		return _step_fill(data);
 	case ENERGY_DATA_LAST_POLL:
 		*(time_t *) data = step.poll_time;
@@ -1024,44 +1123,47 @@ static int _step_get_data(int data_type, void *data)
 	}
 }
 
-/* A live source: find slurmd's query socket and kick a reading now. */
-static void _step_start_live(void)
+/*
+ * A live source: find slurmd's query socket and kick a reading now.  True
+ * when slurmd answered (in *a; not in share mode).
+ */
+static bool _step_start_live(eq_answer_t *a)
 {
 	const char *name = se_energy_node_name();
-	eq_answer_t a;
 
 	if ((se_energy_plugin.window_energy && !_share_mode()) ||
 	    eq_socket_path(_spool_dir(), name, step.eq_path,
 			   sizeof(step.eq_path))) {
 		step.eq_path[0] = '\0';
-		return;
+		return false;
 	}
-	if (_share_mode())
+	if (_share_mode()) {
 		(void) _step_share(step.start_ns, false,
-				   LIVE_POLL_QUERY_TIMEOUT_NS, &a);
-	else
-		(void) _step_query(step.start_ns, LIVE_POLL_QUERY_TIMEOUT_NS,
-				   &a);
+				   LIVE_POLL_QUERY_TIMEOUT_NS, a);
+		return false;
+	}
+	return !_step_query(step.start_ns, LIVE_POLL_QUERY_TIMEOUT_NS, a);
 }
 
 static void _step_start(void)
 {
+	eq_answer_t a;
+	bool answered;
+
 	step.start_ns = se_mono_ns();
 	step.start_wall_ns = se_wall_ns();
 	step.dataset_id = -1;
 	step.rl = (se_ratelimit_t) SE_RATELIMIT_INIT(STEP_LOG_INTERVAL_NS,
 						     STEP_LOG_BURST);
-	if (_share_mode()) {
-		/* registers the step with slurmd's split (when its record
-		 * is known by now; else at its first poll) */
-		_step_start_live();
+	/* in share mode this registers the step with slurmd's split (when
+	 * its record is known by now; else at its first poll) */
+	answered = _step_start_live(&a);
+	if (_share_mode())
 		return;
-	}
 	/* The step's base: the node energy as the step starts. */
-	if (_step_refresh() == 0)
+	if (_step_refresh(answered ? &a : NULL) == 0)
 		log_flag(ENERGY, "%s: step base: node at %"PRIu64" J",
 			 plugin_type, step.last_node_j);
-	_step_start_live();
 }
 
 /* ------------------------------------------------------------ settle */
@@ -1522,7 +1624,7 @@ int se_energy_set_data(int data_type, void *data)
 	switch (data_type) {
 	case ENERGY_DATA_PROFILE:
 		if (role == ROLE_STEPD) {
-			_step_refresh();
+			_step_refresh(NULL);
 			_step_profile();
 		}
 		break;
