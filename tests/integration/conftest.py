@@ -123,6 +123,15 @@ RELEASE_TESTS = (
     # options in srun/sbatch/salloc --help
     "test_cpufreq.py::test_help_lists_options",
     "test_cpufreq.py::test_rule_default_set_during_step_and_restored",
+    # a batch job's steps at the job's frequency with no RPC per step
+    # (SLURM_CPU_FREQ_REQ in the script's environment), and through
+    # cli_filter's RPC without it
+    "test_cpufreq.py::test_rule_default_in_batch_job_steps",
+    # steps exact at their boundaries, following slurmd's node figure
+    # through the energy query socket with no energy RPC (counter path)
+    "test_step_boundaries.py::test_ten_jobs_exact_at_their_boundaries[counter]",
+    "test_step_boundaries.py::test_every_step_settled[counter]",
+    "test_step_boundaries.py::test_steps_need_no_rpc[counter]",
 )
 
 

@@ -302,6 +302,23 @@ def test_every_step_settled(live_cluster):
         assert int(settled[-1]) == recorded, (jobid, settled, recorded)
 
 
+def test_steps_need_no_rpc(live_cluster):
+    """Each step of a live source follows slurmd's node figure through the
+    energy query socket, never Slurm's energy RPC (a munge credential each
+    way on the step's launch and exit path): the settle line (DebugFlags=
+    Energy) counts the RPCs the step had to fall back to, and these steps
+    had none."""
+    c, _, _, path = live_cluster
+    rows = RESULTS.get(path)
+    if not rows:
+        pytest.skip("no jobs ran")
+    logs = {n: slurmd_log(c, n) for n in NODES}
+    for jobid, node, _, _, _, _ in rows:
+        rpcs = re.findall(r"\[%d\.0\] .*step energy settled: .*, (\d+) "
+                          r"energy RPCs\)" % jobid, logs[node])
+        assert rpcs == ["0"], (jobid, rpcs)
+
+
 def test_summary():
     """All paths side by side (printed; the bounds are asserted above)."""
     for path, rows in RESULTS.items():

@@ -152,6 +152,8 @@ typedef struct {
 				 * (24.11+; 0: not said) */
 	uint64_t figure_id;	/* the figure's id in slurmd's last answer
 				 * through the query socket (0: none yet) */
+	bool said_rpc;		/* the fall back to the RPC was logged */
+	unsigned rpcs;		/* Slurm energy RPCs this step asked */
 	uint64_t rpc_fail_ns;	/* monotonic: first RPC failure of a run,
 				 * 0 while slurmd answers */
 	uint64_t step_j;	/* energy of the step so far */
@@ -921,12 +923,20 @@ static int _step_refresh(const eq_answer_t *a)
 				   LIVE_POLL_QUERY_TIMEOUT_NS, &now_a);
 	}
 	if (!a && step.eq_path[0] &&
-	    !_step_query(se_mono_ns(), LIVE_POLL_QUERY_TIMEOUT_NS, &now_a))
+	    (rc = _step_query(se_mono_ns(), LIVE_POLL_QUERY_TIMEOUT_NS,
+			      &now_a)) == 0)
 		a = &now_a;
-	if (a && !_step_account_figure(a, se_mono_ns())) {
+	if (a && !(rc = _step_account_figure(a, se_mono_ns()))) {
 		step.rpc_fail_ns = 0;
 		return 0;
 	}
+	if (step.eq_path[0] && !step.said_rpc) {
+		step.said_rpc = true;
+		log_flag(ENERGY, "%s: node energy through Slurm's RPC: the energy query socket gave no figure (%s)",
+			 plugin_type, strerror(-rc));
+	}
+	rc = 0;
+	step.rpcs++;
 	if (slurm_get_node_energy((char *) se_energy_node_name(), context_id,
 				  0, &cnt, &e) != SLURM_SUCCESS) {
 		now_ns = se_mono_ns();
@@ -1295,9 +1305,9 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 	joules = (a.e1_mj - step.e0_mj + 500) / 1000;
 	_settle_store(job, joules, t0, t1);
 	slurm_mutex_unlock(&state_lock);
-	log_flag(ENERGY, "%s: step energy settled: %"PRIu64" J over %.3f s from the tasks' start (%.3f s after the step's) (running figure %"PRIu64" J), reading after the end %.3f s after it, settled in %.3f s",
+	log_flag(ENERGY, "%s: step energy settled: %"PRIu64" J over %.3f s from the tasks' start (%.3f s after the step's) (running figure %"PRIu64" J, %u energy RPCs), reading after the end %.3f s after it, settled in %.3f s",
 		 plugin_type, joules, (double) (t1 - t0) / 1e9,
-		 (double) (t0 - step.start_ns) / 1e9, running_j,
+		 (double) (t0 - step.start_ns) / 1e9, running_j, step.rpcs,
 		 (double) (a.last_sample_ns - t1) / 1e9,
 		 (double) (se_mono_ns() - begin) / 1e9);
 	return 0;
