@@ -287,16 +287,24 @@ def test_ten_jobs_exact_at_their_boundaries(live_cluster):
         path, bad, _table(path, rows))
 
 
-def test_every_step_settled(live_cluster):
-    """The numbers above came from the settle, not the running figure."""
+def _settle_lines(live_cluster, tail):
+    """For each job of this path's run: (jobid, node, sacct J, the matches
+    of `tail` on its step's settle lines in the node's slurmd log)."""
     c, _, _, path = live_cluster
     rows = RESULTS.get(path)
     if not rows:
         pytest.skip("no jobs ran")
     logs = {n: slurmd_log(c, n) for n in NODES}
-    for jobid, node, recorded, _, _, _ in rows:
-        settled = re.findall(r"\[%d\.0\] .*step energy settled: (\d+) J"
-                             % jobid, logs[node])
+    return [(jobid, node, recorded,
+             re.findall(r"\[%d\.0\] .*step energy settled: %s" % (jobid, tail),
+                        logs[node]))
+            for jobid, node, recorded, _, _, _ in rows]
+
+
+def test_every_step_settled(live_cluster):
+    """The numbers above came from the settle, not the running figure."""
+    for jobid, node, recorded, settled in _settle_lines(live_cluster,
+                                                        r"(\d+) J"):
         assert settled, "job %d: no settle line in slurmd-%s.log" % (
             jobid, node)
         assert int(settled[-1]) == recorded, (jobid, settled, recorded)
@@ -308,14 +316,8 @@ def test_steps_need_no_rpc(live_cluster):
     way on the step's launch and exit path): the settle line (DebugFlags=
     Energy) counts the RPCs the step had to fall back to, and these steps
     had none."""
-    c, _, _, path = live_cluster
-    rows = RESULTS.get(path)
-    if not rows:
-        pytest.skip("no jobs ran")
-    logs = {n: slurmd_log(c, n) for n in NODES}
-    for jobid, node, _, _, _, _ in rows:
-        rpcs = re.findall(r"\[%d\.0\] .*step energy settled: .*, (\d+) "
-                          r"energy RPCs\)" % jobid, logs[node])
+    for jobid, _, _, rpcs in _settle_lines(live_cluster,
+                                           r".*, (\d+) energy RPCs\)"):
         assert rpcs == ["0"], (jobid, rpcs)
 
 
