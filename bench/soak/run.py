@@ -135,6 +135,10 @@ POLICY_CONF = ("Frequencies=%s\n"
                "OutOfRange=reject\n"
                % (",".join(str(f) for f in FREQS), POLICY_FREQ, FREQS[0],
                   FREQS[-1]))
+# The same rule without a default: the policy plugins are loaded and check
+# every job and step, but a step that asks for no frequency gets none (the
+# launch rate of the suite loaded, without Slurm's own frequency work).
+POLICY_CONF_NOFREQ = POLICY_CONF.replace("DefaultFreq=%d " % POLICY_FREQ, "")
 
 # A task: marks its start (job, step, node, setspeed of its first CPU) and
 # its end with wall-clock instants.
@@ -427,6 +431,8 @@ LAUNCH_CONFIGS = {
     # rules (energy_policy.conf) instead of reading the job from slurmctld
     "policy+cpufreq": (("policy",), "--cpu-freq=%d" % POLICY_FREQ),
     "suite": (("modbus", "settle", "policy"), ""),
+    # the suite loaded, its policy choosing no frequency for these steps
+    "suite-nofreq": (("modbus", "settle", "policy-nofreq"), ""),
     # the suite against stock Slurm doing the same frequency work (the
     # policy gives these steps 1.6 GHz; Slurm's own --cpu-freq code sets
     # and restores it on every step, whoever chose it)
@@ -452,8 +458,9 @@ def suite_config(work, debug_flags=True, parts=("modbus", "settle",
         for i, node in enumerate(NODES, 1):
             f.write("Nodes=%s Unit=%d\n" % (node, i))
     plugstack = os.path.join(work, "plugstack-%s.conf" % "-".join(parts))
+    policy = "policy" in parts or "policy-nofreq" in parts
     with open(plugstack, "w") as f:
-        if "policy" in parts:
+        if policy:
             f.write("required %s/spank_energy_policy.so\n" % PLUGIN_DIR)
         if "settle" in parts:
             f.write("optional %s/spank_energy_settle.so\n" % PLUGIN_DIR)
@@ -465,11 +472,12 @@ def suite_config(work, debug_flags=True, parts=("modbus", "settle",
                       "EnergyModbusModel=sdm630\nEnergyModbusMap=%s\n"
                       "EnergyModbusFrequency=1\nEnergyModbusTimeout=500\n"
                       % (METER[0], METER[1], mapf)))
-    if "policy" in parts:
+    if policy:
         kw["slurm_conf"] += ("JobSubmitPlugins=energy_policy\n"
                              "CliFilterPlugins=energy_policy\n")
-        kw["extra_confs"] = {"energy_policy.conf": POLICY_CONF}
-    if "policy" in parts or "settle" in parts:
+        kw["extra_confs"] = {"energy_policy.conf": POLICY_CONF if "policy"
+                             in parts else POLICY_CONF_NOFREQ}
+    if policy or "settle" in parts:
         kw["slurm_conf"] += "PlugStackConfig=%s\n" % plugstack
     if debug_flags:
         kw["slurm_conf"] += "DebugFlags=Energy\n"
