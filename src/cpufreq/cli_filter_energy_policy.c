@@ -29,6 +29,11 @@
  * step is only checked, with no RPC (a step launch costs milliseconds, and
  * a workflow of many short steps would pay a round trip to slurmctld for
  * each).
+ * A batch job's step that asks for nothing and finds no SLURM_CPU_FREQ_REQ
+ * skips the RPC too when the job's rule gives jobs that ask for nothing no
+ * frequency (no default, no policy, no power budget, as the client reads
+ * energy_policy.conf): the job then has none, or one its user chose and
+ * took out of the script's environment, and no rule is at stake.
  * A step in an existing allocation that does ask for a frequency is
  * checked here (job_submit never sees steps) against the rules of
  * energy_policy.conf (read from next to slurm.conf on the client; missing
@@ -42,6 +47,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "slurm/slurm.h"
@@ -72,9 +78,52 @@ extern void cli_filter_p_post_submit(int offset, uint32_t jobid,
 static slurm_opt_t *srun_opt;	/* srun's options (srun only) */
 static bool user_set;		/* the step asked for a frequency */
 static bool new_alloc;		/* this srun creates the allocation */
+static bool rules_give_none;	/* the job's rule gives no frequency to a
+				 * batch job that asks for none */
 static int n_components;
 
 /* ---------------------------------------------------- private functions */
+
+/* The job's rule, as for a step of this job: from its environment. */
+static void _job_from_env(freq_job_t *job)
+{
+	job->partition = getenv("SLURM_JOB_PARTITION");
+	job->qos = getenv("SLURM_JOB_QOS");
+	job->account = getenv("SLURM_JOB_ACCOUNT");
+	job->user = uid_to_string_cached(getuid());
+}
+
+/*
+ * A step of a batch job, asking for no frequency, without SLURM_CPU_FREQ_REQ
+ * (job_submit writes it when it gave the job one): true when the job's rule
+ * gives a job that asks for nothing no frequency, so the job's own can only
+ * be none or its user's choice (see the top).  Any doubt (not a batch job,
+ * no rules file, a default, a policy, a power budget): false.
+ */
+static bool _rules_give_none(void)
+{
+	const char *env = getenv("ENVIRONMENT");
+	char *path, err[512];
+	freq_job_t job = { .measured_w = -1 };
+	freq_policy_t pol;
+	freq_decision_t d;
+	bool none = false;
+
+	if (!env || strcmp(env, "BATCH") || getenv("SLURM_CPU_FREQ_REQ"))
+		return false;
+	path = get_extra_conf_path("energy_policy.conf");
+	freq_policy_init(&pol);
+	if (!freq_policy_load(&pol, path, err, sizeof(err)) &&
+	    pol.power_budget_w <= 0) {
+		_job_from_env(&job);
+		freq_decide(&pol, NULL, &job, &d);
+		none = d.action == FREQ_DECIDE_KEEP &&
+		       d.policy == FREQ_POLICY_NONE;
+	}
+	freq_policy_free(&pol);
+	xfree(path);
+	return none;
+}
 
 /* An explicit request of a step in an existing allocation, against the
  * rules.  Returns SLURM_SUCCESS (opt possibly clamped) or SLURM_ERROR. */
@@ -92,10 +141,7 @@ static int _check_step(slurm_opt_t *opt)
 		debug("%s: %s: steps not checked", plugin_type, err);
 		goto out;
 	}
-	job.partition = getenv("SLURM_JOB_PARTITION");
-	job.qos = getenv("SLURM_JOB_QOS");
-	job.account = getenv("SLURM_JOB_ACCOUNT");
-	job.user = uid_to_string_cached(getuid());
+	_job_from_env(&job);
 	freq_request_from_slurm(opt->cpu_freq_min, opt->cpu_freq_max,
 				opt->cpu_freq_gov, &job.req);
 	freq_decide(&pol, NULL, &job, &d);
@@ -145,6 +191,7 @@ extern int cli_filter_p_pre_submit(slurm_opt_t *opt, int offset)
 	new_alloc = opt->srun_opt->jobid == NO_VAL;
 	if (user_set && !new_alloc)
 		return _check_step(opt);
+	rules_give_none = !user_set && !new_alloc && _rules_give_none();
 	return SLURM_SUCCESS;
 }
 
@@ -158,7 +205,13 @@ extern void cli_filter_p_post_submit(int offset, uint32_t jobid,
 	if (!srun_opt || offset || n_components != 1 ||
 	    (user_set && !new_alloc))
 		return;
-	if (slurm_load_job(&msg, jobid, SHOW_DETAIL) != SLURM_SUCCESS) {
+	if (rules_give_none) {
+		verbose("%s: step %u.%u: the job's rule gives no frequency to a job that asks for none; not asking slurmctld",
+			plugin_type, jobid, stepid);
+		return;
+	}
+	/* (cpu_freq is in every job record: no SHOW_DETAIL to pack) */
+	if (slurm_load_job(&msg, jobid, 0) != SLURM_SUCCESS) {
 		verbose("%s: cannot read job %u: %s", plugin_type, jobid,
 			slurm_strerror(se_slurm_errno()));
 		return;

@@ -127,6 +127,7 @@ RELEASE_TESTS = (
     # (SLURM_CPU_FREQ_REQ in the script's environment), and through
     # cli_filter's RPC without it
     "test_cpufreq.py::test_rule_default_in_batch_job_steps",
+    "test_cpufreq.py::test_batch_steps_of_a_rule_without_default_ask_nothing",
     # steps exact at their boundaries, following slurmd's node figure
     # through the energy query socket with no energy RPC (counter path)
     "test_step_boundaries.py::test_ten_jobs_exact_at_their_boundaries[counter]",

@@ -140,6 +140,31 @@ def test_rule_default_in_batch_job_steps(fc):
     assert "CPU_max_freq=2000000" in job, job
 
 
+def test_batch_steps_of_a_rule_without_default_ask_nothing(fc):
+    """A rule that gives jobs asking for nothing no frequency: a batch
+    job's step that asks for none skips cli_filter's RPC (it says so with
+    -v) and runs at the node's own setting; a job whose user asked
+    sbatch --cpu-freq still gets it in its steps (SLURM_CPU_FREQ_REQ)."""
+    policy(fc, "Rule=dbg Partition=debug AllowedMin=1200000 "
+               "AllowedMax=2000000\n")
+    out = os.path.join(str(fc.tmp), "nodefault.out")
+    show = SHOW.replace('"', '\\"').replace("$", "\\$")
+    script = "#!/bin/bash\nsrun -v -n1 bash -c \"%s\"\n" % show
+    jobid = fc.sbatch("-N1", "-w", "node1", "-o", out, script=script)
+    fc.wait_sacct(jobid)
+    text = open(out).read()
+    assert "gives no frequency to a job that asks for none; not asking " \
+        "slurmctld" in text, text
+    assert "governor=ondemand" in text, text
+    assert "runs at the job's" not in text, text
+    jobid = fc.sbatch("-N1", "-w", "node1", "-o", out,
+                      "--cpu-freq=1200000", script=script)
+    fc.wait_sacct(jobid)
+    text = open(out).read()
+    assert "setspeed=1200000" in text, text
+    assert "not asking slurmctld" not in text, text
+
+
 def test_explicit_allowed_request_honoured(fc):
     policy(fc, "Rule=dbg Partition=debug DefaultFreq=1600000 "
                "AllowedMin=1200000 AllowedMax=2000000 "
