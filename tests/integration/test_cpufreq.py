@@ -69,6 +69,20 @@ def policy(c, text):
     return path
 
 
+# SHOW inside a double-quoted `bash -c "..."` of a batch script
+SHOW_Q = SHOW.replace('"', '\\"').replace("$", "\\$")
+
+
+def batch_output(c, name, script, *args):
+    """script as a one-node batch job on node1 (sbatch options args);
+    (job id, its output) once it is recorded."""
+    out = os.path.join(str(c.tmp), name + ".out")
+    jobid = c.sbatch("-N1", "-w", "node1", "-o", out, *args, script=script)
+    c.wait_sacct(jobid)
+    with open(out) as f:
+        return jobid, f.read()
+
+
 def step_view(c, *args, check=True):
     """Run SHOW in a one-task step on node1; returns (dict, proc)."""
     p = c.srun("-N1", "-n1", "-w", "node1", *args, "bash", "-c", SHOW,
@@ -119,17 +133,13 @@ def test_rule_default_in_batch_job_steps(fc):
     its "runs at the job's" line are absent); without the variable, the
     step gets it through that RPC."""
     policy(fc, "Rule=dbg Partition=debug DefaultFreq=2000000\n")
-    out = os.path.join(str(fc.tmp), "batch.out")
-    show = SHOW.replace('"', '\\"').replace("$", "\\$")
-    script = ("#!/bin/bash\n"
-              "echo REQ=$SLURM_CPU_FREQ_REQ\n"
-              "srun -v -n1 bash -c \"%s\"\n"
-              "echo NOENV\n"
-              "env -u SLURM_CPU_FREQ_REQ srun -v -n1 bash -c \"%s\"\n"
-              % (show, show))
-    jobid = fc.sbatch("-N1", "-w", "node1", "-o", out, script=script)
-    fc.wait_sacct(jobid)
-    text = open(out).read()
+    jobid, text = batch_output(
+        fc, "batch", "#!/bin/bash\n"
+        "echo REQ=$SLURM_CPU_FREQ_REQ\n"
+        "srun -v -n1 bash -c \"%s\"\n"
+        "echo NOENV\n"
+        "env -u SLURM_CPU_FREQ_REQ srun -v -n1 bash -c \"%s\"\n"
+        % (SHOW_Q, SHOW_Q))
     assert "REQ=2000000\n" in text, text
     with_env, without = text.split("NOENV")
     assert "setspeed=2000000" in with_env, text
@@ -147,20 +157,13 @@ def test_batch_steps_of_a_rule_without_default_ask_nothing(fc):
     sbatch --cpu-freq still gets it in its steps (SLURM_CPU_FREQ_REQ)."""
     policy(fc, "Rule=dbg Partition=debug AllowedMin=1200000 "
                "AllowedMax=2000000\n")
-    out = os.path.join(str(fc.tmp), "nodefault.out")
-    show = SHOW.replace('"', '\\"').replace("$", "\\$")
-    script = "#!/bin/bash\nsrun -v -n1 bash -c \"%s\"\n" % show
-    jobid = fc.sbatch("-N1", "-w", "node1", "-o", out, script=script)
-    fc.wait_sacct(jobid)
-    text = open(out).read()
+    script = "#!/bin/bash\nsrun -v -n1 bash -c \"%s\"\n" % SHOW_Q
+    _, text = batch_output(fc, "nodefault", script)
     assert "gives no frequency to a job that asks for none; not asking " \
         "slurmctld" in text, text
     assert "governor=ondemand" in text, text
     assert "runs at the job's" not in text, text
-    jobid = fc.sbatch("-N1", "-w", "node1", "-o", out,
-                      "--cpu-freq=1200000", script=script)
-    fc.wait_sacct(jobid)
-    text = open(out).read()
+    _, text = batch_output(fc, "nodefault", script, "--cpu-freq=1200000")
     assert "setspeed=1200000" in text, text
     assert "not asking slurmctld" not in text, text
 
@@ -211,14 +214,10 @@ def test_step_requests_in_allocation_checked(fc):
     --cpu-freq of a step inside an allocation against the same rules."""
     policy(fc, "Rule=dbg Partition=debug AllowedMin=1200000 "
                "AllowedMax=2000000 OutOfRange=reject\n")
-    out = os.path.join(str(fc.tmp), "steps.out")
-    script = ("#!/bin/bash\n"
-              "srun -n1 --cpu-freq=2400000 true; echo rc=$?\n"
-              "srun -n1 --cpu-freq=1200000 bash -c \"%s\"\n"
-              % SHOW.replace('"', '\\"').replace("$", "\\$"))
-    jobid = fc.sbatch("-N1", "-w", "node1", "-o", out, script=script)
-    fc.wait_sacct(jobid)
-    text = open(out).read()
+    _, text = batch_output(
+        fc, "steps", "#!/bin/bash\n"
+        "srun -n1 --cpu-freq=2400000 true; echo rc=$?\n"
+        "srun -n1 --cpu-freq=1200000 bash -c \"%s\"\n" % SHOW_Q)
     assert "--cpu-freq=2400000 is not allowed here: rule 'dbg' allows " \
         "1200000-2000000 kHz" in text, text
     assert "rc=1" in text, text
@@ -226,11 +225,9 @@ def test_step_requests_in_allocation_checked(fc):
     # clamp: the step runs at the limit, and says so
     policy(fc, "Rule=dbg Partition=debug AllowedMax=2000000 "
                "OutOfRange=clamp\n")
-    script = ("#!/bin/bash\nsrun -n1 --cpu-freq=2400000 bash -c \"%s\"\n"
-              % SHOW.replace('"', '\\"').replace("$", "\\$"))
-    jobid = fc.sbatch("-N1", "-w", "node1", "-o", out, script=script)
-    fc.wait_sacct(jobid)
-    text = open(out).read()
+    _, text = batch_output(
+        fc, "steps", "#!/bin/bash\nsrun -n1 --cpu-freq=2400000 bash -c "
+        "\"%s\"\n" % SHOW_Q)
     assert "setspeed=2000000" in text, text
     assert "clamped to 2000000" in text, text
 
