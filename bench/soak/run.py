@@ -431,6 +431,9 @@ LAUNCH_CONFIGS = {
     # rules (energy_policy.conf) instead of reading the job from slurmctld
     "policy+cpufreq": (("policy",), "--cpu-freq=%d" % POLICY_FREQ),
     "suite": (("modbus", "settle", "policy"), ""),
+    # the policy plugins loaded, choosing no frequency for these steps
+    "policy-nofreq": (("policy-nofreq",), ""),
+    "modbus+policy-nofreq": (("modbus", "policy-nofreq"), ""),
     # the suite loaded, its policy choosing no frequency for these steps
     "suite-nofreq": (("modbus", "settle", "policy-nofreq"), ""),
     # the suite against stock Slurm doing the same frequency work (the
@@ -526,6 +529,14 @@ done
 """
 
 
+def busy_cpu_s():
+    """The machine's busy CPU time so far (all CPUs, /proc/stat: every
+    state but idle and iowait), in seconds."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+
+
 class LaunchJob:
     """A one-node exclusive job on node1 of cluster c that runs blocks of
     `srun -n1 true` steps on demand (LAUNCH_SCRIPT)."""
@@ -553,16 +564,20 @@ class LaunchJob:
             return ""
 
     def run_block(self, timeout=300):
-        """(steps, failed, seconds) of the next block."""
+        """(steps, failed, seconds, machine CPU seconds) of the next
+        block; the CPU is the whole machine's busy time while the block
+        ran (one block runs at a time: it is mostly this cluster's)."""
         b = self.block
         self.block += 1
+        cpu0 = busy_cpu_s()
         open(os.path.join(self.dir, "go.%d" % b), "w").close()
         done = os.path.join(self.dir, "done.%d" % b)
         poll(lambda: os.path.exists(done), timeout=timeout, interval=0.05,
              what=lambda: "block %d of %s (%s)" % (b, self.tag, self._text()))
+        cpu = busy_cpu_s() - cpu0
         with open(done) as f:
             _, _, n, fails, t0, t1 = f.read().split()
-        return int(n), int(fails), float(t1) - float(t0)
+        return int(n), int(fails), float(t1) - float(t0), cpu
 
     def stop(self):
         open(os.path.join(self.dir, "stop"), "w").close()
@@ -586,8 +601,8 @@ def launch_compare(s_cluster, k_cluster, work, tag, blocks, steps,
         for b in range(blocks):
             pair = {}
             for who in (("s", "k") if b % 2 == 0 else ("k", "s")):
-                n, f, secs = (js if who == "s" else jk).run_block()
-                pair[who] = (n, secs)
+                n, f, secs, cpu = (js if who == "s" else jk).run_block()
+                pair[who] = (n, secs, cpu)
                 fails += f
             rows.append(pair)
     finally:
@@ -943,21 +958,24 @@ def print_rates(rates, args):
     print("| config | its parts | srun options (this / stock) | steps/s "
           "| stock's steps/s "
           "| ratio | per-block ratios: median (min ... max) | failed steps "
-          "| steps that waited for the previous one's CPU (this / stock) |")
-    print("|---|---|---|---:|---:|---:|---|---:|---:|")
+          "| steps that waited for the previous one's CPU (this / stock) "
+          "| machine CPU per step, ms (this / stock) |")
+    print("|---|---|---|---:|---:|---:|---|---:|---:|---:|")
     for cfg, rows, fails, busy in rates:
         parts, srun_args, stock_args = launch_config(cfg)
         rs = sum(r["s"][0] for r in rows) / sum(r["s"][1] for r in rows)
         rk = sum(r["k"][0] for r in rows) / sum(r["k"][1] for r in rows)
         per = sorted((r["s"][0] / r["s"][1]) / (r["k"][0] / r["k"][1])
                      for r in rows)
+        cpu = ["%.1f" % (1e3 * sum(r[w][2] for r in rows) /
+                         sum(r[w][0] for r in rows)) for w in ("s", "k")]
         print("| %s | %s | %s | %.2f | %.2f | %.1f %% | %.1f %% (%.1f ... "
-              "%.1f %%) | %d | %s |"
+              "%.1f %%) | %d | %s | %s |"
               % (cfg, " + ".join(parts) or "(none of ours)",
                  "%s / %s" % (srun_args or "-", stock_args or "-"),
                  rs, rk, 100 * rs / rk, 100 * per[len(per) // 2],
                  100 * per[0], 100 * per[-1], fails,
-                 "%d / %d" % busy))
+                 "%d / %d" % busy, " / ".join(cpu)))
     print()
 
 
