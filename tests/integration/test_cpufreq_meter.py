@@ -143,12 +143,27 @@ def test_min_energy_from_sweep(mc):
     assert "min_energy chose %d kHz for root/mixed" % predicted in p.stderr
 
 
+def sacct_quiet(c):
+    """True once the last hour's jobs and steps in sacct are all ended and
+    the same as at the previous call: a step's record (its end, its energy)
+    reaches the database a moment after its job has left the queue."""
+    out = c.run(["sacct", "-a", "-n", "-P", "-S", "now-1hours",
+                 "-o", "JobID,State,End,ConsumedEnergyRaw"]).stdout
+    ended = not re.search(r"RUNNING|PENDING|COMPLETING|REQUEUED|\|Unknown\|",
+                          out)
+    quiet = ended and out == getattr(c, "_last_sacct", None)
+    c._last_sacct = out
+    return quiet
+
+
 def test_history_refresh_from_sacct(mc):
     hist = str(mc.tmp / "refreshed")
     # Steps of the tests before must all be recorded first, or one landing
     # between the two refreshes below is (rightly) added by the second.
     poll(lambda: not mc.run(["squeue", "-h"]).stdout.strip(), 120,
          what="the earlier tests' jobs to leave the queue")
+    poll(lambda: sacct_quiet(mc), 120, interval=3,
+         what="the earlier tests' records to be complete in sacct")
     p = subprocess.run([HISTORY_TOOL, "--history", hist, "--since",
                         "now-1hours"], env=mc.env, capture_output=True,
                        text=True, timeout=120)
