@@ -591,8 +591,9 @@ def launch_compare(s_cluster, k_cluster, work, tag, blocks, steps,
                    srun_args, stock_args=""):
     """Blocks of steps alternately on s_cluster (the configuration under
     test) and k_cluster (stock), ABBA order, so that the machine's load
-    (other work) falls on both alike.  Returns per block
-    (s steps/s, k steps/s), failures, busy waits."""
+    (other work) falls on both alike.  Returns the blocks (each
+    {"s": (steps, seconds, machine CPU seconds), "k": (...)}), failures,
+    busy waits."""
     tag = tag.replace("/", "-")
     js = LaunchJob(s_cluster, work, tag + "-s", steps, srun_args)
     jk = LaunchJob(k_cluster, work, tag + "-k", steps, stock_args)

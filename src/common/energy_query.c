@@ -155,15 +155,6 @@ static int _wait_fd(int fd, short events, uint64_t deadline_ns)
 	}
 }
 
-uint64_t eq_random_id(void)
-{
-	uint64_t g = 0;
-
-	if (getrandom(&g, sizeof(g), GRND_NONBLOCK) != sizeof(g))
-		g = se_mono_ns() ^ ((uint64_t) getpid() << 40) ^ se_wall_ns();
-	return g ? g : 1;
-}
-
 /* ------------------------------------------------------------ server */
 
 static void _reply(int fd, eq_wire_rep_t *rep)
@@ -466,6 +457,15 @@ int eq_socket_path(const char *spool_dir, const char *node, char *buf,
 	if ((size_t) n >= len || (size_t) n >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+uint64_t eq_random_id(void)
+{
+	uint64_t g = 0;
+
+	if (getrandom(&g, sizeof(g), GRND_NONBLOCK) != sizeof(g))
+		g = se_mono_ns() ^ ((uint64_t) getpid() << 40) ^ se_wall_ns();
+	return g ? g : 1;
 }
 
 eq_server_t *eq_server_start(const char *path, sampler_t *s,

@@ -84,13 +84,39 @@ static int n_components;
 
 /* ---------------------------------------------------- private functions */
 
-/* The job's rule, as for a step of this job: from its environment. */
-static void _job_from_env(freq_job_t *job)
+/*
+ * What the rules (energy_policy.conf, read next to slurm.conf on the
+ * client) decide for a step of this job asking for min/max/gov (Slurm's
+ * --cpu-freq encoding; NO_VAL: nothing), the job's partition, QOS and
+ * account taken from its environment.  d->rule points into rules freed
+ * here: only action, req, policy and msg are the caller's.  0, or -1 when
+ * the file cannot be read (err says why).  *budget: the file sets a
+ * PowerBudget, which only slurmctld can apply (it measures the cluster).
+ */
+static int _decide_step(uint32_t min, uint32_t max, uint32_t gov,
+			freq_decision_t *d, bool *budget, char *err,
+			size_t err_len)
 {
-	job->partition = getenv("SLURM_JOB_PARTITION");
-	job->qos = getenv("SLURM_JOB_QOS");
-	job->account = getenv("SLURM_JOB_ACCOUNT");
-	job->user = uid_to_string_cached(getuid());
+	char *path = get_extra_conf_path("energy_policy.conf");
+	freq_job_t job = { .measured_w = -1 };
+	freq_policy_t pol;
+	int rc = -1;
+
+	freq_policy_init(&pol);
+	if (!freq_policy_load(&pol, path, err, err_len)) {
+		job.partition = getenv("SLURM_JOB_PARTITION");
+		job.qos = getenv("SLURM_JOB_QOS");
+		job.account = getenv("SLURM_JOB_ACCOUNT");
+		job.user = uid_to_string_cached(getuid());
+		freq_request_from_slurm(min, max, gov, &job.req);
+		freq_decide(&pol, NULL, &job, d);
+		d->rule = NULL;
+		*budget = pol.power_budget_w > 0;
+		rc = 0;
+	}
+	freq_policy_free(&pol);
+	xfree(path);
+	return rc;
 }
 
 /*
@@ -103,62 +129,44 @@ static void _job_from_env(freq_job_t *job)
 static bool _rules_give_none(void)
 {
 	const char *env = getenv("ENVIRONMENT");
-	char *path, err[512];
-	freq_job_t job = { .measured_w = -1 };
-	freq_policy_t pol;
 	freq_decision_t d;
-	bool none = false;
+	char err[512];
+	bool budget;
 
 	if (!env || strcmp(env, "BATCH") || getenv("SLURM_CPU_FREQ_REQ"))
 		return false;
-	path = get_extra_conf_path("energy_policy.conf");
-	freq_policy_init(&pol);
-	if (!freq_policy_load(&pol, path, err, sizeof(err)) &&
-	    pol.power_budget_w <= 0) {
-		_job_from_env(&job);
-		freq_decide(&pol, NULL, &job, &d);
-		none = d.action == FREQ_DECIDE_KEEP &&
-		       d.policy == FREQ_POLICY_NONE;
-	}
-	freq_policy_free(&pol);
-	xfree(path);
-	return none;
+	if (_decide_step(NO_VAL, NO_VAL, NO_VAL, &d, &budget, err,
+			 sizeof(err)))
+		return false;
+	return !budget && d.action == FREQ_DECIDE_KEEP &&
+	       d.policy == FREQ_POLICY_NONE;
 }
 
 /* An explicit request of a step in an existing allocation, against the
  * rules.  Returns SLURM_SUCCESS (opt possibly clamped) or SLURM_ERROR. */
 static int _check_step(slurm_opt_t *opt)
 {
-	char *path = get_extra_conf_path("energy_policy.conf");
-	freq_job_t job = { .measured_w = -1 };
-	freq_policy_t pol;
 	freq_decision_t d;
 	char err[512], rs[96];
-	int rc = SLURM_SUCCESS;
+	bool budget;
 
-	freq_policy_init(&pol);
-	if (freq_policy_load(&pol, path, err, sizeof(err))) {
+	if (_decide_step(opt->cpu_freq_min, opt->cpu_freq_max,
+			 opt->cpu_freq_gov, &d, &budget, err, sizeof(err))) {
 		debug("%s: %s: steps not checked", plugin_type, err);
-		goto out;
+		return SLURM_SUCCESS;
 	}
-	_job_from_env(&job);
-	freq_request_from_slurm(opt->cpu_freq_min, opt->cpu_freq_max,
-				opt->cpu_freq_gov, &job.req);
-	freq_decide(&pol, NULL, &job, &d);
 	if (d.action == FREQ_DECIDE_REJECT) {
 		error("%s", d.msg);
-		rc = SLURM_ERROR;
-	} else if (d.action == FREQ_DECIDE_SET) {
+		return SLURM_ERROR;
+	}
+	if (d.action == FREQ_DECIDE_SET) {
 		freq_request_to_slurm(&d.req, &opt->cpu_freq_min,
 				      &opt->cpu_freq_max, &opt->cpu_freq_gov);
 		info("%s", d.msg);
 		verbose("%s: step runs at --cpu-freq=%s", plugin_type,
 			freq_request_str(&d.req, rs, sizeof(rs)));
 	}
-out:
-	freq_policy_free(&pol);
-	xfree(path);
-	return rc;
+	return SLURM_SUCCESS;
 }
 
 /* ------------------------------------------------------ public functions */

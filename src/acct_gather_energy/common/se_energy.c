@@ -152,7 +152,6 @@ typedef struct {
 				 * (24.11+; 0: not said) */
 	uint64_t figure_id;	/* the figure's id in slurmd's last answer
 				 * through the query socket (0: none yet) */
-	bool said_rpc;		/* the fall back to the RPC was logged */
 	unsigned rpcs;		/* Slurm energy RPCs this step asked */
 	uint64_t rpc_fail_ns;	/* monotonic: first RPC failure of a run,
 				 * 0 while slurmd answers */
@@ -878,96 +877,6 @@ static int _step_share(uint64_t t1_ns, bool end, uint64_t timeout_ns,
 	return rc;
 }
 
-/*
- * The node figure slurmd put into a query's answer (its figure hook): the
- * same figure as its energy RPC answers, without the RPC.  Another figure
- * id is a slurmd that started again.  0, or -ENODATA (no figure in it).
- */
-static int _step_account_figure(const eq_answer_t *a, uint64_t now_ns)
-{
-	acct_gather_energy_t e;
-	bool restarted;
-
-	if (!a->figure)
-		return -ENODATA;
-	memset(&e, 0, sizeof(e));
-	e.consumed_energy = a->figure_mj / 1000;
-	e.current_watts = _mw_to_w(a->figure_power_mw);
-	e.poll_time = _mono_to_wall_s(a->figure_sample_ns);
-	restarted = step.figure_id && a->figure_id != step.figure_id;
-	_step_account(&e, now_ns, restarted);
-	step.figure_id = a->figure_id;
-	return 0;
-}
-
-static int _step_query(uint64_t t1_ns, uint64_t timeout_ns, eq_answer_t *a);
-
-/*
- * Ask slurmd for the node energy: the figure in a query's answer (a, or a
- * query now), else Slurm's RPC.  0, or -errno (nothing changed).
- */
-static int _step_refresh(const eq_answer_t *a)
-{
-	acct_gather_energy_t *e = NULL;
-	eq_answer_t now_a;
-	uint16_t cnt = 0;
-	uint64_t now_ns;
-	int rc = 0;
-
-	if (step.settled)
-		return 0;
-	if (_share_mode()) {
-		/* the share so far: t1 at the start kicks no reading (the
-		 * sampler's period sets the running figure's freshness) */
-		return _step_share(step.start_ns, false,
-				   LIVE_POLL_QUERY_TIMEOUT_NS, &now_a);
-	}
-	if (!a && step.eq_path[0] &&
-	    (rc = _step_query(se_mono_ns(), LIVE_POLL_QUERY_TIMEOUT_NS,
-			      &now_a)) == 0)
-		a = &now_a;
-	if (a && !(rc = _step_account_figure(a, se_mono_ns()))) {
-		step.rpc_fail_ns = 0;
-		return 0;
-	}
-	if (step.eq_path[0] && !step.said_rpc) {
-		step.said_rpc = true;
-		log_flag(ENERGY, "%s: node energy through Slurm's RPC: the energy query socket gave no figure (%s)",
-			 plugin_type, strerror(-rc));
-	}
-	rc = 0;
-	step.rpcs++;
-	if (slurm_get_node_energy((char *) se_energy_node_name(), context_id,
-				  0, &cnt, &e) != SLURM_SUCCESS) {
-		now_ns = se_mono_ns();
-		if (!step.rpc_fail_ns)
-			step.rpc_fail_ns = now_ns;
-		if (now_ns - step.rpc_fail_ns < STEP_RPC_GRACE_NS)
-			se_log(SE_LOG_DEBUG,
-			       "cannot get node energy from slurmd: %s (slurmd restarting? its next answer bridges the gap)",
-			       slurm_strerror(se_slurm_errno()));
-		else
-			se_log_limited(&step.rl, now_ns, SE_LOG_ERROR,
-				       "cannot get node energy from slurmd for %.0f s: %s",
-				       (double) (now_ns - step.rpc_fail_ns) /
-				       SE_NS_PER_SEC,
-				       slurm_strerror(se_slurm_errno()));
-		return -EIO;
-	}
-	now_ns = se_mono_ns();
-	step.rpc_fail_ns = 0;
-	if (!cnt || !e) {
-		rc = -ENODATA;
-	} else if (!e[0].poll_time) {
-		/* slurmd's meter has not answered yet: keep waiting */
-		rc = -ENODATA;
-	} else {
-		_step_account(&e[0], now_ns, false);
-	}
-	acct_gather_energy_destroy(e);
-	return rc;
-}
-
 static int _step_fill(acct_gather_energy_t *e)
 {
 	uint64_t now_ns = se_mono_ns();
@@ -1070,6 +979,118 @@ static int _step_query(uint64_t t1_ns, uint64_t timeout_ns, eq_answer_t *a)
 		step.e0_t_ns = _step_t0();
 	}
 	return rc;
+}
+
+/*
+ * The node figure slurmd put into a query's answer (its figure hook): the
+ * same figure as its energy RPC answers, without the RPC.  Another figure
+ * id is a slurmd that started again.  0, or -ENODATA (no figure in it).
+ */
+static int _step_account_figure(const eq_answer_t *a, uint64_t now_ns)
+{
+	acct_gather_energy_t e;
+	bool restarted;
+
+	if (!a->figure)
+		return -ENODATA;
+	memset(&e, 0, sizeof(e));
+	e.consumed_energy = a->figure_mj / 1000;
+	e.current_watts = _mw_to_w(a->figure_power_mw);
+	e.poll_time = _mono_to_wall_s(a->figure_sample_ns);
+	restarted = step.figure_id && a->figure_id != step.figure_id;
+	_step_account(&e, now_ns, restarted);
+	step.figure_id = a->figure_id;
+	return 0;
+}
+
+/*
+ * The node energy in a query's answer (a, or a query made now).  0, or
+ * -errno: the query failed, or its answer holds no figure.
+ */
+static int _step_refresh_figure(const eq_answer_t *a)
+{
+	eq_answer_t now_a;
+	int rc;
+
+	if (!a) {
+		rc = _step_query(se_mono_ns(), LIVE_POLL_QUERY_TIMEOUT_NS,
+				 &now_a);
+		if (rc)
+			return rc;
+		a = &now_a;
+	}
+	return _step_account_figure(a, se_mono_ns());
+}
+
+/* The node energy through Slurm's energy RPC.  0, or -errno. */
+static int _step_refresh_rpc(void)
+{
+	acct_gather_energy_t *e = NULL;
+	uint16_t cnt = 0;
+	uint64_t now_ns;
+	int rc = 0;
+
+	step.rpcs++;
+	if (slurm_get_node_energy((char *) se_energy_node_name(), context_id,
+				  0, &cnt, &e) != SLURM_SUCCESS) {
+		now_ns = se_mono_ns();
+		if (!step.rpc_fail_ns)
+			step.rpc_fail_ns = now_ns;
+		if (now_ns - step.rpc_fail_ns < STEP_RPC_GRACE_NS)
+			se_log(SE_LOG_DEBUG,
+			       "cannot get node energy from slurmd: %s (slurmd restarting? its next answer bridges the gap)",
+			       slurm_strerror(se_slurm_errno()));
+		else
+			se_log_limited(&step.rl, now_ns, SE_LOG_ERROR,
+				       "cannot get node energy from slurmd for %.0f s: %s",
+				       (double) (now_ns - step.rpc_fail_ns) /
+				       SE_NS_PER_SEC,
+				       slurm_strerror(se_slurm_errno()));
+		return -EIO;
+	}
+	now_ns = se_mono_ns();
+	step.rpc_fail_ns = 0;
+	if (!cnt || !e) {
+		rc = -ENODATA;
+	} else if (!e[0].poll_time) {
+		/* slurmd's meter has not answered yet: keep waiting */
+		rc = -ENODATA;
+	} else {
+		_step_account(&e[0], now_ns, false);
+	}
+	acct_gather_energy_destroy(e);
+	return rc;
+}
+
+
+/*
+ * Ask slurmd for the node energy: through its query socket (the figure in
+ * a, or in a query now) when there is one, else, or when it cannot answer,
+ * through Slurm's RPC.  0, or -errno (nothing changed).
+ */
+static int _step_refresh(const eq_answer_t *a)
+{
+	eq_answer_t share_a;
+	int rc;
+
+	if (step.settled)
+		return 0;
+	if (_share_mode()) {
+		/* the share so far: t1 at the start kicks no reading (the
+		 * sampler's period sets the running figure's freshness) */
+		return _step_share(step.start_ns, false,
+				   LIVE_POLL_QUERY_TIMEOUT_NS, &share_a);
+	}
+	if (step.eq_path[0]) {
+		if (!(rc = _step_refresh_figure(a))) {
+			step.rpc_fail_ns = 0;
+			return 0;
+		}
+		if (!step.rpcs)
+			log_flag(ENERGY, "%s: node energy through Slurm's RPC: the energy query socket gave no figure (%s)",
+				 plugin_type, strerror(-rc));
+	}
+	return _step_refresh_rpc();
 }
 
 /*
