@@ -507,16 +507,21 @@ def plugin_proof(c):
 
 
 # --------------------------------------------------------- launch rate
-# The launch job: 5 warm-up steps, then a block of steps each time the
-# bench creates go.B in its directory (DIR/done.B gets the block's line),
-# until DIR/stop exists.  Only the steps are timed, inside the job.
+# The launch job: 5 warm-up steps, then a block of steps for each line the
+# bench writes into the FIFO DIR/go (the block's number; "stop" ends the
+# job); DIR/done.B gets the block's line.  Only the steps are timed, inside
+# the job.  The job waits in read(2) on the FIFO, which it holds open for
+# reading and writing (no EOF, and the bench's open never blocks): a job
+# waiting for its turn costs the machine nothing, so the other cluster's
+# block runs on a quiet machine (a poll loop of `sleep 0.02` cost 3 ms of
+# CPU per step of the other side).
 LAUNCH_SCRIPT = """#!/bin/sh
 d=%(dir)s
+exec 3<>$d/go
 i=0; while [ $i -lt 5 ]; do srun -n1 %(args)s true; i=$((i+1)); done
 touch $d/ready
-b=0
-while :; do
-  while [ ! -e $d/go.$b ]; do [ -e $d/stop ] && exit 0; sleep 0.02; done
+while read -r b <&3; do
+  [ "$b" = stop ] && exit 0
   t0=$(date +%%s.%%N)
   i=0; f=0
   while [ $i -lt %(n)d ]; do
@@ -524,7 +529,6 @@ while :; do
   done
   t1=$(date +%%s.%%N)
   echo "SE_BLOCK $b %(n)d $f $t0 $t1" > $d/done.tmp; mv $d/done.tmp $d/done.$b
-  b=$((b+1))
 done
 """
 
@@ -544,6 +548,7 @@ class LaunchJob:
     def __init__(self, c, work, tag, steps, srun_args=""):
         self.c, self.dir, self.tag = c, os.path.join(work, tag), tag
         os.makedirs(self.dir)
+        os.mkfifo(os.path.join(self.dir, "go"))
         script = os.path.join(self.dir, "job.sh")
         with open(script, "w") as f:
             f.write(LAUNCH_SCRIPT % dict(dir=self.dir, args=srun_args,
@@ -570,7 +575,7 @@ class LaunchJob:
         b = self.block
         self.block += 1
         cpu0 = busy_cpu_s()
-        open(os.path.join(self.dir, "go.%d" % b), "w").close()
+        self._tell(str(b))
         done = os.path.join(self.dir, "done.%d" % b)
         poll(lambda: os.path.exists(done), timeout=timeout, interval=0.05,
              what=lambda: "block %d of %s (%s)" % (b, self.tag, self._text()))
@@ -579,8 +584,19 @@ class LaunchJob:
             _, _, n, fails, t0, t1 = f.read().split()
         return int(n), int(fails), float(t1) - float(t0), cpu
 
+    def _tell(self, line):
+        """A line into the job's FIFO (it holds it open: never blocks)."""
+        fd = os.open(os.path.join(self.dir, "go"), os.O_WRONLY | os.O_NONBLOCK)
+        try:
+            os.write(fd, (line + "\n").encode())
+        finally:
+            os.close(fd)
+
     def stop(self):
-        open(os.path.join(self.dir, "stop"), "w").close()
+        try:
+            self._tell("stop")
+        except OSError:         # the job is gone already (ENXIO)
+            pass
         self.c.wait_job_gone(self.jobid, timeout=120)
         text = self._text()
         # srun waiting for the previous step's CPUs to be released
@@ -609,6 +625,23 @@ def launch_compare(s_cluster, k_cluster, work, tag, blocks, steps,
     finally:
         busy = (js.stop(), jk.stop())
     return rows, fails, busy
+
+
+def launch_ratio(rows):
+    """This side's rate over stock's: all steps over all their time."""
+    rs = sum(r["s"][0] for r in rows) / sum(r["s"][1] for r in rows)
+    rk = sum(r["k"][0] for r in rows) / sum(r["k"][1] for r in rows)
+    return rs / rk
+
+
+def launch_interval(rows, draws=4000, seed=1):
+    """95 % interval of launch_ratio(): the block pairs resampled with
+    replacement (bootstrap; each pair ran seconds apart on the same
+    machine, so the machine's drift stays inside a pair)."""
+    rng = random.Random(seed)
+    ratios = sorted(launch_ratio([rng.choice(rows) for _ in rows])
+                    for _ in range(draws))
+    return ratios[int(0.025 * draws)], ratios[int(0.975 * draws) - 1]
 
 
 # --------------------------------------------------------------- main
@@ -726,7 +759,7 @@ def main():
         if configs:
             log("launch rate: stock cluster %s up" % k.state)
             k.up(k.up_args(debug="info", **suite_config(work, parts=())))
-        for cfg in configs:
+        for run_no, cfg in enumerate(configs):
             log("launch rate: %s (against stock, %d blocks of %d steps each)"
                 % (cfg, args.launch_blocks, args.launch_steps))
             if meter:
@@ -741,7 +774,8 @@ def main():
                 plugin_proof(c)
             time.sleep(2)
             rows, fails, busy = launch_compare(
-                c, k, work, cfg, args.launch_blocks, args.launch_steps,
+                c, k, work, "%d-%s" % (run_no, cfg), args.launch_blocks,
+                args.launch_steps,
                 srun_args, stock_args)
             rates.append((cfg, rows, fails, busy))
             s_n = sum(r["s"][0] for r in rows)
@@ -958,10 +992,11 @@ def print_rates(rates, args):
           % (args.launch_blocks, args.launch_steps))
     print("| config | its parts | srun options (this / stock) | steps/s "
           "| stock's steps/s "
-          "| ratio | per-block ratios: median (min ... max) | failed steps "
+          "| ratio | its 95 % interval (bootstrap over the block pairs) "
+          "| per-block ratios: median (min ... max) | failed steps "
           "| steps that waited for the previous one's CPU (this / stock) "
           "| machine CPU per step, ms (this / stock) |")
-    print("|---|---|---|---:|---:|---:|---|---:|---:|---:|")
+    print("|---|---|---|---:|---:|---:|---|---|---:|---:|---:|")
     for cfg, rows, fails, busy in rates:
         parts, srun_args, stock_args = launch_config(cfg)
         rs = sum(r["s"][0] for r in rows) / sum(r["s"][1] for r in rows)
@@ -970,11 +1005,13 @@ def print_rates(rates, args):
                      for r in rows)
         cpu = ["%.1f" % (1e3 * sum(r[w][2] for r in rows) /
                          sum(r[w][0] for r in rows)) for w in ("s", "k")]
-        print("| %s | %s | %s | %.2f | %.2f | %.1f %% | %.1f %% (%.1f ... "
-              "%.1f %%) | %d | %s | %s |"
+        lo, hi = launch_interval(rows)
+        print("| %s | %s | %s | %.2f | %.2f | %.1f %% | %.1f ... %.1f %% "
+              "| %.1f %% (%.1f ... %.1f %%) | %d | %s | %s |"
               % (cfg, " + ".join(parts) or "(none of ours)",
                  "%s / %s" % (srun_args or "-", stock_args or "-"),
-                 rs, rk, 100 * rs / rk, 100 * per[len(per) // 2],
+                 rs, rk, 100 * launch_ratio(rows), 100 * lo, 100 * hi,
+                 100 * per[len(per) // 2],
                  100 * per[0], 100 * per[-1], fails,
                  "%d / %d" % busy, " / ".join(cpu)))
     print()

@@ -56,6 +56,9 @@
 #define EQ_REQ_STEP	0x1	/* job_id/step_id name a step */
 #define EQ_REQ_BEGIN	0x2	/* ... that began at t0 */
 #define EQ_REQ_END	0x4	/* ... that ended at t1 */
+#define EQ_REQ_NO_KICK	0x8	/* what is known now: no reading for it
+				 * (a server that predates the flag kicks,
+				 * which only costs a read) */
 
 /* Refused peers: a few log lines a minute. */
 #define EQ_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
@@ -228,7 +231,8 @@ static void _answer(eq_server_t *srv, const eq_wire_req_t *req,
 	rep->flags = (c0 ? EQ_COMPLETE0 : 0) | (c1 ? EQ_COMPLETE1 : 0);
 	/* An instant past the newest sample: read now, do not wait a tick.
 	 * (An instant older than the history will never complete.) */
-	if ((!c0 && rep->rc0 != -ERANGE) || (!c1 && rep->rc1 != -ERANGE)) {
+	if (!(req->flags & EQ_REQ_NO_KICK) &&
+	    ((!c0 && rep->rc0 != -ERANGE) || (!c1 && rep->rc1 != -ERANGE))) {
 		sampler_kick(srv->s);
 		rep->flags |= EQ_KICKED;
 	}
@@ -607,34 +611,19 @@ static void _unpack(const eq_wire_rep_t *rep, eq_answer_t *out)
 	out->figure_sample_ns = rep->figure_sample_ns;
 }
 
-int eq_query(const char *path, uint64_t t0_ns, uint64_t t1_ns,
-	     uint64_t timeout_ns, eq_answer_t *out)
-{
-	return eq_query_step(path, t0_ns, t1_ns, NULL, timeout_ns, out);
-}
-
-int eq_query_step(const char *path, uint64_t t0_ns, uint64_t t1_ns,
-		  const eq_step_t *step, uint64_t timeout_ns,
+/* One request (req's instants, flags and step filled) and its answer. */
+static int _query(const char *path, eq_wire_req_t *req, uint64_t timeout_ns,
 		  eq_answer_t *out)
 {
 	uint64_t deadline = se_mono_ns() + timeout_ns;
-	eq_wire_req_t req = {
-		.magic = EQ_MAGIC_REQ, .version = EQ_VERSION,
-		.size = sizeof(req), .t0_ns = t0_ns, .t1_ns = t1_ns,
-	};
-
-	if (step) {
-		req.flags = EQ_REQ_STEP | (step->begin ? EQ_REQ_BEGIN : 0) |
-			    (step->end ? EQ_REQ_END : 0);
-		req.job_id = step->job_id;
-		req.step_id = step->step_id;
-		req.ncpus = step->ncpus;
-	}
 	eq_wire_rep_t rep;
 	struct sockaddr_un sa;
 	int fd, rc;
 
-	if (!out || t0_ns > t1_ns)
+	req->magic = EQ_MAGIC_REQ;
+	req->version = EQ_VERSION;
+	req->size = sizeof(*req);
+	if (!out || req->t0_ns > req->t1_ns)
 		return -EINVAL;
 	if ((rc = _fill_addr(path, &sa)))
 		return rc;
@@ -645,9 +634,42 @@ int eq_query_step(const char *path, uint64_t t0_ns, uint64_t t1_ns,
 	if (connect(fd, (const struct sockaddr *) &sa, sizeof(sa)))
 		rc = -errno;
 	else
-		rc = _exchange(fd, &req, &rep, deadline);
+		rc = _exchange(fd, req, &rep, deadline);
 	close(fd);
 	if (!rc)
 		_unpack(&rep, out);
 	return rc;
+}
+
+int eq_query(const char *path, uint64_t t0_ns, uint64_t t1_ns,
+	     uint64_t timeout_ns, eq_answer_t *out)
+{
+	eq_wire_req_t req = { .t0_ns = t0_ns, .t1_ns = t1_ns };
+
+	return _query(path, &req, timeout_ns, out);
+}
+
+int eq_query_known(const char *path, uint64_t t0_ns, uint64_t t1_ns,
+		   uint64_t timeout_ns, eq_answer_t *out)
+{
+	eq_wire_req_t req = { .t0_ns = t0_ns, .t1_ns = t1_ns,
+			      .flags = EQ_REQ_NO_KICK };
+
+	return _query(path, &req, timeout_ns, out);
+}
+
+int eq_query_step(const char *path, uint64_t t0_ns, uint64_t t1_ns,
+		  const eq_step_t *step, uint64_t timeout_ns,
+		  eq_answer_t *out)
+{
+	eq_wire_req_t req = { .t0_ns = t0_ns, .t1_ns = t1_ns };
+
+	if (step) {
+		req.flags = EQ_REQ_STEP | (step->begin ? EQ_REQ_BEGIN : 0) |
+			    (step->end ? EQ_REQ_END : 0);
+		req.job_id = step->job_id;
+		req.step_id = step->step_id;
+		req.ncpus = step->ncpus;
+	}
+	return _query(path, &req, timeout_ns, out);
 }

@@ -317,8 +317,44 @@ def test_steps_need_no_rpc(live_cluster):
     Energy) counts the RPCs the step had to fall back to, and these steps
     had none."""
     for jobid, _, _, rpcs in _settle_lines(live_cluster,
-                                           r".*, (\d+) energy RPCs\)"):
+                                           r".*, (\d+) energy RPCs, "
+                                           r"\d+ queries\)"):
         assert rpcs == ["0"], (jobid, rpcs)
+
+
+def test_short_steps_ask_slurmd_little(live_cluster):
+    """A short step asks slurmd's socket two questions while it runs: its
+    first poll (its base, and the start of its window: a reading kicked)
+    and its exit (slurmstepd polls twice as a task exits, a fraction of a
+    millisecond apart: one question, one reading kicked); one more when a
+    periodic poll (1 s) falls inside the step.  Each costs slurmd an answer
+    and, kicked, the meter a read, on every step of a workflow of many
+    short ones.  The settle then asks once when the reading after the end
+    is there (Modbus: a reading's instant is the middle of its
+    transaction); a BMC's rolling average stamps its reading half its
+    window back, so the settle asks until one is past the end, pausing
+    twice as long each time (5 ms, 10 ms, ... 160 ms; at 5 ms throughout it
+    asked about a hundred times, each kicking a BMC read).  The settle line
+    counts both; every step still settles."""
+    c, _, _, path = live_cluster
+    jobid = c.sbatch("-J", "sb-short-" + path, "-N1", "-n1", "-o",
+                     "/dev/null", script="#!/bin/sh\n"
+                     "for i in 1 2 3 4 5 6; do srun -n1 true; done\n")
+    c.wait_sacct(jobid, steps=[str(i) for i in range(6)], timeout=120)
+    logs = "".join(slurmd_log(c, n) for n in NODES)
+    running, settling = {}, {}
+    for step, before, settle in re.findall(
+            r"\[%d\.(\d+)\] .*step energy settled: .*, 0 energy RPCs, "
+            r"(\d+) queries\), .* settled in [0-9.]+ s \((\d+) queries\)"
+            % jobid, logs):
+        running[int(step)], settling[int(step)] = int(before), int(settle)
+    assert sorted(running) == list(range(6)), (
+        "job %d: settle lines (step: questions) %s" % (jobid, running))
+    assert all(n <= 3 for n in running.values()), running
+    assert sorted(running.values())[3] == 2, running     # most: two
+    assert all(n <= 16 for n in settling.values()), settling
+    if path != "bmc":
+        assert sorted(settling.values())[3] == 1, settling
 
 
 def test_summary():

@@ -151,6 +151,38 @@ START_TEST(test_round_trip_complete_after_kick)
 }
 END_TEST
 
+/* A question about what is known (a step's base, a poll after its end)
+ * reads no meter: the instant past the newest sample stays incomplete,
+ * and no reading comes, until a boundary's query asks for one. */
+START_TEST(test_known_query_kicks_no_reading)
+{
+	fixture_t f;
+	eq_answer_t a, b;
+	sampler_status_t st;
+	uint64_t t0, t1;
+
+	_up(&f);
+	sampler_status(f.s, &st);
+	t0 = st.last_sample_ns;
+	se_sleep_ns(20 * MS);
+	t1 = se_mono_ns();
+
+	ck_assert_int_eq(eq_query_known(f.path, t0, t1, SEC, &a), 0);
+	ck_assert(a.complete0);
+	ck_assert(!a.complete1);
+	ck_assert(!a.kicked);
+	ck_assert_uint_eq(a.last_sample_ns, t0);
+	/* a kicked read would land within milliseconds (see above) */
+	se_sleep_ns(100 * MS);
+	ck_assert_int_eq(_reads(), 1);
+
+	ck_assert_int_eq(eq_query(f.path, t0, t1, SEC, &b), 0);
+	ck_assert(b.kicked);
+	_wait_reads(2);
+	_down(&f);
+}
+END_TEST
+
 /* The share hook (attribution): the step's fields reach it, its answer
  * comes back, and a share not final for t1 kicks a reading.  The hook runs
  * on the server's thread: what it saw is kept under hook_lock (the answer
@@ -501,6 +533,7 @@ static Suite *_suite(void)
 
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_round_trip_complete_after_kick);
+	tcase_add_test(tc, test_known_query_kicks_no_reading);
 	tcase_add_test(tc, test_one_instant_and_bad_order);
 	tcase_add_test(tc, test_share_hook);
 	tcase_add_test(tc, test_figure_hook);

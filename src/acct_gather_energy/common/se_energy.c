@@ -56,6 +56,23 @@
 
 /* A step's view of node energy older than this is refreshed by RPC. */
 #define STEP_REFRESH_NS		SE_NS_PER_SEC
+/*
+ * With energy profiling (--profile=energy), slurmstepd's energy thread
+ * asks for a profile sample as it starts, a moment after the step's start
+ * asked slurmd, then every profile period: a view younger than this is the
+ * current one.
+ */
+#define STEP_PROFILE_FRESH_NS	(100 * SE_NS_PER_MS)
+/*
+ * slurmstepd polls twice as a task exits (the task's removal, and the
+ * accounting thread woken for its last round), a fraction of a millisecond
+ * apart.  A poll this close to the step's last poll query takes that
+ * query's answer and instant (as the step's end, if it is the last): the
+ * figure is the same, the instants a fraction of a millisecond apart, and
+ * the reading that query kicked is already on its way (a second kick
+ * would cost one more meter read).
+ */
+#define STEP_POLL_SHARE_NS	SE_NS_PER_MS	/* and its instant */
 
 /* How often a settling step asks its source again. */
 #define SETTLE_POLL_NS		SE_NS_PER_SEC
@@ -71,13 +88,35 @@
  * Live settle (sources without window_energy, see se_energy_step_settle):
  * one query's timeout (the server answers in microseconds, or within its
  * own 100 ms bound when a silent client holds it), the pause between
- * queries while the reading after the end is awaited, and what is added to
- * the sampler's period + deadline for the query round trips themselves.
+ * queries while the reading after the end is awaited, doubled after each
+ * (every query kicks a read: a meter whose reading's instant lags its read,
+ * as a BMC's rolling average does by half its window, would otherwise be
+ * read back to back until the instant passes the end), and what is added
+ * to the sampler's period + deadline for the query round trips themselves.
  */
 #define LIVE_QUERY_TIMEOUT_NS	(250 * SE_NS_PER_MS)
 #define LIVE_POLL_QUERY_TIMEOUT_NS (50 * SE_NS_PER_MS)
 #define LIVE_RETRY_NS		(5 * SE_NS_PER_MS)
+#define LIVE_RETRY_MAX_NS	(160 * SE_NS_PER_MS)
 #define LIVE_MARGIN_NS		(250 * SE_NS_PER_MS)
+
+/*
+ * How long a settle's wait pauses before it asks again: *pause_ns, which
+ * doubles each time up to LIVE_RETRY_MAX_NS, but never past LIVE_RETRY_NS
+ * before limit_ns, where the last question goes.  0: no time left.
+ */
+static uint64_t _settle_pause(uint64_t *pause_ns, uint64_t limit_ns)
+{
+	uint64_t now = se_mono_ns(), wait = *pause_ns;
+
+	if (now + LIVE_RETRY_NS >= limit_ns)
+		return 0;
+	if (wait > limit_ns - LIVE_RETRY_NS - now)
+		wait = limit_ns - LIVE_RETRY_NS - now;
+	*pause_ns = *pause_ns * 2 < LIVE_RETRY_MAX_NS ? *pause_ns * 2 :
+		    LIVE_RETRY_MAX_NS;
+	return wait;
+}
 
 /*
  * A step that cannot reach slurmd for less than this logs it at debug
@@ -153,6 +192,7 @@ typedef struct {
 	uint64_t figure_id;	/* the figure's id in slurmd's last answer
 				 * through the query socket (0: none yet) */
 	unsigned rpcs;		/* Slurm energy RPCs this step asked */
+	unsigned queries;	/* ... and queries to slurmd's socket */
 	uint64_t rpc_fail_ns;	/* monotonic: first RPC failure of a run,
 				 * 0 while slurmd answers */
 	uint64_t step_j;	/* energy of the step so far */
@@ -172,10 +212,12 @@ typedef struct {
 	uint64_t first_poll_ns;	/* monotonic: first accounting poll, as the
 				 * first task starts: t0 of a live settle */
 	uint64_t end_ns;	/* monotonic twin of end_wall_ns: t1 */
+	uint64_t poll_query_ns;	/* monotonic: the last poll's query ... */
+	eq_answer_t poll_answer; /* ... and its answer */
 	bool have_e0;		/* e0_mj is final (a sample after t0) */
 	uint64_t e0_mj;		/* sampler energy at t0 ... */
 	uint64_t e0_gen;	/* ... from this server generation */
-	uint64_t e0_t_ns;	/* ... for this t0 (the start's kick comes
+	uint64_t e0_t_ns;	/* ... for this t0 (the start's answer comes
 				 * before the tasks' start is known) */
 	/* EnergyAttribution=share: the step's share from slurmd */
 	bool share_have;	/* one share answer seen */
@@ -951,15 +993,17 @@ static uint64_t _step_t0(void)
 }
 
 /*
- * Ask slurmd's query channel about [t0, t1] (a live source only).  The
- * question itself makes slurmd read the meter when t1 (or t0) has no
- * reading after it yet; that is how a boundary "kicks" a reading.  E(t0)
- * is cached as soon as it is final, long before the end: the sampler's
- * history does not reach back to the start of a long step.  0 or -errno
- * (a change of result is logged once, at debug level: the settle says
- * what it means for the step).
+ * Ask slurmd's query channel about [t0, t1] (a live source only).  With
+ * kick, the question itself makes slurmd read the meter when t1 (or t0)
+ * has no reading after it yet; that is how a boundary "kicks" a reading.
+ * Without, it only asks what is known (the node figure): no meter read for
+ * an instant that is no boundary.  E(t0) is cached as soon as it is final,
+ * long before the end: the sampler's history does not reach back to the
+ * start of a long step.  0 or -errno (a change of result is logged once,
+ * at debug level: the settle says what it means for the step).
  */
-static int _step_query(uint64_t t1_ns, uint64_t timeout_ns, eq_answer_t *a)
+static int _step_query(uint64_t t1_ns, bool kick, uint64_t timeout_ns,
+		       eq_answer_t *a)
 {
 	int rc;
 
@@ -967,7 +1011,9 @@ static int _step_query(uint64_t t1_ns, uint64_t timeout_ns, eq_answer_t *a)
 		return -ENOENT;
 	if (step.have_e0 && step.e0_t_ns != _step_t0())
 		step.have_e0 = false;
-	rc = eq_query(step.eq_path, _step_t0(), t1_ns, timeout_ns, a);
+	step.queries++;
+	rc = (kick ? eq_query : eq_query_known)(step.eq_path, _step_t0(),
+						t1_ns, timeout_ns, a);
 	if (rc != step.eq_rc)
 		log_flag(ENERGY, "%s: energy query %s: %s", plugin_type,
 			 step.eq_path, rc ? strerror(-rc) : "answering");
@@ -1004,8 +1050,9 @@ static int _step_account_figure(const eq_answer_t *a, uint64_t now_ns)
 }
 
 /*
- * The node energy in a query's answer (a, or a query made now).  0, or
- * -errno: the query failed, or its answer holds no figure.
+ * The node energy in a query's answer (a, or a query made now, which kicks
+ * no reading: the figure is what slurmd knows).  0, or -errno: the query
+ * failed, or its answer holds no figure.
  */
 static int _step_refresh_figure(const eq_answer_t *a)
 {
@@ -1013,8 +1060,8 @@ static int _step_refresh_figure(const eq_answer_t *a)
 	int rc;
 
 	if (!a) {
-		rc = _step_query(se_mono_ns(), LIVE_POLL_QUERY_TIMEOUT_NS,
-				 &now_a);
+		rc = _step_query(se_mono_ns(), false,
+				 LIVE_POLL_QUERY_TIMEOUT_NS, &now_a);
 		if (rc)
 			return rc;
 		a = &now_a;
@@ -1100,20 +1147,33 @@ static int _step_refresh(const eq_answer_t *a)
  * source, each such poll asks for a reading now (the last one before the
  * step ends is its end: its reading then comes within milliseconds, not a
  * poll period later); the first poll, as the first task starts, is the
- * start of the step's window.  Kicks coalesce in slurmd's sampler.  The
+ * start of the step's window.  Kicks coalesce in slurmd's sampler, and a
+ * poll right after another takes its answer (STEP_POLL_SHARE_NS).  The
  * answer (in *a; true when there is one) also carries the node figure.
  */
 static bool _step_mark_poll(eq_answer_t *a)
 {
+	uint64_t now_ns = se_mono_ns();
+
 	if (step.job && step.job->state >= SLURMSTEPD_STEP_ENDING)
 		return false;
+	if (step.poll_query_ns && !step.settled &&
+	    now_ns - step.poll_query_ns < STEP_POLL_SHARE_NS) {
+		/* the same instant as that poll's, for the end too */
+		*a = step.poll_answer;
+		return true;
+	}
 	step.end_wall_ns = se_wall_ns();
-	step.end_ns = se_mono_ns();
+	step.end_ns = now_ns;
 	if (!step.eq_path[0] || step.settled || _share_mode())
 		return false;
 	if (!step.first_poll_ns && _step_tasks_started())
 		step.first_poll_ns = step.end_ns;
-	return !_step_query(step.end_ns, LIVE_POLL_QUERY_TIMEOUT_NS, a);
+	if (_step_query(step.end_ns, true, LIVE_POLL_QUERY_TIMEOUT_NS, a))
+		return false;
+	step.poll_query_ns = step.end_ns;
+	step.poll_answer = *a;
+	return true;
 }
 
 static int _step_get_data(int data_type, void *data)
@@ -1155,12 +1215,14 @@ static int _step_get_data(int data_type, void *data)
 }
 
 /*
- * A live source: find slurmd's query socket and kick a reading now.  True
- * when slurmd answered (in *a; not in share mode).
+ * A live source: find slurmd's query socket.  True when there is one (not
+ * in share mode, where this registers the step with slurmd's split when
+ * its record is known by now; else at its first poll).
  */
-static bool _step_start_live(eq_answer_t *a)
+static bool _step_find_live(void)
 {
 	const char *name = se_energy_node_name();
+	eq_answer_t a;
 
 	if ((se_energy_plugin.window_energy && !_share_mode()) ||
 	    eq_socket_path(_spool_dir(), name, step.eq_path,
@@ -1170,29 +1232,30 @@ static bool _step_start_live(eq_answer_t *a)
 	}
 	if (_share_mode()) {
 		(void) _step_share(step.start_ns, false,
-				   LIVE_POLL_QUERY_TIMEOUT_NS, a);
+				   LIVE_POLL_QUERY_TIMEOUT_NS, &a);
 		return false;
 	}
-	return !_step_query(step.start_ns, LIVE_POLL_QUERY_TIMEOUT_NS, a);
+	return true;
 }
 
 static void _step_start(void)
 {
-	eq_answer_t a;
-	bool answered;
-
 	step.start_ns = se_mono_ns();
 	step.start_wall_ns = se_wall_ns();
 	step.dataset_id = -1;
 	step.rl = (se_ratelimit_t) SE_RATELIMIT_INIT(STEP_LOG_INTERVAL_NS,
 						     STEP_LOG_BURST);
-	/* in share mode this registers the step with slurmd's split (when
-	 * its record is known by now; else at its first poll) */
-	answered = _step_start_live(&a);
-	if (_share_mode())
+	/*
+	 * The step's base: the node energy as the step starts.  With slurmd's
+	 * query socket it comes with the first poll's answer, as the first
+	 * task starts, milliseconds later (the time before is filled at the
+	 * power then, _step_account): no question on the step's launch path
+	 * (stock plugins take their base at that poll too).  Without, ask
+	 * now (Slurm's RPC).
+	 */
+	if (_step_find_live() || _share_mode())
 		return;
-	/* The step's base: the node energy as the step starts. */
-	if (_step_refresh(answered ? &a : NULL) == 0)
+	if (_step_refresh(NULL) == 0)
 		log_flag(ENERGY, "%s: step base: node at %"PRIu64" J",
 			 plugin_type, step.last_node_j);
 }
@@ -1290,19 +1353,22 @@ static const char *_live_verdict(const eq_answer_t *a, bool *done)
 static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 {
 	uint64_t begin = se_mono_ns(), limit, t0, t1, joules, running_j;
+	uint64_t pause = LIVE_RETRY_NS, wait;
 	const char *why = NULL;
 	eq_answer_t a = { 0 };
+	unsigned asked;
 	bool done = false;
 	int rc;
 
 	limit = begin + _settle_cap(max_wait_s) * SE_NS_PER_SEC;
 	slurm_mutex_lock(&state_lock);
+	asked = step.queries;
 	t0 = _step_t0();
 	t1 = step.end_ns > t0 ? step.end_ns : se_mono_ns();
 	running_j = step.step_j;
 	for (bool first = true;; first = false) {
 		/* jobacct_gather has stopped polling: the lock costs no one */
-		rc = _step_query(t1, LIVE_QUERY_TIMEOUT_NS, &a);
+		rc = _step_query(t1, true, LIVE_QUERY_TIMEOUT_NS, &a);
 		if (rc)
 			break;
 		if (first && begin + a.period_ns + a.deadline_ns +
@@ -1310,10 +1376,10 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 			limit = begin + a.period_ns + a.deadline_ns +
 				LIVE_MARGIN_NS;
 		why = _live_verdict(&a, &done);
-		if (done || se_mono_ns() + LIVE_RETRY_NS >= limit)
+		if (done || !(wait = _settle_pause(&pause, limit)))
 			break;
 		slurm_mutex_unlock(&state_lock);
-		se_sleep_ns(LIVE_RETRY_NS);
+		se_sleep_ns(wait);
 		slurm_mutex_lock(&state_lock);
 	}
 	if (rc || why) {
@@ -1326,11 +1392,12 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 	joules = (a.e1_mj - step.e0_mj + 500) / 1000;
 	_settle_store(job, joules, t0, t1);
 	slurm_mutex_unlock(&state_lock);
-	log_flag(ENERGY, "%s: step energy settled: %"PRIu64" J over %.3f s from the tasks' start (%.3f s after the step's) (running figure %"PRIu64" J, %u energy RPCs), reading after the end %.3f s after it, settled in %.3f s",
+	log_flag(ENERGY, "%s: step energy settled: %"PRIu64" J over %.3f s from the tasks' start (%.3f s after the step's) (running figure %"PRIu64" J, %u energy RPCs, %u queries), reading after the end %.3f s after it, settled in %.3f s (%u queries)",
 		 plugin_type, joules, (double) (t1 - t0) / 1e9,
 		 (double) (t0 - step.start_ns) / 1e9, running_j, step.rpcs,
+		 asked,
 		 (double) (a.last_sample_ns - t1) / 1e9,
-		 (double) (se_mono_ns() - begin) / 1e9);
+		 (double) (se_mono_ns() - begin) / 1e9, step.queries - asked);
 	return 0;
 }
 
@@ -1343,6 +1410,7 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 static int _settle_share(stepd_step_rec_t *job, unsigned max_wait_s)
 {
 	uint64_t begin = se_mono_ns(), limit, t1, running_j;
+	uint64_t pause = LIVE_RETRY_NS, wait;
 	eq_answer_t a = { 0 };
 	int rc;
 
@@ -1358,10 +1426,11 @@ static int _settle_share(stepd_step_rec_t *job, unsigned max_wait_s)
 			     LIVE_MARGIN_NS < limit)
 			limit = begin + a.period_ns + a.deadline_ns +
 				LIVE_MARGIN_NS;
-		if (a.share_last_ns >= t1 || se_mono_ns() + LIVE_RETRY_NS >= limit)
+		if (a.share_last_ns >= t1 ||
+		    !(wait = _settle_pause(&pause, limit)))
 			break;
 		slurm_mutex_unlock(&state_lock);
-		se_sleep_ns(LIVE_RETRY_NS);
+		se_sleep_ns(wait);
 		slurm_mutex_lock(&state_lock);
 	}
 	if (rc || a.share_last_ns < t1) {
@@ -1655,7 +1724,9 @@ int se_energy_set_data(int data_type, void *data)
 	switch (data_type) {
 	case ENERGY_DATA_PROFILE:
 		if (role == ROLE_STEPD) {
-			_step_refresh(NULL);
+			if (!step.last_ns ||
+			    se_mono_ns() - step.last_ns >= STEP_PROFILE_FRESH_NS)
+				_step_refresh(NULL);
 			_step_profile();
 		}
 		break;
