@@ -424,6 +424,9 @@ LAUNCH_CONFIGS = {
     "stock": ((), ""),
     # the frequency the suite's policy gives these steps, asked explicitly
     "stock+cpufreq": ((), "--cpu-freq=%d" % POLICY_FREQ),
+    # only the suite's plugin directory first in PluginDir: its gres/gpu
+    # (and gpu/nvml) take stock's place, energy stays acct_gather/none
+    "plugindir": (("plugindir",), ""),
     "modbus": (("modbus",), ""),
     "modbus+settle": (("modbus", "settle"), ""),
     "policy": (("policy",), ""),
@@ -468,6 +471,8 @@ def suite_config(work, debug_flags=True, parts=("modbus", "settle",
         if "settle" in parts:
             f.write("optional %s/spank_energy_settle.so\n" % PLUGIN_DIR)
     kw = dict(plugin_dirs=[PLUGIN_DIR], freqs=FREQS, slurm_conf="")
+    if parts == ("plugindir",):
+        kw["energy_type"] = "acct_gather_energy/none"
     if "modbus" in parts:
         kw.update(energy_type="acct_gather_energy/modbus",
                   acct_gather_conf=(
