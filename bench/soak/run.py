@@ -36,7 +36,7 @@ test cluster (contribs/cluster; 3 nodes, 2 fake GPUs each):
     the meter's own energy register read over Modbus at A and B);
   - RSS (VmRSS) of slurmctld and the slurmds (pids from the cluster's pid
     files) before the first job, after every 10 % of the jobs, at the end;
-* launch rate: `srun -n1 true` steps one after another in a one-node
+* launch rate: `srun -n1 true` steps (--launch-tasks) one after another in a one-node
   exclusive job, on two clusters up at once: the first restarted with the
   configuration under test (--launch-configs; "suite" is the soak's, less
   DebugFlags=Energy; "stock" there is an A/A check of the method), the
@@ -523,14 +523,14 @@ def plugin_proof(c):
 LAUNCH_SCRIPT = """#!/bin/sh
 d=%(dir)s
 exec 3<>$d/go
-i=0; while [ $i -lt 5 ]; do srun -n1 %(args)s true; i=$((i+1)); done
+i=0; while [ $i -lt 5 ]; do srun %(args)s true; i=$((i+1)); done
 touch $d/ready
 while read -r b <&3; do
   [ "$b" = stop ] && exit 0
   t0=$(date +%%s.%%N)
   i=0; f=0
   while [ $i -lt %(n)d ]; do
-    srun -n1 %(args)s true || f=$((f+1)); i=$((i+1))
+    srun %(args)s true || f=$((f+1)); i=$((i+1))
   done
   t1=$(date +%%s.%%N)
   echo "SE_BLOCK $b %(n)d $f $t0 $t1" > $d/done.tmp; mv $d/done.tmp $d/done.$b
@@ -609,15 +609,17 @@ class LaunchJob:
 
 
 def launch_compare(s_cluster, k_cluster, work, tag, blocks, steps,
-                   srun_args, stock_args=""):
+                   srun_args, stock_args="", ntasks=1):
     """Blocks of steps alternately on s_cluster (the configuration under
     test) and k_cluster (stock), ABBA order, so that the machine's load
     (other work) falls on both alike.  Returns the blocks (each
     {"s": (steps, seconds, machine CPU seconds), "k": (...)}), failures,
     busy waits."""
     tag = tag.replace("/", "-")
-    js = LaunchJob(s_cluster, work, tag + "-s", steps, srun_args)
-    jk = LaunchJob(k_cluster, work, tag + "-k", steps, stock_args)
+    js = LaunchJob(s_cluster, work, tag + "-s", steps,
+                   "-n%d %s" % (ntasks, srun_args))
+    jk = LaunchJob(k_cluster, work, tag + "-k", steps,
+                   "-n%d %s" % (ntasks, stock_args))
     rows, fails = [], 0
     try:
         for b in range(blocks):
@@ -681,6 +683,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--jobs", type=int, default=500)
     ap.add_argument("--seed", type=int, default=14)
+    ap.add_argument("--launch-tasks", type=int, default=1,
+                    help="tasks of each step (srun -nN; the nodes have 2 "
+                    "CPUs: with 2 each step waits for the previous one's "
+                    "completion)")
     ap.add_argument("--launch-steps", type=int, default=20,
                     help="steps per block")
     ap.add_argument("--launch-blocks", type=int, default=10,
@@ -781,7 +787,7 @@ def main():
             rows, fails, busy = launch_compare(
                 c, k, work, "%d-%s" % (run_no, cfg), args.launch_blocks,
                 args.launch_steps,
-                srun_args, stock_args)
+                srun_args, stock_args, args.launch_tasks)
             rates.append((cfg, rows, fails, busy))
             s_n = sum(r["s"][0] for r in rows)
             s_t = sum(r["s"][1] for r in rows)
@@ -988,13 +994,13 @@ def print_rss(r):
 def print_rates(rates, args):
     if not rates:
         return
-    print("**Launch rate**: `srun -n1 true` steps one after another in a "
+    print("**Launch rate**: `srun -n%d true` steps one after another in a "
           "one-node exclusive job (node1), on two clusters up at once: "
           "stock Slurm (AcctGatherEnergyType=acct_gather_energy/none, no "
           "plugin of ours) and the configuration of the row; %d blocks of "
           "%d steps on each, alternating between the clusters (ABBA), "
           "timed inside the job; SlurmctldDebug/SlurmdDebug info on both\n"
-          % (args.launch_blocks, args.launch_steps))
+          % (args.launch_tasks, args.launch_blocks, args.launch_steps))
     print("| config | its parts | srun options (this / stock) | steps/s "
           "| stock's steps/s "
           "| ratio | its 95 % interval (bootstrap over the block pairs) "
