@@ -58,9 +58,9 @@
 #define STEP_REFRESH_NS		SE_NS_PER_SEC
 /*
  * With energy profiling (--profile=energy), slurmstepd's energy thread
- * asks for a profile sample as it starts, a moment after the step's start
- * asked slurmd, then every profile period: a view younger than this is the
- * current one.
+ * asks for a profile sample as it starts and then every profile period:
+ * a view younger than this (an accounting poll's answer) is the current
+ * one, and no question of its own is asked.
  */
 #define STEP_PROFILE_FRESH_NS	(100 * SE_NS_PER_MS)
 /*
