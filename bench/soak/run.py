@@ -36,9 +36,10 @@ test cluster (contribs/cluster; 3 nodes, 2 fake GPUs each):
     the meter's own energy register read over Modbus at A and B);
   - RSS (VmRSS) of slurmctld and the slurmds (pids from the cluster's pid
     files) before the first job, after every 10 % of the jobs, at the end;
-* launch rate: `srun -n1 true` steps (--launch-tasks) one after another in a one-node
-  exclusive job, on two clusters up at once: the first restarted with the
-  configuration under test (--launch-configs; "suite" is the soak's, less
+* launch rate: `srun -nN true` steps (N: --launch-tasks, default 1) one
+  after another in a one-node exclusive job, on two clusters up at once:
+  the first restarted with the configuration under test
+  (--launch-configs; "suite" is the soak's, less
   DebugFlags=Energy; "stock" there is an A/A check of the method), the
   second (stock_identity()) with stock Slurm's (AcctGatherEnergyType=
   acct_gather_energy/none, no plugin of ours).  --launch-blocks blocks of
@@ -634,11 +635,15 @@ def launch_compare(s_cluster, k_cluster, work, tag, blocks, steps,
     return rows, fails, busy
 
 
+def side_rate(rows, who):
+    """Steps per second of one side ("s": under test, "k": stock): all its
+    steps over all their time."""
+    return sum(r[who][0] for r in rows) / sum(r[who][1] for r in rows)
+
+
 def launch_ratio(rows):
-    """This side's rate over stock's: all steps over all their time."""
-    rs = sum(r["s"][0] for r in rows) / sum(r["s"][1] for r in rows)
-    rk = sum(r["k"][0] for r in rows) / sum(r["k"][1] for r in rows)
-    return rs / rk
+    """This side's rate over stock's."""
+    return side_rate(rows, "s") / side_rate(rows, "k")
 
 
 def launch_interval(rows, draws=4000, seed=1):
@@ -789,12 +794,9 @@ def main():
                 args.launch_steps,
                 srun_args, stock_args, args.launch_tasks)
             rates.append((cfg, rows, fails, busy))
-            s_n = sum(r["s"][0] for r in rows)
-            s_t = sum(r["s"][1] for r in rows)
-            k_n = sum(r["k"][0] for r in rows)
-            k_t = sum(r["k"][1] for r in rows)
             log("  %s %.2f steps/s, stock %.2f steps/s: %.1f %%"
-                % (cfg, s_n / s_t, k_n / k_t, 100 * (s_n / s_t) / (k_n / k_t)))
+                % (cfg, side_rate(rows, "s"), side_rate(rows, "k"),
+                   100 * launch_ratio(rows)))
         report["rates"] = rates
     finally:
         if meter:
@@ -1010,8 +1012,7 @@ def print_rates(rates, args):
     print("|---|---|---|---:|---:|---:|---|---|---:|---:|---:|")
     for cfg, rows, fails, busy in rates:
         parts, srun_args, stock_args = launch_config(cfg)
-        rs = sum(r["s"][0] for r in rows) / sum(r["s"][1] for r in rows)
-        rk = sum(r["k"][0] for r in rows) / sum(r["k"][1] for r in rows)
+        rs, rk = side_rate(rows, "s"), side_rate(rows, "k")
         per = sorted((r["s"][0] / r["s"][1]) / (r["k"][0] / r["k"][1])
                      for r in rows)
         cpu = ["%.1f" % (1e3 * sum(r[w][2] for r in rows) /
@@ -1021,7 +1022,7 @@ def print_rates(rates, args):
               "| %.1f %% (%.1f ... %.1f %%) | %d | %s | %s |"
               % (cfg, " + ".join(parts) or "(none of ours)",
                  "%s / %s" % (srun_args or "-", stock_args or "-"),
-                 rs, rk, 100 * launch_ratio(rows), 100 * lo, 100 * hi,
+                 rs, rk, 100 * rs / rk, 100 * lo, 100 * hi,
                  100 * per[len(per) // 2],
                  100 * per[0], 100 * per[-1], fails,
                  "%d / %d" % busy, " / ".join(cpu)))

@@ -163,8 +163,9 @@ int eq_query(const char *path, uint64_t t0_ns, uint64_t t1_ns,
  * The same, asking only what is known now: the server kicks no reading for
  * an instant past its newest sample (the answer is then not complete for
  * it).  For a question whose answer is the figure, not an instant's
- * energy (a step's base as it starts, a poll after its end was marked):
- * a kicked read costs slurmd and the meter a transaction for nothing.
+ * energy (an energy profile sample, a poll after the step's end was
+ * marked): a kicked read costs slurmd and the meter a transaction for
+ * nothing.
  */
 int eq_query_known(const char *path, uint64_t t0_ns, uint64_t t1_ns,
 		   uint64_t timeout_ns, eq_answer_t *out);

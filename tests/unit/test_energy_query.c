@@ -151,7 +151,7 @@ START_TEST(test_round_trip_complete_after_kick)
 }
 END_TEST
 
-/* A question about what is known (a step's base, a poll after its end)
+/* A question about what is known (a profile sample, a poll after the end)
  * reads no meter: the instant past the newest sample stays incomplete,
  * and no reading comes, until a boundary's query asks for one. */
 START_TEST(test_known_query_kicks_no_reading)

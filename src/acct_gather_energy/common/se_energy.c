@@ -212,8 +212,8 @@ typedef struct {
 	uint64_t first_poll_ns;	/* monotonic: first accounting poll, as the
 				 * first task starts: t0 of a live settle */
 	uint64_t end_ns;	/* monotonic twin of end_wall_ns: t1 */
-	uint64_t poll_query_ns;	/* monotonic: the last poll's query ... */
-	eq_answer_t poll_answer; /* ... and its answer */
+	bool poll_answered;	/* the query of the poll at end_ns ... */
+	eq_answer_t poll_answer; /* ... answered this */
 	bool have_e0;		/* e0_mj is final (a sample after t0) */
 	uint64_t e0_mj;		/* sampler energy at t0 ... */
 	uint64_t e0_gen;	/* ... from this server generation */
@@ -1109,7 +1109,6 @@ static int _step_refresh_rpc(void)
 	return rc;
 }
 
-
 /*
  * Ask slurmd for the node energy: through its query socket (the figure in
  * a, or in a query now) when there is one, else, or when it cannot answer,
@@ -1157,21 +1156,22 @@ static bool _step_mark_poll(eq_answer_t *a)
 
 	if (step.job && step.job->state >= SLURMSTEPD_STEP_ENDING)
 		return false;
-	if (step.poll_query_ns && !step.settled &&
-	    now_ns - step.poll_query_ns < STEP_POLL_SHARE_NS) {
+	if (step.poll_answered && !step.settled &&
+	    now_ns - step.end_ns < STEP_POLL_SHARE_NS) {
 		/* the same instant as that poll's, for the end too */
 		*a = step.poll_answer;
 		return true;
 	}
 	step.end_wall_ns = se_wall_ns();
 	step.end_ns = now_ns;
+	step.poll_answered = false;
 	if (!step.eq_path[0] || step.settled || _share_mode())
 		return false;
 	if (!step.first_poll_ns && _step_tasks_started())
 		step.first_poll_ns = step.end_ns;
 	if (_step_query(step.end_ns, true, LIVE_POLL_QUERY_TIMEOUT_NS, a))
 		return false;
-	step.poll_query_ns = step.end_ns;
+	step.poll_answered = true;
 	step.poll_answer = *a;
 	return true;
 }
