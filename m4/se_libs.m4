@@ -49,3 +49,33 @@ PTHREAD_LIBS=-pthread
 AC_SUBST([PTHREAD_CFLAGS])
 AC_SUBST([PTHREAD_LIBS])
 ])
+
+# SE_LIB_SONAME(VAR, LIBS, FUNCTION, FILE-PREFIX)
+# The file name (SONAME) under which the run-time linker finds the library
+# that LIBS links FUNCTION from (e.g. libmodbus.so.5), as SE_<VAR>_SONAME in
+# se_config.h: the plugins open it on first use (src/common/se_dynlib.h)
+# instead of linking it, and must ask for the very library they were built
+# against.  Read from a test program's NEEDED entry, so it follows what the
+# build machine has (Debian 13's t64 packages keep the same file names).
+AC_DEFUN([SE_LIB_SONAME], [
+AC_REQUIRE([SE_PROG_READELF])
+AC_CACHE_CHECK([the file name of $4], [se_cv_soname_$1], [
+se_save_LIBS=$LIBS
+LIBS="$2 $LIBS"
+se_cv_soname_$1=
+AC_LINK_IFELSE([AC_LANG_CALL([], [$3])], [
+	se_cv_soname_$1=`$READELF -d conftest$EXEEXT 2>/dev/null |
+		sed -n 's/.*Shared library: \@<:@\($4\.so@<:@^@:>@@:>@*\)@:>@.*/\1/p' |
+		sed -n 1p`])
+LIBS=$se_save_LIBS])
+AS_IF([test -z "$se_cv_soname_$1"],
+	[AC_MSG_ERROR([cannot tell the file name of $4 (readelf -d of a program linked with $2)])])
+AC_DEFINE_UNQUOTED([SE_$1_SONAME], ["$se_cv_soname_$1"],
+	[file name of $4, opened on first use by the plugins])
+])
+
+AC_DEFUN([SE_PROG_READELF], [
+AC_CHECK_TOOL([READELF], [readelf])
+AS_IF([test -z "$READELF"],
+	[AC_MSG_ERROR([readelf not found (binutils)])])
+])

@@ -30,6 +30,7 @@ test_energy_query
 test_power_trace
 test_sampler
 test_sampler_log
+test_se_dynlib
 test_se_log
 test_se_resolve
 test_modbus_codec

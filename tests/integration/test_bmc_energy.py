@@ -265,6 +265,19 @@ def test_our_plugin_reads_each_nodes_bmc(bmc_cluster):
             method, BMC_ADDR, PORT_OF[node]) in lines[-1], lines[-1]
 
 
+def test_freeipmi_only_in_slurmd(bmc_cluster):
+    """slurmd's sampler opens libfreeipmi and libipmimonitoring; a step's
+    slurmstepd loads our plugin but never maps them (src/common/
+    se_dynlib.h: they cost every step about 1 ms to map)."""
+    c = bmc_cluster[0]
+    daemon = c.mapped_libraries(c.pids()["slurmd-node1"])
+    step = c.step_libraries("node1")
+    for lib in ("libfreeipmi.so", "libipmimonitoring.so"):
+        assert any(f.startswith(lib) for f in daemon), (lib, sorted(daemon))
+        assert not any(f.startswith(lib) for f in step), (lib, sorted(step))
+    assert "acct_gather_energy_bmc.so" in step, sorted(step)
+
+
 def test_single_node_jobs(bmc_cluster):
     """node1 and node2 alone, at once, each on its own BMC."""
     c, epoch, _, method = bmc_cluster

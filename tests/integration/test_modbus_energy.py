@@ -154,6 +154,18 @@ def test_our_plugin_is_loaded(modbus_cluster):
         assert ("(counter path)" in lines[-1]) == (path == "counter"), lines
 
 
+def test_libmodbus_only_in_slurmd(modbus_cluster):
+    """slurmd's sampler opens libmodbus; a step's slurmstepd loads our
+    plugin but only asks slurmd, so it never maps the library
+    (src/common/se_dynlib.h)."""
+    c = modbus_cluster[0]
+    daemon = c.mapped_libraries(c.pids()["slurmd-node1"])
+    step = c.step_libraries("node1")
+    assert any(f.startswith("libmodbus.so") for f in daemon), sorted(daemon)
+    assert "acct_gather_energy_modbus.so" in step, sorted(step)
+    assert not [f for f in step if f.startswith("libmodbus")], sorted(step)
+
+
 def test_single_node_jobs_within_1pct(modbus_cluster):
     """node1 alone, and node2 alone (billed half the chassis meter), at once."""
     c, epoch, _, _, _ = modbus_cluster

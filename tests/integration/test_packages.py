@@ -134,6 +134,25 @@ def test_installed_and_pinned_to_this_slurmd():
 
 
 @installed
+def test_meter_packages_depend_on_their_library():
+    """The energy plugins open their meter's library at run time, in
+    slurmd (src/common/se_dynlib.h): no NEEDED entry gives it to
+    dh_shlibdeps, so debian/rules names it (${meter:Depends}).  Without
+    it, a node that installs only the plugin's package has a slurmd that
+    stops at start: "cannot load libmodbus.so.5"."""
+    wanted = {"slurm-energy-modbus": ("libmodbus",),
+              "slurm-energy-bmc": ("libfreeipmi", "libipmimonitoring"),
+              "slurm-energy-rrd": ("librrd",)}
+    for name, libs in wanted.items():
+        if name not in debs():
+            continue
+        depends = run(["dpkg-query", "-W", "-f=${Depends}", name]).stdout
+        for lib in libs:
+            assert re.search(r"(^|, )%s\d\S* \(>= [^)]+\)" % lib,
+                             depends), (name, lib, depends)
+
+
+@installed
 def test_plugins_in_their_own_directory():
     """Plugins in /usr/lib/<triplet>/slurm-energy (none in Slurm's own
     directory), man pages in section 5, nothing else in the plugin dir."""

@@ -239,6 +239,18 @@ def test_rrd_plugin_is_ours(rrd_cluster, feed):
         assert line.group(1) == os.path.join(feed["rrd"], node + ".rrd")
 
 
+def test_librrd_not_in_a_running_step(rrd_cluster):
+    """slurmd's sampler opens librrd; a step's slurmstepd maps it only if
+    and when its settle reads the files, after the tasks: never while they
+    run (librrd brings cairo, pango, X11: about 5.5 ms to map, in every step)."""
+    daemon = rrd_cluster.mapped_libraries(rrd_cluster.pids()["slurmd-node1"])
+    step = rrd_cluster.step_libraries("node1")
+    assert any(f.startswith("librrd.so") for f in daemon), sorted(daemon)
+    assert "acct_gather_energy_rrd.so" in step, sorted(step)
+    assert not [f for f in step if f.startswith(("librrd", "libcairo"))], \
+        sorted(step)
+
+
 def test_rrd_node_values(rrd_cluster):
     for node in NODES:
         low, high = trace_range(TRACE, node)

@@ -218,6 +218,27 @@ class Cluster:
                     out[f[:-4]] = int(fh.read().split()[0])
         return out
 
+    def mapped_libraries(self, pid):
+        """File names of the shared objects process *pid* has mapped
+        (/proc/PID/maps; the cluster shares the host's pid namespace)."""
+        with open("/proc/%d/maps" % pid) as f:
+            return {os.path.basename(line.split()[5]) for line in f
+                    if len(line.split()) > 5 and ".so" in line}
+
+    def step_libraries(self, node):
+        """File names of the shared objects the slurmstepd of a step on
+        *node* has mapped while its task runs (the task's parent)."""
+        out = self.srun("-w", node, "-N1", "-n1", "sh", "-c",
+                        "cat /proc/$PPID/maps; echo; cat /proc/$PPID/comm",
+                        timeout=60).stdout
+        maps, _, comm = out.rpartition("\n\n")
+        if comm.strip() != "slurmstepd":
+            raise ClusterError("the task's parent is %r, not slurmstepd"
+                               % comm.strip())
+        return {os.path.basename(line.split()[5])
+                for line in maps.splitlines()
+                if len(line.split()) > 5 and ".so" in line}
+
     def logs(self, tail=None):
         args = [self.script, "logs"] + (["-n", str(tail)] if tail else [])
         return subprocess.run(args, capture_output=True, text=True,

@@ -20,6 +20,7 @@
 #include "slurm_compat_energy.h"
 
 #include "bmc_conf.h"
+#include "bmc_dl.h"
 #include "bmc_meter.h"
 #include "se_energy.h"
 #include "se_time.h"
@@ -91,7 +92,9 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	bmc_meter_t *m;
 	int rc, n;
 
-	if ((rc = bmc_conf_resolve_map(&bconf, node, &hostlist_ops, err,
+	/* FreeIPMI is opened here, in slurmd, and nowhere else */
+	if ((rc = bmc_dl_load(err, err_len)) ||
+	    (rc = bmc_conf_resolve_map(&bconf, node, &hostlist_ops, err,
 				       err_len)) ||
 	    (rc = bmc_conf_finish(&bconf, path, node, err, err_len)))
 		return rc;

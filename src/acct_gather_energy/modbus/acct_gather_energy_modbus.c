@@ -18,6 +18,7 @@
 #include "slurm_compat_energy.h"
 
 #include "modbus_conf.h"
+#include "modbus_dl.h"
 #include "modbus_meter.h"
 #include "se_energy.h"
 #include "se_time.h"
@@ -127,7 +128,9 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 			 t.line);
 		return SE_ENERGY_NO_METER;
 	}
-	if ((rc = modbus_conf_meter_config(&mconf, &t, &mc, err, err_len)) ||
+	/* libmodbus is opened here, in slurmd, and nowhere else */
+	if ((rc = modbus_dl_load(err, err_len)) ||
+	    (rc = modbus_conf_meter_config(&mconf, &t, &mc, err, err_len)) ||
 	    (rc = modbus_meter_create(&mc, &m, err, err_len)))
 		return rc;
 

@@ -19,6 +19,7 @@
 #include "slurm_compat_energy.h"
 
 #include "rrd_conf.h"
+#include "rrd_dl.h"
 #include "rrd_meter.h"
 #include "se_energy.h"
 #include "se_time.h"
@@ -72,9 +73,12 @@ static void _sampler_config(const rrd_meter_t *m, sampler_config_t *cfg)
 static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 		       char *err, size_t err_len)
 {
-	rrd_meter_t *m = rrd_meter_create(&rconf, node, err, err_len);
+	rrd_meter_t *m;
 
-	if (!m)
+	/* librrd: here in slurmd; in a slurmstepd only when it settles */
+	if (rrd_dl_load(err, err_len))
+		return -ELIBACC;
+	if (!(m = rrd_meter_create(&rconf, node, err, err_len)))
 		return -EINVAL;
 	out->ops = &rrd_meter_ops;
 	out->dev = m;
