@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <string.h>
 
 #include <modbus.h>
 
@@ -135,8 +134,9 @@ int modbus_read_input_registers(modbus_t *ctx, int addr, int nb,
 	return fn.read_input_registers(ctx, addr, nb, dest);
 }
 
-/* libmodbus's words once it is loaded; before, the system's (ELIBACC). */
+/* libmodbus's words once it is loaded; before, why it did not load (the
+ * only failure there is then). */
 const char *modbus_strerror(int errnum)
 {
-	return _ready() ? fn.strerror(errnum) : strerror(errnum);
+	return _ready() ? fn.strerror(errnum) : se_dynlib_error(&lib);
 }
