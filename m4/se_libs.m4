@@ -72,6 +72,8 @@ AS_IF([test -z "$se_cv_soname_$1"],
 	[AC_MSG_ERROR([cannot tell the file name of $4 (readelf -d of a program linked with $2)])])
 AC_DEFINE_UNQUOTED([SE_$1_SONAME], ["$se_cv_soname_$1"],
 	[file name of $4, opened on first use by the plugins])
+dnl also for slurm-energy-check, which checks that it loads
+AC_SUBST([SE_$1_SONAME], [$se_cv_soname_$1])
 ])
 
 AC_DEFUN([SE_PROG_READELF], [

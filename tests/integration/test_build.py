@@ -75,6 +75,31 @@ def test_check_tool_accepts_every_plugin():
         assert want in line[0], res.stdout
 
 
+def test_check_tool_loads_each_meter_library():
+    """The energy plugins open their meter's library in slurmd only (no
+    NEEDED entry), so loading the plugin no longer proves the library is
+    there: slurm-energy-check loads each one, as slurmd will at start."""
+    tool = os.path.join(SBIN_DIR, "slurm-energy-check")
+    res = subprocess.run(WHERE.in_root([tool, "--plugin-dir", PLUGIN_DIR]),
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+    names = {os.path.basename(p) for p in plugins()}
+    wanted = {"acct_gather_energy_modbus.so": ("libmodbus.so.",),
+              "acct_gather_energy_bmc.so": ("libfreeipmi.so.",
+                                            "libipmimonitoring.so."),
+              "acct_gather_energy_rrd.so": ("librrd.so.",)}
+    seen = 0
+    for plugin, libs in wanted.items():
+        if plugin not in names:
+            continue
+        for lib in libs:
+            assert re.search(r"^ok   %s +opens %s\d+ in slurmd: it loads$"
+                             % (re.escape(plugin), re.escape(lib)),
+                             res.stdout, re.M), res.stdout
+            seen += 1
+    assert seen, "no energy plugin of ours in %s" % PLUGIN_DIR
+
+
 def test_plugin_version_equals_installed_slurmd():
     """Read plugin_version straight from each .so's data (not via our tool)."""
     want = installed_slurm_version_number()
