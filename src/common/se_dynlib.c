@@ -52,6 +52,14 @@ int se_dynlib_load(se_dynlib_t *lib)
 	return state > 0 ? 0 : -1;
 }
 
+int se_dynlib_require(se_dynlib_t *lib, char *err, size_t err_len)
+{
+	if (!se_dynlib_load(lib))
+		return 0;
+	snprintf(err, err_len, "%s", se_dynlib_error(lib));
+	return -1;
+}
+
 const char *se_dynlib_error(se_dynlib_t *lib)
 {
 	const char *why;

@@ -60,4 +60,8 @@ int se_dynlib_load(se_dynlib_t *lib);
 /* Why the load failed ("" before a failure). */
 const char *se_dynlib_error(se_dynlib_t *lib);
 
+/* se_dynlib_load(), with the reason of a failure copied into err: what a
+ * plugin calls before it makes its meter. */
+int se_dynlib_require(se_dynlib_t *lib, char *err, size_t err_len);
+
 #endif

@@ -60,6 +60,23 @@ START_TEST(test_missing_library_says_which)
 }
 END_TEST
 
+START_TEST(test_require_copies_the_reason)
+{
+	se_dynlib_t lib = SE_DYNLIB_INIT("libse-not-installed.so.7",
+					 missing_syms);
+	se_dynlib_t libm = SE_DYNLIB_INIT("libm.so.6", libm_syms);
+	char err[512] = "untouched";
+
+	ck_assert_int_eq(se_dynlib_require(&libm, err, sizeof(err)), 0);
+	ck_assert_str_eq(err, "untouched");
+	ck_assert_int_eq(se_dynlib_require(&lib, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, se_dynlib_error(&lib));
+	ck_assert_msg(!strncmp(err, "cannot load libse-not-installed.so.7 "
+			       "(the library this plugin was built with): ",
+			       79), "error: %s", err);
+}
+END_TEST
+
 static const se_dynlib_sym_t libm_and_missing[] = {
 	{ "cos", &cos_fn },
 	{ "se_no_such_function", &no_fn },
@@ -114,6 +131,7 @@ static Suite *_suite(void)
 
 	tcase_add_test(tc, test_entry_points_are_filled);
 	tcase_add_test(tc, test_missing_library_says_which);
+	tcase_add_test(tc, test_require_copies_the_reason);
 	tcase_add_test(tc, test_missing_entry_point_says_which);
 	tcase_add_test(tc, test_concurrent_first_use);
 	suite_add_tcase(s, tc);

@@ -10,7 +10,6 @@
 #endif
 
 #include <errno.h>
-#include <stdio.h>
 
 #include <freeipmi/freeipmi.h>
 #include <ipmi_monitoring.h>
@@ -132,14 +131,10 @@ static se_dynlib_t monitoring_lib = SE_DYNLIB_INIT(
 
 int bmc_dl_load(char *err, size_t err_len)
 {
-	se_dynlib_t *bad = se_dynlib_load(&freeipmi_lib) ? &freeipmi_lib :
-			   se_dynlib_load(&monitoring_lib) ? &monitoring_lib :
-			   NULL;
-
-	if (!bad)
-		return 0;
-	snprintf(err, err_len, "%s", se_dynlib_error(bad));
-	return -1;
+	if (se_dynlib_require(&freeipmi_lib, err, err_len) ||
+	    se_dynlib_require(&monitoring_lib, err, err_len))
+		return -1;
+	return 0;
 }
 
 /* The library, or errno = ELIBACC: the guard of the creating calls. */

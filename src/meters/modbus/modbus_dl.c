@@ -8,7 +8,6 @@
 #endif
 
 #include <errno.h>
-#include <stdio.h>
 
 #include <modbus.h>
 
@@ -51,10 +50,7 @@ static se_dynlib_t lib = SE_DYNLIB_INIT(SE_LIBMODBUS_SONAME, syms);
 
 int modbus_dl_load(char *err, size_t err_len)
 {
-	if (!se_dynlib_load(&lib))
-		return 0;
-	snprintf(err, err_len, "%s", se_dynlib_error(&lib));
-	return -1;
+	return se_dynlib_require(&lib, err, err_len);
 }
 
 /* The library, or errno = ELIBACC: the guard of every wrapper. */

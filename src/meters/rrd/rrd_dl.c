@@ -8,7 +8,6 @@
 #include "se_config.h"
 #endif
 
-#include <stdio.h>
 
 #include <rrd.h>
 #include <rrd_client.h>
@@ -38,10 +37,7 @@ static se_dynlib_t lib = SE_DYNLIB_INIT(SE_LIBRRD_SONAME, syms);
 
 int rrd_dl_load(char *err, size_t err_len)
 {
-	if (!se_dynlib_load(&lib))
-		return 0;
-	snprintf(err, err_len, "%s", se_dynlib_error(&lib));
-	return -1;
+	return se_dynlib_require(&lib, err, err_len);
 }
 
 static int _ready(void)
