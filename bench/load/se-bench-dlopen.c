@@ -16,7 +16,8 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>
-#include <time.h>
+
+#include "se_time.h"
 
 static int _count(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -34,17 +35,9 @@ static int _objects(void)
 	return n;
 }
 
-static double _now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
 int main(int argc, char **argv)
 {
-	double t0, t1;
+	uint64_t t0, t1;
 	int n0;
 
 	if (argc != 3) {
@@ -56,12 +49,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	n0 = _objects();
-	t0 = _now_ms();
+	t0 = se_mono_ns();
 	if (!dlopen(argv[2], RTLD_LAZY)) {
 		fprintf(stderr, "%s\n", dlerror());
 		return 1;
 	}
-	t1 = _now_ms();
-	printf("%d %.3f\n", _objects() - n0, t1 - t0);
+	t1 = se_mono_ns();
+	printf("%d %.3f\n", _objects() - n0, (double) (t1 - t0) / 1e6);
 	return 0;
 }

@@ -3,6 +3,7 @@
  * se_dynlib.h for why).
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -58,6 +59,14 @@ int se_dynlib_require(se_dynlib_t *lib, char *err, size_t err_len)
 		return 0;
 	snprintf(err, err_len, "%s", se_dynlib_error(lib));
 	return -1;
+}
+
+bool se_dynlib_ready(se_dynlib_t *lib)
+{
+	if (!se_dynlib_load(lib))
+		return true;
+	errno = ELIBACC;
+	return false;
 }
 
 const char *se_dynlib_error(se_dynlib_t *lib)

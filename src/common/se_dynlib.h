@@ -8,9 +8,9 @@
  * its dependencies into every slurmstepd before the task can start:
  * librrd brings 44 more libraries (cairo, pango, X11, ICU: 5.4-5.7 ms
  * per slurmstepd here), libfreeipmi and libipmimonitoring with libgcrypt
- * 0.8-1.1 ms, libmodbus 0.05 ms (bench/load/run.sh).  So the plugins carry small
- * wrappers with the library's own function names (src/meters/<meter>/
- * *_dl.c), and the library is opened the first time one is called: in
+ * 0.8-1.1 ms, libmodbus 0.05 ms (bench/load/run.sh).  So the plugins
+ * carry small wrappers with the library's own function names
+ * (src/meters/<meter>/ *_dl.c, guarded by se_dynlib_ready()), and the library is opened the first time one is called: in
  * slurmd when the meter is made, in slurmstepd only for the RRD settle
  * that reads the files itself.  Unit tests and tools link the library
  * directly and never see the wrappers.
@@ -24,6 +24,7 @@
 #define SE_DYNLIB_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* One entry point: its name in the library, and the function pointer that
@@ -63,5 +64,10 @@ const char *se_dynlib_error(se_dynlib_t *lib);
 /* se_dynlib_load(), with the reason of a failure copied into err: what a
  * plugin calls before it makes its meter. */
 int se_dynlib_require(se_dynlib_t *lib, char *err, size_t err_len);
+
+/* The guard of a wrapper: true when the library is loaded; false, with
+ * errno = ELIBACC, when it cannot be (the call then fails as the
+ * library's own failures do). */
+bool se_dynlib_ready(se_dynlib_t *lib);
 
 #endif

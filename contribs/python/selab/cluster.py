@@ -218,12 +218,18 @@ class Cluster:
                     out[f[:-4]] = int(fh.read().split()[0])
         return out
 
+    @staticmethod
+    def _shared_objects(maps):
+        """File names of the shared objects in a /proc/PID/maps text."""
+        return {os.path.basename(line.split()[5])
+                for line in maps.splitlines()
+                if len(line.split()) > 5 and ".so" in line}
+
     def mapped_libraries(self, pid):
         """File names of the shared objects process *pid* has mapped
         (/proc/PID/maps; the cluster shares the host's pid namespace)."""
         with open("/proc/%d/maps" % pid) as f:
-            return {os.path.basename(line.split()[5]) for line in f
-                    if len(line.split()) > 5 and ".so" in line}
+            return self._shared_objects(f.read())
 
     def step_libraries(self, node):
         """File names of the shared objects the slurmstepd of a step on
@@ -235,9 +241,7 @@ class Cluster:
         if comm.strip() != "slurmstepd":
             raise ClusterError("the task's parent is %r, not slurmstepd"
                                % comm.strip())
-        return {os.path.basename(line.split()[5])
-                for line in maps.splitlines()
-                if len(line.split()) > 5 and ".so" in line}
+        return self._shared_objects(maps)
 
     def logs(self, tail=None):
         args = [self.script, "logs"] + (["-n", str(tail)] if tail else [])

@@ -9,8 +9,6 @@
 #include "se_config.h"
 #endif
 
-#include <errno.h>
-
 #include <freeipmi/freeipmi.h>
 #include <ipmi_monitoring.h>
 
@@ -137,20 +135,11 @@ int bmc_dl_load(char *err, size_t err_len)
 	return 0;
 }
 
-/* The library, or errno = ELIBACC: the guard of the creating calls. */
-static int _ready(se_dynlib_t *lib)
-{
-	if (!se_dynlib_load(lib))
-		return 1;
-	errno = ELIBACC;
-	return 0;
-}
-
 /* ------------------------------------------------ libfreeipmi wrappers */
 
 ipmi_ctx_t ipmi_ctx_create(void)
 {
-	return _ready(&freeipmi_lib) ? ipmi.ctx_create() : NULL;
+	return se_dynlib_ready(&freeipmi_lib) ? ipmi.ctx_create() : NULL;
 }
 
 void ipmi_ctx_destroy(ipmi_ctx_t ctx)
@@ -226,7 +215,7 @@ int ipmi_cmd_raw(ipmi_ctx_t ctx, uint8_t lun, uint8_t net_fn,
 
 ipmi_sdr_ctx_t ipmi_sdr_ctx_create(void)
 {
-	return _ready(&freeipmi_lib) ? ipmi.sdr_ctx_create() : NULL;
+	return se_dynlib_ready(&freeipmi_lib) ? ipmi.sdr_ctx_create() : NULL;
 }
 
 void ipmi_sdr_ctx_destroy(ipmi_sdr_ctx_t ctx)
@@ -285,7 +274,7 @@ int ipmi_sdr_parse_record_id_and_type(ipmi_sdr_ctx_t ctx,
 
 int ipmi_monitoring_init(unsigned int flags, int *errnum)
 {
-	if (_ready(&monitoring_lib))
+	if (se_dynlib_ready(&monitoring_lib))
 		return mon.init(flags, errnum);
 	if (errnum)
 		*errnum = IPMI_MONITORING_ERR_SYSTEM_ERROR;
@@ -294,7 +283,7 @@ int ipmi_monitoring_init(unsigned int flags, int *errnum)
 
 ipmi_monitoring_ctx_t ipmi_monitoring_ctx_create(void)
 {
-	return _ready(&monitoring_lib) ? mon.ctx_create() : NULL;
+	return se_dynlib_ready(&monitoring_lib) ? mon.ctx_create() : NULL;
 }
 
 void ipmi_monitoring_ctx_destroy(ipmi_monitoring_ctx_t c)

@@ -7,8 +7,6 @@
 #include "se_config.h"
 #endif
 
-#include <errno.h>
-
 #include <modbus.h>
 
 #include "modbus_dl.h"
@@ -53,25 +51,16 @@ int modbus_dl_load(char *err, size_t err_len)
 	return se_dynlib_require(&lib, err, err_len);
 }
 
-/* The library, or errno = ELIBACC: the guard of every wrapper. */
-static int _ready(void)
-{
-	if (!se_dynlib_load(&lib))
-		return 1;
-	errno = ELIBACC;
-	return 0;
-}
-
 modbus_t *modbus_new_tcp_pi(const char *node, const char *service)
 {
-	return _ready() ? fn.new_tcp_pi(node, service) : NULL;
+	return se_dynlib_ready(&lib) ? fn.new_tcp_pi(node, service) : NULL;
 }
 
 modbus_t *modbus_new_rtu(const char *device, int baud, char parity,
 			 int data_bit, int stop_bit)
 {
-	return _ready() ? fn.new_rtu(device, baud, parity, data_bit,
-				     stop_bit) : NULL;
+	return se_dynlib_ready(&lib) ? fn.new_rtu(device, baud, parity,
+						  data_bit, stop_bit) : NULL;
 }
 
 /* A context exists only after a load that worked: no guard below (close
@@ -134,5 +123,6 @@ int modbus_read_input_registers(modbus_t *ctx, int addr, int nb,
  * only failure there is then). */
 const char *modbus_strerror(int errnum)
 {
-	return _ready() ? fn.strerror(errnum) : se_dynlib_error(&lib);
+	return se_dynlib_ready(&lib) ? fn.strerror(errnum) :
+				       se_dynlib_error(&lib);
 }

@@ -40,37 +40,35 @@ int rrd_dl_load(char *err, size_t err_len)
 	return se_dynlib_require(&lib, err, err_len);
 }
 
-static int _ready(void)
-{
-	return !se_dynlib_load(&lib);
-}
-
 int rrd_fetch_r(const char *filename, const char *cf, time_t *start,
 		time_t *end, unsigned long *step, unsigned long *ds_cnt,
 		char ***ds_namv, rrd_value_t **data)
 {
-	return _ready() ? fn.fetch_r(filename, cf, start, end, step, ds_cnt,
-				     ds_namv, data) : -1;
+	return se_dynlib_ready(&lib) ? fn.fetch_r(filename, cf, start, end,
+						  step, ds_cnt, ds_namv,
+						  data) : -1;
 }
 
 int rrdc_flush_if_daemon(const char *opt_daemon, const char *filename)
 {
-	return _ready() ? fn.flush_if_daemon(opt_daemon, filename) : -1;
+	return se_dynlib_ready(&lib) ?
+	       fn.flush_if_daemon(opt_daemon, filename) : -1;
 }
 
 void rrd_clear_error(void)
 {
-	if (_ready())
+	if (se_dynlib_ready(&lib))
 		fn.clear_error();
 }
 
 /* Not loaded: an error stands, and it is the load's. */
 int rrd_test_error(void)
 {
-	return _ready() ? fn.test_error() : 1;
+	return se_dynlib_ready(&lib) ? fn.test_error() : 1;
 }
 
 char *rrd_get_error(void)
 {
-	return _ready() ? fn.get_error() : (char *) se_dynlib_error(&lib);
+	return se_dynlib_ready(&lib) ? fn.get_error() :
+	       (char *) se_dynlib_error(&lib);
 }
