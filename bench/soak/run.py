@@ -40,7 +40,9 @@ test cluster (contribs/cluster; 3 nodes, 2 fake GPUs each):
   after another in a one-node exclusive job, on two clusters up at once:
   the first restarted with the configuration under test
   (--launch-configs; "suite" is the soak's, less
-  DebugFlags=Energy; "stock" there is an A/A check of the method), the
+  DebugFlags=Energy; "stock" there is an A/A check of the method;
+  "floor" the suite's plugin set with plugins that do nothing in place of
+  ours, see LAUNCH_CONFIGS), the
   second (stock_identity()) with stock Slurm's (AcctGatherEnergyType=
   acct_gather_energy/none, no plugin of ours).  --launch-blocks blocks of
   --launch-steps steps run on each, alternating between the clusters in
@@ -59,6 +61,8 @@ second one of the launch rate too (state dir STATE-stock, net NET+1,
 ports +10).
 Environment: SE_PLUGIN_DIR (default _build/stage/lib/slurm-energy),
 SE_BIN_DIR (se-modbus-sim, se-trace; default _build/stage/bin),
+SE_BENCH_SHELL_DIR (the floor row's SPANK shells; default
+_build/obj/bench/launch/.libs),
 SE_SOAK_METER_PORT.  Prints markdown tables on stdout, progress on stderr.
 """
 import argparse
@@ -123,6 +127,9 @@ PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", os.path.join(
     REPO, "_build", "stage", "lib", "slurm-energy"))
 TRACE = os.path.join(REPO, "contribs", "trace", "examples", "cluster.trace")
 NODES = ("node1", "node2", "node3")
+# the floor row's SPANK shells (bench/Makefile.inc builds them)
+SHELL_DIR = os.environ.get("SE_BENCH_SHELL_DIR", os.path.join(
+    REPO, "_build", "obj", "bench", "launch", ".libs"))
 NET = os.environ["SE_CLUSTER_NET"]
 METER = (NET + ".1", int(os.environ.get("SE_SOAK_METER_PORT", "15707")))
 FREQS = (1200000, 1600000, 2000000, 2400000)
@@ -428,6 +435,15 @@ LAUNCH_CONFIGS = {
     # only the suite's plugin directory first in PluginDir: its gres/gpu
     # (and gpu/nvml) take stock's place, energy stays acct_gather/none
     "plugindir": (("plugindir",), ""),
+    # Slurm's own cost of hosting the suite's srun and slurmstepd plugins:
+    # the suite's plugin directory, in place of our policy plugins
+    # cli_filter/none and a SPANK plugin with the hooks and options of ours
+    # and no work (shell-policy, bench/launch/se_bench_spank_shell.c), in
+    # place of our settle another such shell (shell-settle), energy
+    # acct_gather_energy/none; then our parts put back one at a time
+    "floor": (("shell-policy", "shell-settle"), ""),
+    "floor+modbus": (("modbus", "shell-policy", "shell-settle"), ""),
+    "floor+modbus+settle": (("modbus", "settle", "shell-policy"), ""),
     "modbus": (("modbus",), ""),
     "modbus+settle": (("modbus", "settle"), ""),
     "policy": (("policy",), ""),
@@ -472,8 +488,16 @@ def suite_config(work, debug_flags=True, parts=("modbus", "settle",
         if "settle" in parts:
             f.write("optional %s/spank_energy_settle.so\n" % PLUGIN_DIR)
     kw = dict(plugin_dirs=[PLUGIN_DIR], freqs=FREQS, slurm_conf="")
-    if parts == ("plugindir",):
+    if "modbus" not in parts:
         kw["energy_type"] = "acct_gather_energy/none"
+    shells = [p[len("shell-"):] for p in parts if p.startswith("shell-")]
+    if shells:
+        with open(plugstack, "a") as f:
+            for shell in shells:
+                f.write("required %s/spank_shell_%s.so\n"
+                        % (SHELL_DIR, shell))
+    if "shell-policy" in parts:
+        kw["slurm_conf"] += "CliFilterPlugins=none\n"
     if "modbus" in parts:
         kw.update(energy_type="acct_gather_energy/modbus",
                   acct_gather_conf=(
@@ -486,7 +510,7 @@ def suite_config(work, debug_flags=True, parts=("modbus", "settle",
                              "CliFilterPlugins=energy_policy\n")
         kw["extra_confs"] = {"energy_policy.conf": POLICY_CONF if "policy"
                              in parts else POLICY_CONF_NOFREQ}
-    if policy or "settle" in parts:
+    if policy or "settle" in parts or shells:
         kw["slurm_conf"] += "PlugStackConfig=%s\n" % plugstack
     if debug_flags:
         kw["slurm_conf"] += "DebugFlags=Energy\n"
@@ -609,13 +633,25 @@ class LaunchJob:
         return len(re.findall(r"temporarily disabled|nodes are busy", text))
 
 
+def proc_cpu_s(pid):
+    """CPU time (user + system) of process pid so far, in seconds; 0 when
+    there is no such process (no meter in the row)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            v = f.read().rsplit(")", 1)[1].split()
+    except (OSError, TypeError):
+        return 0.0
+    return (int(v[11]) + int(v[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def launch_compare(s_cluster, k_cluster, work, tag, blocks, steps,
-                   srun_args, stock_args="", ntasks=1):
+                   srun_args, stock_args="", ntasks=1, meter_pid=None):
     """Blocks of steps alternately on s_cluster (the configuration under
     test) and k_cluster (stock), ABBA order, so that the machine's load
     (other work) falls on both alike.  Returns the blocks (each
-    {"s": (steps, seconds, machine CPU seconds), "k": (...)}), failures,
-    busy waits."""
+    {"s": (steps, seconds, machine CPU seconds, meter CPU seconds), "k":
+    (...)}), failures, busy waits.  The meter simulator's CPU (meter_pid)
+    is part of the machine's here; a real meter's is not the node's."""
     tag = tag.replace("/", "-")
     js = LaunchJob(s_cluster, work, tag + "-s", steps,
                    "-n%d %s" % (ntasks, srun_args))
@@ -626,8 +662,9 @@ def launch_compare(s_cluster, k_cluster, work, tag, blocks, steps,
         for b in range(blocks):
             pair = {}
             for who in (("s", "k") if b % 2 == 0 else ("k", "s")):
+                m0 = proc_cpu_s(meter_pid)
                 n, f, secs, cpu = (js if who == "s" else jk).run_block()
-                pair[who] = (n, secs, cpu)
+                pair[who] = (n, secs, cpu, proc_cpu_s(meter_pid) - m0)
                 fails += f
             rows.append(pair)
     finally:
@@ -792,7 +829,8 @@ def main():
             rows, fails, busy = launch_compare(
                 c, k, work, "%d-%s" % (run_no, cfg), args.launch_blocks,
                 args.launch_steps,
-                srun_args, stock_args, args.launch_tasks)
+                srun_args, stock_args, args.launch_tasks,
+                meter.pid if meter else None)
             rates.append((cfg, rows, fails, busy))
             log("  %s %.2f steps/s, stock %.2f steps/s: %.1f %%"
                 % (cfg, side_rate(rows, "s"), side_rate(rows, "k"),
@@ -1008,8 +1046,9 @@ def print_rates(rates, args):
           "| ratio | its 95 % interval (bootstrap over the block pairs) "
           "| per-block ratios: median (min ... max) | failed steps "
           "| steps that waited for the previous one's CPU (this / stock) "
-          "| machine CPU per step, ms (this / stock) |")
-    print("|---|---|---|---:|---:|---:|---|---|---:|---:|---:|")
+          "| machine CPU per step, ms (this / stock) "
+          "| of it the meter simulator's, ms per step |")
+    print("|---|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|")
     for cfg, rows, fails, busy in rates:
         parts, srun_args, stock_args = launch_config(cfg)
         rs, rk = side_rate(rows, "s"), side_rate(rows, "k")
@@ -1017,15 +1056,17 @@ def print_rates(rates, args):
                      for r in rows)
         cpu = ["%.1f" % (1e3 * sum(r[w][2] for r in rows) /
                          sum(r[w][0] for r in rows)) for w in ("s", "k")]
+        meter_ms = 1e3 * sum(r["s"][3] for r in rows) / \
+            sum(r["s"][0] for r in rows)
         lo, hi = launch_interval(rows)
         print("| %s | %s | %s | %.2f | %.2f | %.1f %% | %.1f ... %.1f %% "
-              "| %.1f %% (%.1f ... %.1f %%) | %d | %s | %s |"
+              "| %.1f %% (%.1f ... %.1f %%) | %d | %s | %s | %.2f |"
               % (cfg, " + ".join(parts) or "(none of ours)",
                  "%s / %s" % (srun_args or "-", stock_args or "-"),
                  rs, rk, 100 * rs / rk, 100 * lo, 100 * hi,
                  100 * per[len(per) // 2],
                  100 * per[0], 100 * per[-1], fails,
-                 "%d / %d" % busy, " / ".join(cpu)))
+                 "%d / %d" % busy, " / ".join(cpu), meter_ms))
     print()
 
 
