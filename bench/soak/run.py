@@ -482,20 +482,17 @@ def suite_config(work, debug_flags=True, parts=("modbus", "settle",
             f.write("Nodes=%s Unit=%d\n" % (node, i))
     plugstack = os.path.join(work, "plugstack-%s.conf" % "-".join(parts))
     policy = "policy" in parts or "policy-nofreq" in parts
+    shells = [p[len("shell-"):] for p in parts if p.startswith("shell-")]
     with open(plugstack, "w") as f:
         if policy:
             f.write("required %s/spank_energy_policy.so\n" % PLUGIN_DIR)
         if "settle" in parts:
             f.write("optional %s/spank_energy_settle.so\n" % PLUGIN_DIR)
+        for shell in shells:
+            f.write("required %s/spank_shell_%s.so\n" % (SHELL_DIR, shell))
     kw = dict(plugin_dirs=[PLUGIN_DIR], freqs=FREQS, slurm_conf="")
     if "modbus" not in parts:
         kw["energy_type"] = "acct_gather_energy/none"
-    shells = [p[len("shell-"):] for p in parts if p.startswith("shell-")]
-    if shells:
-        with open(plugstack, "a") as f:
-            for shell in shells:
-                f.write("required %s/spank_shell_%s.so\n"
-                        % (SHELL_DIR, shell))
     if "shell-policy" in parts:
         kw["slurm_conf"] += "CliFilterPlugins=none\n"
     if "modbus" in parts:

@@ -10,10 +10,11 @@
  * per slurmstepd here), libfreeipmi and libipmimonitoring with libgcrypt
  * 0.8-1.1 ms, libmodbus 0.05 ms (bench/load/run.sh).  So the plugins
  * carry small wrappers with the library's own function names
- * (src/meters/<meter>/ *_dl.c, guarded by se_dynlib_ready()), and the library is opened the first time one is called: in
- * slurmd when the meter is made, in slurmstepd only for the RRD settle
- * that reads the files itself.  Unit tests and tools link the library
- * directly and never see the wrappers.
+ * (src/meters/<meter>/ *_dl.c, guarded by se_dynlib_ready()), and the
+ * library is opened the first time one is called: in slurmd when the
+ * meter is made, in slurmstepd only for the RRD settle that reads the
+ * files itself.  Unit tests and tools link the library directly and never
+ * see the wrappers.
  *
  * A load is tried once per process: a missing library or entry point is
  * the same answer every time (the admin installs the package and restarts
