@@ -54,6 +54,17 @@ python3-pytest-xdist
 python3-matplotlib
 python3-venv
 "
+# What Slurm's own configure needs to build a release tarball the way sites
+# do (contribs/release/slurm-from-tarball): the MariaDB client library for
+# slurmdbd's accounting_storage/mysql, munge (above), and the libraries a
+# site's build links (D-Bus, JSON, PAM, LZ4; hwloc above).
+PKGS="$PKGS
+libmariadb-dev
+libdbus-1-dev
+libjson-c-dev
+libpam0g-dev
+liblz4-dev
+"
 # The host's only (not in --list, and not installed inside a release root,
 # contribs/release/in-root sets SE_IN_RELEASE_ROOT: the roots run neither):
 # clang and its libFuzzer/sanitizer runtimes for tests/fuzz (make fuzz),

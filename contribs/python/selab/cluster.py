@@ -5,15 +5,19 @@
 configuration; ``poll`` waits for a condition instead of sleeping.
 
 Slurm release: ``SE_SLURM_RELEASE`` (unset or ``22.05``: the host's Slurm;
-``24.11``, ``26.05``: the daemons and clients of that release's root, see
-``contribs/cluster/README.md``).  Commands run through :meth:`Cluster.run`
-then find that release's ``srun``, ``sbatch`` ... first on ``PATH``.
+``24.11``: the daemons and clients of that release's Debian root, see
+``contribs/cluster/README.md``), or ``SE_SLURM_PREFIX`` (a Slurm built from
+source and installed there, e.g. by ``contribs/release/slurm-from-tarball``;
+its release is what its slurmd says).  Commands run through
+:meth:`Cluster.run` then find that release's ``srun``, ``sbatch`` ... first
+on ``PATH``.
 """
 
 
 import atexit
 import contextlib
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -25,7 +29,21 @@ CLUSTER = os.path.join(REPO, "contribs", "cluster", "cluster")
 STATE = os.environ.get("SE_CLUSTER_STATE", "/var/tmp/slurm-energy-cluster")
 LOG_TAIL_LINES = int(os.environ.get("SE_CLUSTER_LOG_TAIL", "150"))
 HOST_RELEASE = "22.05"
-RELEASE = os.environ.get("SE_SLURM_RELEASE") or HOST_RELEASE
+PREFIX = os.environ.get("SE_SLURM_PREFIX") or None
+
+
+def prefix_release(prefix):
+    """MAJOR.MINOR of the slurmd installed in *prefix*."""
+    out = subprocess.run([os.path.join(prefix, "sbin", "slurmd"), "-V"],
+                         capture_output=True, text=True, check=True).stdout
+    m = re.search(r"(\d+)\.(\d+)\.\d+", out)
+    if not m:
+        raise RuntimeError("%s/sbin/slurmd -V said %r" % (prefix, out))
+    return "%s.%s" % m.groups()
+
+
+RELEASE = (prefix_release(PREFIX) if PREFIX
+           else os.environ.get("SE_SLURM_RELEASE") or HOST_RELEASE)
 RELEASES_DIR = os.environ.get("SE_RELEASES_DIR",
                               os.path.join(REPO, "_build", "releases"))
 IN_ROOT = os.path.join(REPO, "contribs", "release", "in-root")
@@ -59,14 +77,20 @@ def poll(predicate, timeout=30.0, interval=0.2, what="condition"):
 class Cluster:
     """Run Slurm commands against the test cluster and (re)configure it."""
 
-    def __init__(self, state=STATE, script=CLUSTER, release=RELEASE):
+    def __init__(self, state=STATE, script=CLUSTER, release=RELEASE,
+                 prefix=PREFIX):
         self.state = state
         self.script = script
         self.release = release
+        self.prefix = prefix
         self.env = dict(os.environ)
         self.env["SLURM_CONF"] = os.path.join(state, "etc", "slurm.conf")
         self.env["SE_CLUSTER_STATE"] = state
         self.env["SE_SLURM_RELEASE"] = release
+        if prefix:
+            self.env["SE_SLURM_PREFIX"] = prefix
+        else:
+            self.env.pop("SE_SLURM_PREFIX", None)
         if self.other_release:
             # the release's clients: wrappers made by `cluster up`
             self.env["PATH"] = os.path.join(state, "bin") + os.pathsep + \
@@ -83,8 +107,25 @@ class Cluster:
     # ----------------------------------------------------------- release
     @property
     def other_release(self):
-        """True when the cluster runs a release's root, not the host's Slurm."""
-        return self.release != HOST_RELEASE
+        """True when the cluster runs another release than the host's
+        Debian 22.05 (a release's root, or a Slurm built into a prefix)."""
+        return self.release != HOST_RELEASE or bool(self.prefix)
+
+    @property
+    def stock_plugin_dir(self):
+        """Where the cluster's Slurm keeps its own plugins (last in
+        PluginDir)."""
+        if self.prefix:
+            return os.path.join(self.prefix, "lib", "slurm")
+        return "/usr/lib/x86_64-linux-gnu/slurm-wlm"
+
+    def running_prefix(self):
+        """The prefix of the cluster in the state dir ("" for none)."""
+        try:
+            with open(os.path.join(self.state, "prefix")) as f:
+                return f.read().strip()
+        except OSError:
+            return ""
 
     def running_release(self):
         """The release of the cluster in the state dir (None: no state)."""
@@ -100,6 +141,12 @@ class Cluster:
         the host's release, else chrooted into the release's root (with the
         state dir, /tmp and /var/tmp bound, as for the daemons)."""
         args = shlex.split(args) if isinstance(args, str) else list(args)
+        if self.prefix:
+            # the prefix's programs first (slurmd -V, slurm-energy-check
+            # of the release's build finds its libslurmfull by rpath)
+            path = "%s/sbin:%s/bin:%s" % (self.prefix, self.prefix,
+                                           os.environ.get("PATH", os.defpath))
+            return ["env", "PATH=" + path] + args
         if not self.other_release:
             return args
         return ["env", "SE_IN_ROOT_BINDS=/tmp /var/tmp " + self.state,
