@@ -7,6 +7,11 @@
 #
 #   contribs/build.sh            (SE_BUILD_DIR defaults to ./_build)
 #
+# Against a Slurm built from source (contribs/release/slurm-from-tarball, or a
+# site's /opt/slurm): SE_SLURM_PREFIX=PREFIX SE_SLURM_SRC=TREE, the prefix it
+# was installed into and the configured tree it was built from; step 2 is
+# then skipped.
+#
 # The test cluster and the tests load the plugins from the stage directory,
 # so nothing is written to /usr.  The last line printed is the plugin dir.
 set -eu
@@ -20,16 +25,25 @@ say() { printf '== %s\n' "$*" >&2; }
 say "Debian packages"
 "$top/contribs/install-deps.sh" >&2
 
-say "Slurm source tree matching the installed slurmd"
-slurm_src=$("$top/contribs/get-slurm-source.sh" "$build/slurm-src" | tail -n 1)
+if [ -n "${SE_SLURM_PREFIX:-}" ]; then
+	[ -n "${SE_SLURM_SRC:-}" ] ||
+		{ echo "build.sh: SE_SLURM_PREFIX is set but SE_SLURM_SRC (its configured source tree) is not" >&2; exit 1; }
+	slurm_src=$SE_SLURM_SRC
+	with_slurm="--with-slurm=$SE_SLURM_PREFIX"
+else
+	say "Slurm source tree matching the installed slurmd"
+	slurm_src=$("$top/contribs/get-slurm-source.sh" "$build/slurm-src" | tail -n 1)
+	with_slurm=
+fi
 
 say "configure"
 (cd "$top" && autoreconf -fi >/dev/null 2>&1) || (cd "$top" && autoreconf -fi)
 mkdir -p "$build/obj"
 cd "$build/obj"
 if [ ! -f Makefile ] || [ "$top/configure" -nt config.status ]; then
-	"$top/configure" -q --with-slurm-src="$slurm_src" \
-		--prefix="$build/stage" --enable-werror >&2
+	# shellcheck disable=SC2086 # $with_slurm: empty or one word
+	"$top/configure" -q --with-slurm-src="$slurm_src" $with_slurm \
+		--prefix="$build/stage" --enable-werror --enable-all >&2
 fi
 
 say "make"

@@ -7,17 +7,21 @@
 #
 #   contribs/test-all.sh [pytest arguments...]
 #
-# SE_SLURM_RELEASE=24.11 (or 26.05): the same on that release's root
+# SE_SLURM_RELEASE=24.11: the same on that Debian release's root
 # (contribs/release/mkroot): the plugins and the fake NVML are built inside it
-# (contribs/release/build), the test cluster runs its daemons, and pytest
-# runs the list of issue #11 (tests/integration/conftest.py RELEASE_TESTS).
+# (contribs/release/build), make check runs inside it, the test cluster runs
+# its daemons, and pytest runs the release list (tests/integration/conftest.py
+# RELEASE_TESTS).
+# SE_SLURM_RELEASE=26.05.3 (a full version): Slurm built from its upstream
+# tarball into a prefix on the host (contribs/release/slurm-from-tarball;
+# SE_SLURM_TARBALLS names the directory of the tarballs), the suite built
+# against it, make check, and the release list on a cluster of its daemons.
 # The host build still provides the Slurm-free tools the tests run on the
-# host (simulators, se-trace); unit tests and distcheck are the host's run's.
-# A release whose Slurm source cannot be fetched (26.05 on this mirror) runs
-# the cluster's own tests with stock plugins; the others are skipped saying so.
+# host (simulators, se-trace); distcheck is the host's run's.  A release that
+# cannot be made fails the run: none falls back to skips.
 #
 # Without SE_SLURM_RELEASE, the host's run is followed by one such run for
-# each release of SE_TEST_RELEASES (default "24.11 26.05", less the host's
+# each release of SE_TEST_RELEASES (default "24.11 26.05.3", less the host's
 # own; empty: none), so this one command proves every supported release.
 #
 # The sanitizer, valgrind and fuzz stages are the host's run's only (each a
@@ -33,11 +37,37 @@ export SE_BUILD_DIR="$build"
 
 say() { printf '\n== %s\n' "$*"; }
 rc=0
+# Each stage's outcome, one line a stage, for contribs/release/matrix and the
+# summary at the end: $build/stages/RELEASE.tsv (stage, ok|FAIL, seconds,
+# detail), started afresh by each run of a release.
+stages_dir=$build/stages
+stage_file=$stages_dir/${SE_SLURM_RELEASE:-22.05}.tsv
+record() { # STAGE ok|FAIL T0 DETAIL
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$(( $(date +%s) - $3 ))" "$4" \
+		>>"$stage_file"
+}
+# "N passed, N failed, N skipped" of the automake test results under $1
+trs_counts() {
+	for r in PASS FAIL SKIP; do
+		find "$1" -name '*.trs' -exec grep -l "^:test-result: $r" {} + 2>/dev/null | wc -l
+	done | tr '\n' ' ' | { read -r p f s; echo "$p passed, $f failed, $s skipped"; }
+}
 # seconds since $1, as "N min S s"
 took() { t=$(( $(date +%s) - $1 )); printf '%d min %02d s' $((t / 60)) $((t % 60)); }
 
+mkdir -p "$stages_dir"
+: >"$stage_file"
 # (no pipe into tail: sh has no pipefail, and a failed build must stop here)
-out=$("$top/contribs/build.sh")
+t0=$(date +%s)
+out=$(env -u SE_SLURM_PREFIX -u SE_SLURM_SRC "$top/contribs/build.sh") || {
+	record host-build FAIL "$t0" "contribs/build.sh (Slurm 22.05, the host's)"
+	exit 1
+}
+if [ "${SE_SLURM_RELEASE:-22.05}" = 22.05 ]; then
+	record slurm ok "$t0" "Debian 12 package (the host's)"
+	record configure ok "$t0" "--enable-all"
+	record build ok "$t0" "-Werror"
+fi
 plugin_dir=$(printf '%s\n' "$out" | tail -n 1)
 export SE_PLUGIN_DIR="$plugin_dir"
 export SE_BIN_DIR="$build/stage/bin"
@@ -45,46 +75,104 @@ export SE_BIN_DIR="$build/stage/bin"
 export SE_FAKE_NVML_DIR="$build/obj/tests/gpu/.libs"
 
 release=${SE_SLURM_RELEASE:-22.05}
-if [ "$release" != 22.05 ]; then
+# Where the unit tests of this run's build run: the host, or inside the
+# release's root ($run_in); in the build dir $unit_dir.
+unit_dir=$build/obj run_in=
+case "$release" in
+22.05) ;;
+*.*.*)
+	# A Slurm built from its upstream tarball into a prefix on the host,
+	# as most sites build it; the suite built against it.  No tarball, no
+	# build: the run fails (a release never falls back to skips).
+	say "Slurm $release: built from its tarball (contribs/release/slurm-from-tarball)"
+	t0=$(date +%s)
+	[ -n "${SE_SLURM_TARBALLS:-}" ] || {
+		echo "test-all: Slurm $release is built from its tarball: set SE_SLURM_TARBALLS to the directory holding slurm-$release.tar.xz (.ci/run: ../shared/slurm-src)" >&2
+		exit 1
+	}
+	out=$("$top/contribs/release/slurm-from-tarball" "$release") || {
+		record slurm FAIL "$t0" "contribs/release/slurm-from-tarball $release"
+		exit 1
+	}
+	SE_SLURM_PREFIX=$(printf '%s\n' "$out" | sed -n 's/^SE_SLURM_PREFIX=//p')
+	SE_SLURM_SRC=$(printf '%s\n' "$out" | sed -n 's/^SE_SLURM_SRC=//p')
+	export SE_SLURM_PREFIX SE_SLURM_SRC
+	echo "Slurm $release in $SE_SLURM_PREFIX ($(took $t0))"
+	record slurm ok "$t0" "from its tarball, $(sed -n 's/^seconds_make /make /p' "${SE_SLURM_PREFIX%/prefix}/done") s when built"
+	say "Slurm $release: the suite built against it (contribs/build.sh)"
+	t0=$(date +%s)
+	rbuild=$build/src-releases/$release
+	out=$(SE_BUILD_DIR="$rbuild" "$top/contribs/build.sh") || {
+		# configure wrote its Makefile: it was make that failed
+		if [ -f "$rbuild/obj/Makefile" ]; then
+			record configure ok "$t0" ""
+			record build FAIL "$t0" "make (-Werror)"
+		else
+			record configure FAIL "$t0" "$rbuild/obj/config.log"
+		fi
+		exit 1
+	}
+	record configure ok "$t0" "--enable-all"
+	record build ok "$t0" "-Werror"
+	SE_PLUGIN_DIR=$(printf '%s\n' "$out" | tail -n 1)
+	SE_FAKE_NVML_DIR=$rbuild/obj/tests/gpu/.libs
+	unit_dir=$rbuild/obj
+	echo "built in $rbuild ($(took $t0))"
+	# the cluster and the tests take the release from the prefix's slurmd
+	export SE_SLURM_RELEASE="${release%.*}"
+	SE_SKIP_DISTCHECK=1
+	;;
+*)
+	# A Debian release in a root of its own (contribs/release/mkroot): its
+	# packaged Slurm, the suite built inside the root.  A root or source
+	# that cannot be made fails the run.
 	export SE_SLURM_RELEASE="$release"
 	rdir=${SE_RELEASES_DIR:-$top/_build/releases}/$release
 	mkroot_log=$build/mkroot-$release.log
-	"$top/contribs/release/mkroot" "$release" >"$mkroot_log" 2>&1 || :
-	# A release whose source this mirror lacks (doc/releases-survey.md
-	# section 2: 26.05) runs on stock plugins; any other failure to make
-	# its root or fetch its source is an error, never a quiet fallback.
-	if [ ! -f "$rdir/slurm-src/.pkgver" ]; then
-		case " ${SE_RELEASES_NO_SOURCE-26.05} " in
-		*" $release "*) ;;
-		*)	tail -n 30 "$mkroot_log" >&2
-			echo "test-all: contribs/release/mkroot $release failed (log: $mkroot_log)" >&2
-			exit 1 ;;
-		esac
-	fi
-	if [ -f "$rdir/slurm-src/.pkgver" ]; then
-		say "Slurm $release: plugins built in its root (contribs/release/build)"
-		out=$("$top/contribs/release/build" "$release")
-		SE_PLUGIN_DIR=$(printf '%s\n' "$out" | tail -n 1)
-		SE_FAKE_NVML_DIR="$rdir/obj/tests/gpu/.libs"
-	else
-		say "Slurm $release: no source (doc/releases-survey.md), stock plugins only"
-		SE_PLUGIN_DIR=
-		export SE_RELEASE_NO_PLUGINS="no Slurm $release source to build the plugins against (doc/releases-survey.md section 2)"
-	fi
+	t0=$(date +%s)
+	"$top/contribs/release/mkroot" "$release" >"$mkroot_log" 2>&1 || {
+		tail -n 30 "$mkroot_log" >&2
+		echo "test-all: contribs/release/mkroot $release failed (log: $mkroot_log)" >&2
+		record slurm FAIL "$t0" "contribs/release/mkroot $release"
+		exit 1
+	}
+	record slurm ok "$t0" "Debian package in its root"
+	say "Slurm $release: plugins built in its root (contribs/release/build)"
+	t0=$(date +%s)
+	out=$("$top/contribs/release/build" "$release") || {
+		if [ -f "$rdir/obj/Makefile" ]; then
+			record configure ok "$t0" ""
+			record build FAIL "$t0" "make (-Werror)"
+		else
+			record configure FAIL "$t0" "$rdir/obj/config.log"
+		fi
+		exit 1
+	}
+	record configure ok "$t0" "--enable-all"
+	record build ok "$t0" "-Werror"
+	SE_PLUGIN_DIR=$(printf '%s\n' "$out" | tail -n 1)
+	SE_FAKE_NVML_DIR="$rdir/obj/tests/gpu/.libs"
+	unit_dir=$rdir/obj
+	run_in="$top/contribs/release/in-root $release"
 	[ -x "$rdir/root/usr/sbin/slurmd" ] || { echo "no root for Slurm $release" >&2; exit 1; }
-	SE_SKIP_DISTCHECK=1 SE_SKIP_UNIT=1
-fi
+	SE_SKIP_DISTCHECK=1
+	;;
+esac
 
 if [ "${SE_SKIP_UNIT:-0}" != 1 ]; then
-say "unit tests (make check)"
-cd "$build/obj"
-if ! make -s check; then
+say "unit tests (make check${SE_SLURM_RELEASE:+, Slurm $release})"
+t0=$(date +%s)
+cd "$unit_dir"
+# shellcheck disable=SC2086 # $run_in: words (empty on the host)
+if ! $run_in make -s check; then
 	for f in $(find . -name 'test*.log'); do echo "--- $f"; cat "$f"; done
+	record "make check" FAIL "$t0" "$(trs_counts .)"
 	exit 1
 fi
 for f in $(find tests -name 'test*.log' | sort); do
 	grep -h '^[0-9]*%: Checks' "$f" | sed "s|^|$(basename "$f" .log): |"
 done
+record "make check" ok "$t0" "$(trs_counts .)"
 fi
 
 here=$(pwd)
@@ -113,7 +201,9 @@ if [ -z "${SE_SLURM_RELEASE:-}" ] && [ "${SE_SKIP_ASAN:-0}" != 1 ]; then
 		skip=$(find . -name '*.trs' -exec grep -l '^:test-result: SKIP' {} + | wc -l)
 		if [ $asan_ok = 1 ] && [ "$fail" = 0 ]; then
 			echo "asan: make check clean: $pass passed, $skip skipped ($(took $t0))"
+			record asan ok "$t0" "$pass passed, $fail failed, $skip skipped"
 		else
+			record asan FAIL "$t0" "$pass passed, $fail failed, $skip skipped"
 			for f in $(find . -name '*.trs' -exec grep -l '^:test-result: \(FAIL\|ERROR\)' {} +); do
 				echo "--- ${f%.trs}.log"; tail -n 80 "${f%.trs}.log"
 			done
@@ -124,6 +214,7 @@ if [ -z "${SE_SLURM_RELEASE:-}" ] && [ "${SE_SKIP_ASAN:-0}" != 1 ]; then
 	else
 		tail -n 40 configure.log
 		echo "asan: configure FAILED ($build/asan/configure.log)"
+		record asan FAIL "$t0" "configure"
 		rc=1
 	fi
 fi
@@ -135,8 +226,10 @@ if [ -z "${SE_SLURM_RELEASE:-}" ] && [ "${SE_SKIP_VALGRIND:-0}" != 1 ]; then
 	t0=$(date +%s)
 	if vg=$(sh "$top/tests/valgrind.sh" "$build/obj"); then
 		echo "valgrind: $(printf '%s\n' "$vg" | grep -c ' clean ') runs clean ($(took $t0))"
+		record valgrind ok "$t0" "$(printf '%s\n' "$vg" | grep -c ' clean ') runs clean"
 	else
 		printf '%s\n' "$vg"
+		record valgrind FAIL "$t0" "tests/valgrind.sh"
 		echo "valgrind: FAILED ($(took $t0); logs in $build/obj/tests/valgrind/)"
 		rc=1
 	fi
@@ -152,8 +245,10 @@ if [ -z "${SE_SLURM_RELEASE:-}" ] && [ "${SE_SKIP_FUZZ:-0}" != 1 ]; then
 	if FUZZ_JOBS=$(nproc) make -s fuzz-check FUZZ_SECONDS=10 >fuzz-check.log 2>&1; then
 		grep -E '^(target|fuzz_)' fuzz-check.log || :
 		echo "fuzz: $(grep -c ' ok$' fuzz-check.log) targets ok ($(took $t0))"
+		record fuzz ok "$t0" "$(grep -c ' ok$' fuzz-check.log) targets ok"
 	else
 		tail -n 80 fuzz-check.log
+		record fuzz FAIL "$t0" "make fuzz-check"
 		echo "fuzz: FAILED ($(took $t0); $build/obj/fuzz-check.log, inputs in $build/obj/tests/fuzz/work/)"
 		rc=1
 	fi
@@ -162,7 +257,12 @@ cd "$here"
 
 if [ "${SE_SKIP_DISTCHECK:-0}" != 1 ]; then
 	say "make distcheck"
-	make -s distcheck >distcheck.log 2>&1 || { tail -n 60 distcheck.log; exit 1; }
+	t0=$(date +%s)
+	make -s distcheck >distcheck.log 2>&1 || {
+		tail -n 60 distcheck.log
+		record distcheck FAIL "$t0" "make distcheck"
+		exit 1
+	}
 	grep -E 'archives ready|ready for distribution' -A2 distcheck.log || true
 	# distcheck builds what the tarball holds, so a file only scripts or
 	# tests use (no rule names it) can go missing unseen: every tracked
@@ -179,6 +279,7 @@ if [ "${SE_SKIP_DISTCHECK:-0}" != 1 ]; then
 		fi
 		echo "every tracked file is in $tarball"
 	fi
+	record distcheck ok "$t0" "every tracked file in the tarball"
 fi
 
 say "pymodbus (an independent Modbus server for the tests) in a venv"
@@ -199,8 +300,26 @@ workers=${SE_TEST_WORKERS:-2} xdist=
 if [ "$workers" -gt 1 ] && /usr/bin/python3 -c 'import xdist' 2>/dev/null; then
 	xdist="-n $workers --dist loadfile"
 fi
+junit=${stage_file%.tsv}-pytest.xml
+t0=$(date +%s) prc=0
 # shellcheck disable=SC2086 # $xdist: words
-/usr/bin/python3 -m pytest -v -rs --durations=40 $xdist tests/integration "$@" || rc=$?
+/usr/bin/python3 -m pytest -v -rs --durations=40 $xdist --junitxml="$junit" \
+	tests/integration "$@" || prc=$?
+counts=$(/usr/bin/python3 -c '
+import sys, xml.etree.ElementTree as ET
+n = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+for s in ET.parse(sys.argv[1]).getroot().iter("testsuite"):
+    for k in n:
+        n[k] += int(s.get(k, 0))
+print("%d passed, %d failed, %d skipped" % (
+    n["tests"] - n["failures"] - n["errors"] - n["skipped"],
+    n["failures"] + n["errors"], n["skipped"]))' "$junit" 2>/dev/null || echo "no result")
+if [ "$prc" = 0 ]; then
+	record pytest ok "$t0" "$counts"
+else
+	record pytest FAIL "$t0" "$counts (pytest exit $prc)"
+	rc=1
+fi
 
 # The Debian packages (debian/, contribs/packages/): built once more (one
 # compilation, no make check), installed on the host, where the cluster's
@@ -209,22 +328,32 @@ fi
 # and nothing may be left.  SE_SKIP_PACKAGES=1 skips it.
 if [ -z "${SE_SLURM_RELEASE:-}" ] && [ "${SE_SKIP_PACKAGES:-0}" != 1 ]; then
 	say "Debian packages: build, install, smoke test, purge (contribs/packages)"
-	if debs=$("$top/contribs/packages/build" "$build/debs"); then
-		"$top/contribs/packages/smoke" "$(printf '%s\n' "$debs" | tail -n 1)" || rc=1
+	t0=$(date +%s)
+	if debs=$("$top/contribs/packages/build" "$build/debs") &&
+		"$top/contribs/packages/smoke" "$(printf '%s\n' "$debs" | tail -n 1)"; then
+		record packages ok "$t0" "build, install, smoke, purge"
 	else
+		record packages FAIL "$t0" "contribs/packages/build, smoke"
 		rc=1
 	fi
 fi
 
-# Then the other releases, each on its own root (issue #11's list), unless
-# this run is one of them: SE_TEST_RELEASES (default "24.11 26.05"; empty:
-# none), less the host's own release.
+# Then the other releases, each on its own root or prefix (the release list),
+# unless this run is one of them: SE_TEST_RELEASES (default "24.11 26.05.3";
+# empty: none), less the host's own release.
 if [ -z "${SE_SLURM_RELEASE:-}" ]; then
 	host=$(slurmd -V | sed -E 's/^[^0-9]*([0-9]+\.[0-9]+).*/\1/')
-	for r in ${SE_TEST_RELEASES-24.11 26.05}; do
+	for r in ${SE_TEST_RELEASES-24.11 26.05.3}; do
 		[ "$r" = "$host" ] && continue
 		say "Slurm $r: the release's own root and cluster"
 		SE_SLURM_RELEASE=$r "$top/contribs/test-all.sh" "$@" || rc=1
+	done
+	# One table of every stage of every release this run made.
+	say "summary (stage, result, seconds, detail)"
+	for r in 22.05 ${SE_TEST_RELEASES-24.11 26.05.3}; do
+		f=$stages_dir/$r.tsv
+		[ -f "$f" ] || { printf '%-8s (no stage ran)\n' "$r"; rc=1; continue; }
+		awk -F'\t' -v r="$r" '{ printf "%-8s %-11s %-4s %5s s  %s\n", r, $1, $2, $3, $4 }' "$f"
 	done
 fi
 exit $rc

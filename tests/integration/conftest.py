@@ -38,10 +38,13 @@ Slurm release
 -------------
 ``SE_SLURM_RELEASE=24.11`` (or ``26.05``) runs the cluster, and every Slurm
 command of the tests, from that release's root (``contribs/release/mkroot``).
+``SE_SLURM_PREFIX=PREFIX`` runs them from a Slurm built from source and
+installed in PREFIX (``contribs/release/slurm-from-tarball``), on the host.
 A cluster already up with another release is an error, not reused.
 On another release only the tests of :data:`RELEASE_TESTS` run (the list of
 issue #11, "Proven when"); the others are deselected and counted as such.
-``SE_RELEASE_TESTS=all`` runs everything there too.
+``SE_RELEASE_TESTS=all`` runs everything there too; ``SE_RELEASE_TESTS=list``
+runs only the list on the host's release as well.
 """
 
 import os
@@ -90,7 +93,7 @@ os.environ.update(_worker_cluster_identity(
     os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ))
 
 from selab.cluster import (Cluster, ClusterError, LOG_TAIL_LINES,  # noqa: E402
-                           RELEASE, STATE, poll)
+                           PREFIX, RELEASE, STATE, poll)
 
 __all__ = ["Cluster", "ClusterError", "poll"]
 
@@ -133,6 +136,11 @@ RELEASE_TESTS = (
     "test_step_boundaries.py::test_ten_jobs_exact_at_their_boundaries[counter]",
     "test_step_boundaries.py::test_every_step_settled[counter]",
     "test_step_boundaries.py::test_steps_need_no_rpc[counter]",
+    # energy split on a shared node (share mode, cgroup CPU time): two jobs
+    # each within 5 % of its share, the shares and the unattributed part
+    # adding up to the meter
+    "test_shared_nodes.py::test_two_jobs_each_get_their_share",
+    "test_shared_nodes.py::test_shares_and_unattributed_add_up_to_the_meter",
 )
 
 
@@ -152,7 +160,11 @@ def _in_release_list(nodeid, entries=RELEASE_TESTS):
 
 
 def pytest_collection_modifyitems(config, items):
-    if RELEASE == "22.05" or os.environ.get("SE_RELEASE_TESTS") == "all":
+    # "all": every test on any release; "list": the release list on the
+    # host's 22.05 too (contribs/release/matrix)
+    wanted = os.environ.get("SE_RELEASE_TESTS")
+    if wanted == "all" or (RELEASE == "22.05" and not PREFIX
+                           and wanted != "list"):
         return
     keep, drop = [], []
     for item in items:
@@ -160,20 +172,14 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
-    # A release whose plugins cannot be built (contribs/test-all.sh says
-    # why): the cluster's own tests run on stock plugins, the rest skip.
-    why = os.environ.get("SE_RELEASE_NO_PLUGINS")
-    if why:
-        for item in items:
-            if os.path.basename(str(item.fspath)) != "test_cluster.py":
-                # a skipif, first: pytest shows the first true skipif's
-                # reason, and the modules' own say "SE_PLUGIN_DIR not set"
-                item.add_marker(pytest.mark.skipif(
-                    True, reason="Slurm %s: %s" % (RELEASE, why)),
-                    append=False)
 
 
 def pytest_report_header(config):
+    if PREFIX:
+        return ("Slurm release: %s (built from source in %s); tests: %s"
+                % (RELEASE, PREFIX,
+                   "all" if os.environ.get("SE_RELEASE_TESTS") == "all"
+                   else "the release list (conftest.RELEASE_TESTS)"))
     if RELEASE == "22.05":
         return "Slurm release: 22.05 (the host's)"
     return ("Slurm release: %s (root %s); tests: %s"
@@ -189,10 +195,12 @@ def cluster():
     reuse = os.environ.get("SE_CLUSTER_REUSE") == "1"
     already = c.is_up()
     running = c.running_release()
-    if already and running != c.release:
-        pytest.fail("a cluster of Slurm %s is up in %s but SE_SLURM_RELEASE=%s "
-                    "(bring it down or set SE_CLUSTER_STATE)"
-                    % (running, STATE, RELEASE))
+    if already and (running != c.release
+                    or c.running_prefix() != (c.prefix or "")):
+        pytest.fail("a cluster of Slurm %s %s is up in %s but this run wants "
+                    "Slurm %s %s (bring it down or set SE_CLUSTER_STATE)"
+                    % (running, c.running_prefix() or "(packages)", STATE,
+                       RELEASE, PREFIX or "(packages)"))
     if reuse and not already:
         pytest.fail("SE_CLUSTER_REUSE=1 but no cluster is up in %s "
                     "(run contribs/cluster/cluster up)" % STATE)
