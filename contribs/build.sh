@@ -37,7 +37,15 @@ else
 fi
 
 say "configure"
-(cd "$top" && autoreconf -fi >/dev/null 2>&1) || (cd "$top" && autoreconf -fi)
+# Only when an autotools input is newer than configure: a forced autoreconf
+# would make every build dir of the checkout (the host's, each release's)
+# configure and compile again, and other builds may be reading it.
+if [ ! -x "$top/configure" ] || [ ! -f "$top/Makefile.in" ] ||
+	[ -n "$(cd "$top" && find . -path './_build*' -prune -o \( -name configure.ac \
+		-o -name Makefile.am -o -name Makefile.inc -o -name '*.m4' \) \
+		-newer configure -print 2>/dev/null)" ]; then
+	(cd "$top" && autoreconf -fi >/dev/null 2>&1) || (cd "$top" && autoreconf -fi)
+fi
 mkdir -p "$build/obj"
 cd "$build/obj"
 if [ ! -f Makefile ] || [ "$top/configure" -nt config.status ]; then

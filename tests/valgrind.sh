@@ -54,7 +54,7 @@ run() { # tool test valgrind-options...
 	tool=$1 t=$2
 	shift 2
 	bin=$obj/tests/unit/$t
-	[ -x "$bin" ] || { printf '%-9s %-22s not built\n' "$tool" "$t"; return; }
+	[ -x "$bin" ] || { printf '%-9s %-22s FAILED: not built\n' "$tool" "$t"; rc=1; return; }
 	log=$out/$t.$tool.log
 	start=$(date +%s)
 	note=
