@@ -114,8 +114,10 @@ se_slurm_compat_defs=
 AS_IF([test "$slurm_iface_dir" = src/interfaces],
 	[se_slurm_compat_defs="$se_slurm_compat_defs -DSE_SLURM_IFACE_INTERFACES=1"])
 
-dnl running_in_slurmd() & co: in src/common/run_in_daemon.h up to 24.11;
-dnl gone from 26.05's libslurmfull (no source here to see what replaced them).
+dnl running_in_slurmd() & co: functions in src/common/run_in_daemon.h up to
+dnl 24.11, macros over run_in_daemon(IS_SLURMD) there from 25.05 (gone from
+dnl libslurmfull's symbols, so a plugin built against an older tree misses
+dnl them); either way the header gives them.
 AC_MSG_CHECKING([whether Slurm has running_in_slurmd()])
 AS_IF([grep -q 'running_in_slurmd *(' "$slurm_src/src/common/run_in_daemon.h" 2>/dev/null],
 	[slurm_has_running_in=yes
@@ -146,21 +148,51 @@ AS_IF([test -n "$se_js_src" &&
 	[slurm_job_modify_err_msg=no])
 AC_MSG_RESULT([$slurm_job_modify_err_msg])
 
+dnl A plugin's fini() is void in the stock plugins of 25.11+ (int before; Slurm
+dnl calls it as void in every release): matters where a stock plugin is
+dnl compiled into ours (gres/gpu).
+AC_MSG_CHECKING([whether the stock plugins' fini() is void])
+AS_IF([grep -q '^extern void fini *(void)' \
+	"$slurm_src/src/plugins/gres/gpu/gres_gpu.c" 2>/dev/null],
+	[slurm_stock_fini_void=yes
+	 se_slurm_compat_defs="$se_slurm_compat_defs -DSE_SLURM_STOCK_FINI_VOID=1"],
+	[slurm_stock_fini_void=no])
+AC_MSG_RESULT([$slurm_stock_fini_void])
+
+dnl slurm_load_job() takes a slurm_step_id_t (job id or SLUID) instead of a
+dnl uint32_t job id (26.05, slurm/slurm.h).
+AC_MSG_CHECKING([whether slurm_load_job takes a slurm_step_id_t])
+AS_IF([sed -n '/^extern int slurm_load_job(/,/;/p' "$slurm_src/slurm/slurm.h" |
+	grep -q 'slurm_step_id_t'],
+	[slurm_load_job_step_id=yes
+	 se_slurm_compat_defs="$se_slurm_compat_defs -DSE_SLURM_LOAD_JOB_STEP_ID=1"],
+	[slurm_load_job_step_id=no])
+AC_MSG_RESULT([$slurm_load_job_step_id])
+
 dnl The gres and gpu plugin APIs: the entry points Slurm looks up (syms[] of
 dnl gres.c / gpu.c) decide which per-release file our drop-ins compile.
-dnl 22.05: gres_p_epilog_*, gres_p_get_{job,step}_info, gpu_p_reconfig;
-dnl 23.02+: gres_p_prep_*; 24.11: gpu_p_usage_read instead of gpu_p_reconfig.
+dnl gres: 2205 = gres_p_epilog_* + gres_p_get_{job,step}_info (22.05);
+dnl 2311 = gres_p_prep_* + gres_p_get_{job,step}_info (23.11, 24.05);
+dnl 2411 = gres_p_prep_* alone (24.11 .. 26.05).
+dnl gpu: 2205 = gpu_p_reconfig (22.05); 2311 = gpu_p_reconfig +
+dnl gpu_p_usage_read (23.11); 2411 = gpu_p_usage_read alone (24.05 .. 26.05).
 se_gres_c="$slurm_src/$slurm_iface_dir/gres.c"
 se_gpu_c="$slurm_src/$slurm_iface_dir/gpu.c"
 AC_MSG_CHECKING([gres plugin API of the tree])
-AS_IF([grep -q '"gres_p_prep_build_env"' "$se_gres_c" 2>/dev/null],
+AS_IF([grep -q '"gres_p_prep_build_env"' "$se_gres_c" 2>/dev/null &&
+       grep -q '"gres_p_get_job_info"' "$se_gres_c"],
+	[slurm_gres_api=2311],
+      [grep -q '"gres_p_prep_build_env"' "$se_gres_c" 2>/dev/null],
 	[slurm_gres_api=2411],
       [grep -q '"gres_p_epilog_build_env"' "$se_gres_c" 2>/dev/null],
 	[slurm_gres_api=2205],
 	[slurm_gres_api=unknown])
 AC_MSG_RESULT([$slurm_gres_api])
 AC_MSG_CHECKING([gpu plugin API of the tree])
-AS_IF([grep -q '"gpu_p_usage_read"' "$se_gpu_c" 2>/dev/null],
+AS_IF([grep -q '"gpu_p_usage_read"' "$se_gpu_c" 2>/dev/null &&
+       grep -q '"gpu_p_reconfig"' "$se_gpu_c"],
+	[slurm_gpu_api=2311],
+      [grep -q '"gpu_p_usage_read"' "$se_gpu_c" 2>/dev/null],
 	[slurm_gpu_api=2411],
       [grep -q '"gpu_p_reconfig"' "$se_gpu_c" 2>/dev/null],
 	[slurm_gpu_api=2205],
@@ -169,7 +201,9 @@ AC_MSG_RESULT([$slurm_gpu_api])
 AS_IF([test "$slurm_gres_api" = unknown || test "$slurm_gpu_api" = unknown],
 	[slurm_has_gpu_sources=no])
 AM_CONDITIONAL([SE_GRES_API_2411], [test "$slurm_gres_api" = 2411])
+AM_CONDITIONAL([SE_GRES_API_2311], [test "$slurm_gres_api" = 2311])
 AM_CONDITIONAL([SE_GPU_API_2411], [test "$slurm_gpu_api" = 2411])
+AM_CONDITIONAL([SE_GPU_API_2311], [test "$slurm_gpu_api" = 2311])
 
 dnl Releases whose Slurm glue is proven (builds, unit tests, the test
 dnl cluster's energy within 1 %), and those ported (builds with -Werror and
@@ -177,7 +211,7 @@ dnl runs the unit tests; the cluster not yet run); on the others configure
 dnl goes on (to show what builds) but says so.  24.11: issue #11's list on
 dnl its own cluster (doc/releases-survey.md section 6).
 se_slurm_proven_releases="22.05 24.11"
-se_slurm_ported_releases=""
+se_slurm_ported_releases="26.05"
 slurm_release_state=unknown
 for r in $se_slurm_ported_releases; do
 	AS_IF([test "$r" = "$slurm_release"], [slurm_release_state=ported])
@@ -187,7 +221,7 @@ for r in $se_slurm_proven_releases; do
 done
 AS_CASE([$slurm_release_state],
 	[proven], [slurm_release_says="supported"],
-	[ported], [slurm_release_says="ported: builds with -Werror, unit tests in doc/releases-survey.md section 8; not yet proven on a cluster"],
+	[ported], [slurm_release_says="ported: builds with -Werror, make check in doc/releases-survey.md section 10; not yet proven on a cluster"],
 	[slurm_release_says="not yet supported: see doc/releases-survey.md"
 	 AC_MSG_WARN([Slurm $slurm_release is not yet a supported release of this suite
 (proven: $se_slurm_proven_releases; ported: $se_slurm_ported_releases); expect

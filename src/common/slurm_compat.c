@@ -51,7 +51,7 @@ bool se_in_slurmd_or_stepd(void)
 	return running_in_slurmd_stepd();
 }
 
-#else	/* 26.05: running_in_*() are gone */
+#else	/* a tree whose run_in_daemon.h has no running_in_*() */
 
 typedef enum {
 	EXE_OTHER = 0,

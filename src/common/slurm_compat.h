@@ -20,9 +20,12 @@
  * m4/se_slurm.m4), never guessed from the version number:
  *   SE_SLURM_IFACE_INTERFACES     plugin-interface headers in src/interfaces/
  *                                 (23.02+), else src/common/
- *   SE_SLURM_HAVE_RUNNING_IN      running_in_slurmd() & co exist (up to
- *                                 24.11; gone from 26.05's libslurmfull)
+ *   SE_SLURM_HAVE_RUNNING_IN      running_in_slurmd() & co exist (functions
+ *                                 up to 24.11, macros from 25.05)
+ *   SE_SLURM_STOCK_FINI_VOID      stock plugins define void fini() (25.11+)
  *   SE_SLURM_JOB_MODIFY_ERR_MSG   job_modify() takes char **err_msg (23.02+)
+ *   SE_SLURM_LOAD_JOB_STEP_ID     slurm_load_job() takes a slurm_step_id_t
+ *                                 instead of a job id (26.05)
  *
  * Differences absorbed here, per release:
  *  - List / ListIterator (22.05: typedefs of struct xlist *, struct
@@ -32,8 +35,12 @@
  *  - hostlist_t was a pointer up to 23.05 and is the struct from 23.11:
  *    se_hostlist_t is the pointer in every release.
  *  - slurm_get_errno() is gone in 24.11 (it returned errno): se_slurm_errno().
- *  - running_in_slurmd() & co are gone in 26.05: se_in_slurmd() & co
- *    (slurm_compat.c).
+ *  - running_in_slurmd() & co are functions up to 24.11 and macros over
+ *    run_in_daemon(IS_SLURMD) & co from 25.05 (src/common/run_in_daemon.h;
+ *    libslurmfull no longer exports the names): se_in_slurmd() & co
+ *    (slurm_compat.c) call whichever the header gives.
+ *  - slurm_load_job() takes a slurm_step_id_t (job id or SLUID) in 26.05,
+ *    a job id before: se_slurm_load_job().
  */
 #ifndef SE_SLURM_COMPAT_H
 #define SE_SLURM_COMPAT_H
@@ -70,10 +77,11 @@ typedef struct hostlist *se_hostlist_t;
 #define se_slurm_errno()	(errno)
 
 /*
- * Which Slurm daemon loaded us.  Up to 24.11 these are Slurm's own
- * running_in_slurmd(), running_in_slurmstepd() and
- * running_in_slurmd_stepd() (the name the daemon gave log_init(), so
- * exactly Slurm's view).  Where those do not exist (26.05), the basename of
+ * Which Slurm daemon loaded us.  These are Slurm's own running_in_slurmd(),
+ * running_in_slurmstepd() and running_in_slurmd_stepd() (up to 24.11 the
+ * name the daemon gave log_init(), from 25.05 the daemon's slurm_daemon bits
+ * through run_in_daemon(): exactly Slurm's view).  Where a tree's
+ * run_in_daemon.h has none of them (none known today), the basename of
  * the process's executable (/proc/self/exe), read once: "slurmd" or
  * "slurmstepd" (slurmd starts slurmstepd by its full path, SlurmdStepdLoc
  * aside; argv[0] is no use, slurmstepd rewrites it with setproctitle()).
@@ -81,6 +89,24 @@ typedef struct hostlist *se_hostlist_t;
 extern bool se_in_slurmd(void);
 extern bool se_in_slurmstepd(void);
 extern bool se_in_slurmd_or_stepd(void);
+
+/*
+ * slurm_load_job() of one job by its id, in every release.  26.05 takes a
+ * slurm_step_id_t (slurm.h: "job_id or sluid to target"; sluid 0 selects by
+ * job_id, as its own sbatch --wait does).
+ */
+static inline int se_slurm_load_job(job_info_msg_t **resp, uint32_t job_id,
+				    uint16_t show_flags)
+{
+#ifdef SE_SLURM_LOAD_JOB_STEP_ID
+	slurm_step_id_t id = SLURM_STEP_ID_INITIALIZER;
+
+	id.job_id = job_id;
+	return slurm_load_job(resp, id, show_flags);
+#else
+	return slurm_load_job(resp, job_id, show_flags);
+#endif
+}
 
 /* What every Slurm plugin defines and Slurm looks up (all releases). */
 extern const char plugin_name[];

@@ -7,8 +7,8 @@
  *  - what changed in the *entry points* of gres/gpu and gpu/nvml (a
  *    different set of functions, not only types) is not absorbed here but in
  *    one file per release, chosen by configure from the tree's syms[]:
- *      src/gres_gpu/gres_gpu_2205.c, gres_gpu_2411.c     (gres plugin API)
- *      src/gres_gpu/gpu_nvml_2205.c, gpu_nvml_2411.c     (gpu plugin API)
+ *      src/gres_gpu/gres_gpu_{2205,2311,2411}.c   (gres plugin API)
+ *      src/gres_gpu/gpu_nvml_{2205,2311,2411}.c   (gpu plugin API)
  *    with their shared declarations in src/gres_gpu/gres_gpu_api.h and
  *    gpu_nvml_api.h.
  */
@@ -23,6 +23,16 @@
 #else
 #  include "src/common/gres.h"
 #  include "src/common/gpu.h"
+#endif
+
+/*
+ * The flag stock gpu/nvml gives AutoDetect's records (gres.h, a macro in
+ * 24.11+; 23.11 and 24.05 have none): 0 where the tree has none.
+ */
+#ifdef GRES_CONF_AUTODETECT
+#  define SE_GRES_CONF_AUTODETECT	GRES_CONF_AUTODETECT
+#else
+#  define SE_GRES_CONF_AUTODETECT	0
 #endif
 
 #endif

@@ -219,7 +219,7 @@ extern void cli_filter_p_post_submit(int offset, uint32_t jobid,
 		return;
 	}
 	/* (cpu_freq is in every job record: no SHOW_DETAIL to pack) */
-	if (slurm_load_job(&msg, jobid, 0) != SLURM_SUCCESS) {
+	if (se_slurm_load_job(&msg, jobid, 0) != SLURM_SUCCESS) {
 		verbose("%s: cannot read job %u: %s", plugin_type, jobid,
 			slurm_strerror(se_slurm_errno()));
 		return;

@@ -469,7 +469,7 @@ extern int fini(void)
 	remote_said = NULL;
 	xfree(dev_bus);
 	dev_cnt = 0;
-	return stock_fini();
+	return se_stock_fini();
 }
 
 extern int gres_p_node_config_load(se_list_t gres_conf_list,

@@ -1,7 +1,7 @@
 /*
- * gres_gpu_2411.c - our gres/gpu on the gres plugin API of Slurm 23.02 ..
- * 24.11 (checked against 24.11.5; 26.05's stock gres_gpu.so exports the
- * same entry points): Slurm's stock gres/gpu of the configured tree
+ * gres_gpu_2411.c - our gres/gpu on the gres plugin API of Slurm 24.11 ..
+ * 26.05 (checked against 24.11.5, 25.05.8, 25.11.7, 26.05.3; 23.11 and
+ * 24.05 also have gres_p_get_{job,step}_info: gres_gpu_2311.c): Slurm's stock gres/gpu of the configured tree
  * compiled in (entry points renamed stock_*, see slurm_gres_gpu_stock.h),
  * and the entry points only this API has (syms[] of
  * src/interfaces/gres.c; a missing one makes the plugin "incomplete" and

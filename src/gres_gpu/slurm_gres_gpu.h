@@ -12,7 +12,27 @@
 #define SE_SLURM_GRES_GPU_H
 
 extern int stock_init(void);
+/*
+ * Slurm calls a plugin's fini() as void in every release (plugin.c); the
+ * stock plugins define it as int up to 25.05 and as void from 25.11
+ * (SE_SLURM_STOCK_FINI_VOID from configure, read in the tree's stock
+ * gres/gpu).  se_stock_fini() is stock's fini with stock's result, or
+ * SLURM_SUCCESS where it has none.
+ */
+#ifdef SE_SLURM_STOCK_FINI_VOID
+extern void stock_fini(void);
+static inline int se_stock_fini(void)
+{
+	stock_fini();
+	return SLURM_SUCCESS;
+}
+#else
 extern int stock_fini(void);
+static inline int se_stock_fini(void)
+{
+	return stock_fini();
+}
+#endif
 extern int stock_gres_p_node_config_load(se_list_t gres_conf_list,
 					 node_config_load_t *node_config);
 extern void stock_gres_p_job_set_env(char ***job_env_ptr,
