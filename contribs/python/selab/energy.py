@@ -3,14 +3,19 @@
 A timed job prints, from inside each task, the precise wall-clock instants
 at which it starts and ends its work (``SE_T0 host t`` / ``SE_T1 host t``).
 The true energy of a job is the trace's exact integral over each node's
-window, summed over the job's nodes (``se-trace joules``, the single
-implementation of the trace semantics).  sacct's Start/End are whole
-seconds and would alone cost up to 2 s of a node's power.
+window, summed over the job's nodes.  That truth comes from selab.trace, a
+Python implementation of the trace format written apart from the C one the
+simulators play (se-trace, src/common/power_trace.c), so a misreading of a
+trace in either shows up as a disagreement (tests/integration/
+test_trace_truth.py).  sacct's Start/End are whole seconds and would alone
+cost up to 2 s of a node's power.
 """
 import re
-import subprocess
 
-from .meters import tool
+from . import meters
+from .trace import Trace
+
+tool = meters.tool      # energy.tool("se-trace"): for callers that run it
 
 MARK = re.compile(r"^SE_T([01]) (\S+) ([0-9.]+)$", re.M)
 
@@ -40,21 +45,16 @@ def windows(output):
 
 def trace_joules(trace, column, epoch, t0, t1):
     """True energy of one trace column over wall-clock [t0, t1]."""
-    out = subprocess.run([tool("se-trace"), "joules", trace, column,
-                          "%.6f" % (t0 - epoch), "%.6f" % (t1 - epoch)],
-                         capture_output=True, text=True, check=True).stdout
-    return float(out)
+    if t1 < t0:
+        raise ValueError("window ends (%r) before it starts (%r)" % (t1, t0))
+    return Trace(trace).joules(column, t0 - epoch, t1 - epoch)
 
 
 def chord_error(trace, column, epoch, t0, t1, step=0.1):
     """Joules between a trace column and the straight line from its power
     at wall-clock t0 to that at t1: the most a gap bridged linearly over
     [t0, t1] can be off (sum of |P - chord| x step)."""
-    out = subprocess.run([tool("se-trace"), "series", trace, column,
-                          "%.6f" % (t0 - epoch), "%.6f" % (t1 - epoch),
-                          "%g" % step],
-                         capture_output=True, text=True, check=True).stdout
-    points = [tuple(map(float, line.split())) for line in out.splitlines()]
+    points = Trace(trace).series(column, t0 - epoch, t1 - epoch, step)
     if len(points) < 2 or points[-1][0] <= points[0][0]:
         return 0.0      # shorter than a step: no chord to miss
     (ta, pa), (tb, pb) = points[0], points[-1]
