@@ -1,6 +1,7 @@
 /*
- * se-trace - the one implementation of the power-trace semantics, for
- * tests and plot scripts.
+ * se-trace - the simulators' implementation of the power-trace semantics
+ * (src/common/power_trace.c), for scripts; the tests' truth uses a second
+ * one, contribs/python/selab/trace.py.
  *
  *   se-trace joules FILE COLUMN T0 T1   true energy (J) over [T0, T1] s
  *   se-trace watts FILE COLUMN T        power (W) at trace time T s

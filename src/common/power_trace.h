@@ -3,8 +3,11 @@
  *
  * Every simulator (Modbus meter, ipmi_sim feeder, RRD feeder, fake NVML)
  * plays a trace, and every energy test compares what Slurm recorded with
- * the trace's true energy over the job's interval.  One implementation, here;
- * tests and scripts call it through the se-trace tool.
+ * the trace's true energy over the job's interval.  The simulators' reading,
+ * here (scripts call it through the se-trace tool); the tests' truth reads
+ * traces with a second, independent implementation
+ * (contribs/python/selab/trace.py), held to this one by
+ * tests/integration/test_trace_truth.py.
  *
  * File format (text, UTF-8; see contribs/trace/FORMAT.md):
  *   # comment lines and blank lines are ignored
