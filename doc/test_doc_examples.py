@@ -26,7 +26,8 @@ What each kind is fed to:
   slurm.conf             Slurm's own parser: the lines after a minimal
                          configuration, read by scontrol
   plugstack.conf         Slurm's SPANK loader: srun --help with it
-  gres.conf              slurmd -G (the node's GRES as slurmd reads them)
+  gres.conf              slurmd -G (the node's GRES as slurmd reads them),
+                         with a munged of the test's own (see below)
   bmc.map, modbus.map    a map file alone: read by its plugin through
                          EnergyBMCMap= / EnergyModbusMap=
   file PATH              a file another block names (a map file): written
@@ -43,6 +44,16 @@ slurm-energy, /usr/lib/slurm-energy) the build's .libs (Slurm checks that
 PluginDir exists and loads the SPANK plugins); a password file a block names
 but does not show is replaced by one created there, mode 0600 (no example
 shows a password).
+
+NO DAEMON OF THE HOST, NO STATE OF THE HOST: from Slurm 23.02 on, slurmd's
+auth/munge plugin asks munged for a credential when it starts, even for -G,
+and a build host or a packaging chroot runs no munged.  The gres.conf check
+starts its own munged (a fresh key, socket, pid, log and seed file in a
+temporary directory, --foreground, stopped by its PID at the end) and points
+slurmd at it with AuthInfo=socket=; where munged is not installed slurmd -G
+runs without it (22.05 needs none).  Its SlurmdSpoolDir is a temporary
+directory too (a chroot has no /var/spool/slurmd), and node1 has this
+machine's CPUs (slurmd -C), which 24.11 checks.
 """
 import glob
 import os
@@ -51,6 +62,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 SRCDIR = os.path.abspath(os.environ.get("srcdir", os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..")))
@@ -130,6 +142,81 @@ def documents():
           os.path.join(SRCDIR, "doc", "admin-guide.md")]
     return [(d, roff_blocks(d)) for d in docs] + \
            [(d, markdown_blocks(d)) for d in md if os.path.exists(d)]
+
+
+# ------------------------------------------------------------ munged
+class PrivateMunge:
+    """A munged of this test's own: nothing of the host's is used or
+    touched (its key, socket and state are in a temporary directory)."""
+
+    def __init__(self):
+        self.proc = None
+        self.dir = None
+        self.socket = None
+        self.failed = None
+
+    def start(self):
+        """The socket path, or None when there is no munged to start (the
+        reason in self.failed when it would not start)."""
+        if self.socket or self.failed:
+            return self.socket
+        munged = shutil.which("munged") or (
+            "/usr/sbin/munged" if os.access("/usr/sbin/munged", os.X_OK)
+            else None)
+        if not munged:
+            return None
+        self.dir = tempfile.mkdtemp(prefix="se-doc-munge-")
+        d = self.dir
+        # munged wants its socket's directory searchable by all (clients of
+        # any user); the key stays the owner's alone
+        os.chmod(d, 0o755)
+        key = os.path.join(d, "munge.key")
+        fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, os.urandom(1024))
+        os.close(fd)
+        socket = os.path.join(d, "munge.socket")
+        log = os.path.join(d, "munged.log")
+        out = os.path.join(d, "munged.out")
+        with open(out, "w") as handle:
+            self.proc = subprocess.Popen(
+                [munged, "--foreground", "--socket=" + socket,
+                 "--key-file=" + key, "--pid-file=" + os.path.join(d, "pid"),
+                 "--log-file=" + log, "--seed-file=" + os.path.join(d, "seed")],
+                stdin=subprocess.DEVNULL, stdout=handle,
+                stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if os.path.exists(socket):
+                self.socket = socket
+                return socket
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        said = "" if self.proc.poll() is not None else "no socket after 20 s\n"
+        for f in (out, log):
+            try:
+                said += open(f).read()
+            except OSError:
+                pass
+        self.failed = "munged %s would not start: %s" % (munged, said.strip())
+        self.stop()
+        return None
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        if self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+
+
+MUNGE = PrivateMunge()
 
 
 # ------------------------------------------------------------ checking
@@ -219,18 +306,30 @@ class Checker:
                                env=dict(os.environ, SLURM_CONF=path))
             return out if rc else None
         if kind == "gres.conf":
-            # slurmd -G: the node's GRES from slurm.conf and gres.conf
+            # slurmd -G: the node's GRES from slurm.conf and gres.conf,
+            # slurmd's credential from our own munged
+            socket = MUNGE.start()
+            if MUNGE.failed:
+                return MUNGE.failed
             self.write(os.path.join(self.tmp, "gres.conf"), text)
+            spool = os.path.join(self.tmp, "spool")
+            os.makedirs(spool, exist_ok=True)
             conf = self.write(os.path.join(self.tmp, "slurm.conf"),
                               BASE_SLURM_CONF.replace(
                                   "NodeName=node1 CPUs=1",
-                                  "NodeName=node1 CPUs=1 Gres=gpu:2") +
+                                  node_line() + " Gres=gpu:2") +
                               "GresTypes=gpu\nPluginDir=%s:%s\n"
-                              % (PLUGINS, SLURM_PLUGINDIR))
+                              % (PLUGINS, SLURM_PLUGINDIR) +
+                              "SlurmdSpoolDir=%s\n" % spool +
+                              ("AuthInfo=socket=%s\n" % socket
+                               if socket else ""))
             rc, out = self.run(["slurmd", "-N", "node1", "-G"],
                                env=dict(os.environ, SLURM_CONF=conf,
                                         **ASAN_PRELOAD))
-            return out if rc or "error" in out else None
+            # Slurm's own error and fatal lines; an informational line may
+            # quote a library's "error" (24.11 with NVML absent)
+            return out if rc or re.search(r"\b(error|fatal):", out) \
+                else None
         if kind == "plugstack.conf":
             plug = self.write(os.path.join(self.tmp, "plugstack.conf"),
                               text)
@@ -246,6 +345,19 @@ class Checker:
             return p.stderr.strip() or "srun exit %d" % p.returncode \
                 if p.returncode or "error" in p.stderr else None
         return "unknown kind of example '%s'" % kind
+
+
+def node_line():
+    """node1 as slurmd sees this machine (slurmd -C, which needs no
+    configuration): from 23.02 on slurmd -G reports an error when the
+    node's CPUs in slurm.conf differ from the hardware."""
+    try:
+        out = subprocess.run(["slurmd", "-C"], capture_output=True,
+                             text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    m = re.match(r"NodeName=\S+( .*CPUs=.*)$", out.split("\n")[0])
+    return "NodeName=node1" + m.group(1) if m else "NodeName=node1 CPUs=1"
 
 
 def asan_preload():
@@ -338,4 +450,8 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        rc = main()
+    finally:
+        MUNGE.stop()
+    sys.exit(rc)
