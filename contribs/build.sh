@@ -19,6 +19,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${SE_BUILD_DIR:-$top/_build}
 mkdir -p "$build"
+build=$(cd "$build" && pwd)     # configure wants an absolute --prefix
 
 say() { printf '== %s\n' "$*" >&2; }
 

@@ -41,7 +41,10 @@ acct_gather.conf block that shows its map file below it), and
 SUBSTITUTIONS (the only changes): /etc/slurm/ becomes a temporary
 directory; the suite's plugin directory (/usr/lib/x86_64-linux-gnu/
 slurm-energy, /usr/lib/slurm-energy) the build's .libs (Slurm checks that
-PluginDir exists and loads the SPANK plugins); a password file a block names
+PluginDir exists and loads the SPANK plugins), and Debian's Slurm plugin
+directory that of the Slurm configure was pointed at (SE_SLURM_PLUGINDIR,
+set by make check: a prefix's lib/slurm for a Slurm built from source, whose
+slurmd, scontrol and srun are then first on PATH); a password file a block names
 but does not show is replaced by one created there, mode 0600 (no example
 shows a password).
 
@@ -72,6 +75,7 @@ PLUGINS = os.path.join(BUILDDIR, ".libs")
 SITE_PLUGIN_DIRS = ("/usr/lib/x86_64-linux-gnu/slurm-energy",
                     "/usr/lib/slurm-energy")
 SITE_ETC = "/etc/slurm/"
+DEBIAN_SLURM_PLUGINDIR = "/usr/lib/x86_64-linux-gnu/slurm-wlm"
 NOT_CONFIG = ("shell", "output")
 KEY_PLUGINS = (("EnergyModbus", "acct_gather_energy/modbus"),
                ("EnergyBMC", "acct_gather_energy/bmc"),
@@ -229,6 +233,10 @@ class Checker:
         text = text.replace(SITE_ETC, self.etc)
         for d in SITE_PLUGIN_DIRS:
             text = text.replace(d, PLUGINS)
+        # Slurm's own plugin directory as Debian installs it: the one of the
+        # Slurm this build is for (a prefix's lib/slurm, built from source)
+        if SLURM_PLUGINDIR and SLURM_PLUGINDIR != DEBIAN_SLURM_PLUGINDIR:
+            text = text.replace(DEBIAN_SLURM_PLUGINDIR, SLURM_PLUGINDIR)
         return text
 
     def sections(self, text):
@@ -382,6 +390,12 @@ ASAN_PRELOAD = asan_preload()
 
 
 def slurm_plugindir():
+    # the Slurm configure was pointed at (make check sets it; a prefix's
+    # lib/slurm for a Slurm built from source)
+    configured = os.environ.get("SE_SLURM_PLUGINDIR")
+    if configured:
+        return configured if os.path.exists(
+            os.path.join(configured, "libslurmfull.so")) else None
     for d in ("/usr/lib/x86_64-linux-gnu/slurm-wlm", "/usr/lib/slurm-wlm",
               "/usr/lib64/slurm", "/usr/lib/slurm"):
         if os.path.exists(os.path.join(d, "libslurmfull.so")):
