@@ -148,6 +148,11 @@ AS_IF([test -n "$se_js_src" &&
 	[slurm_job_modify_err_msg=no])
 AC_MSG_RESULT([$slurm_job_modify_err_msg])
 
+dnl The topology header (switch_record_table, for ext_sensors' switches):
+dnl src/common/slurm_topology.h (22.05), src/interfaces/topology.h (23.11).
+AS_IF([test -f "$slurm_src/src/interfaces/topology.h"],
+	[se_slurm_compat_defs="$se_slurm_compat_defs -DSE_SLURM_TOPOLOGY_IFACE=1"])
+
 dnl A plugin's fini() is void in the stock plugins of 25.11+ (int before; Slurm
 dnl calls it as void in every release): matters where a stock plugin is
 dnl compiled into ours (gres/gpu).
@@ -211,7 +216,7 @@ dnl runs the unit tests; the cluster not yet run); on the others configure
 dnl goes on (to show what builds) but says so.  24.11: issue #11's list on
 dnl its own cluster (doc/releases-survey.md section 6).
 se_slurm_proven_releases="22.05 24.11"
-se_slurm_ported_releases="25.11 26.05"
+se_slurm_ported_releases="23.11 25.11 26.05"
 slurm_release_state=unknown
 for r in $se_slurm_ported_releases; do
 	AS_IF([test "$r" = "$slurm_release"], [slurm_release_state=ported])

@@ -11,6 +11,8 @@
  *                          energy TRES index, fields added to the record
  *   slurm_compat_submit.h  job_submit / cli_filter entry points
  *   slurm_compat_gres.h    gres.h / gpu.h, wherever the release keeps them
+ *   slurm_compat_ext_sensors.h  ext_sensors and topology headers, entry
+ *                          points (up to 23.11)
  *
  * The drop-in gres/gpu and gpu/nvml, whose *set* of entry points changes,
  * keep what differs in one file per release (src/gres_gpu/..._2205.c,

@@ -47,12 +47,11 @@
 #include "src/common/node_conf.h"
 #include "src/common/parse_config.h"
 #include "src/common/read_config.h"
-#include "src/common/slurm_ext_sensors.h"
-#include "src/common/slurm_topology.h"
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
 #include "src/slurmctld/locks.h"
 #include "src/slurmctld/slurmctld.h"
+#include "slurm_compat_ext_sensors.h"
 
 #include "es_conf.h"
 #include "es_core.h"
@@ -68,13 +67,7 @@ const char plugin_name[] = "ExtSensors meters plugin (slurm-energy-plugins)";
 const char plugin_type[] = "ext_sensors/meters";
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
-/* Entry points Slurm resolves with dlsym() (slurm_ext_sensors.c syms[]). */
-extern int init(void);
-extern int fini(void);
-extern int ext_sensors_p_update_component_data(void);
-extern int ext_sensors_p_get_stepstartdata(step_record_t *step_rec);
-extern int ext_sensors_p_get_stependdata(step_record_t *step_rec);
-extern List ext_sensors_p_get_config(void);
+/* Entry points Slurm resolves with dlsym(): slurm_compat_ext_sensors.h. */
 
 static es_conf_t es_cfg;
 static es_core_t *core;
@@ -120,7 +113,7 @@ static void _read_conf(void)
 /* Names from a hostlist expression ("sw[1-4]"), xfree'd by the caller. */
 static char **_hostlist_names(const char *expr, size_t *n)
 {
-	hostlist_t hl = hostlist_create(expr);
+	se_hostlist_t hl = hostlist_create(expr);
 	char **names = NULL, *h;
 
 	*n = 0;
@@ -447,7 +440,7 @@ extern int ext_sensors_p_get_stependdata(step_record_t *step_rec)
 	return SLURM_SUCCESS;
 }
 
-static void _add_pair(List l, const char *name, char *value)
+static void _add_pair(se_list_t l, const char *name, char *value)
 {
 	config_key_pair_t *kp = xmalloc(sizeof(*kp));
 
@@ -457,7 +450,7 @@ static void _add_pair(List l, const char *name, char *value)
 }
 
 /* "Switch:sw1 = Joules=123 Watts=45 Temp=n/s" for each switch and door. */
-static void _add_component_pairs(List l, es_kind_t kind, const char *label)
+static void _add_component_pairs(se_list_t l, es_kind_t kind, const char *label)
 {
 	uint64_t now_ns = se_wall_ns();
 	size_t n = es_core_count(core, kind);
@@ -482,9 +475,9 @@ static void _add_component_pairs(List l, es_kind_t kind, const char *label)
 	}
 }
 
-extern List ext_sensors_p_get_config(void)
+extern se_list_t ext_sensors_p_get_config(void)
 {
-	List l = list_create(destroy_config_key_pair);
+	se_list_t l = list_create(destroy_config_key_pair);
 
 	se_slurm_conf_values(&es_conf_desc, &es_cfg, l);
 	list_sort(l, (ListCmpF) sort_key_pairs);
