@@ -50,7 +50,7 @@ record() { # STAGE ok|FAIL T0 DETAIL
 trs_counts() {
 	for r in PASS FAIL SKIP; do
 		find "$1" -name '*.trs' -exec grep -l "^:test-result: $r" {} + 2>/dev/null | wc -l
-	done | tr '\n' ' ' | { read -r p f s; echo "$p passed, $f failed, $s skipped"; }
+	done | tr '\n' ' ' | { read -r p f s || :; echo "$p passed, $f failed, $s skipped"; }
 }
 # seconds since $1, as "N min S s"
 took() { t=$(( $(date +%s) - $1 )); printf '%d min %02d s' $((t / 60)) $((t % 60)); }
