@@ -15,13 +15,17 @@ fixed time; the CPU time they get depends on what else the machine's two
 cores run, which the meter and the truth follow (each task also prints the
 CPU time it got, for the meter's own check).
 
-Proofs (issue #13, "Proven when", cluster part):
+Proofs (issue #13, "Proven when", cluster part), with bounds (issue #28)
+at about twice the worst figure measured over repeated runs of this module
+(the figures are in the commit that set them; each test prints its own):
 - two jobs of different load on one node at once: each job's sacct energy
-  within 5 % of its true share; the two plus the unattributed part within
-  1 % of the meter;
-- a batch job with an srun step counts its energy once;
-- an exclusive job gets the same figure (within 0.5 %) in share and node
-  modes;
+  within SHARE_TOL of its true share (the issue asks 5 %); the two plus the
+  unattributed part within SUM_TOL of the meter;
+- a batch job with an srun step counts its energy once: .batch + .0 are
+  the job line less its launch and teardown (STEPS_OUTSIDE_TOL of it);
+- an exclusive job's figure is the meter's energy over it (within
+  EXCLUSIVE_TOL) in share mode and in node mode, and the two agree within
+  SAME_TOL;
 - the mode survives `scontrol reconfigure` and a slurmd restart.
 Before them, the meter itself is checked against what it must show (a
 job's CPU time, the trace against its own counter, node mode's figures).
@@ -44,10 +48,18 @@ METER = (NET + ".1", 15031)
 UNITS = {1: "node1", 2: "node2", 3: "node3"}
 IDLE_W = 40.0           # the meter's idle power, also EnergyIdleWatts
 W_PER_CPU = 200.0       # what one busy CPU adds
-SHARE_TOL = 0.05        # a job's share against its truth (the issue's 5 %)
-SUM_TOL = 0.01          # shares + unattributed against the meter (1 %)
-SAME_TOL = 0.005        # exclusive job, share vs node mode (0.5 %)
-STEPS_OUTSIDE_TOL = 0.07  # a job's share outside its steps (launch, end)
+# Bounds (issue #28): about twice the worst figure measured over repeated
+# runs (the figures in the commit message that set them).
+SHARE_TOL = 0.05        # a job's share against its truth (the issue's 5 %
+                        # binds: measured up to +3.6 % on a loaded host)
+SUM_TOL = 0.004         # shares + unattributed against the meter
+                        # (measured -0.02 %, -0.15 %)
+EXCLUSIVE_TOL = 0.003   # exclusive job, either mode, against the meter
+                        # (measured 0.9989 share, 1.0003 node; 1.0000,
+                        # 0.9996 before)
+SAME_TOL = 0.003        # exclusive job, share vs node mode
+STEPS_OUTSIDE_TOL = 0.02  # a job's share outside its steps (launch, end)
+STEPS_OVER_J = 2.0      # .batch + .0 over the line: sacct's rounding only
 NODE_TOL = 0.01         # node mode: a step against the meter over its life
 STEP_SLACK_S = 1.0      # a step's life around its task's printed window
 JOB_S = 20              # seconds of work per job
@@ -372,8 +384,9 @@ def test_two_jobs_each_get_their_share(share):
     for key in ("a", "b"):
         j = share.jobs[key]
         got, want = j.energy(), share.true_share(j)
-        print("job %s (%s): sacct %.0f J, true share %.0f J (%+.2f %%)"
-              % (j.id, key, got, want, 100 * _err(got, want)))
+        print("job %s (%s): sacct %.0f J, true share %.0f J (%+.2f %%, "
+              "bound %.1f %%)" % (j.id, key, got, want, 100 * _err(got, want),
+                                  100 * SHARE_TOL))
         assert abs(_err(got, want)) <= SHARE_TOL, \
             "job %s (%s): sacct %.0f J, true share %.0f J (%+.1f %%)" % (
                 j.id, key, got, want, 100 * _err(got, want))
@@ -392,11 +405,18 @@ def test_batch_job_with_srun_step_counted_once(share):
     # Counted once: node mode would give .batch and .0 each about the
     # whole line (2x).  What the steps do not hold is the job's share
     # while only its extern step existed (launch before .batch, teardown
-    # after it: acct_gather_energy_attribution(5), "extern"), a few
-    # seconds of its idle share and slurmstepd's CPU out of JOB_S.
-    assert batch + step <= 1.01 * line, (line, batch, step)
-    assert batch + step >= (1 - STEPS_OUTSIDE_TOL) * line, \
-        (line, batch, step)
+    # after it: acct_gather_energy_attribution(5), "extern"): a fraction
+    # of a second of its idle share and slurmstepd's CPU out of JOB_S.
+    outside = 1 - (batch + step) / line
+    print("job a: outside its steps %.2f %% of the line (bound %.2f %%), "
+          "over it by %.0f J (bound %.0f J)"
+          % (100 * outside, 100 * STEPS_OUTSIDE_TOL,
+             max(batch + step - line, 0), STEPS_OVER_J))
+    assert batch + step <= line + STEPS_OVER_J, (line, batch, step)
+    assert outside <= STEPS_OUTSIDE_TOL, \
+        "job a: .batch %.0f J + .0 %.0f J = %.2f %% of its line %.0f J " \
+        "(bound %.2f %% outside)" % (batch, step, 100 * (1 - outside), line,
+                                     100 * (1 - STEPS_OUTSIDE_TOL))
     assert step > 0.5 * line      # the work ran in .0
 
 
@@ -421,11 +441,14 @@ def test_shares_and_unattributed_add_up_to_the_meter(share):
     print("node1: jobs a + b %.0f J (charged %.3f J) + unattributed %.3f J "
           "= %.0f J, meter %.0f J (%+.2f %%); slurmd measured %.3f J"
           % (lines, charged, unattributed, lines + unattributed, meter,
-             100 * _err(lines + unattributed, meter), measured))
+             100 * _err(lines + unattributed, meter), measured)
+          + " (bound %.2f %%)" % (100 * SUM_TOL))
     assert abs(charged - lines) <= 0.005 * lines + 2.0, (charged, lines)
     assert abs(_err(lines + unattributed, meter)) <= SUM_TOL, \
         "node1: jobs a + b %.0f J + unattributed %.0f J vs meter %.0f J " \
-        "(slurmd measured %.0f J)" % (lines, unattributed, meter, measured)
+        "(%+.3f %%, bound %.2f %%; slurmd measured %.0f J)" % (
+            lines, unattributed, meter,
+            100 * _err(lines + unattributed, meter), 100 * SUM_TOL, measured)
 
 
 @needs_share
@@ -437,6 +460,10 @@ def test_mode_survives_reconfigure_and_slurmd_restart(share):
                    for l in conf.splitlines()), conf
     for key, j in sorted(share.again.items()):
         got, want = j.energy(), share.true_share(j)
+        print("again: job %s (%s on %s): sacct %.0f J, true share %.0f J "
+              "(%+.2f %%, bound %.1f %%)" % (j.id, key, j.node, got, want,
+                                             100 * _err(got, want),
+                                             100 * SHARE_TOL))
         assert abs(_err(got, want)) <= SHARE_TOL, \
             "job %s (%s on %s): sacct %.0f J, true share %.0f J (%+.1f %%)" \
             % (j.id, key, j.node, got, want, 100 * _err(got, want))
@@ -457,6 +484,9 @@ def test_node_mode_step_is_the_nodes_delta(node_mode):
         outer = node_mode.meter_joules(j.node, t0 - STEP_SLACK_S,
                                        t1 + STEP_SLACK_S)
         got = j.energy("0")
+        print("node mode: job %s (%s) .0 %.0f J = %.4f x the meter over "
+              "the task, %.4f x with %g s more each side"
+              % (j.id, key, got, got / inner, got / outer, STEP_SLACK_S))
         assert (1 - NODE_TOL) * inner <= got <= (1 + NODE_TOL) * outer, \
             "job %s (%s) .0: sacct %.0f J, meter %.0f J over the task, " \
             "%.0f J with %g s more each side" % (j.id, key, got, inner,
@@ -476,16 +506,20 @@ def _presence_joules(bench, job):
 
 @needs_share
 def test_exclusive_job_same_in_share_and_node_modes(share, node_mode):
-    """The same exclusive job (node3, 2 x 0.5 CPU) in each mode: both
-    figures are the node's energy over the job, to 0.5 % of each other
-    once each is divided by what the meter counted while it ran (the two
-    runs cannot last exactly as long on a machine whose two cores other
-    work shares)."""
+    """The same exclusive job (node3, 2 x 0.5 CPU) in each mode: each
+    figure is the node's energy over the job, within EXCLUSIVE_TOL of what
+    the meter counted while it ran (the job alone on its node: its share
+    is the whole node), and the two agree within SAME_TOL once each is
+    divided by that (the two runs cannot last exactly as long on a machine
+    whose two cores other work shares)."""
     s, n = share.jobs["x"], node_mode.jobs["x"]
     rs = s.energy() / _presence_joules(share, s)
     rn = n.energy() / _presence_joules(node_mode, n)
-    print("exclusive job: share %.4f, node %.4f x the meter over it"
-          % (rs, rn))
-    assert abs(rs - rn) <= SAME_TOL, \
-        "exclusive job: share mode %.0f J = %.4f x the meter over it, " \
-        "node mode %.0f J = %.4f x" % (s.energy(), rs, n.energy(), rn)
+    msg = ("exclusive job: share mode %.0f J = %.4f x the meter over it, "
+           "node mode %.0f J = %.4f x (bounds: each within %.4f of 1, "
+           "%.4f apart)" % (s.energy(), rs, n.energy(), rn, EXCLUSIVE_TOL,
+                            SAME_TOL))
+    print(msg)
+    assert abs(rs - 1) <= EXCLUSIVE_TOL, msg
+    assert abs(rn - 1) <= EXCLUSIVE_TOL, msg
+    assert abs(rs - rn) <= SAME_TOL, msg

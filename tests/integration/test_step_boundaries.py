@@ -14,19 +14,37 @@ concurrently (3 nodes x their CPUs), so ten take about as long as two.
 Each job's truth is the trace's integral over its task's own printed start
 and end (selab.energy).
 
-  counter  se-modbus-sim, custom map: float32 W power + uint32 mWh energy
-           counter (the fine counter path): each job within 0.2 %
-  power    the same meter read without its energy register
-  bmc      contribs/bmc-sim's DCMI power reading
-           (both integrate power sampled every second: on this trace, whose
-           steps come every 0.3-2 s, the trapezoid between samples misses
-           up to |dP| x T / 2 per step, measured +0.7 ... +5.9 % on the
-           power path, far beyond what the boundaries cost.  So these are
-           held to 1 % plus that sampling allowance: the chord error of the
-           trace over each 1 s interval of the job, summed.)
+The bounds (issue #28) sit at about twice the worst figure measured over
+repeated runs of this module (figures in the commit that set them), none
+grows with the trace:
 
-Run with -s to see the table of errors.
+  counter  se-modbus-sim, custom map: float32 W power + uint32 mWh energy
+           counter (the fine counter path): each job's error within
+           COUNTER_MAX, and the ten jobs' mean (a bias: the step lives a
+           few ms longer than its task's printed window) within
+           COUNTER_MEAN
+  power    the same meter read without its energy register: slurmd
+           integrates instantaneous power sampled every second (the
+           trapezoid), which on this trace (a step every 0.3-2 s) misses
+           percents of a 30 s job whatever the boundaries do.  The bound
+           is that instrument's own, computed per job from the trace: the
+           trapezoid of the trace's power sampled at the job's start and
+           end and every second between, at each phase of the poll in
+           [0, 1 s) (SAMPLING_PHASES of them): the figure must lie in that
+           envelope, widened by ENVELOPE_SLACK of the truth (the boundary
+           error the counter path shows, twice);
+  bmc      contribs/bmc-sim's DCMI power reading: the plugin reads the 1 s
+           rolling average (DCMI 1.5 enhanced statistics, the sim's is the
+           trace's exact integral over the second before the request) and
+           stamps it half the window back (src/meters/bmc/
+           bmc_meter_dcmi.c), every second and at the boundaries; the same
+           envelope over the poll's phase, of the trapezoid through those
+           averages at their stamps.
+
+Run with -s to see the table: each job's error, its envelope, the bounds.
 """
+import bisect
+import math
 import os
 import random
 import re
@@ -55,7 +73,15 @@ NODES = ("node1", "node2", "node3")
 JOBS = 10
 JOB_SECONDS = 30
 STAGGER_S = 0.37                       # submissions: phases spread over 1 s
-TOLERANCE = {"counter": 0.002, "power": 0.01, "bmc": 0.01}
+# Bounds (issue #28): about twice the worst measured over repeated runs
+# (22.05, 2026-11-27, on a loaded host: counter worst +0.169 % and +0.065 %,
+# means +0.067 % and +0.035 %; beyond the envelope: power 0.000 %, bmc
+# 0.116 %), rounded up while those runs are few.
+COUNTER_MAX = 0.004        # |error| of any job, counter path
+COUNTER_MEAN = 0.0015      # |mean error| of the ten, counter path
+ENVELOPE_SLACK = {"power": 0.004, "bmc": 0.004}  # beyond the envelope
+SAMPLING_PHASES = 20       # phases of the 1 s poll tried for the envelope
+DCMI_WINDOW_S = 1.0        # the rolling average the plugin reads
 SETTLE_MAX_S = 10
 RESULTS = {}
 
@@ -187,6 +213,9 @@ def live_cluster(request, cluster, workdir):
     os.chmod(work, 0o755)
     trace = irregular_trace(os.path.join(work, "irregular.trace"))
     epoch = time.time()
+    # what the truth is made of, for whoever reads this run afterwards
+    _write(os.path.join(work, "truth.env"),
+           "%s %.6f %d\n" % (trace, epoch, JOB_SECONDS))
     if path == "bmc":
         pwfile = _write(os.path.join(work, "bmc.password"),
                         secrets.token_hex(8) + "\n", 0o600)
@@ -243,30 +272,115 @@ def run_jobs(cluster, epoch, trace, tag):
     return out
 
 
-def sampling_allowance(trace, epoch, windows, period=1.0):
-    """What integrating power sampled every `period` can miss of the trace
-    over the job's window: the chord error of each interval, summed (J)."""
+class Cumulative:
+    """E(t) of one trace column at trace time t (the exact integral from
+    the period's start, a bisect per call: the envelope asks thousands)."""
+
+    def __init__(self, trace, column):
+        from selab.trace import Trace
+        tr = Trace(trace)
+        self.ts, self.ws = tr.knots(column)
+        self.period = tr.period
+        self.cum = [0.0]
+        for i in range(1, len(self.ts)):
+            dt = self.ts[i] - self.ts[i - 1]
+            self.cum.append(self.cum[-1]
+                            + dt * (self.ws[i] + self.ws[i - 1]) / 2)
+        self.whole = self.cum[-1] + (self.period - self.ts[-1]) * self.ws[-1]
+
+    def _local(self, u):
+        i = bisect.bisect_right(self.ts, u) - 1
+        if i < 0:
+            return self.ws[0] * u, self.ws[0]
+        if i == len(self.ts) - 1:
+            return self.cum[i] + self.ws[i] * (u - self.ts[i]), self.ws[i]
+        slope = (self.ws[i + 1] - self.ws[i]) / (self.ts[i + 1] - self.ts[i])
+        d = u - self.ts[i]
+        return (self.cum[i] + d * (self.ws[i] + slope * d / 2),
+                self.ws[i] + slope * d)
+
+    def energy(self, t):
+        k = math.floor(t / self.period)
+        return k * self.whole + self._local(t - k * self.period)[0]
+
+    def watts(self, t):
+        k = math.floor(t / self.period)
+        return self._local(t - k * self.period)[1]
+
+
+def sampled(cum, t0, t1, phase, path):
+    """What slurmd integrates over [t0, t1] (trace time) when it reads the
+    meter at t0 and t1 (each boundary kicks a reading) and every second
+    at t0 + phase + k: the trapezoid through its (stamp, watts) points.
+    power: the instantaneous power at the reading; bmc: DCMI's rolling
+    average of the DCMI_WINDOW_S before the reading, stamped half a
+    window back (so the points that bracket t0 and t1 come from readings
+    up to a window later: the settle waits for them)."""
+    reads = [t0, t1] + [t0 + phase + k for k in range(-2, int(t1 - t0) + 3)]
+    pts = []
+    for r in sorted(set(reads)):
+        if path == "power":
+            pts.append((r, cum.watts(r)))
+        else:
+            w = DCMI_WINDOW_S
+            pts.append((r - w / 2, (cum.energy(r) - cum.energy(r - w)) / w))
+    pts.sort()
     total = 0.0
-    for node, (t0, t1) in windows.items():
-        t = t0
-        while t < t1:
-            total += energy.chord_error(trace, node, epoch, t,
-                                        min(t + period, t1))
-            t += period
+    for (ta, pa), (tb, pb) in zip(pts, pts[1:]):
+        x, y = max(ta, t0), min(tb, t1)
+        if y <= x:
+            continue
+        slope = (pb - pa) / (tb - ta)
+        total += (y - x) * (pa + slope * ((x + y) / 2 - ta))
     return total
+
+
+def envelope(trace, epoch, windows, path):
+    """(lowest, highest) figure the sampling instrument of PATH can give
+    over the job's windows, over the phase of its 1 s poll."""
+    lo = hi = 0.0
+    for node, (w0, w1) in windows.items():
+        cum = Cumulative(trace, node)
+        figs = [sampled(cum, w0 - epoch, w1 - epoch,
+                        i / SAMPLING_PHASES, path)
+                for i in range(SAMPLING_PHASES)]
+        lo, hi = lo + min(figs), hi + max(figs)
+    return lo, hi
 
 
 def _table(path, rows):
     lines = ["", "step boundaries, %s path: %d jobs of %d s" %
-             (path, len(rows), JOB_SECONDS),
-             "  job    node    sacct J    true J    error"]
-    for jobid, node, rec, truth, err, _ in rows:
-        lines.append("  %-6d %-6s %9d %9.0f %+8.3f %%"
-                     % (jobid, node, rec, truth, 100 * err))
+             (path, len(rows), JOB_SECONDS)]
+    if path == "counter":
+        lines.append("  job    node    sacct J    true J    error")
+    else:
+        lines.append("  job    node    sacct J    true J    error     "
+                     "sampling envelope          beyond it")
+    for jobid, node, rec, truth, err, _, env in rows:
+        line = ("  %-6d %-6s %9d %9.0f %+8.3f %%"
+                % (jobid, node, rec, truth, 100 * err))
+        if env:
+            line += ("   %+7.3f ... %+7.3f %%   %7.3f %%"
+                     % (100 * (env[0] / truth - 1), 100 * (env[1] / truth - 1),
+                        100 * _beyond(rec, truth, env)))
+        lines.append(line)
     errs = sorted(abs(r[4]) for r in rows)
-    lines.append("  |error|: max %.3f %%, median %.3f %%"
-                 % (100 * errs[-1], 100 * errs[len(errs) // 2]))
+    mean = sum(r[4] for r in rows) / len(rows)
+    lines.append("  |error|: max %.3f %%, median %.3f %%; mean error %+.3f %%"
+                 % (100 * errs[-1], 100 * errs[len(errs) // 2], 100 * mean))
+    if path == "counter":
+        lines.append("  bounds: |error| <= %.3f %%, |mean| <= %.3f %%"
+                     % (100 * COUNTER_MAX, 100 * COUNTER_MEAN))
+    else:
+        lines.append("  beyond the envelope: max %.3f %%; bound %.3f %%"
+                     % (100 * max(_beyond(r[2], r[3], r[6]) for r in rows),
+                        100 * ENVELOPE_SLACK[path]))
     return "\n".join(lines)
+
+
+def _beyond(rec, truth, env):
+    """How far (fraction of the truth) a figure lies outside its envelope."""
+    return max(env[0] - rec, rec - env[1], 0.0) / truth
 
 
 def test_ten_jobs_exact_at_their_boundaries(live_cluster):
@@ -274,17 +388,28 @@ def test_ten_jobs_exact_at_their_boundaries(live_cluster):
     started = time.monotonic()
     rows = run_jobs(c, epoch, trace, "sb-" + path)
     took = time.monotonic() - started
+    rows = [r + ((envelope(trace, epoch, r[5], path)
+                  if path != "counter" else None),) for r in rows]
     RESULTS[path] = rows
-    print(_table(path, rows) + "\n  ten jobs took %.0f s" % took)
-    bad = []
-    for jobid, node, rec, truth, err, windows in rows:
-        allowed = TOLERANCE[path] * truth
-        if path != "counter":
-            allowed += sampling_allowance(trace, epoch, windows)
-        if abs(rec - truth) >= allowed:
-            bad.append((jobid, rec - truth, allowed))
-    assert not bad, "%s: beyond the bound (job, J off, J allowed): %s\n%s" % (
-        path, bad, _table(path, rows))
+    table = _table(path, rows)
+    print(table + "\n  ten jobs took %.0f s" % took)
+    if path == "counter":
+        worst = max(abs(r[4]) for r in rows)
+        mean = sum(r[4] for r in rows) / len(rows)
+        assert worst <= COUNTER_MAX, (
+            "counter: a job %.3f %% off, bound %.3f %%\n%s"
+            % (100 * worst, 100 * COUNTER_MAX, table))
+        assert abs(mean) <= COUNTER_MEAN, (
+            "counter: mean error %+.3f %%, bound %.3f %%\n%s"
+            % (100 * mean, 100 * COUNTER_MEAN, table))
+    else:
+        bad = [(r[0], "%.3f %%" % (100 * _beyond(r[2], r[3], r[6])))
+               for r in rows
+               if _beyond(r[2], r[3], r[6]) > ENVELOPE_SLACK[path]]
+        assert not bad, (
+            "%s: beyond the sampling envelope by more than %.3f %% (job, "
+            "how far): %s\n%s" % (path, 100 * ENVELOPE_SLACK[path], bad,
+                                   table))
 
 
 def _settle_lines(live_cluster, tail):
@@ -298,7 +423,7 @@ def _settle_lines(live_cluster, tail):
     return [(jobid, node, recorded,
              re.findall(r"\[%d\.0\] .*step energy settled: %s" % (jobid, tail),
                         logs[node]))
-            for jobid, node, recorded, _, _, _ in rows]
+            for jobid, node, recorded, _, _, _, _ in rows]
 
 
 def test_every_step_settled(live_cluster):

@@ -69,7 +69,9 @@ class Trace:
             self.times.append(t)
             self.rows.append(watts)
 
-    def _knots(self, column):
+    def knots(self, column):
+        """(times, watts) of a column's rows, in file order (steps are two
+        rows at one time)."""
         if column not in self.columns:
             raise ValueError("%s: no column %r (columns: %s)"
                              % (self.path, column, " ".join(self.columns)))
@@ -86,7 +88,7 @@ class Trace:
     def watts(self, column, t):
         """Power at trace time t: linear between rows, flat before the
         first and after the last, the right-hand value at a step."""
-        ts, ws = self._knots(column)
+        ts, ws = self.knots(column)
         u = self._fold(t)[1]    # P only for a t an ulp before a period
         i = bisect.bisect_right(ts, u) - 1  # the last row at or before u
         if i < 0:
@@ -117,7 +119,7 @@ class Trace:
         """Exact energy over [t0, t1] (negative if t1 < t0)."""
         if t1 < t0:
             return -self.joules(column, t1, t0)
-        ts, ws = self._knots(column)
+        ts, ws = self.knots(column)
         (k0, u0), (k1, u1) = self._fold(t0), self._fold(t1)
         if self.period is None:
             return self._integral(ts, ws, u0, u1)
