@@ -26,7 +26,8 @@
 #
 # The sanitizer, valgrind and fuzz stages are the host's run's only (each a
 # one-line summary; a failure makes the exit non-zero, the next stages still
-# run): SE_SKIP_ASAN=1, SE_SKIP_VALGRIND=1, SE_SKIP_FUZZ=1 skip them.
+# run): SE_SKIP_ASAN=1, SE_SKIP_VALGRIND=1, SE_SKIP_FUZZ=1 skip them;
+# SE_SKIP_INTEGRATION=1 skips pytest (contribs/release/matrix --no-list).
 #
 # Exits non-zero when any stage fails; prints Check's and pytest's summaries.
 set -eu
@@ -321,6 +322,7 @@ if ! "$venv/bin/python" -c 'import pymodbus' 2>/dev/null; then
 fi
 export SE_PYMODBUS_PYTHON="$venv/bin/python"
 
+if [ "${SE_SKIP_INTEGRATION:-0}" != 1 ]; then
 say "integration tests (pytest on the test cluster${SE_SLURM_RELEASE:+, Slurm $SE_SLURM_RELEASE})"
 cd "$top"
 # Two clusters side by side (pytest-xdist workers, a test file each at a
@@ -353,6 +355,7 @@ if [ "$prc" = 0 ]; then
 else
 	record pytest FAIL "$t0" "$counts (pytest exit $prc)"
 	rc=1
+fi
 fi
 
 # The Debian packages (debian/, contribs/packages/): built once more (one
