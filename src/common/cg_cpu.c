@@ -209,6 +209,8 @@ static int _scan_dir(cg_scan_t *s, const char *dir, bool descend)
 			continue;
 		if (_named_id(d->d_name, "job_", &id))
 			rc = _scan_job(s, path, id);
+		else if (cg_is_sluid(d->d_name))
+			s->sluid_jobs++;
 		else if (descend && _named_id(d->d_name, "uid_", &id))
 			rc = _scan_dir(s, path, false);
 	}
@@ -249,6 +251,24 @@ int cg_step_id(const char *name, uint32_t *step_id)
 	return 0;
 }
 
+bool cg_is_sluid(const char *name)
+{
+	/* Crockford's base 32 as Slurm's sluid.c prints it (no I, L, O, U) */
+	static const char cb32[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+	if ((name[0] != 's' && name[0] != 'S') || strlen(name) != 14)
+		return false;
+	for (int i = 1; i < 14; i++) {
+		char c = name[i];
+
+		if (c >= 'a' && c <= 'z')
+			c = (char) (c - 'a' + 'A');
+		if (!strchr(cb32, c))
+			return false;
+	}
+	return true;
+}
+
 int cg_count_cpus(const char *list, uint32_t *n)
 {
 	const char *p = list;
@@ -285,6 +305,7 @@ int cg_scan(const char *root, cg_scan_t *out)
 	int rc;
 
 	out->n = 0;
+	out->sluid_jobs = 0;
 	out->have_root = false;
 	out->root_cpu_ns = 0;
 	out->root_ncpus = 0;

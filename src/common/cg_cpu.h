@@ -19,6 +19,13 @@
  *	<mount>/system.slice/[<node>_]slurmstepd.scope/job_<id>/step_<step>
  *	CPU time: "usage_usec" in cpu.stat; CPUs: cpuset.cpus.effective.
  *
+ * Slurm 26.05's cgroup v2 names the job directory by the job's SLUID instead
+ * (src/plugins/cgroup/v2/cgroup_v2.c: "s" and 13 Crockford base-32
+ * characters, e.g. s0KQ4B7RZ1M2N3) unless cgroup.conf has
+ * CgroupJobIdPaths=yes.  The SLUID does not contain the job id, so such
+ * directories are not read; cg_scan() counts them (sluid_jobs), so that the
+ * caller can say why no job is seen.
+ *
  * <step> is a number, "batch", "extern" or "interactive" (a heterogeneous
  * step's component, "0+1", counts as its step).  The root given to
  * cg_scan() is the directory that holds uid_* (v1) or job_* (v2); both
@@ -51,6 +58,7 @@ typedef struct {
 	uint64_t root_cpu_ns;	/* the root's own CPU time (all jobs,
 				 * including jobs already gone) */
 	uint32_t root_ncpus;	/* CPUs of the root's cpuset, 0 unknown */
+	size_t sluid_jobs;	/* job directories named by SLUID: not read */
 	cg_entry_t *e;		/* jobs and steps, in no particular order */
 	size_t n, cap;
 } cg_scan_t;
@@ -69,6 +77,10 @@ void cg_scan_free(cg_scan_t *s);
 /* "batch", "extern", "interactive", "12", "0+1" into a step id; -EINVAL
  * for anything else. */
 int cg_step_id(const char *name, uint32_t *step_id);
+
+/* Whether a directory name is a SLUID ("s" or "S" and 13 characters of
+ * Crockford's base 32, as Slurm prints it). */
+bool cg_is_sluid(const char *name);
 
 /* CPUs in a cpuset list ("0-3,8,10-11"); -EINVAL for a malformed one. */
 int cg_count_cpus(const char *list, uint32_t *n);

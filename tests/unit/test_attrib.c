@@ -201,6 +201,50 @@ START_TEST(test_scan_v2)
 }
 END_TEST
 
+/* Slurm 26.05's cgroup v2 without CgroupJobIdPaths=yes: the job directory
+ * is named by the SLUID, which does not hold the job id: not read, counted. */
+START_TEST(test_scan_v2_sluid)
+{
+	char root[PATH_MAX];
+	cg_scan_t s = { 0 };
+	const char *sc = "system.slice/slurmstepd.scope";
+	char rel[256];
+
+	ck_assert(cg_is_sluid("s0KQ4B7RZ1M2N3"));
+	ck_assert(cg_is_sluid("S0kq4b7rz1m2n3"));
+	ck_assert(!cg_is_sluid("s0KQ4B7RZ1M2N"));	/* 12 after the s */
+	ck_assert(!cg_is_sluid("s0KQ4B7RZ1M2N3X"));
+	ck_assert(!cg_is_sluid("s0KQ4B7RZ1M2NU"));	/* U: not base 32 */
+	ck_assert(!cg_is_sluid("x0KQ4B7RZ1M2N3"));
+	ck_assert(!cg_is_sluid("system"));
+	ck_assert(!cg_is_sluid("job_12"));
+
+	snprintf(rel, sizeof(rel), "%s/cpu.stat", sc);
+	_put(rel, "usage_usec 900000\n");
+	snprintf(rel, sizeof(rel), "%s/s0KQ4B7RZ1M2N3/cpu.stat", sc);
+	_put(rel, "usage_usec 3000\n");
+	snprintf(rel, sizeof(rel), "%s/s0KQ4B7RZ1M2N3/step_0/cpu.stat", sc);
+	_put(rel, "usage_usec 2500\n");
+	snprintf(rel, sizeof(rel), "%s/s0KQ4B7RZ1M2N4/step_extern/cpu.stat",
+		 sc);
+	_put(rel, "usage_usec 10\n");
+	snprintf(rel, sizeof(rel), "%s/job_9/cpu.stat", sc);
+	_put(rel, "usage_usec 4000\n");
+	snprintf(rel, sizeof(rel), "%s/system/cpu.stat", sc);
+	_put(rel, "usage_usec 7\n");
+
+	snprintf(root, sizeof(root), "%s/%s", tmp, sc);
+	ck_assert_int_eq(cg_scan(root, &s), 0);
+	ck_assert_uint_eq(s.sluid_jobs, 2);
+	ck_assert_uint_eq(s.n, 1);
+	ck_assert_ptr_nonnull(_find(&s, 9, CG_JOB_LEVEL));
+	/* a second scan counts afresh */
+	ck_assert_int_eq(cg_scan(root, &s), 0);
+	ck_assert_uint_eq(s.sluid_jobs, 2);
+	cg_scan_free(&s);
+}
+END_TEST
+
 START_TEST(test_root_path)
 {
 	char buf[PATH_MAX], want[PATH_MAX];
@@ -782,6 +826,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_count_cpus);
 	tcase_add_test(tc, test_scan_v1);
 	tcase_add_test(tc, test_scan_v2);
+	tcase_add_test(tc, test_scan_v2_sluid);
 	tcase_add_test(tc, test_root_path);
 	suite_add_tcase(s, tc);
 

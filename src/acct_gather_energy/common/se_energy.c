@@ -238,8 +238,8 @@ typedef struct {
  * slurmd: attr, the split, lives as long as slurmd (the plugin is -z
  * nodelete: a reload continues every step's share); attr_lock guards it
  * between the sampler thread (on_sample: split) and the query server's
- * thread (shares).  attr_scan, attr_scan_rc and the status file are the
- * sampler thread's, under scan_lock (a sampler thread left behind by a
+ * thread (shares).  attr_scan, attr_scan_rc, attr_said_sluid and the status
+ * file are the sampler thread's, under scan_lock (a sampler thread left behind by a
  * reload, stuck in its meter, may still finish one sample).
  */
 static attrib_conf_t acfg;
@@ -249,6 +249,7 @@ static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
 static attrib_t *attr;
 static char attr_root[PATH_MAX];
 static cg_scan_t attr_scan;
+static bool attr_said_sluid;	/* SLUID job cgroups seen last scan */
 static int attr_scan_rc = 1;		/* 1: none yet */
 static char attr_status[PATH_MAX];	/* the totals file, "" none */
 
@@ -505,12 +506,12 @@ static void _attr_write_status(const attrib_totals_t *t, uint64_t t_ns)
 	snprintf(tmp, sizeof(tmp), "%s.new", attr_status);
 	if (!(f = fopen(tmp, "w")))
 		return;
-	fprintf(f, "time=%.3f t_ns=%"PRIu64" measured_mj=%"PRIu64" charged_mj=%"PRIu64" unattributed_mj=%"PRIu64" idle_mw=%"PRIu64" idle=%s intervals=%lu jobs=%zu\n",
+	fprintf(f, "time=%.3f t_ns=%"PRIu64" measured_mj=%"PRIu64" charged_mj=%"PRIu64" unattributed_mj=%"PRIu64" idle_mw=%"PRIu64" idle=%s intervals=%lu jobs=%zu sluid_jobs=%zu\n",
 		(double) se_mono_to_wall_ns(t_ns) / 1e9, t_ns, t->measured_mj,
 		t->charged_mj, t->unattributed_mj, t->idle_mw,
 		acfg.idle_set ? "configured" :
 		(t->idle_learned ? "learned" : "unknown"), t->intervals,
-		t->jobs);
+		t->jobs, attr_scan.sluid_jobs);
 	if (fclose(f) || rename(tmp, attr_status))
 		unlink(tmp);
 }
@@ -531,6 +532,12 @@ static void _attr_on_sample(void *arg, uint64_t t_ns, uint64_t energy_mj)
 			 attr_root, rc ? "does not exist yet (no job)" :
 			 "read");
 	attr_scan_rc = rc;
+	/* Slurm 26.05's cgroup v2 names job directories by SLUID unless
+	 * CgroupJobIdPaths=yes: those jobs' CPU time cannot be told apart */
+	if (!rc && attr_scan.sluid_jobs && !attr_said_sluid)
+		log_flag(ENERGY, "%s: energy attribution: %zu job cgroup(s) under %s named by SLUID, not read (set CgroupJobIdPaths=yes in cgroup.conf)",
+			 plugin_type, attr_scan.sluid_jobs, attr_root);
+	attr_said_sluid = !rc && attr_scan.sluid_jobs;
 	if (rc && rc != -ENOENT) {
 		slurm_mutex_unlock(&scan_lock);
 		return;
