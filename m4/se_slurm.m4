@@ -216,7 +216,7 @@ dnl runs the unit tests; the cluster not yet run); on the others configure
 dnl goes on (to show what builds) but says so.  24.11: issue #11's list on
 dnl its own cluster (doc/releases-survey.md section 6).
 se_slurm_proven_releases="22.05 24.11"
-se_slurm_ported_releases="23.11 24.05 25.11 26.05"
+se_slurm_ported_releases="23.11 24.05 25.05 25.11 26.05"
 slurm_release_state=unknown
 for r in $se_slurm_ported_releases; do
 	AS_IF([test "$r" = "$slurm_release"], [slurm_release_state=ported])
