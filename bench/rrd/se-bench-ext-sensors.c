@@ -40,7 +40,7 @@
 #include "src/common/log.h"
 #include "src/common/node_conf.h"
 #include "src/common/read_config.h"
-#include "src/common/slurm_ext_sensors.h"
+#include "slurm_compat_ext_sensors.h"
 
 #define NS_PER_MS	1000000.0
 
