@@ -33,7 +33,8 @@ if [ -n "${SE_SLURM_PREFIX:-}" ]; then
 	with_slurm="--with-slurm=$SE_SLURM_PREFIX"
 else
 	say "Slurm source tree matching the installed slurmd"
-	slurm_src=$("$top/contribs/get-slurm-source.sh" "$build/slurm-src" | tail -n 1)
+	# (it prints only the tree; no pipe, so its failure stops the build here)
+	slurm_src=$("$top/contribs/get-slurm-source.sh" "$build/slurm-src")
 	with_slurm=
 fi
 

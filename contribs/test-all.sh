@@ -196,7 +196,7 @@ if [ -z "${SE_SLURM_RELEASE:-}" ] && [ "${SE_SKIP_ASAN:-0}" != 1 ]; then
 	say "unit tests under AddressSanitizer + UBSan ($build/asan)"
 	t0=$(date +%s)
 	san="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-	slurm_src=$("$top/contribs/get-slurm-source.sh" "$build/slurm-src" | tail -n 1)
+	slurm_src=$("$top/contribs/get-slurm-source.sh" "$build/slurm-src")
 	mkdir -p "$build/asan"
 	cd "$build/asan"
 	if { [ -f Makefile ] && [ ! "$top/configure" -nt config.status ]; } ||
