@@ -47,6 +47,19 @@ record() { # STAGE ok|FAIL T0 DETAIL
 	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$(( $(date +%s) - $3 ))" "$4" \
 		>>"$stage_file"
 }
+# The configure and build stages of the build in OBJ: both ok, or which of
+# the two failed (configure wrote its Makefile: it was make).
+record_build() { # ok|FAIL OBJ T0
+	if [ "$1" = ok ]; then
+		record configure ok "$3" "--enable-all"
+		record build ok "$3" "-Werror"
+	elif [ -f "$2/Makefile" ]; then
+		record configure ok "$3" ""
+		record build FAIL "$3" "make (-Werror)"
+	else
+		record configure FAIL "$3" "$2/config.log"
+	fi
+}
 # "N passed, N failed, N skipped" of the automake test results under $1
 trs_counts() {
 	for r in PASS FAIL SKIP; do
@@ -66,8 +79,7 @@ out=$(env -u SE_SLURM_PREFIX -u SE_SLURM_SRC "$top/contribs/build.sh") || {
 }
 if [ "${SE_SLURM_RELEASE:-22.05}" = 22.05 ]; then
 	record slurm ok "$t0" "Debian 12 package (the host's)"
-	record configure ok "$t0" "--enable-all"
-	record build ok "$t0" "-Werror"
+	record_build ok "$build/obj" "$t0"
 fi
 plugin_dir=$(printf '%s\n' "$out" | tail -n 1)
 export SE_PLUGIN_DIR="$plugin_dir"
@@ -89,6 +101,7 @@ case "$release" in
 	t0=$(date +%s)
 	[ -n "${SE_SLURM_TARBALLS:-}" ] || {
 		echo "test-all: Slurm $release is built from its tarball: set SE_SLURM_TARBALLS to the directory holding slurm-$release.tar.xz (.ci/run: ../shared/slurm-src)" >&2
+		record slurm FAIL "$t0" "SE_SLURM_TARBALLS not set"
 		exit 1
 	}
 	out=$("$top/contribs/release/slurm-from-tarball" "$release") || {
@@ -104,17 +117,10 @@ case "$release" in
 	t0=$(date +%s)
 	rbuild=$build/src-releases/$release
 	out=$(SE_BUILD_DIR="$rbuild" "$top/contribs/build.sh") || {
-		# configure wrote its Makefile: it was make that failed
-		if [ -f "$rbuild/obj/Makefile" ]; then
-			record configure ok "$t0" ""
-			record build FAIL "$t0" "make (-Werror)"
-		else
-			record configure FAIL "$t0" "$rbuild/obj/config.log"
-		fi
+		record_build FAIL "$rbuild/obj" "$t0"
 		exit 1
 	}
-	record configure ok "$t0" "--enable-all"
-	record build ok "$t0" "-Werror"
+	record_build ok "$rbuild/obj" "$t0"
 	SE_PLUGIN_DIR=$(printf '%s\n' "$out" | tail -n 1)
 	SE_FAKE_NVML_DIR=$rbuild/obj/tests/gpu/.libs
 	unit_dir=$rbuild/obj
@@ -141,16 +147,10 @@ case "$release" in
 	say "Slurm $release: plugins built in its root (contribs/release/build)"
 	t0=$(date +%s)
 	out=$("$top/contribs/release/build" "$release") || {
-		if [ -f "$rdir/obj/Makefile" ]; then
-			record configure ok "$t0" ""
-			record build FAIL "$t0" "make (-Werror)"
-		else
-			record configure FAIL "$t0" "$rdir/obj/config.log"
-		fi
+		record_build FAIL "$rdir/obj" "$t0"
 		exit 1
 	}
-	record configure ok "$t0" "--enable-all"
-	record build ok "$t0" "-Werror"
+	record_build ok "$rdir/obj" "$t0"
 	SE_PLUGIN_DIR=$(printf '%s\n' "$out" | tail -n 1)
 	SE_FAKE_NVML_DIR="$rdir/obj/tests/gpu/.libs"
 	unit_dir=$rdir/obj
