@@ -213,10 +213,11 @@ AM_CONDITIONAL([SE_GPU_API_2311], [test "$slurm_gpu_api" = 2311])
 dnl Releases whose Slurm glue is proven (builds, unit tests, the test
 dnl cluster's energy within 1 %), and those ported (builds with -Werror and
 dnl runs the unit tests; the cluster not yet run); on the others configure
-dnl goes on (to show what builds) but says so.  24.11: issue #11's list on
-dnl its own cluster (doc/releases-survey.md section 6).
-se_slurm_proven_releases="22.05 24.11"
-se_slurm_ported_releases="23.11 24.05 25.05 25.11 26.05"
+dnl goes on (to show what builds) but says so.  24.11, 25.11 and 26.05: the
+dnl release list on their own clusters (doc/releases-survey.md sections 6
+dnl and 10; contribs/release/matrix).
+se_slurm_proven_releases="22.05 24.11 25.11 26.05"
+se_slurm_ported_releases="23.11 24.05 25.05"
 slurm_release_state=unknown
 for r in $se_slurm_ported_releases; do
 	AS_IF([test "$r" = "$slurm_release"], [slurm_release_state=ported])
