@@ -36,7 +36,7 @@ On any failing test the tail of every daemon log is attached to the report
 
 Slurm release
 -------------
-``SE_SLURM_RELEASE=24.11`` (or ``26.05``) runs the cluster, and every Slurm
+``SE_SLURM_RELEASE=24.11`` runs the cluster, and every Slurm
 command of the tests, from that release's root (``contribs/release/mkroot``).
 ``SE_SLURM_PREFIX=PREFIX`` runs them from a Slurm built from source and
 installed in PREFIX (``contribs/release/slurm-from-tarball``), on the host.
