@@ -43,8 +43,6 @@ grows with the trace:
 
 Run with -s to see the table: each job's error, its envelope, the bounds.
 """
-import bisect
-import math
 import os
 import random
 import re
@@ -58,6 +56,7 @@ import pytest
 from selab import energy
 from selab.cluster import poll
 from selab.meters import ModbusSim
+from selab.trace import Trace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -272,43 +271,7 @@ def run_jobs(cluster, epoch, trace, tag):
     return out
 
 
-class Cumulative:
-    """E(t) of one trace column at trace time t (the exact integral from
-    the period's start, a bisect per call: the envelope asks thousands)."""
-
-    def __init__(self, trace, column):
-        from selab.trace import Trace
-        tr = Trace(trace)
-        self.ts, self.ws = tr.knots(column)
-        self.period = tr.period
-        self.cum = [0.0]
-        for i in range(1, len(self.ts)):
-            dt = self.ts[i] - self.ts[i - 1]
-            self.cum.append(self.cum[-1]
-                            + dt * (self.ws[i] + self.ws[i - 1]) / 2)
-        self.whole = self.cum[-1] + (self.period - self.ts[-1]) * self.ws[-1]
-
-    def _local(self, u):
-        i = bisect.bisect_right(self.ts, u) - 1
-        if i < 0:
-            return self.ws[0] * u, self.ws[0]
-        if i == len(self.ts) - 1:
-            return self.cum[i] + self.ws[i] * (u - self.ts[i]), self.ws[i]
-        slope = (self.ws[i + 1] - self.ws[i]) / (self.ts[i + 1] - self.ts[i])
-        d = u - self.ts[i]
-        return (self.cum[i] + d * (self.ws[i] + slope * d / 2),
-                self.ws[i] + slope * d)
-
-    def energy(self, t):
-        k = math.floor(t / self.period)
-        return k * self.whole + self._local(t - k * self.period)[0]
-
-    def watts(self, t):
-        k = math.floor(t / self.period)
-        return self._local(t - k * self.period)[1]
-
-
-def sampled(cum, t0, t1, phase, path):
+def sampled(tr, column, t0, t1, phase, path):
     """What slurmd integrates over [t0, t1] (trace time) when it reads the
     meter at t0 and t1 (each boundary kicks a reading) and every second
     at t0 + phase + k: the trapezoid through its (stamp, watts) points.
@@ -320,10 +283,10 @@ def sampled(cum, t0, t1, phase, path):
     pts = []
     for r in sorted(set(reads)):
         if path == "power":
-            pts.append((r, cum.watts(r)))
+            pts.append((r, tr.watts(column, r)))
         else:
             w = DCMI_WINDOW_S
-            pts.append((r - w / 2, (cum.energy(r) - cum.energy(r - w)) / w))
+            pts.append((r - w / 2, tr.joules(column, r - w, r) / w))
     pts.sort()
     total = 0.0
     for (ta, pa), (tb, pb) in zip(pts, pts[1:]):
@@ -339,9 +302,9 @@ def envelope(trace, epoch, windows, path):
     """(lowest, highest) figure the sampling instrument of PATH can give
     over the job's windows, over the phase of its 1 s poll."""
     lo = hi = 0.0
+    tr = Trace(trace)
     for node, (w0, w1) in windows.items():
-        cum = Cumulative(trace, node)
-        figs = [sampled(cum, w0 - epoch, w1 - epoch,
+        figs = [sampled(tr, node, w0 - epoch, w1 - epoch,
                         i / SAMPLING_PHASES, path)
                 for i in range(SAMPLING_PHASES)]
         lo, hi = lo + min(figs), hi + max(figs)
