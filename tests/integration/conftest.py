@@ -176,18 +176,14 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_report_header(config):
-    if PREFIX:
-        return ("Slurm release: %s (built from source in %s); tests: %s"
-                % (RELEASE, PREFIX,
-                   "all" if os.environ.get("SE_RELEASE_TESTS") == "all"
-                   else "the release list (conftest.RELEASE_TESTS)"))
-    if RELEASE == "22.05":
+    if RELEASE == "22.05" and not PREFIX:
         return "Slurm release: 22.05 (the host's)"
-    return ("Slurm release: %s (root %s); tests: %s"
-            % (RELEASE, os.path.join(REPO, "_build", "releases", RELEASE,
-                                     "root"),
-               "all" if os.environ.get("SE_RELEASE_TESTS") == "all"
-               else "the release list (conftest.RELEASE_TESTS)"))
+    where = ("built from source in %s" % PREFIX if PREFIX else
+             "root %s" % os.path.join(REPO, "_build", "releases", RELEASE,
+                                      "root"))
+    tests = ("all" if os.environ.get("SE_RELEASE_TESTS") == "all"
+             else "the release list (conftest.RELEASE_TESTS)")
+    return "Slurm release: %s (%s); tests: %s" % (RELEASE, where, tests)
 
 
 @pytest.fixture(scope="session")

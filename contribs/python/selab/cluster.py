@@ -115,26 +115,34 @@ class Cluster:
     def stock_plugin_dir(self):
         """Where the cluster's Slurm keeps its own plugins (last in
         PluginDir)."""
-        if self.prefix:
+        if self.prefix:   # where `cluster up` looks: lib/, then lib64/
+            for lib in ("lib", "lib64"):
+                d = os.path.join(self.prefix, lib, "slurm")
+                if os.path.exists(os.path.join(d, "libslurmfull.so")):
+                    return d
             return os.path.join(self.prefix, "lib", "slurm")
         return "/usr/lib/x86_64-linux-gnu/slurm-wlm"
 
-    def running_prefix(self):
-        """The prefix of the cluster in the state dir ("" for none)."""
+    def _state_file(self, name):
+        """The text of a file `cluster up` wrote in the state dir (None
+        when there is none)."""
         try:
-            with open(os.path.join(self.state, "prefix")) as f:
+            with open(os.path.join(self.state, name)) as f:
                 return f.read().strip()
         except OSError:
-            return ""
+            return None
+
+    def running_prefix(self):
+        """The prefix of the cluster in the state dir ("" for none)."""
+        return self._state_file("prefix") or ""
 
     def running_release(self):
         """The release of the cluster in the state dir (None: no state)."""
-        try:
-            with open(os.path.join(self.state, "release")) as f:
-                return f.read().strip()
-        except OSError:
-            return HOST_RELEASE if os.path.exists(
-                os.path.join(self.state, "env.sh")) else None
+        release = self._state_file("release")
+        if release is None and os.path.exists(
+                os.path.join(self.state, "env.sh")):
+            return HOST_RELEASE
+        return release
 
     def in_root(self, args):
         """argv running *args* where the cluster's daemons run: unchanged for
