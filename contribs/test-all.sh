@@ -41,6 +41,8 @@ rc=0
 # Each stage's outcome, one line a stage, for contribs/release/matrix and the
 # summary at the end: $build/stages/RELEASE.tsv (stage, ok|FAIL, seconds,
 # detail), started afresh by each run of a release.
+# the releases a host run goes on to (empty: none)
+test_releases=${SE_TEST_RELEASES-24.11 26.05.3}
 stages_dir=$build/stages
 stage_file=$stages_dir/${SE_SLURM_RELEASE:-22.05}.tsv
 record() { # STAGE ok|FAIL T0 DETAIL
@@ -302,7 +304,7 @@ idle="chrt --idle 0 ionice -c 3 nice -n 19"
 bg_pid=
 if [ -z "${SE_SLURM_RELEASE:-}" ] && [ -n "${SE_SLURM_TARBALLS:-}" ]; then
 	(
-	for r in ${SE_TEST_RELEASES-24.11 26.05.3}; do
+	for r in $test_releases; do
 		case $r in *.*.*) ;; *) continue ;; esac
 		out=$($idle "$top/contribs/release/slurm-from-tarball" "$r") || continue
 		SE_SLURM_PREFIX=$(printf '%s\n' "$out" | sed -n 's/^SE_SLURM_PREFIX=//p') \
@@ -381,14 +383,14 @@ fi
 if [ -z "${SE_SLURM_RELEASE:-}" ]; then
 	[ -z "$bg_pid" ] || wait "$bg_pid" || :
 	host=$(slurmd -V | sed -E 's/^[^0-9]*([0-9]+\.[0-9]+).*/\1/')
-	for r in ${SE_TEST_RELEASES-24.11 26.05.3}; do
+	for r in $test_releases; do
 		[ "$r" = "$host" ] && continue
 		say "Slurm $r: the release's own root and cluster"
 		SE_SLURM_RELEASE=$r "$top/contribs/test-all.sh" "$@" || rc=1
 	done
 	# One table of every stage of every release this run made.
 	say "summary (stage, result, seconds, detail)"
-	for r in 22.05 ${SE_TEST_RELEASES-24.11 26.05.3}; do
+	for r in 22.05 $test_releases; do
 		f=$stages_dir/$r.tsv
 		[ -f "$f" ] || { printf '%-8s (no stage ran)\n' "$r"; rc=1; continue; }
 		awk -F'\t' -v r="$r" '{ printf "%-8s %-11s %-4s %5s s  %s\n", r, $1, $2, $3, $4 }' "$f"
