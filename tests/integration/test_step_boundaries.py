@@ -423,12 +423,22 @@ def test_short_steps_ask_slurmd_little(live_cluster):
     window back, so the settle asks until one is past the end, pausing
     twice as long each time (5 ms, 10 ms, ... 160 ms; at 5 ms throughout it
     asked about a hundred times, each kicking a BMC read).  The settle line
-    counts both; every step still settles."""
+    counts both; every step still settles.
+
+    Whether a periodic poll falls inside a step is chance: the poll follows
+    the wall clock's seconds, and a loaded machine stretches `srun true` to
+    half a second or more, so about half the steps may ask three times (CI
+    saw 3 of 6).  What no chance explains is a step with no poll inside
+    asking more than two: the fewest questions any step asked must be two
+    (ten steps: all ten catching a poll at 0.5 s each is 1 in 1000), and a
+    change that asks once more on every step fails here."""
     c, _, _, path = live_cluster
+    steps = 10
     jobid = c.sbatch("-J", "sb-short-" + path, "-N1", "-n1", "-o",
                      "/dev/null", script="#!/bin/sh\n"
-                     "for i in 1 2 3 4 5 6; do srun -n1 true; done\n")
-    c.wait_sacct(jobid, steps=[str(i) for i in range(6)], timeout=120)
+                     "i=0; while [ $i -lt %d ]; do srun -n1 true; "
+                     "i=$((i + 1)); done\n" % steps)
+    c.wait_sacct(jobid, steps=[str(i) for i in range(steps)], timeout=120)
     logs = "".join(slurmd_log(c, n) for n in NODES)
     running, settling = {}, {}
     for step, before, settle in re.findall(
@@ -436,13 +446,13 @@ def test_short_steps_ask_slurmd_little(live_cluster):
             r"(\d+) queries\), .* settled in [0-9.]+ s \((\d+) queries\)"
             % jobid, logs):
         running[int(step)], settling[int(step)] = int(before), int(settle)
-    assert sorted(running) == list(range(6)), (
+    assert sorted(running) == list(range(steps)), (
         "job %d: settle lines (step: questions) %s" % (jobid, running))
     assert all(n <= 3 for n in running.values()), running
-    assert sorted(running.values())[3] == 2, running     # most: two
+    assert min(running.values()) == 2, running     # no poll inside: two
     assert all(n <= 16 for n in settling.values()), settling
-    if path != "bmc":
-        assert sorted(settling.values())[3] == 1, settling
+    if path != "bmc":                               # most: one
+        assert sorted(settling.values())[steps // 2] == 1, settling
 
 
 def test_summary():
