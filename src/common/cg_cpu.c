@@ -191,6 +191,111 @@ static int _scan_job(cg_scan_t *s, const char *dir, uint32_t job)
 	return rc;
 }
 
+/* ------------------------------------------------------------ SLUIDs */
+
+static const char *cg_proc = "/proc";
+
+void cg_set_proc_dir(const char *dir)
+{
+	cg_proc = dir ? dir : "/proc";
+}
+
+/*
+ * The job id in a slurmstepd's title, "slurmstepd: [1234.0]" (also
+ * "[1234.batch]", "[1234.0 stepmgr]", a heterogeneous component's
+ * "[1234+1.0]"): slurmstepd sets it from the step's id as it starts
+ * (slurmstepd.c, _set_job_log_prefix()).  0 or -EINVAL.
+ */
+int cg_stepd_title_job(const char *title, uint32_t *job)
+{
+	const char *p = strstr(title, "[");
+	uint64_t v = 0;
+	int digits = 0;
+
+	if (!p || strncmp(title, "slurmstepd:", 11))
+		return -EINVAL;
+	for (p++; *p >= '0' && *p <= '9' && digits < 11; p++, digits++)
+		v = v * 10 + (uint64_t) (*p - '0');
+	if (!digits || digits > 10 || v == 0 || v > UINT32_MAX ||
+	    (*p != '.' && *p != '+'))
+		return -EINVAL;
+	*job = (uint32_t) v;
+	return 0;
+}
+
+/* The job id from the slurmstepd in step directory step (v2: its "slurm"
+ * leaf holds the step's slurmstepd and nothing else). */
+static int _stepd_job(const char *step, uint32_t *job)
+{
+	char path[PATH_MAX], buf[256];
+	ssize_t n;
+	long pid;
+
+	if (_join(path, sizeof(path), step, "slurm") ||
+	    _read_file(path, "cgroup.procs", buf, sizeof(buf)) <= 0)
+		return -ENOENT;
+	pid = strtol(buf, NULL, 10);
+	if (pid <= 0 || snprintf(path, sizeof(path), "%s/%ld", cg_proc, pid) >=
+			(int) sizeof(path))
+		return -ENOENT;
+	if ((n = _read_file(path, "cmdline", buf, sizeof(buf))) <= 0)
+		return -ENOENT;
+	/* setproctitle() may leave NULs between what it wrote and argv's end */
+	for (ssize_t i = 0; i < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	return cg_stepd_title_job(buf, job);
+}
+
+/* A SLUID-named job directory's job id: remembered from an earlier scan,
+ * or from any of its steps' slurmstepd (between steps of a job without
+ * PrologFlags=Contain there may be none: then remembered, or not read). */
+static int _sluid_job(cg_scan_t *s, const char *dir, const char *sluid,
+		      uint32_t *job)
+{
+	struct dirent *d;
+	DIR *dp;
+	int rc = -ENOENT;
+
+	for (size_t i = 0; i < s->nsluid; i++)
+		if (!strcmp(s->sluid[i].name, sluid)) {
+			*job = s->sluid[i].job_id;
+			s->sluid[i].seen = true;
+			return 0;
+		}
+	if (!(dp = opendir(dir)))
+		return -ENOENT;
+	while (rc && (d = readdir(dp))) {
+		char path[PATH_MAX];
+
+		if (!strncmp(d->d_name, "step_", 5) &&
+		    !_join(path, sizeof(path), dir, d->d_name))
+			rc = _stepd_job(path, job);
+	}
+	closedir(dp);
+	/* remembered while there is room (a SLUID is 14 characters) */
+	if (rc || s->nsluid == sizeof(s->sluid) / sizeof(s->sluid[0]) ||
+	    strlen(sluid) >= sizeof(s->sluid[0].name))
+		return rc;
+	memcpy(s->sluid[s->nsluid].name, sluid, strlen(sluid) + 1);
+	s->sluid[s->nsluid].job_id = *job;
+	s->sluid[s->nsluid++].seen = true;
+	return 0;
+}
+
+/* Forget the SLUIDs of jobs gone since the last scan. */
+static void _sluid_prune(cg_scan_t *s)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->nsluid; i++)
+		if (s->sluid[i].seen) {
+			s->sluid[kept] = s->sluid[i];
+			s->sluid[kept++].seen = false;
+		}
+	s->nsluid = kept;
+}
+
 /* job_* under dir; with descend, also under uid_* (v1). */
 static int _scan_dir(cg_scan_t *s, const char *dir, bool descend)
 {
@@ -209,8 +314,13 @@ static int _scan_dir(cg_scan_t *s, const char *dir, bool descend)
 			continue;
 		if (_named_id(d->d_name, "job_", &id))
 			rc = _scan_job(s, path, id);
-		else if (cg_is_sluid(d->d_name))
+		else if (cg_is_sluid(d->d_name)) {
 			s->sluid_jobs++;
+			if (!_sluid_job(s, path, d->d_name, &id))
+				rc = _scan_job(s, path, id);
+			else
+				s->sluid_unread++;
+		}
 		else if (descend && _named_id(d->d_name, "uid_", &id))
 			rc = _scan_dir(s, path, false);
 	}
@@ -306,10 +416,13 @@ int cg_scan(const char *root, cg_scan_t *out)
 
 	out->n = 0;
 	out->sluid_jobs = 0;
+	out->sluid_unread = 0;
 	out->have_root = false;
 	out->root_cpu_ns = 0;
 	out->root_ncpus = 0;
-	if ((rc = _scan_dir(out, root, true)))
+	rc = _scan_dir(out, root, true);
+	_sluid_prune(out);
+	if (rc)
 		return rc;
 	if (!_cpu_ns(root, &ns)) {
 		out->have_root = true;
@@ -324,6 +437,7 @@ void cg_scan_free(cg_scan_t *s)
 	free(s->e);
 	s->e = NULL;
 	s->n = s->cap = 0;
+	s->nsluid = 0;
 }
 
 /* "<mount>/<rel>" with %n of rel expanded; false when it does not fit. */

@@ -22,9 +22,14 @@
  * Slurm 26.05's cgroup v2 names the job directory by the job's SLUID instead
  * (src/plugins/cgroup/v2/cgroup_v2.c: "s" and 13 Crockford base-32
  * characters, e.g. s0KQ4B7RZ1M2N3) unless cgroup.conf has
- * CgroupJobIdPaths=yes.  The SLUID does not contain the job id, so such
- * directories are not read; cg_scan() counts them (sluid_jobs), so that the
- * caller can say why no job is seen.
+ * CgroupJobIdPaths=yes.  The SLUID does not contain the job id; the job's
+ * slurmstepds do: each step directory has a "slurm" leaf holding the step's
+ * slurmstepd (and only it: the tasks are under "user"), whose title is
+ * "slurmstepd: [<job>.<step>]".  cg_scan() reads the job id there once per
+ * job and remembers it while the directory exists (between two steps of a
+ * job without PrologFlags=Contain no slurmstepd may be running).  It counts
+ * the SLUID directories (sluid_jobs) and those it could not map
+ * (sluid_unread: not read, so that the caller can say why).
  *
  * <step> is a number, "batch", "extern" or "interactive" (a heterogeneous
  * step's component, "0+1", counts as its step).  The root given to
@@ -58,9 +63,16 @@ typedef struct {
 	uint64_t root_cpu_ns;	/* the root's own CPU time (all jobs,
 				 * including jobs already gone) */
 	uint32_t root_ncpus;	/* CPUs of the root's cpuset, 0 unknown */
-	size_t sluid_jobs;	/* job directories named by SLUID: not read */
+	size_t sluid_jobs;	/* job directories named by SLUID */
+	size_t sluid_unread;	/* of those, no job id found: not read */
 	cg_entry_t *e;		/* jobs and steps, in no particular order */
 	size_t n, cap;
+	struct {		/* SLUIDs mapped in earlier scans */
+		char name[16];
+		uint32_t job_id;
+		bool seen;	/* in the current scan */
+	} sluid[256];
+	size_t nsluid;
 } cg_scan_t;
 
 /*
@@ -81,6 +93,14 @@ int cg_step_id(const char *name, uint32_t *step_id);
 /* Whether a directory name is a SLUID ("s" or "S" and 13 characters of
  * Crockford's base 32, as Slurm prints it). */
 bool cg_is_sluid(const char *name);
+
+/* The job id in a slurmstepd's process title ("slurmstepd: [1234.0]",
+ * "[1234.batch]", "[1234+1.0]"); 0 or -EINVAL. */
+int cg_stepd_title_job(const char *title, uint32_t *job);
+
+/* Where cg_scan() reads processes' titles: "/proc", or (tests) a directory
+ * laid out like it; NULL restores "/proc". */
+void cg_set_proc_dir(const char *dir);
 
 /* CPUs in a cpuset list ("0-3,8,10-11"); -EINVAL for a malformed one. */
 int cg_count_cpus(const char *list, uint32_t *n);

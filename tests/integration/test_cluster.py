@@ -49,6 +49,18 @@ def test_each_node_has_its_own_address(cluster):
                     for i in (1, 2, 3)}
 
 
+def test_stepd_title_names_its_step(cluster):
+    """The share mode finds a job in Slurm 26.05's SLUID-named cgroup v2
+    directories by the title of the step's slurmstepd (src/common/cg_cpu.h):
+    "slurmstepd: [<job>.<step>]", set by slurmstepd from the step's id, on
+    every release.  A task's parent is its step's slurmstepd."""
+    out = cluster.srun("-w", "node1", "-n1", "sh", "-c",
+                       'tr "\\0" " " < /proc/$PPID/cmdline; echo; '
+                       'echo $SLURM_JOB_ID').stdout.splitlines()
+    assert len(out) == 2, out
+    assert re.match(r"slurmstepd: \[%s\.0\] *$" % out[1], out[0]), out
+
+
 def test_accounting_registers_energy_and_gpu_tres(cluster):
     clusters = cluster.sacctmgr("-n", "-P", "list", "cluster",
                                 "format=Cluster").stdout.split()

@@ -202,11 +202,14 @@ START_TEST(test_scan_v2)
 END_TEST
 
 /* Slurm 26.05's cgroup v2 without CgroupJobIdPaths=yes: the job directory
- * is named by the SLUID, which does not hold the job id: not read, counted. */
+ * is named by the SLUID, which does not hold the job id; its steps'
+ * slurmstepd titles do.  A SLUID directory with no slurmstepd is counted
+ * as not read. */
 START_TEST(test_scan_v2_sluid)
 {
 	char root[PATH_MAX];
 	cg_scan_t s = { 0 };
+	const cg_entry_t *e;
 	const char *sc = "system.slice/slurmstepd.scope";
 	char rel[256];
 
@@ -236,12 +239,99 @@ START_TEST(test_scan_v2_sluid)
 	snprintf(root, sizeof(root), "%s/%s", tmp, sc);
 	ck_assert_int_eq(cg_scan(root, &s), 0);
 	ck_assert_uint_eq(s.sluid_jobs, 2);
+	ck_assert_uint_eq(s.sluid_unread, 2);	/* no slurmstepd in either */
 	ck_assert_uint_eq(s.n, 1);
 	ck_assert_ptr_nonnull(_find(&s, 9, CG_JOB_LEVEL));
-	/* a second scan counts afresh */
+
+	/* step 0's slurmstepd (pid 4242, its title after setproctitle():
+	 * NULs to argv's end) tells the first one's job id */
+	snprintf(rel, sizeof(rel), "%s/s0KQ4B7RZ1M2N3/step_0/slurm/cgroup.procs",
+		 sc);
+	_put(rel, "4242\n");
+	snprintf(rel, sizeof(rel), "%s/s0KQ4B7RZ1M2N3/step_0/user/cgroup.procs",
+		 sc);
+	_put(rel, "4243\n");
+	{
+		char path[PATH_MAX];
+		FILE *f;
+
+		_put("proc/4242/stat", "");
+		snprintf(path, sizeof(path), "%s/proc/4242/cmdline", tmp);
+		ck_assert_ptr_nonnull(f = fopen(path, "w"));
+		fwrite("slurmstepd: [77.0]\0\0\0", 1, 21, f);
+		fclose(f);
+		snprintf(path, sizeof(path), "%s/proc", tmp);
+		cg_set_proc_dir(path);
+	}
 	ck_assert_int_eq(cg_scan(root, &s), 0);
 	ck_assert_uint_eq(s.sluid_jobs, 2);
+	ck_assert_uint_eq(s.sluid_unread, 1);
+	ck_assert_uint_eq(s.n, 3);
+	ck_assert_ptr_nonnull(e = _find(&s, 77, CG_JOB_LEVEL));
+	ck_assert_uint_eq(e->cpu_ns, 3000000);
+	ck_assert_ptr_nonnull(e = _find(&s, 77, 0));
+	ck_assert_uint_eq(e->cpu_ns, 2500000);
+
+	/* the step ended, the job goes on (no Contain: no slurmstepd now):
+	 * still job 77, remembered */
+	snprintf(rel, sizeof(rel), "%s/s0KQ4B7RZ1M2N3/step_0/slurm/cgroup.procs",
+		 sc);
+	_put(rel, "");
+	ck_assert_int_eq(cg_scan(root, &s), 0);
+	ck_assert_uint_eq(s.sluid_unread, 1);
+	ck_assert_ptr_nonnull(_find(&s, 77, CG_JOB_LEVEL));
+
+	/* the directory went with the job: forgotten, so a new directory of
+	 * that name (not Slurm's way, but a test of the pruning) is not 77 */
+	{
+		char cmd[PATH_MAX + 32];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s/%s/s0KQ4B7RZ1M2N3'", tmp,
+			 sc);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+	ck_assert_int_eq(cg_scan(root, &s), 0);
+	ck_assert_uint_eq(s.sluid_jobs, 1);
+	snprintf(rel, sizeof(rel), "%s/s0KQ4B7RZ1M2N3/cpu.stat", sc);
+	_put(rel, "usage_usec 5\n");
+	ck_assert_int_eq(cg_scan(root, &s), 0);
+	ck_assert_uint_eq(s.sluid_unread, 2);
+	ck_assert_ptr_null(_find(&s, 77, CG_JOB_LEVEL));
+	cg_set_proc_dir(NULL);
 	cg_scan_free(&s);
+}
+END_TEST
+
+/* What slurmstepd's title says (slurmstepd.c, _set_job_log_prefix()). */
+START_TEST(test_stepd_title_job)
+{
+	uint32_t job = 0;
+
+	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [1234.0]", &job), 0);
+	ck_assert_uint_eq(job, 1234);
+	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [55.batch]", &job), 0);
+	ck_assert_uint_eq(job, 55);
+	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [56.extern]", &job),
+			 0);
+	ck_assert_uint_eq(job, 56);
+	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [7.0 stepmgr]", &job),
+			 0);
+	ck_assert_uint_eq(job, 7);
+	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [4294967295.1]",
+					    &job), 0);
+	ck_assert_uint_eq(job, 4294967295u);
+	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [8+1.0]", &job), 0);
+	ck_assert_uint_eq(job, 8);
+	job = 99;
+	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [4294967296.1]",
+					    &job), -EINVAL);
+	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [12]", &job), -EINVAL);
+	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [x.0]", &job),
+			 -EINVAL);
+	ck_assert_int_eq(cg_stepd_title_job("sleep: [12.0]", &job), -EINVAL);
+	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: 12.0", &job), -EINVAL);
+	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [0.0]", &job), -EINVAL);
+	ck_assert_uint_eq(job, 99);
 }
 END_TEST
 
@@ -827,6 +917,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_scan_v1);
 	tcase_add_test(tc, test_scan_v2);
 	tcase_add_test(tc, test_scan_v2_sluid);
+	tcase_add_test(tc, test_stepd_title_job);
 	tcase_add_test(tc, test_root_path);
 	suite_add_tcase(s, tc);
 

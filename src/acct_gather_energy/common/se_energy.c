@@ -506,12 +506,12 @@ static void _attr_write_status(const attrib_totals_t *t, uint64_t t_ns)
 	snprintf(tmp, sizeof(tmp), "%s.new", attr_status);
 	if (!(f = fopen(tmp, "w")))
 		return;
-	fprintf(f, "time=%.3f t_ns=%"PRIu64" measured_mj=%"PRIu64" charged_mj=%"PRIu64" unattributed_mj=%"PRIu64" idle_mw=%"PRIu64" idle=%s intervals=%lu jobs=%zu sluid_jobs=%zu\n",
+	fprintf(f, "time=%.3f t_ns=%"PRIu64" measured_mj=%"PRIu64" charged_mj=%"PRIu64" unattributed_mj=%"PRIu64" idle_mw=%"PRIu64" idle=%s intervals=%lu jobs=%zu sluid_jobs=%zu sluid_unread=%zu\n",
 		(double) se_mono_to_wall_ns(t_ns) / 1e9, t_ns, t->measured_mj,
 		t->charged_mj, t->unattributed_mj, t->idle_mw,
 		acfg.idle_set ? "configured" :
 		(t->idle_learned ? "learned" : "unknown"), t->intervals,
-		t->jobs, attr_scan.sluid_jobs);
+		t->jobs, attr_scan.sluid_jobs, attr_scan.sluid_unread);
 	if (fclose(f) || rename(tmp, attr_status))
 		unlink(tmp);
 }
@@ -533,11 +533,12 @@ static void _attr_on_sample(void *arg, uint64_t t_ns, uint64_t energy_mj)
 			 "read");
 	attr_scan_rc = rc;
 	/* Slurm 26.05's cgroup v2 names job directories by SLUID unless
-	 * CgroupJobIdPaths=yes: those jobs' CPU time cannot be told apart */
-	if (!rc && attr_scan.sluid_jobs && !attr_said_sluid)
-		log_flag(ENERGY, "%s: energy attribution: %zu job cgroup(s) under %s named by SLUID, not read (set CgroupJobIdPaths=yes in cgroup.conf)",
-			 plugin_type, attr_scan.sluid_jobs, attr_root);
-	attr_said_sluid = !rc && attr_scan.sluid_jobs;
+	 * CgroupJobIdPaths=yes; cg_scan() maps them through their steps'
+	 * slurmstepd, and says how many it could not */
+	if (!rc && attr_scan.sluid_unread && !attr_said_sluid)
+		log_flag(ENERGY, "%s: energy attribution: %zu job cgroup(s) under %s named by SLUID with no slurmstepd to tell their job id, not read this time (CgroupJobIdPaths=yes in cgroup.conf names them by job id)",
+			 plugin_type, attr_scan.sluid_unread, attr_root);
+	attr_said_sluid = !rc && attr_scan.sluid_unread;
 	if (rc && rc != -ENOENT) {
 		slurm_mutex_unlock(&scan_lock);
 		return;
