@@ -305,33 +305,32 @@ END_TEST
 /* What slurmstepd's title says (slurmstepd.c, _set_job_log_prefix()). */
 START_TEST(test_stepd_title_job)
 {
-	uint32_t job = 0;
+	static const struct {
+		const char *title;
+		int rc;
+		uint32_t job;	/* 99: left as it was */
+	} cases[] = {
+		{ "slurmstepd: [1234.0]", 0, 1234 },
+		{ "slurmstepd: [55.batch]", 0, 55 },
+		{ "slurmstepd: [56.extern]", 0, 56 },
+		{ "slurmstepd: [7.0 stepmgr]", 0, 7 },
+		{ "slurmstepd: [4294967295.1]", 0, 4294967295u },
+		{ "slurmstepd: [8+1.0]", 0, 8 },	/* het component */
+		{ "slurmstepd: [4294967296.1]", -EINVAL, 99 },
+		{ "slurmstepd: [12]", -EINVAL, 99 },
+		{ "slurmstepd: [x.0]", -EINVAL, 99 },
+		{ "sleep: [12.0]", -EINVAL, 99 },
+		{ "slurmstepd: 12.0", -EINVAL, 99 },
+		{ "slurmstepd: [0.0]", -EINVAL, 99 },
+	};
 
-	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [1234.0]", &job), 0);
-	ck_assert_uint_eq(job, 1234);
-	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [55.batch]", &job), 0);
-	ck_assert_uint_eq(job, 55);
-	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [56.extern]", &job),
-			 0);
-	ck_assert_uint_eq(job, 56);
-	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [7.0 stepmgr]", &job),
-			 0);
-	ck_assert_uint_eq(job, 7);
-	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [4294967295.1]",
-					    &job), 0);
-	ck_assert_uint_eq(job, 4294967295u);
-	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [8+1.0]", &job), 0);
-	ck_assert_uint_eq(job, 8);
-	job = 99;
-	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [4294967296.1]",
-					    &job), -EINVAL);
-	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [12]", &job), -EINVAL);
-	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [x.0]", &job),
-			 -EINVAL);
-	ck_assert_int_eq(cg_stepd_title_job("sleep: [12.0]", &job), -EINVAL);
-	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: 12.0", &job), -EINVAL);
-	ck_assert_int_eq(cg_stepd_title_job("slurmstepd: [0.0]", &job), -EINVAL);
-	ck_assert_uint_eq(job, 99);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t job = 99;
+
+		ck_assert_int_eq(cg_stepd_title_job(cases[i].title, &job),
+				 cases[i].rc);
+		ck_assert_uint_eq(job, cases[i].job);
+	}
 }
 END_TEST
 
