@@ -10,8 +10,9 @@
  *  - reads GPU energy (gpu_p_energy_read, for acct_gather_energy/gpu) from
  *    the total-energy counter through one sampler thread per GPU: the
  *    caller gets the last good sample at once, never waits on NVML;
- *  - applies --gpu-freq with nvmlDeviceSetApplicationsClocks and resets the
- *    clocks when the step ends.
+ *  - applies --gpu-freq, as locked clocks when the library has the calls
+ *    (as 26.05's gpu/nvml), else as application clocks (as 25.11's), and
+ *    resets what it set when the step ends (nvml_lib_set_clocks()).
  * NVML types are our own declarations (se_nvml.h); the library is
  * libnvidia-ml.so.1, found by the dynamic linker.  The entry points every
  * release has are here; what one release's gpu plugin API has alone
@@ -89,7 +90,8 @@ static pthread_mutex_t energy_lock = PTHREAD_MUTEX_INITIALIZER;
 static gpu_energy_t *energy;		/* samplers, slurmd only */
 static gpu_report_t *reports;
 static bool energy_failed;		/* do not retry every call */
-static bitstr_t *saved_gpus;		/* GPUs whose clocks we set */
+static unsigned *saved_clocks;		/* per gres device: NVML_CLOCKS_* set */
+static int saved_n;
 static const nvml_lib_t *freq_lib;
 /* Our core logs through Slurm, prefixed with this plugin's type. */
 static se_slurm_log_t log_to = SE_SLURM_LOG(ENERGY);
@@ -295,6 +297,20 @@ static int _nvml_count(const nvml_lib_t *lib)
 	return (int) n;
 }
 
+/* What nvml_lib_set_clocks() set, for the log. */
+static const char *_clocks_kind(unsigned set, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s%s%s",
+		 (set & NVML_CLOCKS_LOCKED_MEM) ? "memory locked" : "",
+		 (set & NVML_CLOCKS_LOCKED_MEM) &&
+		 (set & ~NVML_CLOCKS_LOCKED_MEM) ? ", " : "",
+		 (set & NVML_CLOCKS_LOCKED_GPU) ? "graphics locked" : "",
+		 (set & NVML_CLOCKS_LOCKED_GPU) &&
+		 (set & NVML_CLOCKS_APPLICATION) ? ", " : "",
+		 (set & NVML_CLOCKS_APPLICATION) ? "application clocks" : "");
+	return buf;
+}
+
 static void _set_freqs(const nvml_lib_t *lib, bitstr_t *gpus, char *spec)
 {
 	unsigned int gfx_req = 0, mem_req = 0;
@@ -316,10 +332,12 @@ static void _set_freqs(const nvml_lib_t *lib, bitstr_t *gpus, char *spec)
 		unsigned int mem[FREQS_MAX], gfx[FREQS_MAX];
 		unsigned int nmem = FREQS_MAX, ngfx = FREQS_MAX;
 		unsigned int m = mem_req, g = gfx_req;
+		const char *call = "";
+		char kind[64];
 		nvmlDevice_t dev;
 		nvmlReturn_t rc;
 
-		if (!bit_test(gpus, i) || i >= ngpu)
+		if (!bit_test(gpus, i) || i >= ngpu || i >= saved_n)
 			continue;
 		if (lib->DeviceGetHandleByIndex(i, &dev) != NVML_SUCCESS ||
 		    lib->DeviceGetSupportedMemoryClocks(dev, &nmem, mem) !=
@@ -338,13 +356,17 @@ static void _set_freqs(const nvml_lib_t *lib, bitstr_t *gpus, char *spec)
 		qsort(gfx, ngfx, sizeof(gfx[0]),
 		      _freq_desc);
 		gpu_common_get_nearest_freq(&g, ngfx, gfx);
-		rc = lib->DeviceSetApplicationsClocks(dev, m, g);
+		rc = nvml_lib_set_clocks(lib, dev, m, g, &saved_clocks[i],
+					 &call);
 		if (rc != NVML_SUCCESS)
-			error("%s: GPU %d: set clocks memory %u graphics %u: %s",
-			      plugin_type, i, m, g, nvml_lib_strerror(lib, rc));
+			error("%s: GPU %d: set clocks memory %u graphics %u: %s: %s",
+			      plugin_type, i, m, g, call,
+			      nvml_lib_strerror(lib, rc));
 		else
-			log_flag(GRES, "%s: GPU %d: clocks memory %u graphics %u",
-				 plugin_type, i, m, g);
+			log_flag(GRES, "%s: GPU %d: clocks memory %u graphics %u (%s)",
+				 plugin_type, i, m, g,
+				 _clocks_kind(saved_clocks[i], kind,
+					      sizeof(kind)));
 		if (verbose)
 			fprintf(stderr, "GpuFreq=memory_freq:%u,graphics_freq:%u\n",
 				m, g);
@@ -391,36 +413,39 @@ extern void gpu_p_step_hardware_init(bitstr_t *usable_gpus, char *tres_freq)
 		xfree(freq);
 		return;
 	}
-	FREE_NULL_BITMAP(saved_gpus);
-	saved_gpus = bit_copy(usable_gpus);
+	xfree(saved_clocks);
+	saved_n = bit_size(usable_gpus);
+	saved_clocks = xcalloc(saved_n ? saved_n : 1, sizeof(*saved_clocks));
 	_set_freqs(freq_lib, usable_gpus, freq);
 	xfree(freq);
 }
 
+/* Reset exactly what _set_freqs() set on each GPU. */
 extern void gpu_p_step_hardware_fini(void)
 {
-	int n, ngpu;
+	int ngpu;
 
-	if (!saved_gpus || !freq_lib)
+	if (!saved_clocks || !freq_lib)
 		return;
 	ngpu = _nvml_count(freq_lib);
-	n = bit_size(saved_gpus);
-	for (int i = 0; i < n && i < ngpu; i++) {
+	for (int i = 0; i < saved_n && i < ngpu; i++) {
+		const char *call = "";
 		nvmlDevice_t dev;
 		nvmlReturn_t rc;
 
-		if (!bit_test(saved_gpus, i) ||
+		if (!saved_clocks[i] ||
 		    freq_lib->DeviceGetHandleByIndex(i, &dev) != NVML_SUCCESS)
 			continue;
-		if ((rc = freq_lib->DeviceResetApplicationsClocks(dev)) !=
-		    NVML_SUCCESS)
-			error("%s: GPU %d: reset clocks: %s", plugin_type, i,
-			      nvml_lib_strerror(freq_lib, rc));
+		if ((rc = nvml_lib_reset_clocks(freq_lib, dev, saved_clocks[i],
+						&call)) != NVML_SUCCESS)
+			error("%s: GPU %d: reset clocks: %s: %s", plugin_type, i,
+			      call, nvml_lib_strerror(freq_lib, rc));
 		else
 			log_flag(GRES, "%s: GPU %d: clocks reset", plugin_type,
 				 i);
 	}
-	FREE_NULL_BITMAP(saved_gpus);
+	xfree(saved_clocks);
+	saved_n = 0;
 	nvml_lib_close();
 	freq_lib = NULL;
 }

@@ -9,10 +9,17 @@
  *   epoch 1763800000.25        wall-clock seconds that are trace time 0
  *   trace /path/gpu.trace      optional power trace (src/common/power_trace.h)
  *   log /path/nvml.log         optional: every clock set/reset is appended
- *   clocks /path/nvml.clocks   optional: current application clocks, kept
- *                              across processes (default: <state>.clocks)
+ *   clocks /path/nvml.clocks   optional: current application and locked
+ *                              clocks, kept across processes (default:
+ *                              <state>.clocks)
  *   mem_clocks 5001 877 405    supported memory clocks, MHz
  *   gfx_clocks 1530 1000 135   supported graphics clocks (any memory clock)
+ *   locked_clocks gpu mem      which clocks the GPUs can lock (default
+ *                              both, an Ampere or newer GPU; "gpu": a Volta,
+ *                              "none": older); the locked-clock calls of
+ *                              the others return NVML_ERROR_NOT_SUPPORTED
+ *   app_clocks no              application clocks NOT_SUPPORTED (as on an
+ *                              H100; default yes)
  *   gpu bus=0000:3b:00.0 uuid=GPU-1 name=Tesla_V100 minor=0 cpus=0-3 \
  *       power=250 col=gpu0 links=-1,2,0,0
  *
@@ -22,8 +29,24 @@
  * that power from the epoch (0 before it), in mJ, as
  * nvmlDeviceGetTotalEnergyConsumption reports it.  links= lists, per other
  * GPU index, the NvLink count (-1 for itself), like gres.conf Links=.
- * A "fail X" line makes entry point X (e.g. nvmlDeviceGetTotalEnergyConsumption)
- * return NVML_ERROR_UNKNOWN.
+ * A "fail X" line makes entry point X (nvmlDeviceGetTotalEnergyConsumption,
+ * nvmlDeviceGetPowerUsage or a locked-clock call) return
+ * NVML_ERROR_UNKNOWN.
+ *
+ * Clocks: the log gets one line per call that sets or resets one,
+ *   SET index=I bus=B mem=M gfx=G          nvmlDeviceSetApplicationsClocks
+ *   RESET index=I bus=B                    nvmlDeviceResetApplicationsClocks
+ *   LOCK-MEM index=I bus=B min=M max=M     nvmlDeviceSetMemoryLockedClocks
+ *   LOCK-GPU index=I bus=B min=M max=M     nvmlDeviceSetGpuLockedClocks
+ *   UNLOCK-MEM index=I bus=B               nvmlDeviceResetMemoryLockedClocks
+ *   UNLOCK-GPU index=I bus=B               nvmlDeviceResetGpuLockedClocks
+ * (a refused call: its word followed by -REFUSED and the reason), and the
+ * clocks file holds "index mem gfx gpu_min gpu_max mem_min mem_max" per
+ * GPU (application clocks, then the locks; 0 0: not locked).  This
+ * library always exports the four locked-clock calls, as NVML 11 and
+ * later do; a library older than them lacks the symbols, which the unit
+ * tests stand for with a table whose entries are NULL
+ * (tests/unit/test_gpu_nvml.c).
  *
  * Faults at run time (tests of issue #14): a control file, "control PATH"
  * (default <state>.control), re-read when it changes (checked at every
@@ -113,6 +136,8 @@ typedef struct {
 	char clocks_path[PATH_MAX];
 	unsigned mem_clocks[FAKE_MAX_CLOCKS], n_mem;
 	unsigned gfx_clocks[FAKE_MAX_CLOCKS], n_gfx;
+	int no_lock_gpu, no_lock_mem;	/* locked_clocks: NOT_SUPPORTED */
+	int no_app_clocks;		/* app_clocks no: NOT_SUPPORTED */
 	struct nvmlDevice_st gpus[FAKE_MAX_GPUS];
 	unsigned int count;
 	char fails[FAKE_MAX_FAILS][64];
@@ -163,6 +188,14 @@ nvmlReturn_t nvmlDeviceResetApplicationsClocks(nvmlDevice_t d);
 nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t d,
 					    nvmlClockType_t type,
 					    unsigned int *mhz);
+nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t d,
+					  unsigned int minGpuClockMHz,
+					  unsigned int maxGpuClockMHz);
+nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t d);
+nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t d,
+					     unsigned int minMemClockMHz,
+					     unsigned int maxMemClockMHz);
+nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t d);
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link,
 				      nvmlEnableState_t *active);
 nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d,
@@ -436,6 +469,11 @@ static int _load(const char *path)
 			_parse_clocks(rest, st.mem_clocks, &st.n_mem);
 		} else if (!strcmp(key, "gfx_clocks")) {
 			_parse_clocks(rest, st.gfx_clocks, &st.n_gfx);
+		} else if (!strcmp(key, "locked_clocks")) {
+			st.no_lock_gpu = !strstr(rest, "gpu");
+			st.no_lock_mem = !strstr(rest, "mem");
+		} else if (!strcmp(key, "app_clocks")) {
+			st.no_app_clocks = !strncmp(rest, "no", 2);
 		} else if (!strcmp(key, "gpu")) {
 			_parse_gpu(rest);
 		} else if (!strcmp(key, "fail") && st.n_fails < FAKE_MAX_FAILS) {
@@ -468,39 +506,49 @@ static void _log(const char *fmt, ...)
 	fclose(f);
 }
 
-/* Application clocks are kept in a file: one "index mem gfx" line each. */
-static void _clocks_get(unsigned idx, unsigned *mem, unsigned *gfx)
+/* A GPU's clocks, MHz: application clocks, and locks (0 0: none). */
+typedef struct {
+	unsigned mem, gfx;
+	unsigned gpu_min, gpu_max, mem_min, mem_max;
+} fake_clocks_t;
+
+/* The clocks of every GPU, from the clocks file (defaults: the highest
+ * supported application clocks, nothing locked). */
+static void _clocks_load(fake_clocks_t *c)
 {
 	FILE *f = fopen(st.clocks_path, "r");
-	unsigned i, m, g;
+	char line[256];
 
-	*mem = st.n_mem ? st.mem_clocks[0] : 0;
-	*gfx = st.n_gfx ? st.gfx_clocks[0] : 0;
+	for (unsigned i = 0; i < st.count; i++) {
+		memset(&c[i], 0, sizeof(c[i]));
+		c[i].mem = st.n_mem ? st.mem_clocks[0] : 0;
+		c[i].gfx = st.n_gfx ? st.gfx_clocks[0] : 0;
+	}
 	if (!f)
 		return;
-	while (fscanf(f, "%u %u %u", &i, &m, &g) == 3)
-		if (i == idx) {
-			*mem = m;
-			*gfx = g;
-		}
+	while (fgets(line, sizeof(line), f)) {
+		fake_clocks_t r = { 0 };
+		unsigned i;
+
+		if (sscanf(line, "%u %u %u %u %u %u %u", &i, &r.mem, &r.gfx,
+			   &r.gpu_min, &r.gpu_max, &r.mem_min,
+			   &r.mem_max) >= 3 && i < st.count)
+			c[i] = r;
+	}
 	fclose(f);
 }
 
-static void _clocks_put(unsigned idx, unsigned mem, unsigned gfx)
+static void _clocks_save(const fake_clocks_t *c)
 {
-	unsigned m[FAKE_MAX_GPUS], g[FAKE_MAX_GPUS];
 	char tmp[PATH_MAX + 8];
 	FILE *f;
 
-	for (unsigned i = 0; i < st.count; i++)
-		_clocks_get(i, &m[i], &g[i]);
-	m[idx] = mem;
-	g[idx] = gfx;
 	snprintf(tmp, sizeof(tmp), "%s.%d", st.clocks_path, (int) getpid());
 	if (!(f = fopen(tmp, "w")))
 		return;
 	for (unsigned i = 0; i < st.count; i++)
-		fprintf(f, "%u %u %u\n", i, m[i], g[i]);
+		fprintf(f, "%u %u %u %u %u %u %u\n", i, c[i].mem, c[i].gfx,
+			c[i].gpu_min, c[i].gpu_max, c[i].mem_min, c[i].mem_max);
 	fclose(f);
 	rename(tmp, st.clocks_path);
 }
@@ -594,6 +642,8 @@ const char *nvmlErrorString(nvmlReturn_t rc)
 		return "Driver Not Loaded";
 	case NVML_ERROR_TIMEOUT:
 		return "Timeout";
+	case NVML_ERROR_FUNCTION_NOT_FOUND:
+		return "Function Not Found";
 	case NVML_ERROR_GPU_IS_LOST:
 		return "GPU is lost";
 	case NVML_ERROR_NO_DATA:
@@ -821,42 +871,132 @@ static int _in(const unsigned *arr, unsigned n, unsigned v)
 nvmlReturn_t nvmlDeviceSetApplicationsClocks(nvmlDevice_t d, unsigned int mem,
 					     unsigned int gfx)
 {
+	fake_clocks_t c[FAKE_MAX_GPUS];
+
 	if (!_valid(d))
 		return NVML_ERROR_INVALID_ARGUMENT;
+	if (st.no_app_clocks) {
+		_log("SET-REFUSED index=%u bus=%s mem=%u gfx=%u not supported",
+		     d->index, d->bus, mem, gfx);
+		return NVML_ERROR_NOT_SUPPORTED;
+	}
 	if (!_in(st.mem_clocks, st.n_mem, mem) ||
 	    !_in(st.gfx_clocks, st.n_gfx, gfx)) {
 		_log("SET-REFUSED index=%u bus=%s mem=%u gfx=%u", d->index,
 		     d->bus, mem, gfx);
 		return NVML_ERROR_INVALID_ARGUMENT;
 	}
-	_clocks_put(d->index, mem, gfx);
+	_clocks_load(c);
+	c[d->index].mem = mem;
+	c[d->index].gfx = gfx;
+	_clocks_save(c);
 	_log("SET index=%u bus=%s mem=%u gfx=%u", d->index, d->bus, mem, gfx);
 	return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceResetApplicationsClocks(nvmlDevice_t d)
 {
+	fake_clocks_t c[FAKE_MAX_GPUS];
+
 	if (!_valid(d))
 		return NVML_ERROR_INVALID_ARGUMENT;
-	_clocks_put(d->index, st.n_mem ? st.mem_clocks[0] : 0,
-		    st.n_gfx ? st.gfx_clocks[0] : 0);
+	if (st.no_app_clocks) {
+		_log("RESET-REFUSED index=%u bus=%s not supported", d->index,
+		     d->bus);
+		return NVML_ERROR_NOT_SUPPORTED;
+	}
+	_clocks_load(c);
+	c[d->index].mem = st.n_mem ? st.mem_clocks[0] : 0;
+	c[d->index].gfx = st.n_gfx ? st.gfx_clocks[0] : 0;
+	_clocks_save(c);
 	_log("RESET index=%u bus=%s", d->index, d->bus);
 	return NVML_SUCCESS;
+}
+
+/*
+ * Locked clocks: kept as [min, max] per GPU in the clocks file; refused
+ * with NOT_SUPPORTED by a GPU that cannot lock that clock (locked_clocks),
+ * INVALID_ARGUMENT for min > max.  what: "GPU" or "MEM".
+ */
+static nvmlReturn_t _lock(const char *fn, nvmlDevice_t d, const char *what,
+			  int unsupported, unsigned int lo, unsigned int hi,
+			  int reset)
+{
+	fake_clocks_t c[FAKE_MAX_GPUS];
+	unsigned *min, *max;
+
+	if (!_valid(d))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (_failing(fn)) {
+		_log("%sLOCK-%s-REFUSED index=%u bus=%s unknown error",
+		     reset ? "UN" : "", what, d->index, d->bus);
+		return NVML_ERROR_UNKNOWN;
+	}
+	if (unsupported) {
+		_log("%sLOCK-%s-REFUSED index=%u bus=%s not supported",
+		     reset ? "UN" : "", what, d->index, d->bus);
+		return NVML_ERROR_NOT_SUPPORTED;
+	}
+	if (!reset && lo > hi) {
+		_log("LOCK-%s-REFUSED index=%u bus=%s min=%u max=%u", what,
+		     d->index, d->bus, lo, hi);
+		return NVML_ERROR_INVALID_ARGUMENT;
+	}
+	_clocks_load(c);
+	min = (what[0] == 'G') ? &c[d->index].gpu_min : &c[d->index].mem_min;
+	max = (what[0] == 'G') ? &c[d->index].gpu_max : &c[d->index].mem_max;
+	*min = reset ? 0 : lo;
+	*max = reset ? 0 : hi;
+	_clocks_save(c);
+	if (reset)
+		_log("UNLOCK-%s index=%u bus=%s", what, d->index, d->bus);
+	else
+		_log("LOCK-%s index=%u bus=%s min=%u max=%u", what, d->index,
+		     d->bus, lo, hi);
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t d,
+					  unsigned int minGpuClockMHz,
+					  unsigned int maxGpuClockMHz)
+{
+	return _lock(__func__, d, "GPU", st.no_lock_gpu, minGpuClockMHz,
+		     maxGpuClockMHz, 0);
+}
+
+nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t d)
+{
+	return _lock(__func__, d, "GPU", st.no_lock_gpu, 0, 0, 1);
+}
+
+nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t d,
+					     unsigned int minMemClockMHz,
+					     unsigned int maxMemClockMHz)
+{
+	return _lock(__func__, d, "MEM", st.no_lock_mem, minMemClockMHz,
+		     maxMemClockMHz, 0);
+}
+
+nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t d)
+{
+	return _lock(__func__, d, "MEM", st.no_lock_mem, 0, 0, 1);
 }
 
 nvmlReturn_t nvmlDeviceGetApplicationsClock(nvmlDevice_t d,
 					    nvmlClockType_t type,
 					    unsigned int *mhz)
 {
-	unsigned mem, gfx;
+	fake_clocks_t c[FAKE_MAX_GPUS];
 
 	if (!_valid(d) || !mhz)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	_clocks_get(d->index, &mem, &gfx);
+	if (st.no_app_clocks)
+		return NVML_ERROR_NOT_SUPPORTED;
+	_clocks_load(c);
 	if (type == NVML_CLOCK_MEM)
-		*mhz = mem;
+		*mhz = c[d->index].mem;
 	else if (type == NVML_CLOCK_GRAPHICS || type == NVML_CLOCK_SM)
-		*mhz = gfx;
+		*mhz = c[d->index].gfx;
 	else
 		return NVML_ERROR_NOT_SUPPORTED;
 	return NVML_SUCCESS;

@@ -403,6 +403,10 @@ def test_energy_gres_gpu2_within_1pct(gpu2):
 
 
 def test_gpu_freq_low_set_and_reset(gpu2):
+    """--gpu-freq=low on a GPU whose NVML has the locked-clock calls (the
+    fake's default, as any NVML since CUDA 11): our gpu/nvml locks memory
+    and graphics clocks at min = max, as Slurm 26.05's own does, sets no
+    application clocks, and unlocks both at the step's end."""
     c = gpu2
     (r,) = _srun(c, "--gres=gpu:1", "--gpu-freq=low")
     minor = _minors(r, c)[0]
@@ -413,17 +417,20 @@ def test_gpu_freq_low_set_and_reset(gpu2):
             return None
         with open(c.gpu["log"]) as f:
             text = f.read()
-        s = re.findall(r"SET index=\d+ bus=%s mem=(\d+) gfx=(\d+)" % bus, text)
-        rs = re.findall(r"RESET index=\d+ bus=%s" % bus, text)
-        return (s, rs) if s and rs else None
-    sets, resets = poll(lines, timeout=20, what="clock set+reset in fake NVML log")
+        found = [re.findall(r" %s index=\d+ bus=%s%s" % (what, bus, rest), text)
+                 for what, rest in (("LOCK-MEM", r" min=(\d+) max=(\d+)"),
+                                    ("LOCK-GPU", r" min=(\d+) max=(\d+)"),
+                                    ("UNLOCK-MEM", ""), ("UNLOCK-GPU", ""))]
+        return (found, text) if all(found) else None
+    (mem, gfx, _, _), text = poll(lines, timeout=20,
+                                  what="clocks locked+unlocked in fake NVML log")
     # "low" is the lowest graphics clock; memory follows GpuFreqDef's
     # default (memory=high): the highest memory clock
-    assert sets[-1] == ("877", "135")
-    assert len(resets) >= 1
-    with open(c.gpu["log"]) as f:
-        text = f.read()
-    assert text.rindex("RESET index") > text.rindex(" SET index")
+    assert mem[-1] == ("877", "877")
+    assert gfx[-1] == ("135", "135")
+    assert not re.search(r" SET index=\d+ bus=%s" % bus, text)
+    assert text.rindex(" UNLOCK-GPU index") > text.rindex(" LOCK-GPU index")
+    assert text.rindex(" UNLOCK-MEM index") > text.rindex(" LOCK-MEM index")
 
 
 def test_autodetect_same_as_explicit(gpu2, tmp_path):

@@ -1,7 +1,8 @@
 /*
  * test_gpu_nvml.c - the NVML loader and GPU energy meter against the fake
  * libnvidia-ml.so.1 of tests/gpu: devices, energy counter vs the power
- * trace's truth (through a sampler), clocks, errors, two jobs' energy.
+ * trace's truth (through a sampler), clocks, --gpu-freq's locked or
+ * application clocks (nvml_lib_set_clocks), errors, two jobs' energy.
  */
 #include <check.h>
 #include <errno.h>
@@ -286,6 +287,287 @@ START_TEST(test_clocks_logged)
 }
 END_TEST
 
+/* ----------------------------------------------------------- --gpu-freq */
+
+/* Lines of the fake's log containing text. */
+static int _log_count(const char *text)
+{
+	char line[256];
+	int n = 0;
+	FILE *f = fopen(log_path, "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, text))
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* The fake's clocks of GPU idx: "idx mem gfx gpu_min gpu_max mem_min
+ * mem_max" (application clocks, then the locks). */
+static void _clocks_line(unsigned idx, char *buf, size_t len)
+{
+	char path[300], line[128];
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s.clocks", state);
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	while (fgets(line, sizeof(line), f)) {
+		unsigned i;
+
+		if (sscanf(line, "%u", &i) == 1 && i == idx) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(buf, len, "%s", line);
+		}
+	}
+	fclose(f);
+}
+
+static void _assert_clocks(unsigned idx, const char *want)
+{
+	char got[128];
+
+	_clocks_line(idx, got, sizeof(got));
+	ck_assert_str_eq(got, want);
+}
+
+static void _app_clocks(const nvml_lib_t *lib, nvmlDevice_t d, unsigned mem,
+			unsigned gfx)
+{
+	unsigned int mhz = 0;
+
+	ck_assert_int_eq(lib->DeviceGetApplicationsClock(d, NVML_CLOCK_MEM,
+							 &mhz), NVML_SUCCESS);
+	ck_assert_uint_eq(mhz, mem);
+	ck_assert_int_eq(lib->DeviceGetApplicationsClock(d, NVML_CLOCK_GRAPHICS,
+							 &mhz), NVML_SUCCESS);
+	ck_assert_uint_eq(mhz, gfx);
+}
+
+static void _state_add(const char *line)
+{
+	FILE *f = fopen(state, "a");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(line, f);
+	fclose(f);
+}
+
+/*
+ * (a) A library with the locked-clock calls (NVML 11+, as the fake): the
+ * asked clocks (memory 405, graphics 900 MHz; the defaults 877 / 1530)
+ * are locked with min = max, as Slurm 26.05 does; application clocks are
+ * untouched; the step's end unlocks both and nothing else.
+ */
+START_TEST(test_gpu_freq_locked)
+{
+	const nvml_lib_t *lib = _open();
+	const char *call = NULL;
+	unsigned set = 0;
+	nvmlDevice_t d;
+
+	ck_assert_ptr_nonnull(lib->DeviceSetGpuLockedClocks);
+	ck_assert_ptr_nonnull(lib->DeviceResetGpuLockedClocks);
+	ck_assert_ptr_nonnull(lib->DeviceSetMemoryLockedClocks);
+	ck_assert_ptr_nonnull(lib->DeviceResetMemoryLockedClocks);
+	ck_assert_int_eq(lib->DeviceGetHandleByIndex(1, &d), NVML_SUCCESS);
+	ck_assert_int_eq(nvml_lib_set_clocks(lib, d, 405, 900, &set, &call),
+			 NVML_SUCCESS);
+	ck_assert_uint_eq(set, NVML_CLOCKS_LOCKED_MEM | NVML_CLOCKS_LOCKED_GPU);
+	ck_assert_int_eq(_log_count(
+		" LOCK-MEM index=1 bus=0000:3b:00.0 min=405 max=405"), 1);
+	ck_assert_int_eq(_log_count(
+		" LOCK-GPU index=1 bus=0000:3b:00.0 min=900 max=900"), 1);
+	ck_assert_int_eq(_log_count(" SET"), 0);
+	_assert_clocks(1, "1 877 1530 900 900 405 405");
+	_app_clocks(lib, d, 877, 1530);
+	/* the step's end */
+	ck_assert_int_eq(nvml_lib_reset_clocks(lib, d, set, &call),
+			 NVML_SUCCESS);
+	ck_assert_int_eq(_log_count(" UNLOCK-MEM index=1 bus=0000:3b:00.0"), 1);
+	ck_assert_int_eq(_log_count(" UNLOCK-GPU index=1 bus=0000:3b:00.0"), 1);
+	ck_assert_int_eq(_log_count(" RESET"), 0);
+	_assert_clocks(1, "1 877 1530 0 0 0 0");
+	/* GPU 0 was never touched */
+	_assert_clocks(0, "0 877 1530 0 0 0 0");
+	nvml_lib_close();
+}
+END_TEST
+
+/* (a) on an H100: no application clocks at all, locked clocks work. */
+START_TEST(test_gpu_freq_locked_no_app_clocks)
+{
+	const nvml_lib_t *lib;
+	unsigned set = 0;
+	nvmlDevice_t d;
+
+	_state_add("app_clocks no\n");
+	lib = _open();
+	ck_assert_int_eq(lib->DeviceGetHandleByIndex(0, &d), NVML_SUCCESS);
+	ck_assert_int_eq(nvml_lib_set_clocks(lib, d, 877, 135, &set, NULL),
+			 NVML_SUCCESS);
+	ck_assert_uint_eq(set, NVML_CLOCKS_LOCKED_MEM | NVML_CLOCKS_LOCKED_GPU);
+	_assert_clocks(0, "0 877 1530 135 135 877 877");
+	ck_assert_int_eq(_log_count("SET"), 0);	/* no SET-REFUSED either */
+	ck_assert_int_eq(nvml_lib_reset_clocks(lib, d, set, NULL),
+			 NVML_SUCCESS);
+	_assert_clocks(0, "0 877 1530 0 0 0 0");
+	ck_assert_int_eq(_log_count("RESET"), 0);
+	nvml_lib_close();
+}
+END_TEST
+
+/*
+ * (b) A library without the locked-clock calls.  A real one lacks the
+ * symbols, so nvml_lib_open() leaves those entries NULL; the fake exports
+ * them, so the test clears them in a copy of the table (a second fake
+ * library without them would need a Makefile change).  Application
+ * clocks are set and reset, as before 26.05.  Then a library with the
+ * GPU clock's calls only (NVML 10.1 to 11): the GPU clock is locked and
+ * the pair set as application clocks, the memory clock being unlockable.
+ */
+START_TEST(test_gpu_freq_old_library)
+{
+	const nvml_lib_t *lib = _open();
+	nvml_lib_t old = *lib;
+	const char *call = NULL;
+	unsigned set = 0;
+	nvmlDevice_t d;
+
+	old.DeviceSetGpuLockedClocks = NULL;
+	old.DeviceResetGpuLockedClocks = NULL;
+	old.DeviceSetMemoryLockedClocks = NULL;
+	old.DeviceResetMemoryLockedClocks = NULL;
+	ck_assert_int_eq(lib->DeviceGetHandleByIndex(1, &d), NVML_SUCCESS);
+	ck_assert_int_eq(nvml_lib_set_clocks(&old, d, 405, 900, &set, &call),
+			 NVML_SUCCESS);
+	ck_assert_uint_eq(set, NVML_CLOCKS_APPLICATION);
+	ck_assert_int_eq(_log_count(
+		" SET index=1 bus=0000:3b:00.0 mem=405 gfx=900"), 1);
+	ck_assert_int_eq(_log_count("LOCK"), 0);
+	_assert_clocks(1, "1 405 900 0 0 0 0");
+	_app_clocks(lib, d, 405, 900);
+	ck_assert_int_eq(nvml_lib_reset_clocks(&old, d, set, &call),
+			 NVML_SUCCESS);
+	ck_assert_int_eq(_log_count(" RESET index=1 bus=0000:3b:00.0"), 1);
+	ck_assert_int_eq(_log_count("LOCK"), 0);
+	_app_clocks(lib, d, 877, 1530);
+
+	/* the GPU clock's calls only */
+	old.DeviceSetGpuLockedClocks = lib->DeviceSetGpuLockedClocks;
+	old.DeviceResetGpuLockedClocks = lib->DeviceResetGpuLockedClocks;
+	ck_assert_int_eq(nvml_lib_set_clocks(&old, d, 405, 135, &set, &call),
+			 NVML_SUCCESS);
+	ck_assert_uint_eq(set, NVML_CLOCKS_LOCKED_GPU |
+			  NVML_CLOCKS_APPLICATION);
+	ck_assert_int_eq(_log_count(
+		" LOCK-GPU index=1 bus=0000:3b:00.0 min=135 max=135"), 1);
+	ck_assert_int_eq(_log_count(
+		" SET index=1 bus=0000:3b:00.0 mem=405 gfx=135"), 1);
+	ck_assert_int_eq(_log_count("LOCK-MEM"), 0);
+	_assert_clocks(1, "1 405 135 135 135 0 0");
+	ck_assert_int_eq(nvml_lib_reset_clocks(&old, d, set, &call),
+			 NVML_SUCCESS);
+	ck_assert_int_eq(_log_count(" UNLOCK-GPU index=1"), 1);
+	ck_assert_int_eq(_log_count(" RESET index=1"), 2);
+	ck_assert_int_eq(_log_count("UNLOCK-MEM"), 0);
+	_assert_clocks(1, "1 877 1530 0 0 0 0");
+	nvml_lib_close();
+}
+END_TEST
+
+/*
+ * (c) The library has the calls but the GPU refuses them with
+ * NOT_SUPPORTED: application clocks instead.  A GPU older than Volta
+ * locks neither clock; a Volta locks the GPU clock only, so its pair is
+ * also set as application clocks.  Reset: what was set, no more.
+ */
+START_TEST(test_gpu_freq_not_supported)
+{
+	const nvml_lib_t *lib;
+	const char *call = NULL;
+	unsigned set = 0;
+	nvmlDevice_t d;
+
+	_state_add("locked_clocks none\n");
+	lib = _open();
+	ck_assert_ptr_nonnull(lib->DeviceSetGpuLockedClocks);
+	ck_assert_int_eq(lib->DeviceGetHandleByIndex(0, &d), NVML_SUCCESS);
+	ck_assert_int_eq(nvml_lib_set_clocks(lib, d, 405, 900, &set, &call),
+			 NVML_SUCCESS);
+	ck_assert_uint_eq(set, NVML_CLOCKS_APPLICATION);
+	ck_assert_int_eq(_log_count(
+		" LOCK-MEM-REFUSED index=0 bus=0000:86:00.0 not supported"), 1);
+	ck_assert_int_eq(_log_count(
+		" LOCK-GPU-REFUSED index=0 bus=0000:86:00.0 not supported"), 1);
+	ck_assert_int_eq(_log_count(
+		" SET index=0 bus=0000:86:00.0 mem=405 gfx=900"), 1);
+	_assert_clocks(0, "0 405 900 0 0 0 0");
+	ck_assert_int_eq(nvml_lib_reset_clocks(lib, d, set, &call),
+			 NVML_SUCCESS);
+	ck_assert_int_eq(_log_count(" RESET index=0 bus=0000:86:00.0"), 1);
+	ck_assert_int_eq(_log_count("UNLOCK"), 0);
+	_assert_clocks(0, "0 877 1530 0 0 0 0");
+	nvml_lib_close();
+
+	/* a Volta: the GPU clock locks, the memory clock does not */
+	_state_add("locked_clocks gpu\n");
+	ck_assert_int_eq(truncate(log_path, 0), 0);
+	lib = _open();
+	ck_assert_int_eq(lib->DeviceGetHandleByIndex(0, &d), NVML_SUCCESS);
+	ck_assert_int_eq(nvml_lib_set_clocks(lib, d, 877, 135, &set, &call),
+			 NVML_SUCCESS);
+	ck_assert_uint_eq(set, NVML_CLOCKS_LOCKED_GPU |
+			  NVML_CLOCKS_APPLICATION);
+	ck_assert_int_eq(_log_count(" LOCK-MEM-REFUSED index=0"), 1);
+	ck_assert_int_eq(_log_count(" LOCK-GPU index=0 bus=0000:86:00.0 "
+				    "min=135 max=135"), 1);
+	ck_assert_int_eq(_log_count(" SET index=0 bus=0000:86:00.0 "
+				    "mem=877 gfx=135"), 1);
+	_assert_clocks(0, "0 877 135 135 135 0 0");
+	ck_assert_int_eq(nvml_lib_reset_clocks(lib, d, set, &call),
+			 NVML_SUCCESS);
+	ck_assert_int_eq(_log_count(" UNLOCK-GPU index=0"), 1);
+	ck_assert_int_eq(_log_count(" RESET index=0"), 1);
+	ck_assert_int_eq(_log_count("UNLOCK-MEM"), 0);
+	_assert_clocks(0, "0 877 1530 0 0 0 0");
+	nvml_lib_close();
+}
+END_TEST
+
+/*
+ * Any other error of a locked-clock call (no permission, ...) is an
+ * error, not a reason for application clocks; the clock that was locked
+ * is still reset at the step's end.
+ */
+START_TEST(test_gpu_freq_lock_error)
+{
+	const nvml_lib_t *lib;
+	const char *call = NULL;
+	unsigned set = 0;
+	nvmlDevice_t d;
+
+	_state_add("fail nvmlDeviceSetGpuLockedClocks\n");
+	lib = _open();
+	ck_assert_int_eq(lib->DeviceGetHandleByIndex(1, &d), NVML_SUCCESS);
+	ck_assert_int_eq(nvml_lib_set_clocks(lib, d, 405, 900, &set, &call),
+			 NVML_ERROR_UNKNOWN);
+	ck_assert_str_eq(call, "nvmlDeviceSetGpuLockedClocks");
+	ck_assert_uint_eq(set, NVML_CLOCKS_LOCKED_MEM);
+	ck_assert_int_eq(_log_count(" SET"), 0);
+	_assert_clocks(1, "1 877 1530 0 0 405 405");
+	ck_assert_int_eq(nvml_lib_reset_clocks(lib, d, set, &call),
+			 NVML_SUCCESS);
+	ck_assert_int_eq(_log_count(" UNLOCK-MEM index=1"), 1);
+	ck_assert_int_eq(_log_count("UNLOCK-GPU"), 0);
+	_assert_clocks(1, "1 877 1530 0 0 0 0");
+	nvml_lib_close();
+}
+END_TEST
+
 START_TEST(test_open_errors)
 {
 	char err[256] = "";
@@ -557,6 +839,11 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_energy_counter);
 	tcase_add_test(tc, test_sampler_vs_truth);
 	tcase_add_test(tc, test_clocks_logged);
+	tcase_add_test(tc, test_gpu_freq_locked);
+	tcase_add_test(tc, test_gpu_freq_locked_no_app_clocks);
+	tcase_add_test(tc, test_gpu_freq_old_library);
+	tcase_add_test(tc, test_gpu_freq_not_supported);
+	tcase_add_test(tc, test_gpu_freq_lock_error);
 	tcase_add_test(tc, test_open_errors);
 	tcase_add_test(tc, test_read_failure);
 	tcase_add_test(tc, test_figures_and_faults);

@@ -56,6 +56,13 @@ static const nvml_sym_t syms[] = {
 	    "nvmlDeviceResetApplicationsClocks", true),
 	SYM(DeviceGetApplicationsClock, "nvmlDeviceGetApplicationsClock",
 	    false),
+	SYM(DeviceSetGpuLockedClocks, "nvmlDeviceSetGpuLockedClocks", false),
+	SYM(DeviceResetGpuLockedClocks, "nvmlDeviceResetGpuLockedClocks",
+	    false),
+	SYM(DeviceSetMemoryLockedClocks, "nvmlDeviceSetMemoryLockedClocks",
+	    false),
+	SYM(DeviceResetMemoryLockedClocks, "nvmlDeviceResetMemoryLockedClocks",
+	    false),
 	SYM(DeviceGetNvLinkState, "nvmlDeviceGetNvLinkState", false),
 	SYM(DeviceGetNvLinkRemotePciInfo,
 	    "nvmlDeviceGetNvLinkRemotePciInfo_v2", false),
@@ -165,6 +172,96 @@ int nvml_lib_minor_order(const nvml_lib_t *l, unsigned *order, unsigned max)
 		order[j] = o;
 	}
 	return (int) n;
+}
+
+/* A clock the GPU or library cannot lock: application clocks instead. */
+static bool _no_lock(nvmlReturn_t rc)
+{
+	return rc == NVML_ERROR_NOT_SUPPORTED ||
+	       rc == NVML_ERROR_FUNCTION_NOT_FOUND;
+}
+
+/* Keep the first error and its entry point. */
+static void _first_err(nvmlReturn_t rc, const char *fn, nvmlReturn_t *err,
+		       const char **err_fn)
+{
+	if (*err == NVML_SUCCESS) {
+		*err = rc;
+		*err_fn = fn;
+	}
+}
+
+nvmlReturn_t nvml_lib_set_clocks(const nvml_lib_t *l, nvmlDevice_t dev,
+				 unsigned int mem_mhz, unsigned int gfx_mhz,
+				 unsigned *set, const char **call)
+{
+	nvmlReturn_t rc, err = NVML_SUCCESS;
+	const char *err_fn = NULL;
+	bool app = true;
+
+	*set = 0;
+	if (l->DeviceSetGpuLockedClocks && l->DeviceResetGpuLockedClocks) {
+		app = false;
+		/* The memory clock first, as 26.05. */
+		if (l->DeviceSetMemoryLockedClocks &&
+		    l->DeviceResetMemoryLockedClocks)
+			rc = l->DeviceSetMemoryLockedClocks(dev, mem_mhz,
+							    mem_mhz);
+		else
+			rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+		if (rc == NVML_SUCCESS)
+			*set |= NVML_CLOCKS_LOCKED_MEM;
+		else if (_no_lock(rc))
+			app = true;
+		else
+			_first_err(rc, "nvmlDeviceSetMemoryLockedClocks", &err,
+				   &err_fn);
+		rc = l->DeviceSetGpuLockedClocks(dev, gfx_mhz, gfx_mhz);
+		if (rc == NVML_SUCCESS)
+			*set |= NVML_CLOCKS_LOCKED_GPU;
+		else if (_no_lock(rc))
+			app = true;
+		else
+			_first_err(rc, "nvmlDeviceSetGpuLockedClocks", &err,
+				   &err_fn);
+	}
+	if (app) {
+		rc = l->DeviceSetApplicationsClocks(dev, mem_mhz, gfx_mhz);
+		if (rc == NVML_SUCCESS)
+			*set |= NVML_CLOCKS_APPLICATION;
+		else
+			_first_err(rc, "nvmlDeviceSetApplicationsClocks", &err,
+				   &err_fn);
+	}
+	if ((*set & (NVML_CLOCKS_LOCKED_MEM | NVML_CLOCKS_APPLICATION)) &&
+	    (*set & (NVML_CLOCKS_LOCKED_GPU | NVML_CLOCKS_APPLICATION)))
+		return NVML_SUCCESS;
+	if (call)
+		*call = err_fn ? err_fn : "nvml_lib_set_clocks";
+	return err != NVML_SUCCESS ? err : NVML_ERROR_UNKNOWN;
+}
+
+nvmlReturn_t nvml_lib_reset_clocks(const nvml_lib_t *l, nvmlDevice_t dev,
+				   unsigned set, const char **call)
+{
+	nvmlReturn_t rc, err = NVML_SUCCESS;
+	const char *err_fn = NULL;
+
+	if ((set & NVML_CLOCKS_LOCKED_MEM) && l->DeviceResetMemoryLockedClocks &&
+	    (rc = l->DeviceResetMemoryLockedClocks(dev)) != NVML_SUCCESS)
+		_first_err(rc, "nvmlDeviceResetMemoryLockedClocks", &err,
+			   &err_fn);
+	if ((set & NVML_CLOCKS_LOCKED_GPU) && l->DeviceResetGpuLockedClocks &&
+	    (rc = l->DeviceResetGpuLockedClocks(dev)) != NVML_SUCCESS)
+		_first_err(rc, "nvmlDeviceResetGpuLockedClocks", &err,
+			   &err_fn);
+	if ((set & NVML_CLOCKS_APPLICATION) &&
+	    (rc = l->DeviceResetApplicationsClocks(dev)) != NVML_SUCCESS)
+		_first_err(rc, "nvmlDeviceResetApplicationsClocks", &err,
+			   &err_fn);
+	if (call)
+		*call = err_fn;
+	return err;
 }
 
 /* Private functions: the meter backend */

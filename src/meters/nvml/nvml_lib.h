@@ -40,6 +40,13 @@ typedef struct {
 	se_nvmlDeviceSetApplicationsClocks_f DeviceSetApplicationsClocks;
 	se_nvmlDeviceResetApplicationsClocks_f DeviceResetApplicationsClocks;
 	se_nvmlDeviceGetApplicationsClock_f DeviceGetApplicationsClock;	/* opt */
+	/* Locked clocks: absent from libraries older than NVML 10.1 (GPU)
+	 * or NVML 11 (memory); see nvml_lib_set_clocks(). */
+	se_nvmlDeviceSetGpuLockedClocks_f DeviceSetGpuLockedClocks;	/* opt */
+	se_nvmlDeviceResetGpuLockedClocks_f DeviceResetGpuLockedClocks; /* opt */
+	se_nvmlDeviceSetMemoryLockedClocks_f DeviceSetMemoryLockedClocks; /* opt */
+	se_nvmlDeviceResetMemoryLockedClocks_f
+		DeviceResetMemoryLockedClocks;				/* opt */
 	se_nvmlDeviceGetNvLinkState_f DeviceGetNvLinkState;		/* opt */
 	se_nvmlDeviceGetNvLinkRemotePciInfo_f DeviceGetNvLinkRemotePciInfo; /* opt */
 } nvml_lib_t;
@@ -69,6 +76,45 @@ const char *nvml_lib_strerror(const nvml_lib_t *lib, nvmlReturn_t rc);
  */
 int nvml_lib_minor_order(const nvml_lib_t *lib, unsigned *order,
 			 unsigned max);
+
+/*
+ * --gpu-freq on one GPU.  What nvml_lib_set_clocks() set, as bits: the
+ * step's end resets exactly these (nvml_lib_reset_clocks).
+ */
+#define NVML_CLOCKS_LOCKED_MEM	0x1	/* nvmlDeviceSetMemoryLockedClocks */
+#define NVML_CLOCKS_LOCKED_GPU	0x2	/* nvmlDeviceSetGpuLockedClocks */
+#define NVML_CLOCKS_APPLICATION	0x4	/* nvmlDeviceSetApplicationsClocks */
+
+/*
+ * Set dev's memory and graphics clocks to mem_mhz and gfx_mhz (values the
+ * GPU lists as supported), chosen by what the loaded library has, not by
+ * the Slurm release:
+ *  - a library with the locked-clock calls (nvmlDeviceSetGpuLockedClocks
+ *    and its reset): each clock locked at min = max = its value, the
+ *    memory clock first, as Slurm 26.05's gpu/nvml does; application
+ *    clocks are not touched;
+ *  - but when a clock cannot be locked, because the GPU refuses it
+ *    (NOT_SUPPORTED: memory before Ampere, GPU before Volta; or
+ *    FUNCTION_NOT_FOUND) or the library lacks the memory clock's calls
+ *    (before NVML 11), the pair is set as application clocks as well (a
+ *    clock that was locked stays locked, at the same value);
+ *  - a library without them (older than NVML 10.1): application clocks,
+ *    as Slurm 25.11 and before.
+ * *set gets the NVML_CLOCKS_* bits of what was set, even on failure.
+ * Returns NVML_SUCCESS when both clocks were set one way or the other,
+ * else the error that stopped it, with its entry point's name in *call.
+ */
+nvmlReturn_t nvml_lib_set_clocks(const nvml_lib_t *lib, nvmlDevice_t dev,
+				 unsigned int mem_mhz, unsigned int gfx_mhz,
+				 unsigned *set, const char **call);
+
+/*
+ * Reset what set (NVML_CLOCKS_* bits) says nvml_lib_set_clocks() set on
+ * dev, and nothing else.  Every reset is tried; returns the first error
+ * (its entry point in *call), or NVML_SUCCESS.
+ */
+nvmlReturn_t nvml_lib_reset_clocks(const nvml_lib_t *lib, nvmlDevice_t dev,
+				   unsigned set, const char **call);
 
 /* One GPU as a meter: the device for nvml_meter_ops. */
 typedef struct {

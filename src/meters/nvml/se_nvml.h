@@ -25,6 +25,8 @@ typedef enum {
 	NVML_ERROR_INSUFFICIENT_SIZE = 7,
 	NVML_ERROR_DRIVER_NOT_LOADED = 9,
 	NVML_ERROR_TIMEOUT = 10,
+	NVML_ERROR_FUNCTION_NOT_FOUND = 13,	/* "local version of NVML
+						   doesn't implement this" */
 	NVML_ERROR_GPU_IS_LOST = 15,
 	NVML_ERROR_NO_DATA = 21,
 	NVML_ERROR_UNKNOWN = 999,
@@ -102,6 +104,18 @@ typedef nvmlReturn_t (*se_nvmlDeviceResetApplicationsClocks_f)(nvmlDevice_t);
 typedef nvmlReturn_t (*se_nvmlDeviceGetApplicationsClock_f)(nvmlDevice_t,
 							    nvmlClockType_t,
 							    unsigned int *);
+/*
+ * Locked clocks (Device Commands): the clock is kept within [min, max] MHz
+ * until reset.  The GPU clock's pair is in libraries since NVML 10.1 and
+ * works on Volta or newer GPUs; the memory clock's came later (NVML 11)
+ * and works on Ampere or newer.  Older libraries lack the symbols.
+ */
+typedef nvmlReturn_t (*se_nvmlDeviceSetGpuLockedClocks_f)(
+	nvmlDevice_t, unsigned int minGpuClockMHz, unsigned int maxGpuClockMHz);
+typedef nvmlReturn_t (*se_nvmlDeviceResetGpuLockedClocks_f)(nvmlDevice_t);
+typedef nvmlReturn_t (*se_nvmlDeviceSetMemoryLockedClocks_f)(
+	nvmlDevice_t, unsigned int minMemClockMHz, unsigned int maxMemClockMHz);
+typedef nvmlReturn_t (*se_nvmlDeviceResetMemoryLockedClocks_f)(nvmlDevice_t);
 typedef nvmlReturn_t (*se_nvmlDeviceGetNvLinkState_f)(nvmlDevice_t,
 						      unsigned int,
 						      nvmlEnableState_t *);
