@@ -318,7 +318,8 @@ def test_frozen_bmc_mid_job(bmc_cluster):
         assert bmcs.sim("thaw", "node3").returncode == 0
     jobid, windows = finish(c, proc, "frozen")
     # No step waited on the hung BMC: 30 s of work plus launch and
-    # teardown, far from the 20+ s a blocked energy RPC adds (DESIGN 3).
+    # teardown, far from the 20+ s a blocked energy RPC adds (the sampler
+    # never blocks a step: acct_gather_energy_bmc(5)).
     assert time.monotonic() - started < JOB_SECONDS + 10
     log = slurmd_log(c, "node3")
     assert "BMC %s:%d" % (BMC_ADDR, PORT_OF["node3"]) in log
