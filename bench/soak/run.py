@@ -26,14 +26,24 @@ test cluster (contribs/cluster; 3 nodes, 2 fake GPUs each):
 * checks, from sacct once everything is recorded:
   - every job and every step (.batch included) has energy (> 0 J);
   - each step ran at the frequency it should (explicit, or the policy's);
-  - per node, over the soak's window [A, B]: the energy of its jobs (the
-    steps' per-node figures, from the settle lines slurmstepd writes with
-    DebugFlags=Energy, whose sum over the nodes is checked against sacct's
-    step figure) plus the energy between jobs (the meter's exact integral
-    outside the steps' own windows: as long as the settle line says,
-    around the tasks' marks) against the
-    meter's total over [A, B] (the trace's exact integral, se-trace, and
-    the meter's own energy register read over Modbus at A and B);
+  - per node, over the soak's window [A, B], every term measured: at A
+    and at B the meter's own energy register is read over Modbus, and
+    right after it slurmd's own node total (its figure: the sampler's
+    running node energy) through the node's energy query socket
+    (se-energy-query --fresh; the same figure id at A and B, else the
+    node's figures do not subtract and it says so).  (a) slurmd's figure
+    delta against the register delta, each beside the trace's exact
+    integral (se-trace) over its own instants; (b) between = the figure
+    delta minus the node's jobs (the steps' per-node figures, from the
+    settle lines slurmstepd writes with DebugFlags=Energy, whose sum over
+    the nodes is checked against sacct's step figure): the energy slurmd
+    counted outside the jobs, against the trace's exact energy outside the
+    steps' own windows (as long as the settle line says, around the tasks'
+    marks) between the figure's instants; (c) the jobs against the trace
+    over their windows; the identity (jobs + between) / register - 1,
+    bound 1 % (it is figure delta / register delta - 1: slurmd's books
+    against the meter's count; (b) and (c) say whether slurmd split them
+    right between jobs and the time between them);
   - RSS (VmRSS) of slurmctld and the slurmds (pids from the cluster's pid
     files) before the first job, after every 10 % of the jobs, at the end;
 * launch rate: `srun -nN true` steps (N: --launch-tasks, default 1) one
@@ -61,6 +71,7 @@ second one of the launch rate too (state dir STATE-stock, net NET+1,
 ports +10).
 Environment: SE_PLUGIN_DIR (default _build/stage/lib/slurm-energy),
 SE_BIN_DIR (se-modbus-sim, se-trace; default _build/stage/bin),
+SE_ENERGY_QUERY (default se-energy-query in SE_BIN_DIR/../sbin),
 SE_BENCH_SHELL_DIR (the floor row's SPANK shells; default
 _build/obj/bench/launch/.libs),
 SE_SOAK_METER_PORT.  Prints markdown tables on stdout, progress on stderr.
@@ -121,11 +132,15 @@ sys.path.insert(0, os.path.join(REPO, "contribs", "python"))
 
 from selab import energy  # noqa: E402
 from selab.cluster import Cluster, poll  # noqa: E402
-from selab.meters import ModbusSim, tool  # noqa: E402
+from selab.meters import ModbusSim, bin_dir, tool  # noqa: E402
 
 PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", os.path.join(
     REPO, "_build", "stage", "lib", "slurm-energy"))
 TRACE = os.path.join(REPO, "contribs", "trace", "examples", "cluster.trace")
+# slurmd's own node total through its energy query socket (sbin, beside
+# SE_BIN_DIR's bin)
+ENERGY_QUERY = os.environ.get("SE_ENERGY_QUERY", os.path.join(
+    os.path.dirname(bin_dir()), "sbin", "se-energy-query"))
 NODES = ("node1", "node2", "node3")
 # the floor row's SPANK shells (bench/Makefile.inc builds them)
 SHELL_DIR = os.environ.get("SE_BENCH_SHELL_DIR", os.path.join(
@@ -360,6 +375,40 @@ def read_energy_register(unit, addr=METER):
         raise RuntimeError("meter unit %d: bad reply %r" % (unit, rep))
     kwh, = struct.unpack(">f", rep[9:13])
     return kwh * 3.6e6, (t0 + t1) / 2
+
+
+def read_figure(c, node):
+    """slurmd's own node total now (its figure: the sampler's running node
+    energy, what it gives Slurm's energy RPC), through the node's energy
+    query socket (se-energy-query --fresh: a meter reading kicked, the
+    figure at a sample taken after the call).  The socket is a file in the
+    node's spool dir under the cluster's state dir, which the host sees
+    (the node's namespaces are its network, mount and UTS ones; an AF_UNIX
+    socket is reached by its path).  Returns {"j": joules, "id": the
+    figure's continuity, "t": wall-clock instant of the figure, "sample_t":
+    of its sample}."""
+    p = subprocess.run([ENERGY_QUERY, "--fresh", "--spool-dir",
+                        os.path.join(c.state, "nodes", "%n", "spool"), node],
+                       capture_output=True, text=True, timeout=30)
+    # the tool's instants are CLOCK_MONOTONIC, as is time.monotonic()
+    mono_to_wall = time.time() - time.monotonic()
+    if p.returncode:
+        raise RuntimeError("se-energy-query %s: exit %d: %s"
+                           % (node, p.returncode, p.stderr.strip()))
+    kv = dict(x.split("=", 1) for x in p.stdout.split())
+    return {"j": int(kv["figure_mj"]) / 1e3, "id": int(kv["figure_id"]),
+            "t": int(kv["at_ns"]) / 1e9 + mono_to_wall,
+            "sample_t": int(kv["sample_ns"]) / 1e9 + mono_to_wall}
+
+
+def read_books(c):
+    """Per node, the meter's energy register and, right after it, slurmd's
+    figure: ({node: (J, wall instant)}, {node: read_figure()})."""
+    reg, fig = {}, {}
+    for i, node in enumerate(NODES, 1):
+        reg[node] = read_energy_register(i)
+        fig[node] = read_figure(c, node)
+    return reg, fig
 
 
 # ------------------------------------------------------------- sacct
@@ -744,7 +793,8 @@ def main():
     for path in (tool("se-modbus-sim"), tool("se-trace"),
                  os.path.join(PLUGIN_DIR, "acct_gather_energy_modbus.so"),
                  os.path.join(PLUGIN_DIR, "spank_energy_settle.so"),
-                 os.path.join(PLUGIN_DIR, "job_submit_energy_policy.so")):
+                 os.path.join(PLUGIN_DIR, "job_submit_energy_policy.so"),
+                 ENERGY_QUERY):
         if not os.path.exists(path):
             sys.exit("run.py: %s missing: build first" % path)
     c = Cluster()
@@ -784,8 +834,7 @@ def main():
                 wait_power(c)
                 plugin_proof(c)
                 time.sleep(2)
-                a_reg = {n: read_energy_register(i)
-                         for i, n in enumerate(NODES, 1)}
+                a_reg, a_fig = read_books(c)
             A = time.time()
             log("soak: %d jobs" % len(specs))
             steps = [max(1, args.jobs * k // 10) for k in range(1, 11)]
@@ -799,10 +848,10 @@ def main():
             report.update(rows=rows, A=A, B=B, rss=rss, soak_s=soak_s,
                           stock=stock)
             if not stock:
-                b_reg = {n: read_energy_register(i)
-                         for i, n in enumerate(NODES, 1)}
+                b_reg, b_fig = read_books(c)
                 settled, unsettled = settled_lines(c)
-                report.update(a_reg=a_reg, b_reg=b_reg, settled=settled,
+                report.update(a_reg=a_reg, b_reg=b_reg, a_fig=a_fig,
+                              b_fig=b_fig, settled=settled,
                               unsettled=unsettled)
         rates = []
         configs = [x for x in args.launch_configs.split(",") if x]
@@ -943,24 +992,66 @@ def print_soak(specs, epoch, r, args):
              (" (" + ", ".join(freq_bad[:5]) + ")") if freq_bad else ""))
     print()
 
-    # ---- the node identity
+    # ---- the node identity, every term measured
     A, B = r["A"], r["B"]
     print("**Per node, over the soak's window** (%.0f s: A = before the "
-          "first job, B = every record in): jobs = the node's share of "
-          "every srun step (its settle line; a batch script's own `.batch` "
-          "step overlaps its srun steps and is not added), between = the "
-          "meter's exact energy outside the steps' windows (each the length "
-          "of its settle line, around the tasks' marks), "
-          "meter = the trace's exact integral over [A, B]; register = the "
-          "meter's own energy register read over Modbus at A and B\n"
+          "first job, B = every record in).  At A and at B, per node, the "
+          "meter's energy register is read over Modbus, and right after it "
+          "slurmd's own node total (its *figure*: the sampler's running "
+          "node energy, what it gives Slurm's energy RPC) through the "
+          "node's energy query socket (`se-energy-query --fresh`: a "
+          "reading kicked, the figure at a sample taken after the call).  "
+          "(a) slurmd's count against the meter's own, each beside the "
+          "trace's exact integral (se-trace) over its own two instants:\n"
           % (B - A))
+    print("| node | figure id at A = at B | slurmd's figure delta J | "
+          "trace over the figure's instants J | figure error | register "
+          "delta J | trace over the reads' instants J | register error | "
+          "figure delta / register delta - 1 |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    books = {}
+    skew, sample_skew = [], []
+    for node in NODES:
+        fa, fb = r["a_fig"][node], r["b_fig"][node]
+        (ra, ta), (rb, tb) = r["a_reg"][node], r["b_reg"][node]
+        same = fa["id"] == fb["id"]
+        fig = fb["j"] - fa["j"]
+        fig_truth = tj(node, epoch, fa["t"], fb["t"])
+        reg = rb - ra
+        reg_truth = tj(node, epoch, ta, tb)
+        books[node] = dict(same=same, fig=fig, fig_truth=fig_truth, reg=reg)
+        skew += [fa["t"] - ta, fb["t"] - tb]
+        sample_skew += [fa["sample_t"] - ta, fb["sample_t"] - tb]
+        print("| %s | %s | %.1f | %.1f | %+.3f %% | %.1f | %.1f | %+.3f %% | "
+              "%s |"
+              % (node, "yes" if same else "**no** (%x, %x: slurmd restarted"
+                 "; the figures do not subtract)" % (fa["id"], fb["id"]),
+                 fig, fig_truth, 100 * energy.relative_error(fig, fig_truth),
+                 reg, reg_truth, 100 * energy.relative_error(reg, reg_truth),
+                 "%+.3f %%" % (100 * (fig / reg - 1)) if same else "-"))
+    print()
+    print("The figure's instant (slurmd's answer) after the register's read: "
+          "%.0f ... %.0f ms; the figure's sample after the read: "
+          "%.0f ... %.0f ms\n"
+          % (1e3 * min(skew), 1e3 * max(skew), 1e3 * min(sample_skew),
+             1e3 * max(sample_skew)))
+
+    print("(b), (c) and the identity: jobs = the node's share of every "
+          "srun step (its settle line: the step's figure; a batch "
+          "script's own `.batch` step overlaps its srun steps and is not "
+          "added); between = slurmd's figure delta - jobs, the energy "
+          "slurmd counted outside the jobs, against the trace's exact "
+          "energy outside the steps' windows (each the length of its "
+          "settle line, around the tasks' marks) between the figure's "
+          "instants; register = the meter's own count over [A, B]\n")
     print("| node | steps | jobs J | true J over the steps' windows | "
-          "jobs error | between J | jobs + between J | meter J (trace) | "
-          "register J | (jobs + between) / meter - 1 |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "jobs error | between (slurmd) J | true J outside the windows | "
+          "between error | jobs + between J | register J | "
+          "(jobs + between) / register - 1 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     worst = 0.0
     excess_all = []
-    for i, node in enumerate(NODES, 1):
+    for node in NODES:
         windows, jobs_j, n = [], 0, 0
         for s in specs:
             for (jj, k), per_node in s["marks"].items():
@@ -982,22 +1073,28 @@ def print_soak(specs, epoch, r, args):
         u = union(windows)
         overlap = sum(b - a for a, b in windows) - sum(b - a for a, b in u)
         truth_w = sum(tj(node, epoch, a, b) for a, b in u)
-        meter_j = tj(node, epoch, A, B)
-        between = meter_j - truth_w
-        reg = (r["b_reg"][node][0] - r["a_reg"][node][0])
-        reg_truth = tj(node, epoch, r["a_reg"][node][1], r["b_reg"][node][1])
-        ident = (jobs_j + between) / meter_j - 1
-        worst = max(worst, abs(ident))
-        print("| %s | %d | %d | %.0f | %+.3f %% | %.0f | %.0f | %.0f | %.0f "
-              "(trace over the reads: %.0f) | %+.3f %% |"
+        bk = books[node]
+        between = bk["fig"] - jobs_j
+        between_truth = bk["fig_truth"] - truth_w
+        if bk["same"]:
+            ident = (jobs_j + between) / bk["reg"] - 1
+            worst = max(worst, abs(ident))
+        print("| %s | %d | %d | %.0f | %+.3f %% | %.1f | %.1f | %+.1f J "
+              "(%+.3f %%) | %.1f | %.1f | %s |"
               % (node, n, jobs_j, truth_w,
                  100 * energy.relative_error(jobs_j, truth_w), between,
-                 jobs_j + between, meter_j, reg, reg_truth, 100 * ident))
+                 between_truth, between - between_truth,
+                 100 * energy.relative_error(between, between_truth),
+                 jobs_j + between, bk["reg"],
+                 "%+.3f %%" % (100 * ident) if bk["same"] else
+                 "- (the figure restarted)"))
         if overlap > 1e-3:
             print("| %s: steps' windows overlap by %.3f s (not exclusive?) "
-                  "|||||||||" % (node, overlap))
+                  "|||||||||||" % (node, overlap))
     print()
-    print("Largest |identity error|: %.3f %% (bound 1 %%)\n" % (100 * worst))
+    print("Largest |identity error|: %.3f %% (bound 1 %%)%s\n"
+          % (100 * worst, "" if all(books[n]["same"] for n in NODES) else
+             "; nodes whose figure restarted are not in it"))
     if excess_all:
         excess_all.sort()
         print("Step windows (settle lines) minus the tasks' marks: median "
