@@ -1,0 +1,376 @@
+#!/usr/bin/python3
+"""test_energy_report.py - slurm-energy-report (contribs/report) on
+hand-computed cases, without a cluster: a saved sacct file and a fake
+sacct.  Run by make check, or alone: python3 tests/unit/test_energy_report.py
+(exit 0 when every check passes, 1 otherwise; no check is skipped).
+
+The tool is run as installed (its #!/usr/bin/python3) with TZ=UTC, except
+the summer-time case (Europe/Paris).
+"""
+import calendar
+import csv
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# the tool beside this test in the source tree (make check runs the test
+# from there, in VPATH builds too)
+TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
+TOOL = os.path.join(TOP, "contribs", "report", "slurm-energy-report")
+FAILS = []
+TMP = tempfile.mkdtemp(prefix="se-report-test-")
+
+
+def check(cond, what):
+    print("%s: %s" % ("ok  " if cond else "FAIL", what))
+    if not cond:
+        FAILS.append(what)
+
+
+def close(a, b, what, rel=1e-9):
+    ok = a is not None and abs(a - b) <= rel * max(abs(b), 1e-300)
+    check(ok, "%s = %r (expected %r)" % (what, a, b))
+
+
+def write(name, text):
+    path = os.path.join(TMP, name)
+    with open(path, "w") as h:
+        h.write(text)
+    return path
+
+
+def run(*args, tz="UTC"):
+    env = dict(os.environ, TZ=tz)
+    p = subprocess.run([TOOL] + list(args), capture_output=True, text=True,
+                       env=env, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def report(*args, tz="UTC"):
+    rc, out, err = run("--json", *args, tz=tz)
+    if rc != 0:
+        check(False, "exit 0 for %s (got %d: %s)" % (" ".join(args), rc,
+                                                      err.strip()))
+        return None
+    return json.loads(out)
+
+
+def group(doc, key, name):
+    for r in doc["by"][key]:
+        if r["group"] == name:
+            return r
+    return None
+
+
+# ------------------------------------------------------------- the case
+# 2026-10-05 is a Monday; TZ=UTC.  Fields: JobID|User|Account|Partition|
+# QOS|NodeList|NNodes|Start|End|ElapsedRaw|ConsumedEnergyRaw|AllocTRES|State
+JOBS = """\
+1|alice|physics|cpu|normal|n[01-02]|2|2026-10-05T06:00:00|2026-10-05T08:00:00|7200|36000000|billing=64,cpu=64,mem=256G,node=2|COMPLETED
+2|bob|physics|gpu|high|g01|1|2026-10-05T21:00:00|2026-10-05T23:30:00|9000|27000000|billing=8,cpu=8,gres/gpu=4,gres/gpu:a100=4,node=1|COMPLETED
+3|carol|chem|cpu|normal|n03|1|2026-10-05T10:00:00|2026-10-05T11:00:00|3600||cpu=1,node=1|FAILED
+4|carol|chem|cpu|normal|n[04-07]|4|2026-10-10T10:00:00|2026-10-10T10:30:00|1800|1800000|cpu=128,node=4|COMPLETED
+5|dave|chem|cpu|normal|n01|1|2026-10-06T01:00:00|2026-10-06T02:00:00|3600|0|cpu=1,node=1|TIMEOUT
+6|alice|physics|cpu|normal|None assigned|0|Unknown|2026-10-06T03:00:00|0|0||CANCELLED by 0
+7|alice|physics|cpu|normal|n01|1|2026-10-31T23:00:00|2026-11-01T00:00:00|3600|3600000|cpu=1,node=1|COMPLETED
+"""
+# Weekly time-of-use (local time): weekdays 07-22 at 0.30, nights at 0.10
+# (mon-thu 22:00-07:00 crosses midnight), weekends 0.05.
+TARIFF = """\
+# weekdays,start,end,price
+weekdays,start,end,price
+mon-fri,07:00,22:00,0.30
+mon-thu,22:00,07:00,0.10
+fri,22:00,24:00,0.10
+sat+sun,00:00,24:00,0.05
+mon,00:00,07:00,0.10
+"""
+# g/kWh, a step function from each timestamp to the next
+GRID = """\
+timestamp,g_per_kwh
+2026-10-05T00:00:00Z,200
+2026-10-05T06:30:00Z,300
+2026-10-05T12:00:00Z,250
+2026-10-06T00:00:00Z,100
+2026-10-31T00:00:00Z,100
+"""
+# By hand.
+# job 1: 36,000,000 J = 10 kWh over 06:00-08:00 (7200 s): 5 kW, 5 kWh an
+#   hour.  Crosses the tariff boundary at 07:00: 5 kWh x 0.10 + 5 kWh x
+#   0.30 = 0.50 + 1.50 = 2.00 EUR.  The intensity changes at 06:30:
+#   06:00-06:30 2.5 kWh x 200 = 500 g; 06:30-08:00 7.5 kWh x 300 = 2250 g;
+#   2750 g = 2.75 kg.
+# job 2: 27,000,000 J = 7.5 kWh over 21:00-23:30 (9000 s): 3 kW.
+#   21:00-22:00 3 kWh x 0.30 = 0.90; 22:00-23:30 4.5 kWh x 0.10 = 0.45;
+#   1.35 EUR.  All at 250 g/kWh: 1875 g = 1.875 kg.  GPU-h 4 x 2.5 = 10.
+# job 3: ConsumedEnergyRaw empty: without energy (not 0 J).
+# job 4: 1,800,000 J = 0.5 kWh on Saturday 10:00-10:30, 4 nodes: 1 kW.
+#   0.5 x 0.05 = 0.025 EUR; 0.5 x 100 = 50 g = 0.05 kg.
+# job 5: ConsumedEnergyRaw 0: without energy.
+# job 6: never started (Start Unknown): left out, counted as such.
+# job 7: ended 2026-11-01T00:00:00: outside --month 2026-10.
+# physics (jobs 1, 2): 2 jobs, 63,000,000 J = 17.5 kWh; elapsed with
+#   energy 7200 + 9000 = 16200 s: 63e6 / 16200 / 1000 = 3.888... kW;
+#   node-h 2 x 2 + 1 x 2.5 = 6.5: 17.5 / 6.5 = 2.6923... kWh/node-h;
+#   cost 2.00 + 1.35 = 3.35; CO2 2.75 + 1.875 = 4.625 kg.
+# chem (jobs 3, 4, 5): 3 jobs, 2 without energy (66.67 %); 0.5 kWh;
+#   node-h 1 + 2 + 1 = 4, of them 2 with energy: 0.25 kWh/node-h; 1 kW
+#   (job 3's hour without energy is not in the average); 0.025 EUR;
+#   0.05 kg.
+# total: 5 jobs, 2 without energy, 64,800,000 J = 18 kWh, 3.375 EUR,
+#   4.675 kg.
+jobs = write("jobs.txt", JOBS)
+tariff = write("tariff.csv", TARIFF)
+grid = write("grid.csv", GRID)
+base = ["--sacct-file", jobs, "--month", "2026-10", "--tariff", tariff,
+        "--intensity-file", grid]
+
+doc = report(*base, "--by", "account,user", "--by", "partition")
+if doc:
+    p = group(doc, "account", "physics")
+    c = group(doc, "account", "chem")
+    t = doc["total"]
+    check(p["jobs"] == 2 and p["jobs_without_energy"] == 0,
+          "physics: 2 jobs, all with energy")
+    check(p["energy_j"] == 63000000, "physics energy 63,000,000 J")
+    close(p["energy_kwh"], 17.5, "physics kWh")
+    close(p["avg_power_kw"], 63e6 / 16200 / 1000, "physics average kW")
+    close(p["node_hours"], 6.5, "physics node-hours")
+    close(p["gpu_hours"], 10.0, "physics GPU-hours")
+    close(p["kwh_per_node_hour"], 17.5 / 6.5, "physics kWh/node-h")
+    close(p["cost"], 3.35, "physics cost (job 1 crosses 07:00)")
+    close(p["co2_kg"], 4.625, "physics CO2 kg (intensity changes at 06:30)")
+    check(c["jobs"] == 3 and c["jobs_without_energy"] == 2,
+          "chem: 3 jobs, 2 without energy (empty and 0), not read as 0 J")
+    close(c["without_energy_pct"], 200.0 / 3, "chem share without energy")
+    check(c["energy_j"] == 1800000, "chem energy 1,800,000 J")
+    close(c["avg_power_kw"], 1.0, "chem average kW: jobs with energy only")
+    close(c["kwh_per_node_hour"], 0.25, "chem kWh/node-h")
+    close(c["node_hours"], 4.0, "chem node-hours (all jobs)")
+    close(c["cost"], 0.025, "chem cost (weekend)")
+    close(c["co2_kg"], 0.05, "chem CO2 kg")
+    check(t["jobs"] == 5 and t["jobs_without_energy"] == 2 and
+          t["energy_j"] == 64800000, "total: 5 jobs, 2 without, 64.8 MJ")
+    close(t["cost"], 3.375, "total cost")
+    close(t["co2_kg"], 4.675, "total CO2 kg")
+    check(doc["jobs_not_started_or_not_ended"] == 1,
+          "the job that never started is left out and counted")
+    a = group(doc, "user", "alice")
+    close(a["cost"], 2.0, "alice = job 1: 5 kWh x 0.10 + 5 kWh x 0.30")
+    close(a["co2_kg"], 2.75, "alice = job 1: 2.5 x 200 + 7.5 x 300 g")
+    d = group(doc, "user", "dave")
+    check(d["jobs_without_energy"] == 1 and d["avg_power_kw"] is None and
+          d["energy_j"] == 0, "dave: one job without energy, no power")
+    check(doc["warnings"] == [], "no warnings: %s" % doc["warnings"])
+
+# flat price and constant intensity: 18 kWh x 0.2 = 3.6; x 300 g = 5.4 kg
+doc = report("--sacct-file", jobs, "--month", "2026-10", "--price", "0.2",
+             "--intensity", "300")
+if doc:
+    close(doc["total"]["cost"], 3.6, "flat price: 18 kWh x 0.2")
+    close(doc["total"]["co2_kg"], 5.4, "constant intensity: 18 kWh x 300 g")
+# without a tariff or an intensity there is no cost and no CO2, not 0
+doc = report("--sacct-file", jobs, "--month", "2026-10")
+if doc:
+    check(doc["total"]["cost"] is None and doc["total"]["co2_kg"] is None,
+          "no tariff, no intensity: cost and CO2 are null, not 0")
+# without a period: every ended job of the file (job 7 too)
+doc = report("--sacct-file", jobs)
+if doc:
+    check(doc["total"]["energy_j"] == 64800000 + 3600000,
+          "no period: all ended jobs (68,400,000 J)")
+
+# ------------------------------------------- summer time ends (Paris)
+# Tariff 00:00-12:00 local 0.10, 12:00-24:00 0.20.  A job from Saturday
+# 24 Oct 2026 12:00 CEST (10:00Z) to Sunday 25 Oct 12:00 CET (11:00Z)
+# runs 25 h: 12 h at 0.20 on Saturday, 13 h at 0.10 on Sunday (02:00-03:00
+# happens twice).  25 kWh (90,000,000 J) at 1 kWh an hour:
+# 12 x 0.20 + 13 x 0.10 = 2.40 + 1.30 = 3.70 EUR.
+t0 = calendar.timegm((2026, 10, 24, 10, 0, 0))
+t1 = calendar.timegm((2026, 10, 25, 11, 0, 0))
+dst_jobs = write("dst.txt", "9|erin|geo|cpu|normal|n01|1|%d|%d|%d|90000000|"
+                 "node=1|COMPLETED\n" % (t0, t1, t1 - t0))
+dst_tariff = write("dst-tariff.csv", "all,00:00,12:00,0.10\n"
+                   "all,12:00,24:00,0.20\n")
+doc = report("--sacct-file", dst_jobs, "--month", "2026-10", "--tariff",
+             dst_tariff, tz="Europe/Paris")
+if doc:
+    close(doc["total"]["cost"], 3.70, "25 h across the end of summer time")
+
+# ---------------------------- energy per account is the jobs' sum, to the J
+lines, sums, without = [], {}, {}
+seed = 12345
+for i in range(600):
+    seed = (seed * 1103515245 + 12345) % (1 << 31)
+    acct = "a%d" % (seed % 7)
+    e = (seed * 7919) % 987654321 + 1
+    kind = seed % 10
+    field = "" if kind == 0 else "0" if kind == 1 else str(e)
+    if kind > 1:
+        sums[acct] = sums.get(acct, 0) + e
+    else:
+        without[acct] = without.get(acct, 0) + 1
+    start = 1790000000 + (seed % 2000000)
+    el = 1 + seed % 50000
+    lines.append("%d|u%d|%s|p|normal|n1|1|%d|%d|%d|%s|node=1|COMPLETED"
+                 % (i, seed % 13, acct, start, start + el, el, field))
+many = write("many.txt", "\n".join(lines) + "\n")
+doc = report("--sacct-file", many, "--price", "0.1")
+if doc:
+    got = {r["group"]: r["energy_j"] for r in doc["by"]["account"]}
+    check(got == {a: sums.get(a, 0) for a in got} and
+          set(got) == set(sums) | set(without),
+          "per-account energy = sum of ConsumedEnergyRaw, to the joule")
+    got = {r["group"]: r["jobs_without_energy"]
+           for r in doc["by"]["account"]}
+    check(all(got[a] == without.get(a, 0) for a in got),
+          "jobs without energy counted per account")
+    check(doc["total"]["energy_j"] == sum(sums.values()),
+          "total = sum of all ConsumedEnergyRaw")
+
+# ----------------------------------------------------- bad input files
+def bad(name, text, needle, opt="--tariff"):
+    path = write(name, text)
+    rc, _, err = run("--sacct-file", jobs, opt, path)
+    check(rc == 2 and needle in err,
+          "%s: exit 2 naming '%s' (got %d: %s)" % (name, needle, rc,
+                                                  err.strip()))
+
+
+bad("t-price.csv", "mon-fri,07:00,22:00,0.30\nall,22:00,07:00,cheap\n",
+    "t-price.csv:2: price 'cheap' is not a number")
+bad("t-overlap.csv", "all,00:00,24:00,0.2\nmon,10:00,11:00,0.3\n",
+    "t-overlap.csv:2: mon 10:00 is already priced by line 1")
+bad("t-gap.csv", "all,00:00,23:00,0.2\n", "t-gap.csv: mon 23:00 has no price")
+bad("t-time.csv", "all,00:00,25:00,0.2\n", "t-time.csv:1: time '25:00'")
+bad("t-days.csv", "mon-fry,00:00,24:00,0.2\n", "t-days.csv:1: weekdays")
+bad("t-fields.csv", "all,00:00,24:00\n", "t-fields.csv:1: 3 fields")
+bad("i-order.csv", "2026-10-05T01:00:00Z,100\n2026-10-05T00:00:00Z,90\n",
+    "i-order.csv:2: timestamp '2026-10-05T00:00:00Z' is not after",
+    "--intensity-file")
+bad("i-neg.csv", "# grid\n2026-10-05T00:00:00Z,-5\n",
+    "i-neg.csv:2: g_per_kwh '-5' is out of range", "--intensity-file")
+bad("i-time.csv", "yesterday,100\n", "i-time.csv:1: timestamp 'yesterday'",
+    "--intensity-file")
+rc, _, err = run("--sacct-file", jobs, "--tariff", os.path.join(TMP, "none"))
+check(rc == 2 and "none" in err, "missing tariff file: exit 2, named")
+rc, _, err = run("--month", "2026-13")
+check(rc == 2 and "--month" in err, "bad --month: exit 2")
+
+# ------------------------------------------- the tool runs sacct itself
+# A fake sacct that logs its arguments and prints every job (Unix times,
+# as SLURM_TIME_FORMAT=%s asks) whatever the day: the tool must keep each
+# job once, in the day it ended.
+def epoch_line(line):
+    f = line.split("|")
+    for i in (7, 8):
+        if f[i][:1].isdigit():
+            f[i] = str(calendar.timegm(tuple(
+                int(x) for x in f[i].replace("T", "-").replace(":", "-")
+                .split("-")) + (0, 0, 0)))
+    return "|".join(f)
+
+
+epoch_jobs = write("epoch.txt", "".join(epoch_line(x) + "\n"
+                                        for x in JOBS.splitlines()))
+log = os.path.join(TMP, "sacct.log")
+fake = write("sacct", "#!/bin/sh\necho \"$SLURM_TIME_FORMAT $*\" >> %s\n"
+             "cat %s\n" % (log, epoch_jobs))
+os.chmod(fake, 0o755)
+doc = report("--sacct", fake, "--month", "2026-10", "--tariff", tariff,
+             "--intensity-file", grid, "--by", "account")
+if doc:
+    calls = open(log).read().splitlines()
+    check(len(calls) == 31, "one sacct query a day: %d" % len(calls))
+    check(calls and calls[0].startswith(
+        "%s -a -X -P --noheader --format=JobID,User,Account,Partition,QOS,"
+        "NodeList,NNodes,Start,End,ElapsedRaw,ConsumedEnergyRaw,AllocTRES,"
+        "State -S 2026-10-01T00:00:00 -E 2026-10-02T00:00:00" % "%s"),
+        "sacct arguments and SLURM_TIME_FORMAT=%%s: %s" % calls[:1])
+    p = group(doc, "account", "physics")
+    check(doc["total"]["jobs"] == 5 and p["energy_j"] == 63000000,
+          "each job once, in the day it ended")
+    close(doc["total"]["cost"], 3.375, "same cost as from the file")
+    close(doc["total"]["co2_kg"], 4.675, "same CO2 as from the file")
+fail = write("sacct-fail", "#!/bin/sh\necho 'sacct: error: down' >&2\n"
+             "exit 1\n")
+os.chmod(fail, 0o755)
+rc, _, err = run("--sacct", fail, "--month", "2026-10")
+check(rc == 1 and "sacct: error: down" in err,
+      "sacct failing: exit 1 with its message")
+
+# a saved file with a header, fields in another order
+cols = ["State", "JobID", "User", "Account", "Partition", "QOS", "NodeList",
+        "NNodes", "Start", "End", "ElapsedRaw", "ConsumedEnergyRaw",
+        "AllocTRES"]
+order = [12, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+rows = ["|".join(x.split("|")[i] for i in order) for x in JOBS.splitlines()]
+hdr = write("header.txt", "|".join(cols) + "\n" + "\n".join(rows) + "\n")
+doc = report("--sacct-file", hdr, "--month", "2026-10", "--tariff", tariff)
+if doc:
+    close(doc["total"]["cost"], 3.375, "header line: fields by name")
+
+# ------------------------------------------------------------ the outputs
+cb = os.path.join(TMP, "cb")
+rc, out, err = run(*base, "--csv", "--chargeback", cb)
+check(rc == 0, "--csv --chargeback: exit 0 (%s)" % err.strip())
+rows = list(csv.DictReader(out.split("\n\n")[0].splitlines()))
+phys = [r for r in rows if r["group"] == "physics"]
+check(phys and phys[0]["energy_j"] == "63000000" and
+      phys[0]["cost"] == "3.350000", "CSV row of physics")
+files = sorted(os.path.basename(f) for f in glob.glob(cb + "/*.csv"))
+check(files == ["2026-10_chem.csv", "2026-10_physics.csv"],
+      "one chargeback file per account: %s" % files)
+if files:
+    r = list(csv.DictReader(open(os.path.join(cb, "2026-10_physics.csv"))))
+    check(len(r) == 1 and r[0]["account"] == "physics" and
+          r[0]["period"] == "2026-10" and r[0]["jobs"] == "2" and
+          r[0]["energy_kwh"] == "17.500000" and r[0]["cost"] == "3.350000"
+          and r[0]["co2_kg"] == "4.625000" and r[0]["currency"] == "EUR",
+          "chargeback CSV of physics: %s" % r)
+
+rc, out, err = run(*base, "--top", "2", "--top-min-elapsed", "0")
+check(rc == 0 and "attribution: not stated" in out,
+      "terminal table: the attribution is in the header")
+top = out.split("top 2 jobs by energy\n")[-1].splitlines()
+check(len(top) > 2 and top[1].split()[0] == "1" and
+      top[2].split()[0] == "2", "--top: jobs 1 then 2 by energy")
+doc = report(*base, "--top", "3", "--top-min-elapsed", "0")
+if doc:
+    check([j["jobid"] for j in doc["top_kwh_per_node_hour"]] ==
+          ["2", "1", "4"], "worst energy per node-hour: 3.0, 2.5, 0.25")
+
+amap = write("attr.map", "n[01-03] node\nn[04-07],g01 share\n")
+doc = report(*base, "--attribution-map", amap)
+if doc:
+    p = group(doc, "account", "physics")
+    check(p["jobs_on_node_mode_nodes"] == 1 and
+          group(doc, "account", "chem")["jobs_on_node_mode_nodes"] == 2,
+          "attribution map: jobs on node-mode nodes counted")
+
+page = os.path.join(TMP, "r.html")
+plots = os.path.join(TMP, "plots")
+rc, out, err = run(*base, "--html", page, "--plot", plots, "--top", "3")
+have_mpl = subprocess.run(["/usr/bin/python3", "-c", "import matplotlib"],
+                          capture_output=True).returncode == 0
+if have_mpl:
+    text = open(page).read() if rc == 0 else ""
+    check(rc == 0 and text.count("data:image/png;base64,") == 2 and
+          "http:" not in text and "https:" not in text and
+          "<td>physics</td>" in text,
+          "--html: one page, 2 PNG as data: URIs, tables, no links")
+    check(sorted(os.listdir(plots)) == ["energy-per-account-month.png",
+                                        "energy-vs-node-hours.png"],
+          "--plot: the two PNG files")
+else:
+    check(rc == 1 and "python3-matplotlib" in err,
+          "--html without matplotlib: exit 1 naming python3-matplotlib")
+
+shutil.rmtree(TMP, ignore_errors=True)
+print("%d failed" % len(FAILS))
+sys.exit(1 if FAILS else 0)
