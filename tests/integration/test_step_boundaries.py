@@ -75,10 +75,14 @@ STAGGER_S = 0.37                       # submissions: phases spread over 1 s
 # Bounds (issue #28): about twice the worst measured over repeated runs
 # (22.05, 2026-11-27, on a loaded host: counter worst +0.169 % and +0.065 %,
 # means +0.067 % and +0.035 %; beyond the envelope: power 0.000 %, bmc
-# 0.116 %), rounded up while those runs are few.
+# 0.116 %; again on a host loaded by two other clusters: bmc 0.056 % and
+# 0.071 %), rounded up while those runs are few.  The bmc bound was 0.4 %
+# until a probe (issue #28) biased every DCMI reading by twice the worst
+# (+0.232 %) and the jobs came out up to 0.351 % beyond: at 0.25 % that
+# fails, as dropping the half-window stamp (up to 1.18 % beyond) does.
 COUNTER_MAX = 0.004        # |error| of any job, counter path
 COUNTER_MEAN = 0.0015      # |mean error| of the ten, counter path
-ENVELOPE_SLACK = {"power": 0.004, "bmc": 0.004}  # beyond the envelope
+ENVELOPE_SLACK = {"power": 0.004, "bmc": 0.0025}  # beyond the envelope
 SAMPLING_PHASES = 20       # phases of the 1 s poll tried for the envelope
 DCMI_WINDOW_S = 1.0        # the rolling average the plugin reads
 SETTLE_MAX_S = 10

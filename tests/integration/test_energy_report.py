@@ -1,0 +1,159 @@
+"""slurm-energy-report on the test cluster (issue #32).
+
+Three jobs at once on the Modbus meters (counter path, our simulator
+playing contribs/trace/examples/cluster.trace): two users (root and
+nobody) in two accounts (phys and chem), one job per node.  The report,
+running the cluster's sacct itself, must give each account and each user
+the sum of its jobs' sacct energy to the joule, and the truth (the trace's
+exact integral over each task's own start and end, selab.energy) within
+the jobs' own 1 %; its cost and CO2 must be the energy times a flat price
+and intensity.
+"""
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from selab import energy
+from selab.cluster import poll
+from selab.meters import ModbusSim
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+REPORT = os.path.join(REPO, "contribs", "report", "slurm-energy-report")
+TRACE = os.path.join(REPO, "contribs", "trace", "examples", "cluster.trace")
+PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
+METER = (os.environ.get("SE_CLUSTER_NET", "10.199.0") + ".1", 15020)
+UNITS = {1: "node1", 2: "chassis"}
+COLUMN_OF = {"node1": "node1", "node2": "chassis", "node3": "chassis"}
+SHARE_OF = {"node1": 1.0, "node2": 0.5, "node3": 0.5}
+JOB_SECONDS = 30
+TOLERANCE = 0.01            # each job's own bound (test_modbus_energy)
+PRICE = 0.25                # per kWh
+INTENSITY = 300.0           # g/kWh
+# (name, user, account, node)
+JOBS = (("rep-phys-root", "root", "phys", "node1"),
+        ("rep-chem-root", "root", "chem", "node2"),
+        ("rep-chem-nobody", "nobody", "chem", "node3"))
+
+
+@pytest.fixture(scope="module")
+def report(cluster, tmp_path_factory):
+    """The jobs run, then the report's JSON by account and by user, the
+    jobs' sacct energy and their truth."""
+    workdir = str(tmp_path_factory.mktemp("report"))
+    epoch = time.time()
+    map_file = os.path.join(workdir, "modbus.map")
+    with open(map_file, "w") as f:
+        f.write("Nodes=node1 Unit=1\nNodes=node[2-3] Unit=2 Share=equal\n")
+    conf = ("EnergyModbusDevice=tcp://%s:%d\nEnergyModbusModel=sdm630\n"
+            "EnergyModbusMap=%s\nEnergyModbusFrequency=1\n"
+            "EnergyModbusTimeout=500\n" % (METER[0], METER[1], map_file))
+    with cluster.configured(plugin_dirs=[PLUGIN_DIR],
+                            energy_type="acct_gather_energy/modbus",
+                            acct_gather_conf=conf) as c, \
+            ModbusSim(TRACE, epoch, UNITS, ["--model", "sdm630"],
+                      tcp=METER).start():
+        name = c.scontrol("show", "config").stdout
+        cname = [l.split("=", 1)[1].strip() for l in name.splitlines()
+                 if l.startswith("ClusterName")][0]
+        c.sacctmgr("-i", "add", "account", "phys,chem", "Cluster=" + cname)
+        c.sacctmgr("-i", "add", "user", "root", "Account=phys,chem",
+                   "Cluster=" + cname)
+        c.sacctmgr("-i", "add", "user", "nobody", "Account=chem",
+                   "DefaultAccount=chem", "Cluster=" + cname)
+        poll(lambda: all(energy.node_power(c, n) for _, _, _, n in JOBS),
+             timeout=60, what="CurrentWatts on every node")
+        try:
+            # the period: from now (earlier modules' jobs have ended)
+            start = int(time.time())
+            procs = [(n, c.popen(["srun", "-J", n, "-A", acct, "-w", node,
+                                  "--uid=" + user, "--chdir=/tmp",
+                                  *energy.timed_command(JOB_SECONDS)]))
+                     for n, user, acct, node in JOBS]
+            jobs = {}
+            for n, p in procs:
+                out, err = p.communicate(timeout=JOB_SECONDS + 90)
+                assert p.returncode == 0, "srun %s: %s" % (n, err)
+                jobid = int(c.run(["sacct", "-n", "-X", "-P", "-o", "JobID",
+                                   "--name", n]).stdout.split()[-1])
+                jobs[n] = (jobid, energy.windows(out))
+            recorded = {n: _job_energy(c, jobid)
+                        for n, (jobid, _) in jobs.items()}
+            truth = {n: energy.true_energy(TRACE, epoch, w, COLUMN_OF,
+                                           SHARE_OF)
+                     for n, (_, w) in jobs.items()}
+            end = int(time.time()) + 60
+            docs = {}
+            for by in ("account", "user"):
+                p = subprocess.run(
+                    ["/usr/bin/python3", REPORT, "--by", by, "--json",
+                     "--start", str(start), "--end", str(end),
+                     "--price", str(PRICE), "--intensity", str(INTENSITY)],
+                    env=c.env, capture_output=True, text=True, timeout=60)
+                assert p.returncode == 0, p.stderr
+                docs[by] = json.loads(p.stdout)
+            yield docs, jobs, recorded, truth
+        finally:
+            for what in (("user", "where", "name=nobody"),
+                         ("user", "where", "name=root", "account=phys,chem"),
+                         ("account", "where", "name=phys,chem")):
+                c.sacctmgr("-i", "delete", *what, check=False)
+
+
+def _job_energy(c, jobid):
+    """The job line's ConsumedEnergyRaw once slurmdbd has it."""
+    def got():
+        out = c.run(["sacct", "-n", "-X", "-P", "-j", str(jobid), "-o",
+                     "ConsumedEnergyRaw,State"]).stdout.split("|")
+        return int(out[0]) if out[0].strip().isdigit() and \
+            out[1].startswith("COMPLETED") and int(out[0]) > 0 else None
+    return poll(got, timeout=60, what="job %d's energy in sacct" % jobid)
+
+
+def _groups(doc, by):
+    return {r["group"]: r for r in doc["by"][by]}
+
+
+def test_energy_per_account_is_the_sum_of_its_jobs(report):
+    docs, _, recorded, _ = report
+    want = {}
+    for n, _, acct, _ in JOBS:
+        want[acct] = want.get(acct, 0) + recorded[n]
+    got = _groups(docs["account"], "account")
+    assert {a: got[a]["energy_j"] for a in want} == want, (got, recorded)
+    assert {a: got[a]["jobs"] for a in want} == {"phys": 1, "chem": 2}
+    assert all(got[a]["jobs_without_energy"] == 0 for a in want)
+
+
+def test_energy_per_user_is_the_sum_of_its_jobs(report):
+    docs, _, recorded, _ = report
+    want = {}
+    for n, user, _, _ in JOBS:
+        want[user] = want.get(user, 0) + recorded[n]
+    got = _groups(docs["user"], "user")
+    assert {u: got[u]["energy_j"] for u in want} == want, (got, recorded)
+
+
+def test_each_account_within_its_jobs_error_of_the_truth(report):
+    docs, _, _, truth = report
+    got = _groups(docs["account"], "account")
+    for acct in ("phys", "chem"):
+        true_j = sum(truth[n] for n, _, a, _ in JOBS if a == acct)
+        err = energy.relative_error(got[acct]["energy_j"], true_j)
+        print("account %s: report %d J, true %.0f J (%+.3f %%)"
+              % (acct, got[acct]["energy_j"], true_j, 100 * err))
+        assert abs(err) < TOLERANCE, (acct, got[acct], true_j)
+
+
+def test_cost_and_co2_are_energy_times_price_and_intensity(report):
+    docs, _, recorded, _ = report
+    got = _groups(docs["account"], "account")
+    for acct, row in got.items():
+        if acct not in ("phys", "chem"):
+            continue
+        kwh = row["energy_j"] / 3.6e6
+        assert row["cost"] == pytest.approx(kwh * PRICE, rel=1e-9)
+        assert row["co2_kg"] == pytest.approx(kwh * INTENSITY / 1000,
+                                              rel=1e-9)
