@@ -27,7 +27,7 @@
  *	runs: fini keeps the step's state (se_energy_fini).
  *
  * Slurm serialises calls into one plugin with its own context lock; the
- * glue still keeps its state under se_state_lock, never held across I/O.
+ * glue still keeps its state under se_state_lock (se_energy_int.h).
  */
 #include "config.h"	/* Slurm's: its headers depend on it */
 
