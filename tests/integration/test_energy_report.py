@@ -116,24 +116,20 @@ def _groups(doc, by):
     return {r["group"]: r for r in doc["by"][by]}
 
 
-def test_energy_per_account_is_the_sum_of_its_jobs(report):
+@pytest.mark.parametrize("by,column", [("account", 2), ("user", 1)])
+def test_energy_per_group_is_the_sum_of_its_jobs(report, by, column):
+    """Per account and per user: the sum of the group's jobs' sacct energy
+    to the joule, every job counted, none without energy."""
     docs, _, recorded, _ = report
-    want = {}
-    for n, _, acct, _ in JOBS:
-        want[acct] = want.get(acct, 0) + recorded[n]
-    got = _groups(docs["account"], "account")
-    assert {a: got[a]["energy_j"] for a in want} == want, (got, recorded)
-    assert {a: got[a]["jobs"] for a in want} == {"phys": 1, "chem": 2}
-    assert all(got[a]["jobs_without_energy"] == 0 for a in want)
-
-
-def test_energy_per_user_is_the_sum_of_its_jobs(report):
-    docs, _, recorded, _ = report
-    want = {}
-    for n, user, _, _ in JOBS:
-        want[user] = want.get(user, 0) + recorded[n]
-    got = _groups(docs["user"], "user")
-    assert {u: got[u]["energy_j"] for u in want} == want, (got, recorded)
+    want, jobs = {}, {}
+    for job in JOBS:
+        g = job[column]
+        want[g] = want.get(g, 0) + recorded[job[0]]
+        jobs[g] = jobs.get(g, 0) + 1
+    got = _groups(docs[by], by)
+    assert {g: got[g]["energy_j"] for g in want} == want, (got, recorded)
+    assert {g: got[g]["jobs"] for g in want} == jobs, got
+    assert all(got[g]["jobs_without_energy"] == 0 for g in want), got
 
 
 def test_each_account_within_its_jobs_error_of_the_truth(report):
