@@ -212,6 +212,7 @@ START_TEST(test_scan_v2_sluid)
 	const cg_entry_t *e;
 	const char *sc = "system.slice/slurmstepd.scope";
 	char rel[256];
+	char proc_dir[PATH_MAX];	/* cg_set_proc_dir() keeps the pointer */
 
 	ck_assert(cg_is_sluid("s0KQ4B7RZ1M2N3"));
 	ck_assert(cg_is_sluid("S0kq4b7rz1m2n3"));
@@ -260,8 +261,8 @@ START_TEST(test_scan_v2_sluid)
 		ck_assert_ptr_nonnull(f = fopen(path, "w"));
 		fwrite("slurmstepd: [77.0]\0\0\0", 1, 21, f);
 		fclose(f);
-		snprintf(path, sizeof(path), "%s/proc", tmp);
-		cg_set_proc_dir(path);
+		snprintf(proc_dir, sizeof(proc_dir), "%s/proc", tmp);
+		cg_set_proc_dir(proc_dir);
 	}
 	ck_assert_int_eq(cg_scan(root, &s), 0);
 	ck_assert_uint_eq(s.sluid_jobs, 2);
