@@ -338,13 +338,36 @@ static long double _disciplined(const energy_acc_t *acc,
 	return x > 0 ? x : 0;
 }
 
+/*
+ * A counter alone: its power at ent, the average back to the newest entry
+ * at least power_window_ns before it (or the oldest kept).  The last
+ * interval alone may be a few ms (a read kicked by a step's start or an
+ * sstat), where one count is tens of watts; that power is held across a
+ * counter reset and extrapolated past the newest reading.
+ */
+static uint64_t _counter_power(const energy_acc_t *acc,
+			       const acc_entry_t *ent)
+{
+	size_t i = acc->count - 1;
+	const acc_entry_t *from = _at(acc, i);
+	long double de_mj;
+
+	while (i > 0 && ent->t_ns - from->t_ns < acc->cfg.power_window_ns)
+		from = _at(acc, --i);
+	de_mj = _e_signed_diff(&ent->e, &from->e);
+	if (de_mj <= 0)
+		return 0;
+	/* mJ/ns x 1e12 = mW */
+	return (uint64_t) llroundl(de_mj * SE_NS_PER_SEC /
+				   (ent->t_ns - from->t_ns));
+}
+
 /* Accept a counted delta: the segment's count is kept exactly. */
 static void _counter_advance(energy_acc_t *acc, acc_entry_t *ent,
 			     uint64_t raw, uint64_t delta, int64_t power_mw)
 {
 	const acc_entry_t *prev = _newest(acc);
 	acc_energy_t counted;
-	long double de_mj;
 
 	acc->seg_units += delta;
 	acc->base_raw = raw;
@@ -366,15 +389,11 @@ static void _counter_advance(energy_acc_t *acc, acc_entry_t *ent,
 	}
 	ent->e = counted;
 	ent->linear = true;
-	/* average power over the interval, rounded: mJ/ns x 1e12 mW */
-	de_mj = _e_signed_diff(&ent->e, &prev->e);
-	if (de_mj < 0) {
+	if (_e_signed_diff(&ent->e, &prev->e) < 0) {
 		/* The discipline left prev above the count: hold. */
 		ent->e = prev->e;
-		de_mj = 0;
 	}
-	ent->power_mw = (uint64_t) llroundl(de_mj * SE_NS_PER_SEC /
-					    (ent->t_ns - prev->t_ns));
+	ent->power_mw = _counter_power(acc, ent);
 }
 
 int energy_acc_add_counter(energy_acc_t *acc, uint64_t t_ns, uint64_t raw,

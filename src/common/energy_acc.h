@@ -76,6 +76,9 @@ typedef struct {
 	uint64_t max_extrapolate_ns; /* energy_at() past the last sample
 				 * extrapolates at last power up to this far,
 				 * then holds (0 = no limit) */
+	uint64_t power_window_ns; /* a counter alone: its power is the
+				 * average over at least this long back
+				 * (0: the last interval alone) */
 } energy_acc_config_t;
 
 typedef struct energy_acc energy_acc_t;

@@ -605,6 +605,10 @@ static int _sampler_init(sampler_t *s, const meter_ops_t *ops, void *dev,
 	/* Default gap: one missed tick, plus a slow read. */
 	if (!acc_cfg.gap_ns)
 		acc_cfg.gap_ns = cfg->period_ns * 3 / 2 + cfg->deadline_ns;
+	/* A counter's power over half a period at least: a kicked read's
+	 * short interval alone is too coarse; a tick's interval is enough. */
+	if (!acc_cfg.power_window_ns)
+		acc_cfg.power_window_ns = cfg->period_ns / 2;
 	if (!(s->acc = energy_acc_create(&acc_cfg)))
 		return -errno;
 

@@ -307,6 +307,41 @@ START_TEST(test_counter_reset_and_torn_read)
 }
 END_TEST
 
+START_TEST(test_counter_power_over_kicked_read)
+{
+	/* 200 W on a 1 J counter, read every second and once more 4 ms
+	 * after a tick (a step's start kicks a read): that interval counted
+	 * 0 J.  The power held across the counter reset that follows is the
+	 * average over half a period at least, not that 4 ms's 0 W. */
+	energy_acc_config_t cfg = { .history = 16, .max_power_mw = W(2000),
+				    .power_window_ns = S(0.5) };
+	energy_acc_t *acc = energy_acc_create(&cfg);
+	energy_sample_t last;
+	double t[] = { 1, 2, 3, 3.004 };
+	size_t i;
+
+	ck_assert_ptr_nonnull(acc);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(energy_acc_add_counter(acc, S(t[i]),
+				1000 + (uint64_t) (200 * t[i]), &joule16, -1),
+				0);
+	ck_assert_int_eq(energy_acc_last(acc, &last), 0);
+	ck_assert_uint_eq(last.energy_mj, 400000);
+	/* (600 - 400) J over 1.004 s */
+	ck_assert_uint_eq(last.power_mw, 199203);
+	/* the counter jumps 30 kJ: dropped once, then a reset */
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(4.004),
+				31000 + 800, &joule16, -1), -ERANGE);
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(5.004),
+				31000 + 1000, &joule16, -1), 0);
+	ck_assert_int_eq(energy_acc_last(acc, &last), 0);
+	ck_assert(last.flags & ENERGY_SAMPLE_RESET);
+	/* true 800.8 J since t = 1; 400 J + 199.203 W x 2 s */
+	ck_assert_uint_eq(last.energy_mj, 400000 + 398406);
+	energy_acc_destroy(acc);
+}
+END_TEST
+
 START_TEST(test_counter64_backwards_is_reset)
 {
 	counter_spec_t spec = { 64, 1.0, 0 };
@@ -419,6 +454,7 @@ static Suite *_suite(void)
 	tcase_add_test(c, test_counter_wrap16);
 	tcase_add_test(c, test_counter_wrap32_given_power);
 	tcase_add_test(c, test_counter_reset_and_torn_read);
+	tcase_add_test(c, test_counter_power_over_kicked_read);
 	tcase_add_test(c, test_counter64_backwards_is_reset);
 	tcase_add_test(c, test_counter_ambiguous_gap);
 	tcase_add_test(c, test_no_rounding_drift);
