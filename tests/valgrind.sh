@@ -26,6 +26,7 @@ test_attrib
 test_conf
 test_counter
 test_energy_acc
+test_energy_carry
 test_energy_query
 test_power_trace
 test_sampler

@@ -238,7 +238,7 @@ START_TEST(test_late_good_read_has_its_own_line)
 }
 END_TEST
 
-/* The first sample's instant stays in the status (se_energy.c joins a
+/* The first sample's instant stays in the status (se_energy_node.c joins a
  * reload's carry there, and counts nothing from before slurmd's sampler
  * started): a reading standing for an instant before it was made (a
  * rolling average) keeps that instant. */

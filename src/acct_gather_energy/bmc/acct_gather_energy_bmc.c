@@ -7,7 +7,7 @@
  * the checking), the node's BMC resolved in slurmd (its EnergyBMCMap line,
  * matched with Slurm's hostlist API; the host's %n; the password file), and
  * a bmc_meter_t handed to the shared glue
- * (../common/se_energy.c), which samples it in slurmd and computes step
+ * (../common/se_energy*.c), which samples it in slurmd and computes step
  * energy in slurmstepd.  See acct_gather_energy_bmc(5).
  */
 #include "config.h"	/* Slurm's: its headers depend on it */

@@ -6,7 +6,7 @@
  * se_energy_plugin_t with its back-end's configuration descriptor and
  * make_meter(); this
  * file, linked into each plugin .so, turns Slurm's calls into those hooks
- * and into the shared glue of se_energy.c.
+ * and into the shared glue of se_energy.c (the roles: se_energy_int.h).
  */
 #include "config.h"	/* Slurm's: its headers depend on it */
 

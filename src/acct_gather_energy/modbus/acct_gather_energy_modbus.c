@@ -4,7 +4,7 @@
  *
  * The thin Slurm side: acct_gather.conf keys in and out (modbus_conf.c does
  * the checking), this node's channel resolved with Slurm's hostlist API,
- * and a modbus_meter_t handed to the shared glue (../common/se_energy.c),
+ * and a modbus_meter_t handed to the shared glue (../common/se_energy*.c),
  * which samples it in slurmd and computes step energy in slurmstepd.
  * See acct_gather_energy_modbus(5).
  */

@@ -6,7 +6,7 @@
  *
  * The thin Slurm side: acct_gather.conf keys in and out (rrd_conf.c checks
  * them), and an rrd_meter_t for this node handed to the shared glue
- * (../common/se_energy.c), which samples it in slurmd and computes step
+ * (../common/se_energy*.c), which samples it in slurmd and computes step
  * energy in slurmstepd.  See acct_gather_energy_rrd(5).
  */
 #include "config.h"	/* Slurm's: its headers depend on it */

@@ -27,7 +27,7 @@
  *
  * This file only finds the energy plugin of the suite in this slurmstepd and
  * calls its se_energy_step_settle(max_wait); the work and the rules (which
- * steps wait, for what) are in src/acct_gather_energy/common/se_energy.c.
+ * steps wait, for what) are in src/acct_gather_energy/common/se_energy_settle.c.
  * Slurm loads plugins with RTLD_LOCAL, so the symbol is looked up in each
  * loaded acct_gather_energy_*.so through dlopen(RTLD_NOLOAD), which neither
  * loads nor initialises anything.  A plugin of ours with nothing to settle

@@ -1,0 +1,218 @@
+/*
+ * se_energy_int.h - what crosses the files of the energy glue (private to
+ * src/acct_gather_energy/common/; the plugins see se_energy.h only).
+ *
+ * The glue is split by role, each file opening with the Slurm calls that
+ * reach it:
+ *
+ *  se_energy.c         the entry points of se_energy.h and the state every
+ *                      role shares (the role, state_lock, the context id)
+ *  se_energy_node.c    slurmd: the sampler, the node's figure, its carry
+ *                      over a reload, the energy query server
+ *  se_energy_share.c   slurmd, EnergyAttribution=share: the split of each
+ *                      interval among the steps (attrib.h)
+ *  se_energy_step.c    slurmstepd: the step's running figure, from slurmd's
+ *                      query socket or, as a fallback, Slurm's energy RPC
+ *  se_energy_settle.c  slurmstepd: the step's energy over its own window,
+ *                      at its end (se_energy_step_settle)
+ *
+ * The node code reads no step field and the step code no node field; the
+ * arithmetic of the carry and of a restart's bridge is Slurm-free
+ * (src/common/energy_carry.h).
+ *
+ * Locking: se_state_lock guards every field below and the node's state; it
+ * is never held across I/O to a meter.  Every function declared here is
+ * called with it held, unless its comment says otherwise.
+ *
+ * Include after Slurm's config.h.
+ */
+#ifndef SE_ENERGY_INT_H
+#define SE_ENERGY_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "src/common/slurm_xlator.h"
+#include "slurm_compat_energy.h"
+#include "src/slurmd/slurmd/slurmd.h"
+#include "src/slurmd/slurmstepd/slurmstepd_job.h"
+
+#include "energy_carry.h"
+#include "energy_query.h"
+#include "sampler.h"
+#include "se_energy.h"
+#include "se_log.h"
+#include "se_time.h"
+
+/* slurmd and slurmstepd export their slurmd_conf_t; other daemons do not. */
+#pragma weak conf
+
+/*
+ * A step's query for its running figure (its polls, the share so far):
+ * the server answers in microseconds, or within its own 100 ms bound when
+ * a silent client holds it.
+ */
+#define LIVE_POLL_QUERY_TIMEOUT_NS (50 * SE_NS_PER_MS)
+
+/* ------------------------------------------------------ se_energy.c */
+
+typedef enum {
+	ROLE_OTHER = 0,		/* slurmctld, clients: config only */
+	ROLE_SLURMD,
+	ROLE_STEPD,
+} role_t;
+
+extern pthread_mutex_t se_state_lock;
+extern role_t se_role;
+extern int se_context_id;	/* Slurm's plugin context (the step's RPC) */
+
+static inline time_t _mono_to_wall_s(uint64_t t_ns)
+{
+	return t_ns ? (time_t) (se_mono_to_wall_ns(t_ns) / SE_NS_PER_SEC) : 0;
+}
+
+/* mW -> W, rounded; a watt figure never reads NO_VAL by accident. */
+static inline uint32_t _mw_to_w(uint64_t power_mw)
+{
+	uint64_t w = (power_mw + 500) / 1000;
+
+	return (w >= NO_VAL) ? NO_VAL - 1 : (uint32_t) w;
+}
+
+/* Average watts of energy_mj over t_ns (mJ/ns = 1e6 W). */
+static inline uint32_t _avg_w(uint64_t energy_mj, uint64_t t_ns)
+{
+	if (!t_ns)
+		return 0;
+	return _mw_to_w((uint64_t) ((double) energy_mj * 1e9 / (double) t_ns));
+}
+
+/* slurmd's SlurmdSpoolDir (%n expanded), shared with its slurmstepds. */
+static inline const char *_spool_dir(void)
+{
+	return (&conf && conf) ? conf->spooldir : NULL;
+}
+
+/* ------------------------------------------------- se_energy_node.c */
+
+/*
+ * slurmd: build this node's meter and start its sampler, once (a reload
+ * continues the node's total from before it).  Fatal on a configuration
+ * error.
+ */
+void se_node_start(const char *meter_name, se_energy_make_meter_fn make,
+		   void *arg);
+
+/* slurmd's answer to get_data. */
+int se_node_get_data(int data_type, void *data);
+
+/* fini(): carry the node's total out, stop the sampler, drop the state. */
+void se_node_fini(void);
+
+/* ------------------------------------------------ se_energy_share.c */
+
+/* EnergyAttribution=share is configured (any process; the lock not
+ * needed: conf_set sets it before any question). */
+bool se_share_mode(void);
+
+/*
+ * slurmd, share mode (else nothing): the split state (kept over reloads)
+ * and the hook that feeds it, into the sampler's configuration cfg.
+ */
+void se_share_start(const char *node_name, sampler_config_t *cfg);
+
+/* The query server's share hook (eq_share_fn; its own thread, without
+ * se_state_lock). */
+int se_share_answer(void *arg, const eq_step_t *st, uint64_t t0_ns,
+		    uint64_t t1_ns, uint64_t *share_mj, uint64_t *last_ns);
+
+/* ------------------------------------------------- se_energy_step.c */
+
+/* slurmstepd: the step's energy, relative to its start */
+typedef struct {
+	bool have_base;		/* one good answer from slurmd seen */
+	uint64_t start_ns;	/* monotonic: when the step configured us */
+	uint64_t last_ns;	/* monotonic: last good answer */
+	uint64_t last_node_j;	/* node consumed_energy at last_ns */
+	uint32_t last_watts;
+	time_t poll_time;	/* slurmd's last sample (wall clock) */
+	time_t slurmd_started;	/* slurmd's start time in its last answer
+				 * (24.11+; 0: not said) */
+	uint64_t figure_id;	/* the figure's id in slurmd's last answer
+				 * through the query socket (0: none yet) */
+	unsigned rpcs;		/* Slurm energy RPCs this step asked */
+	unsigned queries;	/* ... and queries to slurmd's socket */
+	uint64_t rpc_fail_ns;	/* monotonic: first RPC failure of a run,
+				 * 0 while slurmd answers */
+	uint64_t step_j;	/* energy of the step so far */
+	uint64_t prev_step_j;	/* step_j before the last refresh */
+	int dataset_id;		/* profile dataset, -1: none */
+	bool warned_no_data;
+	se_ratelimit_t rl;
+	/* for se_energy_step_settle() */
+	stepd_step_rec_t *job;	/* ENERGY_DATA_STEP_PTR */
+	uint64_t start_wall_ns;	/* the step's window, wall clock */
+	uint64_t end_wall_ns;	/* last poll before the step began ending */
+	bool settled;		/* step_j is final: no more refreshes */
+	bool conf_bad;		/* acct_gather.conf refused in this step */
+	/* for the live settle (no window_energy): slurmd's query channel */
+	char eq_path[108];	/* "" when there is none */
+	int eq_rc;		/* last query's result (logged on change) */
+	uint64_t first_poll_ns;	/* monotonic: first accounting poll, as the
+				 * first task starts: t0 of a live settle */
+	uint64_t end_ns;	/* monotonic twin of end_wall_ns: t1 */
+	bool poll_answered;	/* the query of the poll at end_ns ... */
+	eq_answer_t poll_answer; /* ... answered this */
+	bool have_e0;		/* e0_mj is final (a sample after t0) */
+	uint64_t e0_mj;		/* sampler energy at t0 ... */
+	uint64_t e0_gen;	/* ... from this server generation */
+	uint64_t e0_t_ns;	/* ... for this t0 (the start's answer comes
+				 * before the tasks' start is known) */
+	/* EnergyAttribution=share: the step's share from slurmd */
+	energy_carry_share_t share;
+	uint64_t share_t_ns;	/* end of the last split interval */
+} step_state_t;
+
+extern step_state_t se_step;
+
+/* slurmstepd's conf_set: the step's start and base (once). */
+void se_step_start(void);
+
+/* slurmstepd's answer to get_data. */
+int se_step_get_data(int data_type, void *data);
+
+/* set_data(ENERGY_DATA_PROFILE): a profile sample of the step's power. */
+void se_step_profile(void);
+
+/*
+ * Share mode, a step ending (fini): tell slurmd the step's end, so that
+ * its job stops being charged there even without the settle plugin.
+ */
+void se_step_tell_end(void);
+
+/* The step's t0 for a live settle: its tasks' start, else its own. */
+uint64_t se_step_t0(void);
+
+/*
+ * Ask slurmd's query channel about [t0, t1] (a live source only); with
+ * kick, the question makes slurmd read the meter for t1.  0 or -errno.
+ */
+int se_step_query(uint64_t t1_ns, bool kick, uint64_t timeout_ns,
+		  eq_answer_t *a);
+
+/*
+ * EnergyAttribution=share: ask slurmd for the step's share up to t1 (end:
+ * the step ended at t1) and account it.  0, or -errno: -ENOENT slurmd does
+ * not know the step (yet), -EPROTO slurmd is not in share mode.
+ */
+int se_step_share(uint64_t t1_ns, bool end, uint64_t timeout_ns,
+		  eq_answer_t *a);
+
+/* ----------------------------------------------- se_energy_settle.c */
+
+/* Why this step will not settle, or NULL when it may. */
+const char *se_settle_refused(void);
+
+#endif

@@ -1,0 +1,414 @@
+/*
+ * se_energy_settle.c - the settle: at a step's end, its energy over its
+ * own window instead of the running figure (se_energy_step_settle,
+ * se_energy.h).
+ *
+ * Called in slurmstepd by the SPANK plugin spank_energy_settle.so
+ * (src/acct_gather_energy/settle/), found with dlsym(), from
+ * slurm_spank_exit: after srun has been told the tasks ended, before the
+ * step's completion goes to slurmctld.  By then jobacct_gather has stopped
+ * polling and slurmstepd has unloaded the plugin (acct_gather_profile_fini
+ * runs first; the .so stays mapped, -z nodelete): the step's state is what
+ * se_energy_step.c left.  What is set here goes into job->jobacct, which
+ * slurmstepd sends to slurmctld as the step's TRES energy.
+ *
+ * Three ways, by source:
+ *  window  (window_energy: RRD rows) the source's own history over the
+ *          step's wall-clock window, once its rows cover the end;
+ *  live    E(t1) - E(t0) from slurmd's sampler history through the energy
+ *          query socket, once a reading after t1 exists;
+ *  share   (EnergyAttribution=share) the step's share, once slurmd has
+ *          split an interval that ends after the step's end.
+ * The live and share settles wait through one loop (_settle_ask_until).
+ */
+#include "config.h"	/* Slurm's: its headers depend on it */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "se_energy_int.h"
+
+/* How often a settling step asks its window source again. */
+#define SETTLE_POLL_NS		SE_NS_PER_SEC
+/*
+ * When srun's allocation ends while a step settles, slurmd asks the step to
+ * terminate, which starts slurmstepd's step_terminate_monitor: a step still
+ * there after UnkillableStepTimeout drains the node ("Kill task failed").
+ * The settle ends this long before that.
+ */
+#define SETTLE_UNKILLABLE_MARGIN_S	10
+
+/*
+ * Live and share settles: one query's timeout (the server answers in
+ * microseconds, or within its own 100 ms bound when a silent client holds
+ * it), the pause between queries while the reading after the end is
+ * awaited, doubled after each (every query kicks a read: a meter whose
+ * reading's instant lags its read, as a BMC's rolling average does by half
+ * its window, would otherwise be read back to back until the instant
+ * passes the end), and what is added to the sampler's period + deadline
+ * for the query round trips themselves.
+ */
+#define LIVE_QUERY_TIMEOUT_NS	(250 * SE_NS_PER_MS)
+#define LIVE_RETRY_NS		(5 * SE_NS_PER_MS)
+#define LIVE_RETRY_MAX_NS	(160 * SE_NS_PER_MS)
+#define LIVE_MARGIN_NS		(250 * SE_NS_PER_MS)
+
+/*
+ * One question of a live or share settle's wait (se_state_lock held): 0,
+ * with *done set when the answer in *a is final, or -errno.
+ */
+typedef int (*settle_ask_fn)(void *arg, eq_answer_t *a, bool *done);
+
+/* Steps whose end is the job's own: a wait there delays the job. */
+static bool _step_ends_job(const stepd_step_rec_t *job)
+{
+	return job->batch || job->step_id.step_id == SLURM_BATCH_SCRIPT ||
+	       job->step_id.step_id == SLURM_EXTERN_CONT ||
+	       job->step_id.step_id == SLURM_INTERACTIVE_STEP;
+}
+
+/* max_wait, kept clear of UnkillableStepTimeout (see the margin above). */
+static unsigned _settle_cap(unsigned max_wait_s)
+{
+	uint16_t unkillable = slurm_conf.unkillable_timeout;
+	unsigned cap = unkillable > SETTLE_UNKILLABLE_MARGIN_S ?
+		       unkillable - SETTLE_UNKILLABLE_MARGIN_S : 0;
+
+	if (max_wait_s <= cap)
+		return max_wait_s;
+	info("%s: settle max_wait=%u s cut to %u s: a step still there after UnkillableStepTimeout=%u s would drain the node",
+	     plugin_type, max_wait_s, cap, unkillable);
+	return cap;
+}
+
+/*
+ * How long a settle's wait pauses before it asks again: *pause_ns, which
+ * doubles each time up to LIVE_RETRY_MAX_NS, but never past LIVE_RETRY_NS
+ * before limit_ns, where the last question goes.  0: no time left.
+ */
+static uint64_t _settle_pause(uint64_t *pause_ns, uint64_t limit_ns)
+{
+	uint64_t now = se_mono_ns(), wait = *pause_ns;
+
+	if (now + LIVE_RETRY_NS >= limit_ns)
+		return 0;
+	if (wait > limit_ns - LIVE_RETRY_NS - now)
+		wait = limit_ns - LIVE_RETRY_NS - now;
+	*pause_ns = *pause_ns * 2 < LIVE_RETRY_MAX_NS ? *pause_ns * 2 :
+		    LIVE_RETRY_MAX_NS;
+	return wait;
+}
+
+/*
+ * The wait of a live or share settle that began at begin_ns: ask until the
+ * answer is final, a question fails, or limit_ns (the SPANK max_wait, cut
+ * clear of UnkillableStepTimeout) passes; the first answer brings the
+ * limit in to the sampler's period + deadline + LIVE_MARGIN_NS, so the
+ * wait is about one read.  Called and returns with se_state_lock held,
+ * released while it sleeps (jobacct_gather has stopped polling: the lock
+ * costs no one).  0 with the last answer in *a (final or not), or ask's
+ * -errno.
+ */
+static int _settle_ask_until(settle_ask_fn ask, void *arg, uint64_t begin_ns,
+			     uint64_t limit_ns, eq_answer_t *a)
+{
+	uint64_t pause = LIVE_RETRY_NS, wait, read_limit;
+	bool done = false;
+	int rc;
+
+	for (bool first = true;; first = false) {
+		if ((rc = ask(arg, a, &done)))
+			return rc;
+		read_limit = begin_ns + a->period_ns + a->deadline_ns +
+			     LIVE_MARGIN_NS;
+		if (first && read_limit < limit_ns)
+			limit_ns = read_limit;
+		if (done || !(wait = _settle_pause(&pause, limit_ns)))
+			return 0;
+		slurm_mutex_unlock(&se_state_lock);
+		se_sleep_ns(wait);
+		slurm_mutex_lock(&se_state_lock);
+	}
+}
+
+/* The step's final energy into what slurmstepd sends to slurmctld. */
+static void _settle_store(stepd_step_rec_t *job, uint64_t joules,
+			  uint64_t t0_ns, uint64_t t1_ns)
+{
+	jobacctinfo_t *ja = job->jobacct;
+	uint32_t ave = _avg_w(joules * 1000, t1_ns - t0_ns);
+
+	se_step.prev_step_j = se_step.step_j;
+	se_step.step_j = joules;
+	se_step.settled = true;
+	if (!ja)
+		return;
+	ja->energy.consumed_energy = joules;
+	ja->energy.ave_watts = ave;
+	if (ja->tres_count > SE_TRES_ARRAY_ENERGY) {
+		ja->tres_usage_in_tot[SE_TRES_ARRAY_ENERGY] = joules;
+		ja->tres_usage_out_tot[SE_TRES_ARRAY_ENERGY] = ave;
+	}
+}
+
+/* Why a live settle keeps the running figure, or NULL when E(t1)-E(t0) is
+ * final; *done tells the waiting loop to stop. */
+static const char *_live_verdict(const eq_answer_t *a, bool *done)
+{
+	*done = true;
+	if (se_step.have_e0 && a->generation != se_step.e0_gen)
+		return "slurmd's sampler restarted between the step's start and end (slurmd restart or reconfigure)";
+	if (!se_step.have_e0 && a->rc0 == -ERANGE)
+		return "the step's start is older than slurmd's history and was not fetched in time";
+	if (se_step.have_e0 && a->complete1 && a->e1_mj < se_step.e0_mj)
+		return "energy at the end below the start";
+	if (se_step.have_e0 && a->complete1)
+		return NULL;
+	*done = false;
+	return "no reading after the step's boundaries in time";
+}
+
+/* A live settle's question: E(t0) and E(t1), kicking the reading after t1. */
+typedef struct {
+	uint64_t t1_ns;
+	const char *why;	/* the last answer's verdict (_live_verdict) */
+} live_ask_t;
+
+static int _live_ask(void *arg, eq_answer_t *a, bool *done)
+{
+	live_ask_t *q = arg;
+	int rc = se_step_query(q->t1_ns, true, LIVE_QUERY_TIMEOUT_NS, a);
+
+	if (!rc)
+		q->why = _live_verdict(a, done);
+	return rc;
+}
+
+/*
+ * The live settle: E(t1) - E(t0) from slurmd's sampler history once a
+ * reading after t1 exists.  The query kicks that reading (normally there
+ * already: each accounting poll kicked one), so the wait is one read.
+ */
+static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
+{
+	uint64_t begin = se_mono_ns(), limit, t0, joules, running_j;
+	live_ask_t q = { 0 };
+	eq_answer_t a = { 0 };
+	unsigned asked;
+	int rc;
+
+	limit = begin + _settle_cap(max_wait_s) * SE_NS_PER_SEC;
+	slurm_mutex_lock(&se_state_lock);
+	asked = se_step.queries;
+	t0 = se_step_t0();
+	q.t1_ns = se_step.end_ns > t0 ? se_step.end_ns : se_mono_ns();
+	running_j = se_step.step_j;
+	rc = _settle_ask_until(_live_ask, &q, begin, limit, &a);
+	if (rc || q.why) {
+		slurm_mutex_unlock(&se_state_lock);
+		info("%s: step energy not settled: %s%s; keeping the running figure %"PRIu64" J",
+		     plugin_type, rc ? "energy query to slurmd failed: " : q.why,
+		     rc ? strerror(-rc) : "", running_j);
+		return rc ? rc : -ETIMEDOUT;
+	}
+	joules = (a.e1_mj - se_step.e0_mj + 500) / 1000;
+	_settle_store(job, joules, t0, q.t1_ns);
+	slurm_mutex_unlock(&se_state_lock);
+	log_flag(ENERGY, "%s: step energy settled: %"PRIu64" J over %.3f s from the tasks' start (%.3f s after the step's) (running figure %"PRIu64" J, %u energy RPCs, %u queries), reading after the end %.3f s after it, settled in %.3f s (%u queries)",
+		 plugin_type, joules, (double) (q.t1_ns - t0) / 1e9,
+		 (double) (t0 - se_step.start_ns) / 1e9, running_j,
+		 se_step.rpcs, asked,
+		 (double) (a.last_sample_ns - q.t1_ns) / 1e9,
+		 (double) (se_mono_ns() - begin) / 1e9,
+		 se_step.queries - asked);
+	return 0;
+}
+
+/* A share settle's question: the share up to t1, the step's end told. */
+static int _share_ask(void *arg, eq_answer_t *a, bool *done)
+{
+	uint64_t t1_ns = *(const uint64_t *) arg;
+	int rc = se_step_share(t1_ns, true, LIVE_QUERY_TIMEOUT_NS, a);
+
+	if (!rc)
+		*done = a->share_last_ns >= t1_ns;
+	return rc;
+}
+
+/*
+ * The share settle (EnergyAttribution=share): the step's share once slurmd
+ * has split an interval that ends after the step's end (t1, told to
+ * slurmd, which kicks that reading).  The wait is one read, bounded like
+ * the live settle's.
+ */
+static int _settle_share(stepd_step_rec_t *job, unsigned max_wait_s)
+{
+	uint64_t begin = se_mono_ns(), limit, t1, running_j;
+	eq_answer_t a = { 0 };
+	int rc;
+
+	limit = begin + _settle_cap(max_wait_s) * SE_NS_PER_SEC;
+	slurm_mutex_lock(&se_state_lock);
+	t1 = se_step.end_ns > se_step.start_ns ? se_step.end_ns : se_mono_ns();
+	running_j = se_step.step_j;
+	rc = _settle_ask_until(_share_ask, &t1, begin, limit, &a);
+	if (rc || a.share_last_ns < t1) {
+		slurm_mutex_unlock(&se_state_lock);
+		info("%s: step share not settled: %s%s; keeping the running share %"PRIu64" J",
+		     plugin_type, rc ? "share query to slurmd failed: " :
+		     "no split after the step's end in time",
+		     rc ? strerror(-rc) : "", running_j);
+		return rc ? rc : -ETIMEDOUT;
+	}
+	_settle_store(job, se_step.step_j, se_step.start_ns, t1);
+	slurm_mutex_unlock(&se_state_lock);
+	log_flag(ENERGY, "%s: step share settled: %"PRIu64" J (running figure %"PRIu64" J), split %.3f s after the end, settled in %.3f s",
+		 plugin_type, se_step.step_j, running_j,
+		 (double) (a.share_last_ns - t1) / 1e9,
+		 (double) (se_mono_ns() - begin) / 1e9);
+	return 0;
+}
+
+/*
+ * The wall-clock end of a step's window.  The window keeps the step's
+ * monotonic length: a step of the node's wall clock while the step ran (an
+ * NTP step) must not stretch or shrink the interval whose energy is taken
+ * (+40 s would count 40 s of another job's or no one's energy).  It is
+ * placed from the start's wall time, as the node's clock read then (see
+ * acct_gather_energy_rrd(5), FAULTS).  The step is said once, in the step's
+ * log.
+ */
+static uint64_t _window_end_wall(uint64_t t0_mono, uint64_t t0_wall,
+				 uint64_t t1_mono, uint64_t t1_wall)
+{
+	int64_t stepped;
+
+	if (!t1_mono || t1_mono < t0_mono)
+		return t1_wall > t0_wall ? t1_wall : se_wall_ns();
+	stepped = (int64_t) (t1_wall - t0_wall) - (int64_t) (t1_mono - t0_mono);
+	if (stepped > (int64_t) SE_NS_PER_SEC ||
+	    stepped < -(int64_t) SE_NS_PER_SEC)
+		info("%s: the node's wall clock stepped by %+.1f s while the step ran; its energy window keeps the step's own length (%.1f s) from its start",
+		     plugin_type, (double) stepped / 1e9,
+		     (double) (t1_mono - t0_mono) / 1e9);
+	return t0_wall + (t1_mono - t0_mono);
+}
+
+/* Ask the source until its data covers [t0, t1] or the deadline passes. */
+static int _settle_wait(se_energy_window_fn window, uint64_t t0_ns,
+			uint64_t t1_ns, unsigned max_wait_s,
+			uint64_t *energy_mj, bool *complete, char *msg,
+			size_t msg_len)
+{
+	uint64_t deadline = se_mono_ns() + max_wait_s * SE_NS_PER_SEC;
+	int rc;
+
+	for (;;) {
+		uint64_t now;
+
+		rc = window(se_energy_node_name(), t0_ns, t1_ns, energy_mj,
+			    complete, msg, msg_len);
+		now = se_mono_ns();
+		if ((!rc && *complete) || now >= deadline)
+			return rc;
+		se_sleep_ns(deadline - now < SETTLE_POLL_NS ?
+			    deadline - now : SETTLE_POLL_NS);
+	}
+}
+
+/* The window settle: the source's own history (RRD rows) over the step. */
+static int _settle_window(stepd_step_rec_t *job, se_energy_window_fn window,
+			  unsigned max_wait_s)
+{
+	uint64_t t0_ns, t1_ns, energy_mj = 0, running_j, begin = se_mono_ns();
+	char msg[512] = "";
+	bool complete = false;
+	int rc;
+
+	slurm_mutex_lock(&se_state_lock);
+	t0_ns = se_step.start_wall_ns;
+	t1_ns = _window_end_wall(se_step.start_ns, se_step.start_wall_ns,
+				 se_step.end_ns, se_step.end_wall_ns);
+	running_j = se_step.step_j;
+	slurm_mutex_unlock(&se_state_lock);
+	max_wait_s = _settle_cap(max_wait_s);
+
+	/* No lock while waiting: jobacct_gather has stopped polling. */
+	rc = _settle_wait(window, t0_ns, t1_ns, max_wait_s, &energy_mj,
+			  &complete, msg, sizeof(msg));
+	if (rc) {
+		error("%s: step energy not settled: %s; keeping the running figure %"PRIu64" J",
+		      plugin_type, msg, running_j);
+		return rc;
+	}
+	if (!complete)
+		info("%s: the data did not cover the step's window after %u s; ends held at the nearest row (%"PRIu64" J, running figure %"PRIu64" J)",
+		     plugin_type, max_wait_s, (energy_mj + 500) / 1000,
+		     running_j);
+
+	slurm_mutex_lock(&se_state_lock);
+	_settle_store(job, (energy_mj + 500) / 1000, t0_ns, t1_ns);
+	slurm_mutex_unlock(&se_state_lock);
+	log_flag(ENERGY, "%s: step energy settled: %"PRIu64" J over %.3f s (running figure %"PRIu64" J), data %s after %.1f s",
+		 plugin_type, (energy_mj + 500) / 1000,
+		 (double) (t1_ns - t0_ns) / 1e9, running_j,
+		 complete ? "complete" : "incomplete",
+		 (double) (se_mono_ns() - begin) / 1e9);
+	return 0;
+}
+
+/*
+ * Which steps settle, and why none else.  A window source waits up to
+ * max_wait for rows: not for steps whose end is the job's own.  A live
+ * source waits at most one read (period + deadline): every step settles,
+ * batch and extern included (under PrologFlags=Contain the extern step's
+ * figure is the job's line in sacct).
+ */
+const char *se_settle_refused(void)
+{
+	if (se_role != ROLE_STEPD)
+		return "not in slurmstepd";
+	if (!se_step.job)
+		return "no step record";
+	if (se_step.settled)
+		return "already settled";
+	if (se_share_mode())
+		return se_step.eq_path[0] ? NULL :
+		       "no energy query socket for this node";
+	if (se_energy_plugin.window_energy) {
+		if (se_step.conf_bad)
+			return "acct_gather.conf was refused in this step";
+		if (!se_step.start_wall_ns)
+			return "no start";
+		if (_step_ends_job(se_step.job))
+			return "batch, extern or interactive step";
+		return NULL;
+	}
+	if (!se_step.eq_path[0])
+		return "no energy query socket for this node";
+	return NULL;
+}
+
+int se_energy_step_settle(unsigned max_wait_s)
+{
+	se_energy_window_fn window = se_energy_plugin.window_energy;
+	stepd_step_rec_t *job;
+	const char *why;
+
+	slurm_mutex_lock(&se_state_lock);
+	job = se_step.job;
+	why = se_settle_refused();
+	slurm_mutex_unlock(&se_state_lock);
+	if (why) {
+		log_flag(ENERGY, "%s: no settle for this step (%s)",
+			 plugin_type, why);
+		return 1;
+	}
+	if (se_share_mode())
+		return _settle_share(job, max_wait_s);
+	if (window)
+		return _settle_window(job, window, max_wait_s);
+	return _settle_live(job, max_wait_s);
+}
