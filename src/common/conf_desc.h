@@ -10,8 +10,9 @@
  * check (parsed by conf.h's helpers, so errors name file, key and value),
  * or functions of its own for the few keys no type fits; and the init /
  * free / optional check of its configuration struct, handed around as
- * void *.  Nothing here knows Slurm: src/common/se_slurm_conf.h turns a
- * descriptor into Slurm's s_p_options_t and back.
+ * void *.  The map files' keys are rows too (conf_map.h).  Nothing here
+ * knows Slurm: src/common/se_slurm_conf.h turns a descriptor into Slurm's
+ * s_p_options_t and back.
  *
  *   static const se_conf_key_t keys[] = {
  *           SE_KEY_PATH("EnergyRRDFile", rrd_conf_t, file_tmpl,
@@ -121,7 +122,7 @@ typedef struct se_conf_key {
 #define SE_KEY_ENUM(name_, T, field, names_)				\
 	{ .name = name_, .type = SE_CONF_ENUM,				\
 	  .offset = SE_CONF_FIELD(T, field, int), .names = names_ }
-/* A map file's key bounded as the configuration key row. */
+/* A map file's key bounded as the configuration key row (conf_map.h). */
 #define SE_KEY_LIKE(name_, T, field, row)				\
 	{ .name = name_, .like = row, .offset = offsetof(T, field) }
 
