@@ -142,13 +142,7 @@ void es_conf_init(es_conf_t *c)
 
 void es_conf_free(es_conf_t *c)
 {
-	free(c->energy_ds);
-	free(c->temp_ds);
-	free(c->energy_path);
-	free(c->temp_path);
-	free(c->cold_doors);
-	free(c->switches);
-	free(c->daemon);
+	se_conf_keys_free(keys, sizeof(keys) / sizeof(keys[0]), c);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -258,13 +258,9 @@ void bmc_conf_init(bmc_conf_t *c)
 void bmc_conf_free(bmc_conf_t *c)
 {
 	_free_sensors(c);
-	free(c->host_tmpl);
-	free(c->map_path);
-	free(c->map_host);
-	free(c->user);
-	free(c->password_file);
+	se_conf_keys_free(bmc_conf_desc.keys, bmc_conf_desc.n_keys, c);
 	free(c->workaround_names);
-	free(c->sdr_cache_dir);
+	free(c->map_host);
 	free(c->host);
 	explicit_bzero(c->password, sizeof(c->password));
 	bmc_conf_init(c);

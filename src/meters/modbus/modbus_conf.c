@@ -105,16 +105,12 @@ void modbus_conf_init(modbus_conf_t *c)
 
 void modbus_conf_free(modbus_conf_t *c)
 {
-	size_t i;
-
-	for (i = 0; i < c->map_len; i++) {
-		free(c->map[i].nodes);
-		free(c->map[i].device);
-	}
+	for (size_t i = 0; i < c->map_len; i++)
+		se_conf_keys_free(modbus_map.keys, modbus_map.n_keys,
+				  &c->map[i]);
 	free(c->map);
-	free(c->device);
+	se_conf_keys_free(modbus_conf_keys, K_COUNT, c);
 	free(c->model);
-	free(c->map_path);
 	memset(c, 0, sizeof(*c));
 }
 

@@ -78,9 +78,7 @@ void rrd_conf_init(rrd_conf_t *c)
 
 void rrd_conf_free(rrd_conf_t *c)
 {
-	free(c->file_tmpl);
-	free(c->ds);
-	free(c->daemon);
+	se_conf_keys_free(keys, sizeof(keys) / sizeof(keys[0]), c);
 	memset(c, 0, sizeof(*c));
 }
 
