@@ -76,6 +76,7 @@ int se_conf_key_parse(const se_conf_key_t *k, void *base,
 void se_conf_key_show(const se_conf_key_t *k, const void *base, char *buf,
 		      size_t len)
 {
+	const se_conf_key_t *b = k->like ? k->like : k;
 	const void *field = (const char *) base + k->offset;
 	const char *s;
 
@@ -83,11 +84,11 @@ void se_conf_key_show(const se_conf_key_t *k, const void *base, char *buf,
 		k->show(base, buf, len);
 		return;
 	}
-	switch (k->type) {
+	switch (b->type) {
 	case SE_CONF_STR:
 	case SE_CONF_PATH:
 		s = *(char *const *) field;
-		snprintf(buf, len, "%s", s ? s : k->unset ? k->unset : "");
+		snprintf(buf, len, "%s", s ? s : b->unset ? b->unset : "");
 		break;
 	case SE_CONF_UINT:
 		snprintf(buf, len, "%u", *(const unsigned *) field);
@@ -104,9 +105,9 @@ void se_conf_key_show(const se_conf_key_t *k, const void *base, char *buf,
 			 (*(const uint64_t *) field / 1000000ULL));
 		break;
 	case SE_CONF_ENUM:
-		snprintf(buf, len, "%s", k->names[*(const int *) field]);
+		snprintf(buf, len, "%s", b->names[*(const int *) field]);
 		break;
-	default:
+	default:	/* SE_CONF_FN taken as a map key's row: not shown */
 		break;
 	}
 }

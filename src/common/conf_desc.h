@@ -135,7 +135,8 @@ int se_conf_key_parse(const se_conf_key_t *k, void *base,
 		      const conf_where_t *w, const char *value, char *err,
 		      size_t err_len);
 
-/* Row k's value in base into buf (len > 0). */
+/* Row k's value in base into buf (len > 0): its show, else its type's
+ * printer (of the row it is like, over its own field). */
 void se_conf_key_show(const se_conf_key_t *k, const void *base, char *buf,
 		      size_t len);
 

@@ -521,7 +521,12 @@ static const char *_map_err(const char *text, int want)
 START_TEST(test_map_file)
 {
 	map_seen_t m = { .keep = true };
+	entry_t e = { NULL, 5 };
+	char shown[16] = "";
 
+	/* a row like another: that row's printer, over its own field */
+	se_conf_key_show(&entry_rows[1], &e, shown, sizeof(shown));
+	ck_assert_str_eq(shown, "5");
 	_write("# a map\nName=a Count=3\n\nname=b\n", 0644);
 	ck_assert_int_eq(se_conf_map_read(&test_map, path, &m, err,
 					  sizeof(err)), 0);
