@@ -141,7 +141,7 @@ static int _check(const se_conf_desc_t *d, const char *type, const char *path)
 	d->init(conf);
 	rc = conf_read_pairs_file(path, _line, conf, err, sizeof(err));
 	if (!rc)
-		rc = d->check(conf, path, err, sizeof(err));
+		rc = se_conf_check(d, conf, path, err, sizeof(err));
 	if (!rc && d->check_files)
 		rc = d->check_files(conf, err, sizeof(err));
 	d->free(conf);

@@ -72,8 +72,6 @@ extern const se_conf_desc_t attrib_conf_desc;
 
 void attrib_conf_init(attrib_conf_t *c);
 void attrib_conf_free(attrib_conf_t *c);
-int attrib_conf_check(attrib_conf_t *c, const char *file, char *err,
-		      size_t err_len);
 
 /* ------------------------------------------------------------ the split */
 

@@ -21,30 +21,6 @@
 static const char *const mode_names[] = { "node", "share", NULL };
 static const char *const idle_names[] = { "share", "none", NULL };
 
-static int _set_mode(void *conf, const conf_where_t *w, const char *value,
-		     char *err, size_t err_len)
-{
-	attrib_conf_t *c = conf;
-	int i, rc;
-
-	if ((rc = conf_enum(w, value, mode_names, &i, err, err_len)))
-		return rc;
-	c->mode = (attrib_mode_t) i;
-	return 0;
-}
-
-static int _set_idle(void *conf, const conf_where_t *w, const char *value,
-		     char *err, size_t err_len)
-{
-	attrib_conf_t *c = conf;
-	int i, rc;
-
-	if ((rc = conf_enum(w, value, idle_names, &i, err, err_len)))
-		return rc;
-	c->idle = (attrib_idle_t) i;
-	return 0;
-}
-
 static int _set_idle_w(void *conf, const conf_where_t *w, const char *value,
 		       char *err, size_t err_len)
 {
@@ -90,9 +66,6 @@ static int _set_root(void *conf, const conf_where_t *w, const char *value,
 	return 0;
 }
 
-SE_CONF_SHOW(_show_mode, attrib_conf_t, "%s", mode_names[c->mode])
-SE_CONF_SHOW(_show_idle, attrib_conf_t, "%s", idle_names[c->idle])
-
 static void _show_idle_w(const void *conf, char *buf, size_t len)
 {
 	const attrib_conf_t *c = conf;
@@ -107,10 +80,10 @@ SE_CONF_SHOW(_show_root, attrib_conf_t, "%s",
 	     c->cgroup_root ? c->cgroup_root : "auto")
 
 static const se_conf_key_t keys[] = {
-	{ "EnergyAttribution",	_set_mode,	_show_mode },
-	{ "EnergyIdle",		_set_idle,	_show_idle },
-	{ "EnergyIdleWatts",	_set_idle_w,	_show_idle_w },
-	{ "EnergyCgroupRoot",	_set_root,	_show_root },
+	SE_KEY_ENUM("EnergyAttribution", attrib_conf_t, mode, mode_names),
+	SE_KEY_ENUM("EnergyIdle", attrib_conf_t, idle, idle_names),
+	SE_KEY_FN("EnergyIdleWatts", _set_idle_w, _show_idle_w),
+	SE_KEY_FN("EnergyCgroupRoot", _set_root, _show_root),
 };
 
 void attrib_conf_init(attrib_conf_t *c)
@@ -126,15 +99,5 @@ void attrib_conf_free(attrib_conf_t *c)
 	memset(c, 0, sizeof(*c));
 }
 
-int attrib_conf_check(attrib_conf_t *c, const char *file, char *err,
-		      size_t err_len)
-{
-	(void) c;
-	(void) file;
-	(void) err;
-	(void) err_len;
-	return 0;
-}
-
-SE_CONF_DESC_DEFINE(attrib_conf_desc, attrib_conf, attrib_conf_t,
-		    "attribution", "acct_gather.conf", keys);
+SE_CONF_DESC_DEFINE_NOCHECK(attrib_conf_desc, attrib_conf, attrib_conf_t,
+			    "attribution", "acct_gather.conf", keys);

@@ -47,12 +47,8 @@ static size_t _prefix(const conf_where_t *w, const char *value, char *err,
 	return (size_t) n < err_len ? (size_t) n : err_len;
 }
 
-static int _fail(const conf_where_t *w, const char *value, char *err,
-		 size_t err_len, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
-
-static int _fail(const conf_where_t *w, const char *value, char *err,
-		 size_t err_len, int rc, const char *fmt, ...)
+int conf_fail(const conf_where_t *w, const char *value, char *err,
+	      size_t err_len, int rc, const char *fmt, ...)
 {
 	va_list ap;
 	size_t n;
@@ -170,13 +166,13 @@ int conf_seconds_ns(const conf_where_t *w, const char *value,
 
 	rc = value ? _parse_seconds(value, &ns) : -EINVAL;
 	if (rc == -EINVAL)
-		return _fail(w, value, err, err_len, -EINVAL,
-			     "not a number of seconds");
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "not a number of seconds");
 	if (rc || ns < min_ns || ns > max_ns) {
 		_fmt_seconds(min_ns, lo, sizeof(lo));
 		_fmt_seconds(max_ns, hi, sizeof(hi));
-		return _fail(w, value, err, err_len, -EINVAL,
-			     "must be between %s and %s seconds", lo, hi);
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "must be between %s and %s seconds", lo, hi);
 	}
 	*out = ns;
 	return 0;
@@ -191,13 +187,13 @@ int conf_millis_ns(const conf_where_t *w, const char *value,
 
 	rc = value ? _parse_dec(value, &ms) : -EINVAL;
 	if (rc == -EINVAL)
-		return _fail(w, value, err, err_len, -EINVAL,
-			     "not a whole number of milliseconds");
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "not a whole number of milliseconds");
 	if (rc || ms < min_ms || ms > max_ms || ms > UINT64_MAX / NS_PER_MS)
-		return _fail(w, value, err, err_len, -EINVAL,
-			     "must be between %llu and %llu milliseconds",
-			     (unsigned long long) min_ms,
-			     (unsigned long long) max_ms);
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "must be between %llu and %llu milliseconds",
+				 (unsigned long long) min_ms,
+				 (unsigned long long) max_ms);
 	*out = ms * NS_PER_MS;
 	return 0;
 }
@@ -215,13 +211,13 @@ int conf_uint(const conf_where_t *w, const char *value, uint64_t min,
 	else
 		rc = _parse_dec(value, &v);	/* "010" is ten, not octal */
 	if (rc == -EINVAL)
-		return _fail(w, value, err, err_len, -EINVAL,
-			     "not an unsigned integer (decimal, or hex with 0x)");
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "not an unsigned integer (decimal, or hex with 0x)");
 	if (rc || v < min || v > max)
-		return _fail(w, value, err, err_len, -EINVAL,
-			     "must be between %llu and %llu",
-			     (unsigned long long) min,
-			     (unsigned long long) max);
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "must be between %llu and %llu",
+				 (unsigned long long) min,
+				 (unsigned long long) max);
 	*out = v;
 	return 0;
 }
@@ -233,16 +229,16 @@ int conf_double(const conf_where_t *w, const char *value, double min,
 	double v;
 
 	if (!value || !*value || isspace((unsigned char) *value))
-		return _fail(w, value, err, err_len, -EINVAL, "not a number");
+		return conf_fail(w, value, err, err_len, -EINVAL, "not a number");
 	v = strtod(value, &end);
 	if (*end)
-		return _fail(w, value, err, err_len, -EINVAL, "not a number");
+		return conf_fail(w, value, err, err_len, -EINVAL, "not a number");
 	if (!isfinite(v))
-		return _fail(w, value, err, err_len, -EINVAL,
-			     "not a finite number");
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "not a finite number");
 	if (v < min || v > max)
-		return _fail(w, value, err, err_len, -EINVAL,
-			     "must be between %g and %g", min, max);
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "must be between %g and %g", min, max);
 	*out = v;
 	return 0;
 }
@@ -264,8 +260,8 @@ int conf_bool(const conf_where_t *w, const char *value, bool *out,
 			return 0;
 		}
 	}
-	return _fail(w, value, err, err_len, -EINVAL,
-		     "not a boolean (yes/no, true/false, 1/0)");
+	return conf_fail(w, value, err, err_len, -EINVAL,
+			 "not a boolean (yes/no, true/false, 1/0)");
 }
 
 int conf_enum(const conf_where_t *w, const char *value,
@@ -284,20 +280,57 @@ int conf_enum(const conf_where_t *w, const char *value,
 	for (i = 0; names[i] && n < sizeof(list); i++)
 		n += snprintf(list + n, sizeof(list) - n, "%s%s",
 			      i ? ", " : "", names[i]);
-	return _fail(w, value, err, err_len, -EINVAL, "must be one of: %s",
-		     list);
+	return conf_fail(w, value, err, err_len, -EINVAL, "must be one of: %s",
+			 list);
 }
 
 int conf_word(const conf_where_t *w, const char *value, char *err,
 	      size_t err_len)
 {
 	if (!value || !*value)
-		return _fail(w, value, err, err_len, -EINVAL, "empty");
+		return conf_fail(w, value, err, err_len, -EINVAL, "empty");
 	for (const char *p = value; *p; p++)
 		if (isspace((unsigned char) *p) || iscntrl((unsigned char) *p))
-			return _fail(w, value, err, err_len, -EINVAL,
-				     "contains a blank or a control character");
+			return conf_fail(w, value, err, err_len, -EINVAL,
+					 "contains a blank or a control character");
 	return 0;
+}
+
+int conf_set_str(char **dst, const char *value)
+{
+	char *s = strdup(value);
+
+	if (!s)
+		return -ENOMEM;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+int conf_abs_path(const conf_where_t *w, const char *value, char *err,
+		  size_t err_len)
+{
+	if (!value || value[0] != '/')
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "must be an absolute path");
+	return 0;
+}
+
+int conf_nonempty(const conf_where_t *w, const char *value, char *err,
+		  size_t err_len)
+{
+	if (!value || !*value)
+		return conf_fail(w, value, err, err_len, -EINVAL, "empty");
+	return 0;
+}
+
+int conf_template(const conf_where_t *w, const char *value, char *err,
+		  size_t err_len)
+{
+	char probe[4096];
+
+	return conf_expand(w, value, "node", probe, sizeof(probe), err,
+			   err_len);
 }
 
 int conf_expand(const conf_where_t *w, const char *tmpl, const char *node,
@@ -320,27 +353,27 @@ int conf_expand(const conf_where_t *w, const char *tmpl, const char *node,
 				add = node;
 				len = strlen(node);
 			} else if (*p == 'n') {
-				return _fail(w, tmpl, err, err_len, -EINVAL,
-					     "%%n used but no node name is known");
+				return conf_fail(w, tmpl, err, err_len, -EINVAL,
+						 "%%n used but no node name is known");
 			} else if (!*p) {
-				return _fail(w, tmpl, err, err_len, -EINVAL,
-					     "'%%' at the end (write %%%% for a percent sign)");
+				return conf_fail(w, tmpl, err, err_len, -EINVAL,
+						 "'%%' at the end (write %%%% for a percent sign)");
 			} else {
-				return _fail(w, tmpl, err, err_len, -EINVAL,
-					     "unknown escape '%%%c' (known: %%n for the node name, %%%% for a percent sign)",
-					     *p);
+				return conf_fail(w, tmpl, err, err_len, -EINVAL,
+						 "unknown escape '%%%c' (known: %%n for the node name, %%%% for a percent sign)",
+						 *p);
 			}
 		}
 		if (n + len >= out_len)
-			return _fail(w, tmpl, err, err_len, -ENAMETOOLONG,
-				     "expands to more than %zu characters",
-				     out_len ? out_len - 1 : 0);
+			return conf_fail(w, tmpl, err, err_len, -ENAMETOOLONG,
+					 "expands to more than %zu characters",
+					 out_len ? out_len - 1 : 0);
 		memcpy(out + n, add, len);
 		n += len;
 	}
 	if (!out_len)
-		return _fail(w, tmpl, err, err_len, -ENAMETOOLONG,
-			     "expands to more than 0 characters");
+		return conf_fail(w, tmpl, err, err_len, -ENAMETOOLONG,
+				 "expands to more than 0 characters");
 	out[n] = '\0';
 	return 0;
 }
@@ -502,18 +535,18 @@ int conf_check_secret_file(const conf_where_t *w, const char *path,
 
 	if (stat(path, &st)) {
 		e = errno;
-		return _fail(w, path, err, err_len, -e, "%s", strerror(e));
+		return conf_fail(w, path, err, err_len, -e, "%s", strerror(e));
 	}
 	if (!S_ISREG(st.st_mode))
-		return _fail(w, path, err, err_len, -EINVAL,
-			     "not a regular file");
+		return conf_fail(w, path, err, err_len, -EINVAL,
+				 "not a regular file");
 	if (st.st_uid != uid)
-		return _fail(w, path, err, err_len, -EPERM,
-			     "owned by uid %u, must be owned by uid %u (the daemon's user)",
-			     (unsigned) st.st_uid, (unsigned) uid);
+		return conf_fail(w, path, err, err_len, -EPERM,
+				 "owned by uid %u, must be owned by uid %u (the daemon's user)",
+				 (unsigned) st.st_uid, (unsigned) uid);
 	if (st.st_mode & (S_IRWXG | S_IRWXO))
-		return _fail(w, path, err, err_len, -EPERM,
-			     "mode %04o lets group or others access it; chmod 600 it",
-			     (unsigned) (st.st_mode & 07777));
+		return conf_fail(w, path, err, err_len, -EPERM,
+				 "mode %04o lets group or others access it; chmod 600 it",
+				 (unsigned) (st.st_mode & 07777));
 	return 0;
 }

@@ -22,6 +22,14 @@ typedef struct {
 } conf_where_t;
 
 /*
+ * "FILE[:LINE]: KEY=VALUE: " and fmt into err; returns rc.  The one
+ * message shape of every checker here, for the checks a key table adds.
+ */
+int conf_fail(const conf_where_t *w, const char *value, char *err,
+	      size_t err_len, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+/*
  * Seconds with fractions ("2", "0.5", ".25") into ns, within
  * [min_ns, max_ns].  Parsed exactly in decimal (0.1 is 100000000 ns); more
  * than 9 fraction digits, signs, exponents and units are refused:
@@ -65,6 +73,24 @@ int conf_enum(const conf_where_t *w, const char *value,
  * character". */
 int conf_word(const conf_where_t *w, const char *value, char *err,
 	      size_t err_len);
+
+/* A copy of value into *dst, the old string freed: 0 or -ENOMEM (*dst
+ * then unchanged).  The one string setter of every key table. */
+int conf_set_str(char **dst, const char *value);
+
+/* An absolute path (slurmd's working directory is no base): 0, or -EINVAL
+ * and "FILE: KEY=VALUE: must be an absolute path". */
+int conf_abs_path(const conf_where_t *w, const char *value, char *err,
+		  size_t err_len);
+
+/* Not empty: 0, or -EINVAL and "FILE: KEY=: empty". */
+int conf_nonempty(const conf_where_t *w, const char *value, char *err,
+		  size_t err_len);
+
+/* A template that expands (conf_expand) with a placeholder node name:
+ * bad % escapes are refused at load time, not on the first read. */
+int conf_template(const conf_where_t *w, const char *value, char *err,
+		  size_t err_len);
 
 /*
  * Expand %n (node name) and %% in a template into out (out_len bytes).

@@ -34,7 +34,7 @@ int se_slurm_conf_parse(const se_conf_desc_t *d, void *conf,
 		rc = se_conf_set_index(d, conf, file, i, value, err, err_len);
 		xfree(value);
 	}
-	return rc ? rc : d->check(conf, file, err, err_len);
+	return rc ? rc : se_conf_check(d, conf, file, err, err_len);
 }
 
 void se_slurm_conf_values(const se_conf_desc_t *d, const void *conf,

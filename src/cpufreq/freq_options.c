@@ -54,8 +54,8 @@ SE_CONF_SHOW(_show_policy, freq_options_t, "%s", c->policy)
 SE_CONF_SHOW(_show_tag, freq_options_t, "%s", c->tag)
 
 static const se_conf_key_t keys[] = {
-	{ "energy-policy",	_set_policy,	_show_policy },
-	{ "energy-tag",		_set_tag,	_show_tag },
+	SE_KEY_FN("energy-policy", _set_policy, _show_policy),
+	SE_KEY_FN("energy-tag", _set_tag, _show_tag),
 };
 
 void freq_options_init(freq_options_t *o)
@@ -68,15 +68,6 @@ void freq_options_free(freq_options_t *o)
 	freq_options_init(o);
 }
 
-int freq_options_check(freq_options_t *o, const char *file, char *err,
-		       size_t err_len)
-{
-	(void) o;
-	(void) file;
-	(void) err;
-	(void) err_len;
-	return 0;
-}
-
-SE_CONF_DESC_DEFINE(freq_options_desc, freq_options, freq_options_t,
-		    "energy_policy options", "command line", keys);
+SE_CONF_DESC_DEFINE_NOCHECK(freq_options_desc, freq_options,
+			    freq_options_t, "energy_policy options",
+			    "command line", keys);

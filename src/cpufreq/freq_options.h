@@ -25,7 +25,5 @@ extern const se_conf_desc_t freq_options_desc;
 
 void freq_options_init(freq_options_t *o);
 void freq_options_free(freq_options_t *o);
-int freq_options_check(freq_options_t *o, const char *file, char *err,
-		       size_t err_len);
 
 #endif

@@ -135,15 +135,7 @@ double freq_rule_max_slowdown(const freq_policy_t *p, const freq_rule_t *r)
 static int _err(const conf_where_t *w, const char *v, char *err,
 		size_t err_len, const char *why)
 {
-	if (err && err_len) {
-		if (w->line)
-			snprintf(err, err_len, "%s:%u: %s=%s: %s", w->file,
-				 w->line, w->key, v, why);
-		else
-			snprintf(err, err_len, "%s: %s=%s: %s", w->file,
-				 w->key, v, why);
-	}
-	return -EINVAL;
+	return conf_fail(w, v, err, err_len, -EINVAL, "%s", why);
 }
 
 static int _khz(const conf_where_t *w, const char *v, uint32_t *out,
@@ -174,14 +166,6 @@ static int _percent(const conf_where_t *w, const char *v, double *out,
 		return _err(w, v, err, err_len,
 			    "not a percentage between 0 and 1000");
 	*out = d / 100.0;
-	return 0;
-}
-
-static int _set_str(char **dst, const char *v)
-{
-	free(*dst);
-	if (!(*dst = strdup(v)))
-		return -ENOMEM;
 	return 0;
 }
 
@@ -241,9 +225,9 @@ static int _g_min_hist(ctx_t *c, const conf_where_t *w, const char *v,
 static int _g_history(ctx_t *c, const conf_where_t *w, const char *v,
 		      char *err, size_t err_len)
 {
-	if (v[0] != '/')
-		return _err(w, v, err, err_len, "must be an absolute path");
-	return _set_str(&c->p->history_file, v);
+	int rc = conf_abs_path(w, v, err, err_len);
+
+	return rc ? rc : conf_set_str(&c->p->history_file, v);
 }
 
 static int _g_budget(ctx_t *c, const conf_where_t *w, const char *v,
@@ -321,7 +305,7 @@ static int _r_match(char **dst, const conf_where_t *w, const char *v,
 	    v[strlen(v) - 1] == ',')
 		return _err(w, v, err, err_len,
 			    "expected a comma list of names, or *");
-	return _set_str(dst, v);
+	return conf_set_str(dst, v);
 }
 
 static int _r_partition(ctx_t *c, const conf_where_t *w, const char *v,
@@ -544,7 +528,7 @@ static int _line(void *arg, const char *path, unsigned line,
 				return _err(&w, pairs[0].value, err, err_len,
 					    "rule name used twice");
 		c->p->n_rules++;
-		if ((rc = _set_str(&c->r->name, pairs[0].value)))
+		if ((rc = conf_set_str(&c->r->name, pairs[0].value)))
 			return rc;
 		first = 1;
 	}

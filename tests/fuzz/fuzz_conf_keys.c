@@ -120,7 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	err[0] = '\0';
-	if (d->check(a, FILE_NAME, err, sizeof(err)))
+	if (se_conf_check(d, a, FILE_NAME, err, sizeof(err)))
 		FUZZ_CHECK(err[0] != '\0', "check failed without a message");
 
 	d->free(a);

@@ -7,7 +7,7 @@
  * The keys come from the code's own tables: the descriptors (conf_desc.h)
  * of acct_gather_energy/modbus, bmc, rrd, ext_sensors/meters, the settle
  * plugin's plugstack.conf arguments and the SPANK options of
- * energy_policy; the map files' keys (modbus_map_keys, bmc_map_keys) and
+ * energy_policy; the map files' keys (modbus_map, bmc_map: conf_map.h) and
  * energy_policy.conf's (freq_policy_key).  A key without a row here fails
  * the test ("add a row"), and so does a row whose key no longer exists.
  *
@@ -316,7 +316,7 @@ static const row_t policy_rows[] = {
 	{ NULL }
 };
 
-/* A Modbus map line's keys (modbus_map_keys), on a line with Nodes=. */
+/* A Modbus map line's keys (modbus_map), on a line with Nodes=. */
 static const row_t modbus_map_rows[] = {
 	{ "Nodes", "n[1-4]", "", "empty", NULL, NULL },
 	{ "Device", "tcp://pdu1:502",
@@ -334,7 +334,7 @@ static const row_t modbus_map_rows[] = {
 	{ NULL }
 };
 
-/* An EnergyBMCMap line's keys (bmc_map_keys). */
+/* An EnergyBMCMap line's keys (bmc_map). */
 static const row_t bmc_map_rows[] = {
 	{ "Nodes", "n1", "", "empty", NULL, NULL },
 	{ "Host", "10.0.0.1:623", "", "empty", NULL, NULL },
@@ -581,8 +581,8 @@ static int _contains(void *arg, const char *expr, const char *node)
 
 static bool _is_key_in(const char *key)
 {
-	for (size_t i = 0; modbus_map_keys[i]; i++)
-		if (!strcmp(modbus_map_keys[i], key))
+	for (size_t i = 0; i < modbus_map.n_keys; i++)
+		if (!strcmp(modbus_map.keys[i].name, key))
 			return true;
 	return false;
 }
@@ -610,9 +610,9 @@ START_TEST(test_modbus_map_keys)
 	char line[512], err[1024];
 	const char *path;
 
-	for (size_t i = 0; modbus_map_keys[i]; i++)
-		ck_assert_msg(_row(modbus_map_rows, modbus_map_keys[i]),
-			      "map key %s has no row", modbus_map_keys[i]);
+	for (size_t i = 0; i < modbus_map.n_keys; i++)
+		ck_assert_msg(_row(modbus_map_rows, modbus_map.keys[i].name),
+			      "map key %s has no row", modbus_map.keys[i].name);
 	for (const row_t *r = modbus_map_rows; r->key; r++) {
 		const char *bads[2] = { r->bad_type, r->bad_range };
 		const char *whys[2] = { r->type_why, r->range_why };
@@ -647,9 +647,9 @@ START_TEST(test_bmc_map_keys)
 	static const bmc_hostlist_ops_t hl = { _contains, NULL };
 	char line[256], err[1024];
 
-	for (size_t i = 0; bmc_map_keys[i]; i++)
-		ck_assert_msg(_row(bmc_map_rows, bmc_map_keys[i]),
-			      "map key %s has no row", bmc_map_keys[i]);
+	for (size_t i = 0; i < bmc_map.n_keys; i++)
+		ck_assert_msg(_row(bmc_map_rows, bmc_map.keys[i].name),
+			      "map key %s has no row", bmc_map.keys[i].name);
 	for (const row_t *r = bmc_map_rows; r->key; r++) {
 		bmc_conf_t c;
 		const char *path;

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "conf_desc.h"
+#include "conf_map.h"
 
 #define NS	1000000000ULL
 
@@ -369,6 +371,183 @@ START_TEST(test_secret_file)
 }
 END_TEST
 
+/* ------------------------------------------------------- key table rows */
+
+typedef struct {
+	unsigned u;
+	double r;
+	uint64_t s_ns, m_ns;
+	int e;
+	char *str, *path;
+} rows_t;
+
+static const char *const colours[] = { "red", "green", NULL };
+
+/* refuses 13 after the row's bounds took it */
+static int _not_13(const conf_where_t *w, const char *v, char *e,
+		   size_t len)
+{
+	return strcmp(v, "13") ? 0 :
+		conf_fail(w, v, e, len, -EINVAL, "unlucky");
+}
+
+static const se_conf_key_t rows[] = {
+	{ .name = "U", .type = SE_CONF_UINT,
+	  .offset = SE_CONF_FIELD(rows_t, u, unsigned), .min = 1, .max = 20,
+	  .check = _not_13 },
+	SE_KEY_REAL("R", rows_t, r, 0.5, 2),
+	SE_KEY_SECONDS("S", rows_t, s_ns, NS / 10, 60 * NS),
+	SE_KEY_MILLIS("M", rows_t, m_ns, 10, 1000),
+	SE_KEY_ENUM("E", rows_t, e, colours),
+	SE_KEY_STR("Str", rows_t, str, conf_nonempty, "(none)"),
+	SE_KEY_PATH("Path", rows_t, path, conf_template, ""),
+};
+
+static int _set(rows_t *x, size_t i, const char *v)
+{
+	conf_where_t w = { "t.conf", rows[i].name, 0 };
+
+	err[0] = '\0';
+	return se_conf_key_parse(&rows[i], x, &w, v, err, sizeof(err));
+}
+
+static const char *_show(const rows_t *x, size_t i)
+{
+	static char buf[64];
+
+	buf[0] = '\0';
+	se_conf_key_show(&rows[i], x, buf, sizeof(buf));
+	return buf;
+}
+
+START_TEST(test_rows)
+{
+	rows_t x = { .u = 7, .r = 1 };
+
+	ck_assert_int_eq(_set(&x, 0, "12"), 0);
+	ck_assert_str_eq(_show(&x, 0), "12");
+	ck_assert_int_eq(_set(&x, 0, "21"), -EINVAL);
+	ck_assert_str_eq(err, "t.conf: U=21: must be between 1 and 20");
+	/* the check refuses after the bounds took it: the field is put back */
+	ck_assert_int_eq(_set(&x, 0, "13"), -EINVAL);
+	ck_assert_str_eq(err, "t.conf: U=13: unlucky");
+	ck_assert_uint_eq(x.u, 12);
+	ck_assert_int_eq(_set(&x, 1, "3"), -EINVAL);
+	ck_assert_str_eq(err, "t.conf: R=3: must be between 0.5 and 2");
+	ck_assert_str_eq(_show(&x, 1), "1");
+	ck_assert_int_eq(_set(&x, 2, "0.25"), 0);
+	ck_assert_str_eq(_show(&x, 2), "0.25");
+	ck_assert_int_eq(_set(&x, 3, "250"), 0);
+	ck_assert_uint_eq(x.m_ns, 250000000ULL);
+	ck_assert_str_eq(_show(&x, 3), "250");
+	ck_assert_int_eq(_set(&x, 4, "GREEN"), 0);
+	ck_assert_str_eq(_show(&x, 4), "green");
+	ck_assert_str_eq(_show(&x, 5), "(none)");
+	ck_assert_int_eq(_set(&x, 5, ""), -EINVAL);
+	ck_assert_str_eq(err, "t.conf: Str=: empty");
+	ck_assert_int_eq(_set(&x, 5, "a b"), 0);
+	ck_assert_int_eq(_set(&x, 5, "c"), 0);	/* the old copy freed */
+	ck_assert_str_eq(_show(&x, 5), "c");
+	ck_assert_int_eq(_set(&x, 6, "rel/%n"), -EINVAL);
+	ck_assert_str_eq(err, "t.conf: Path=rel/%n: must be an absolute path");
+	ck_assert_int_eq(_set(&x, 6, "/a/%x"), -EINVAL);
+	ck_assert_ptr_null(x.path);
+	ck_assert_int_eq(_set(&x, 6, "/a/%n"), 0);
+	ck_assert_str_eq(_show(&x, 6), "/a/%n");
+	se_conf_keys_free(rows, sizeof(rows) / sizeof(rows[0]), &x);
+	ck_assert_ptr_null(x.str);
+	ck_assert_ptr_null(x.path);
+}
+END_TEST
+
+/* ------------------------------------------------------------ map files */
+
+typedef struct {
+	char *name;
+	unsigned u;
+} entry_t;
+
+static const se_conf_key_t entry_rows[] = {
+	SE_KEY_STR("Name", entry_t, name, conf_nonempty, NULL),
+	SE_KEY_LIKE("Count", entry_t, u, &rows[0]),	/* bounded as U */
+};
+
+typedef struct {
+	char seen[256];
+	bool keep;
+	char *kept;
+} map_seen_t;
+
+static int _entry(void *arg, void *entry, const char *p, unsigned line,
+		  char *e, size_t len)
+{
+	map_seen_t *m = arg;
+	entry_t *en = entry;
+	size_t n = strlen(m->seen);
+
+	(void) p;
+	(void) e;
+	(void) len;
+	snprintf(m->seen + n, sizeof(m->seen) - n, "%u:%s/%u;", line,
+		 en->name ? en->name : "-", en->u);
+	if (m->keep && !m->kept) {
+		m->kept = en->name;	/* moved out: not freed by the reader */
+		en->name = NULL;
+	}
+	return 0;
+}
+
+static const se_conf_map_t test_map = {
+	.conf_file = "t.conf",
+	.conf_key = "TestMap",
+	.keys = entry_rows,
+	.n_keys = 2,
+	.entry_size = sizeof(entry_t),
+	.once = true,
+	.line = _entry,
+};
+
+static const char *_map_err(const char *text, int want)
+{
+	map_seen_t m = { .keep = false };
+
+	_write(text, 0644);
+	ck_assert_int_eq(se_conf_map_read(&test_map, path, &m, err,
+					  sizeof(err)), want);
+	ck_assert_msg(!strncmp(err, path, strlen(path)), "'%s'", err);
+	return err + strlen(path);
+}
+
+START_TEST(test_map_file)
+{
+	map_seen_t m = { .keep = true };
+	entry_t e = { NULL, 5 };
+	char shown[16] = "";
+
+	/* a row like another: that row's printer, over its own field */
+	se_conf_key_show(&entry_rows[1], &e, shown, sizeof(shown));
+	ck_assert_str_eq(shown, "5");
+	_write("# a map\nName=a Count=3\n\nname=b\n", 0644);
+	ck_assert_int_eq(se_conf_map_read(&test_map, path, &m, err,
+					  sizeof(err)), 0);
+	ck_assert_str_eq(m.seen, "2:a/3;4:b/0;");
+	ck_assert_str_eq(m.kept, "a");
+	free(m.kept);
+	ck_assert_str_eq(_map_err("Name=a Colour=red\n", -EINVAL),
+			 ":1: Colour=red: unknown key (known: Name, Count)");
+	ck_assert_str_eq(_map_err("Name=a Name=b\n", -EINVAL),
+			 ":1: Name=b: given twice");
+	ck_assert_str_eq(_map_err("Name=a\nName=b Count=21\n", -EINVAL),
+			 ":2: Count=21: must be between 1 and 20");
+	ck_assert_str_eq(_map_err("Name=\n", -EINVAL), ":1: Name=: empty");
+	ck_assert_str_eq(_map_err("# nothing\n", -EINVAL), ": no entries");
+	ck_assert_int_eq(se_conf_map_read(&test_map, "/nonexistent/map", &m,
+					  err, sizeof(err)), -ENOENT);
+	ck_assert_str_eq(err,
+		"t.conf: TestMap=/nonexistent/map: No such file or directory");
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("conf");
@@ -383,6 +562,7 @@ static Suite *_suite(void)
 	tcase_add_test(v, test_bool);
 	tcase_add_test(v, test_enum);
 	tcase_add_test(v, test_expand);
+	tcase_add_test(v, test_rows);
 	suite_add_tcase(s, v);
 
 	tcase_add_checked_fixture(f, _setup, _teardown);
@@ -390,6 +570,7 @@ static Suite *_suite(void)
 	tcase_add_test(f, test_pairs_errors);
 	tcase_add_test(f, test_pairs_unreadable);
 	tcase_add_test(f, test_secret_file);
+	tcase_add_test(f, test_map_file);
 	suite_add_tcase(s, f);
 	return s;
 }

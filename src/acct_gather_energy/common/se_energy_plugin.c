@@ -151,7 +151,7 @@ static int _parse_good(const se_conf_desc_t *d, char *err, size_t len)
 		if (last_good[i])
 			rc = se_conf_set_index(d, conf, conf_path, i,
 					       last_good[i], err, len);
-	return rc ? rc : d->check(conf, conf_path, err, len);
+	return rc ? rc : se_conf_check(d, conf, conf_path, err, len);
 }
 
 extern void acct_gather_energy_p_conf_set(int context_id_in,

@@ -15,22 +15,9 @@
 
 #define SETTLE_FILE	"plugstack.conf"
 
-static int _set_max_wait(void *conf, const conf_where_t *w, const char *v,
-			 char *err, size_t err_len)
-{
-	settle_conf_t *c = conf;
-	uint64_t s;
-	int rc = conf_uint(w, v, 0, SETTLE_MAX_MAX_WAIT_S, &s, err, err_len);
-
-	if (!rc)
-		c->max_wait_s = (unsigned) s;
-	return rc;
-}
-
-SE_CONF_SHOW(_show_max_wait, settle_conf_t, "%u", c->max_wait_s)
-
 static const se_conf_key_t keys[] = {
-	{ "max_wait",	_set_max_wait,	_show_max_wait },
+	SE_KEY_UINT("max_wait", settle_conf_t, max_wait_s, 0,
+		    SETTLE_MAX_MAX_WAIT_S),
 };
 
 void settle_conf_init(settle_conf_t *c)
@@ -43,18 +30,8 @@ void settle_conf_free(settle_conf_t *c)
 	settle_conf_init(c);
 }
 
-int settle_conf_check(settle_conf_t *c, const char *file, char *err,
-		      size_t err_len)
-{
-	(void) c;
-	(void) file;
-	(void) err;
-	(void) err_len;
-	return 0;
-}
-
-SE_CONF_DESC_DEFINE(settle_conf_desc, settle_conf, settle_conf_t,
-		    "energy_settle", SETTLE_FILE, keys);
+SE_CONF_DESC_DEFINE_NOCHECK(settle_conf_desc, settle_conf, settle_conf_t,
+			    "energy_settle", SETTLE_FILE, keys);
 
 int settle_conf_args(settle_conf_t *c, int ac, char **av, char *err,
 		     size_t err_len)

@@ -19,8 +19,6 @@ extern const se_conf_desc_t settle_conf_desc;
 
 void settle_conf_init(settle_conf_t *c);
 void settle_conf_free(settle_conf_t *c);
-int settle_conf_check(settle_conf_t *c, const char *file, char *err,
-		      size_t err_len);
 
 /*
  * The plugin's arguments (ac, av as SPANK hands them) into c, initialised

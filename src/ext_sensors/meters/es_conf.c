@@ -81,32 +81,6 @@ static void _data_show(const es_conf_t *c, const data_word_t *words,
 						 off ? "," : "", d->word);
 }
 
-static int _str(char **dst, const char *v)
-{
-	char *s = strdup(v);
-
-	if (!s)
-		return -ENOMEM;
-	free(*dst);
-	*dst = s;
-	return 0;
-}
-
-static int _path(char **dst, const conf_where_t *w, const char *v, char *err,
-		 size_t err_len)
-{
-	char probe[4096];
-	int rc;
-
-	if (v[0] != '/') {	/* slurmctld's working directory is no base */
-		snprintf(err, err_len, "%s: %s=%s: must be an absolute path",
-			 w->file, w->key, v);
-		return -EINVAL;
-	}
-	rc = conf_expand(w, v, "x", probe, sizeof(probe), err, err_len);
-	return rc ? rc : _str(dst, v);
-}
-
 /* ---------------------------------------------------------- the keys */
 
 #define DATA_KEY(fn, words)						\
@@ -125,122 +99,30 @@ DATA_KEY(node, node_words)
 DATA_KEY(switch, switch_words)
 DATA_KEY(door, door_words)
 
-/* What a string key holds: checked as such before it is kept. */
-enum { ES_PATH, ES_DS, ES_WORD };
-
-static int _checked(char **dst, int kind, const conf_where_t *w,
-		    const char *v, char *err, size_t err_len)
-{
-	int rc;
-
-	if (kind == ES_PATH)
-		return _path(dst, w, v, err, err_len);
-	rc = kind == ES_DS ? rrd_conf_check_ds(w, v, err, err_len) :
-			     conf_word(w, v, err, err_len);
-	return rc ? rc : _str(dst, v);
-}
-
-#define STR_KEY(fn, field, kind)					\
-static int _set_##fn(void *conf, const conf_where_t *w, const char *v,	\
-		     char *err, size_t err_len)				\
-{									\
-	es_conf_t *c = conf;						\
-									\
-	return _checked(&c->field, kind, w, v, err, err_len);		\
-}									\
-static void _show_##fn(const void *conf, char *buf, size_t len)	\
-{									\
-	const es_conf_t *c = conf;					\
-									\
-	snprintf(buf, len, "%s", c->field ? c->field : "");		\
-}
-
-STR_KEY(energy_ds, energy_ds, ES_DS)
-STR_KEY(temp_ds, temp_ds, ES_DS)
-STR_KEY(energy_path, energy_path, ES_PATH)
-STR_KEY(temp_path, temp_path, ES_PATH)
-STR_KEY(doors, cold_doors, ES_WORD)
-STR_KEY(switches, switches, ES_WORD)
-STR_KEY(daemon, daemon, ES_WORD)
-
-#define REAL_KEY(fn, field, max)					\
-static int _set_##fn(void *conf, const conf_where_t *w, const char *v,	\
-		     char *err, size_t err_len)				\
-{									\
-	es_conf_t *c = conf;						\
-									\
-	return conf_double(w, v, 0, max, &c->field, err, err_len);	\
-}									\
-static void _show_##fn(const void *conf, char *buf, size_t len)	\
-{									\
-	const es_conf_t *c = conf;					\
-									\
-	snprintf(buf, len, "%g", c->field);				\
-}
-
-REAL_KEY(min_w, min_w, ES_WATT_MAX)
-REAL_KEY(max_w, max_w, ES_WATT_MAX)
-REAL_KEY(min_t, min_temp_c, ES_TEMP_MAX)
-REAL_KEY(max_t, max_temp_c, ES_TEMP_MAX)
-
-#define SECONDS_KEY(fn, field, min_s, max_s)				\
-static int _set_##fn(void *conf, const conf_where_t *w, const char *v,	\
-		     char *err, size_t err_len)				\
-{									\
-	es_conf_t *c = conf;						\
-									\
-	return conf_seconds_ns(w, v, (min_s) * SE_NS_PER_SEC,		\
-			       (max_s) * SE_NS_PER_SEC, &c->field, err,	\
-			       err_len);				\
-}									\
-static void _show_##fn(const void *conf, char *buf, size_t len)	\
-{									\
-	const es_conf_t *c = conf;					\
-									\
-	snprintf(buf, len, "%g", (double) c->field / SE_NS_PER_SEC);	\
-}
-
-SECONDS_KEY(max_age, max_age_ns, 1ULL, 86400ULL)
-SECONDS_KEY(history, history_ns, 60ULL, 7 * 86400ULL)
-
-static int _set_threads(void *conf, const conf_where_t *w, const char *v,
-			char *err, size_t err_len)
-{
-	es_conf_t *c = conf;
-	uint64_t n;
-	int rc = conf_uint(w, v, 1, ES_THREADS_MAX, &n, err, err_len);
-
-	if (!rc)
-		c->threads = (unsigned) n;
-	return rc;
-}
-
-static void _show_threads(const void *conf, char *buf, size_t len)
-{
-	const es_conf_t *c = conf;
-
-	snprintf(buf, len, "%u", c->threads);
-}
-
+/* The paths are templates (%n): slurmctld's working directory is no base,
+ * bad escapes are refused at load time. */
 static const se_conf_key_t keys[] = {
-	{ "JobData",		_set_job,		_show_job },
-	{ "NodeData",		_set_node,		_show_node },
-	{ "SwitchData",		_set_switch,		_show_switch },
-	{ "ColdDoorData",	_set_door,		_show_door },
-	{ "EnergyRRA",		_set_energy_ds,		_show_energy_ds },
-	{ "TempRRA",		_set_temp_ds,		_show_temp_ds },
-	{ "EnergyPathRRD",	_set_energy_path,	_show_energy_path },
-	{ "TempPathRRD",	_set_temp_path,		_show_temp_path },
-	{ "MinWatt",		_set_min_w,		_show_min_w },
-	{ "MaxWatt",		_set_max_w,		_show_max_w },
-	{ "MinTemp",		_set_min_t,		_show_min_t },
-	{ "MaxTemp",		_set_max_t,		_show_max_t },
-	{ "ColdDoors",		_set_doors,		_show_doors },
-	{ "Switches",		_set_switches,		_show_switches },
-	{ "RRDDaemon",		_set_daemon,		_show_daemon },
-	{ "ReadThreads",	_set_threads,		_show_threads },
-	{ "MaxAge",		_set_max_age,		_show_max_age },
-	{ "EnergyHistory",	_set_history,		_show_history },
+	SE_KEY_FN("JobData", _set_job, _show_job),
+	SE_KEY_FN("NodeData", _set_node, _show_node),
+	SE_KEY_FN("SwitchData", _set_switch, _show_switch),
+	SE_KEY_FN("ColdDoorData", _set_door, _show_door),
+	SE_KEY_STR("EnergyRRA", es_conf_t, energy_ds, rrd_conf_check_ds, ""),
+	SE_KEY_STR("TempRRA", es_conf_t, temp_ds, rrd_conf_check_ds, ""),
+	SE_KEY_PATH("EnergyPathRRD", es_conf_t, energy_path, conf_template,
+		    ""),
+	SE_KEY_PATH("TempPathRRD", es_conf_t, temp_path, conf_template, ""),
+	SE_KEY_REAL("MinWatt", es_conf_t, min_w, 0, ES_WATT_MAX),
+	SE_KEY_REAL("MaxWatt", es_conf_t, max_w, 0, ES_WATT_MAX),
+	SE_KEY_REAL("MinTemp", es_conf_t, min_temp_c, 0, ES_TEMP_MAX),
+	SE_KEY_REAL("MaxTemp", es_conf_t, max_temp_c, 0, ES_TEMP_MAX),
+	SE_KEY_STR("ColdDoors", es_conf_t, cold_doors, conf_word, ""),
+	SE_KEY_STR("Switches", es_conf_t, switches, conf_word, ""),
+	SE_KEY_STR("RRDDaemon", es_conf_t, daemon, conf_word, ""),
+	SE_KEY_UINT("ReadThreads", es_conf_t, threads, 1, ES_THREADS_MAX),
+	SE_KEY_SECONDS("MaxAge", es_conf_t, max_age_ns, SE_NS_PER_SEC,
+		       86400 * SE_NS_PER_SEC),
+	SE_KEY_SECONDS("EnergyHistory", es_conf_t, history_ns,
+		       60 * SE_NS_PER_SEC, 7 * 86400 * SE_NS_PER_SEC),
 };
 
 /* ---------------------------------------------------------- public */
@@ -260,13 +142,7 @@ void es_conf_init(es_conf_t *c)
 
 void es_conf_free(es_conf_t *c)
 {
-	free(c->energy_ds);
-	free(c->temp_ds);
-	free(c->energy_path);
-	free(c->temp_path);
-	free(c->cold_doors);
-	free(c->switches);
-	free(c->daemon);
+	se_conf_keys_free(keys, sizeof(keys) / sizeof(keys[0]), c);
 	memset(c, 0, sizeof(*c));
 }
 

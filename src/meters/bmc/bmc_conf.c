@@ -16,6 +16,7 @@
 #include "bmc_conf.h"
 #include "conf.h"
 #include "conf_desc.h"
+#include "conf_map.h"
 #include "se_time.h"
 
 /* ------------------------------------------------------------ private types */
@@ -77,78 +78,7 @@ static const bmc_workaround_t _workarounds[] = {
 static const unsigned _cipher_suites[] = { 0, 1, 2, 3, 6, 7, 8, 11, 12, 15,
 					   16, 17 };
 
-/* ------------------------------------------------------------ messages */
-
-static int _fail(const conf_where_t *w, const char *value, char *err,
-		 size_t err_len, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
-
-static int _fail(const conf_where_t *w, const char *value, char *err,
-		 size_t err_len, int rc, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (!err || !err_len)
-		return rc;
-	n = snprintf(err, err_len, "%s: %s=%s: ", w->file, w->key,
-		     value ? value : "");
-	if (n >= 0 && (size_t) n < err_len) {
-		va_start(ap, fmt);
-		vsnprintf(err + n, err_len - n, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
 /* ------------------------------------------------------------ setters */
-
-static int _replace(char **dst, const char *value)
-{
-	char *copy = strdup(value);
-
-	if (!copy)
-		return -ENOMEM;
-	free(*dst);
-	*dst = copy;
-	return 0;
-}
-
-static int _set_method(void *conf, const conf_where_t *w, const char *value,
-		       char *err, size_t err_len)
-{
-	bmc_conf_t *c = conf;
-	int i, rc;
-
-	if ((rc = conf_enum(w, value, _method_names, &i, err, err_len)))
-		return rc;
-	c->method = (bmc_method_t) i;
-	return 0;
-}
-
-static int _set_privilege(void *conf, const conf_where_t *w, const char *value,
-			  char *err, size_t err_len)
-{
-	bmc_conf_t *c = conf;
-	int i, rc;
-
-	if ((rc = conf_enum(w, value, _priv_names, &i, err, err_len)))
-		return rc;
-	c->privilege = (bmc_priv_t) i;
-	return 0;
-}
-
-static int _set_protocol(void *conf, const conf_where_t *w, const char *value,
-			 char *err, size_t err_len)
-{
-	bmc_conf_t *c = conf;
-	int i, rc;
-
-	if ((rc = conf_enum(w, value, _proto_names, &i, err, err_len)))
-		return rc;
-	c->protocol = (bmc_proto_t) i;
-	return 0;
-}
 
 static void _free_sensors(bmc_conf_t *c)
 {
@@ -182,17 +112,17 @@ static int _add_sensor(bmc_conf_t *c, const conf_where_t *w,
 	while (end > item && isspace((unsigned char) end[-1]))
 		*--end = '\0';
 	if (!*item)
-		return _fail(w, value, err, err_len, -EINVAL,
-			     "empty item in the list");
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "empty item in the list");
 	if (c->n_sensors == BMC_MAX_SENSORS)
-		return _fail(w, value, err, err_len, -ERANGE,
-			     "more than %d sensors", BMC_MAX_SENSORS);
+		return conf_fail(w, value, err, err_len, -ERANGE,
+				 "more than %d sensors", BMC_MAX_SENSORS);
 	if (_all_digits(item)) {
 		s->by_id = true;
 		s->record_id = (unsigned) strtoul(item, NULL, 10);
 		if (s->record_id > 0xffff)
-			return _fail(w, value, err, err_len, -ERANGE,
-				     "record id %s is not 16-bit", item);
+			return conf_fail(w, value, err, err_len, -ERANGE,
+					 "record id %s is not 16-bit", item);
 	} else if (!(s->name = strdup(item))) {
 		return -ENOMEM;
 	}
@@ -223,68 +153,38 @@ static int _set_sensors(void *conf, const conf_where_t *w, const char *value,
 	return 0;
 }
 
-static int _set_host(void *conf, const conf_where_t *w, const char *value,
-		     char *err, size_t err_len)
+static int _check_host(const conf_where_t *w, const char *value, char *err,
+		       size_t err_len)
 {
-	bmc_conf_t *c = conf;
-
 	if (!*value)
-		return _fail(w, value, err, err_len, -EINVAL,
-			     "empty (leave the key out for in-band)");
-	return _replace(&c->host_tmpl, value);
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "empty (leave the key out for in-band)");
+	return 0;
 }
 
-static int _set_map(void *conf, const conf_where_t *w, const char *value,
-		    char *err, size_t err_len)
+static int _check_user(const conf_where_t *w, const char *value, char *err,
+		       size_t err_len)
 {
-	bmc_conf_t *c = conf;
-
-	if (value[0] != '/')
-		return _fail(w, value, err, err_len, -EINVAL,
-			     "must be an absolute path");
-	return _replace(&c->map_path, value);
-}
-
-static int _set_user(void *conf, const conf_where_t *w, const char *value,
-		     char *err, size_t err_len)
-{
-	bmc_conf_t *c = conf;
-
 	if (strlen(value) > 16)	/* IPMI 2.0 §22.28: 16-byte user names */
-		return _fail(w, value, err, err_len, -ERANGE,
-			     "longer than 16 characters");
-	return _replace(&c->user, value);
+		return conf_fail(w, value, err, err_len, -ERANGE,
+				 "longer than 16 characters");
+	return 0;
 }
 
-static int _set_password_file(void *conf, const conf_where_t *w,
-			      const char *value, char *err, size_t err_len)
+/* After the row's 0 to 17: one FreeIPMI implements. */
+static int _check_cipher_suite(const conf_where_t *w, const char *value,
+			       char *err, size_t err_len)
 {
-	bmc_conf_t *c = conf;
-
-	if (value[0] != '/')
-		return _fail(w, value, err, err_len, -EINVAL,
-			     "must be an absolute path");
-	return _replace(&c->password_file, value);
-}
-
-static int _set_cipher_suite(void *conf, const conf_where_t *w,
-			     const char *value, char *err, size_t err_len)
-{
-	bmc_conf_t *c = conf;
-	uint64_t id;
+	uint64_t id = 0;
 	size_t i;
-	int rc;
 
-	if ((rc = conf_uint(w, value, 0, 17, &id, err, err_len)))
-		return rc;
-	for (i = 0; i < sizeof(_cipher_suites) / sizeof(_cipher_suites[0]); i++) {
-		if (_cipher_suites[i] == id) {
-			c->cipher_suite = (unsigned) id;
+	/* the row's parse took it: no message */
+	conf_uint(w, value, 0, 17, &id, NULL, 0);
+	for (i = 0; i < sizeof(_cipher_suites) / sizeof(_cipher_suites[0]); i++)
+		if (_cipher_suites[i] == id)
 			return 0;
-		}
-	}
-	return _fail(w, value, err, err_len, -EINVAL,
-		     "not a cipher suite FreeIPMI supports (0-3, 6-8, 11, 12, 15-17)");
+	return conf_fail(w, value, err, err_len, -EINVAL,
+			 "not a cipher suite FreeIPMI supports (0-3, 6-8, 11, 12, 15-17)");
 }
 
 static const bmc_workaround_t *_workaround(const char *name)
@@ -312,9 +212,9 @@ static int _set_workarounds(void *conf, const conf_where_t *w,
 		const bmc_workaround_t *wa = _workaround(item);
 
 		if (!wa) {
-			rc = _fail(w, value, err, err_len, -EINVAL,
-				   "unknown workaround '%s' (known: authcap, idzero, forcepermsg, unexpectedauth, endianseq, noauthcodecheck, nochecksumcheck, intel20, supermicro20, sun20, opensesspriv, integritycheckvalue)",
-				   item);
+			rc = conf_fail(w, value, err, err_len, -EINVAL,
+				       "unknown workaround '%s' (known: authcap, idzero, forcepermsg, unexpectedauth, endianseq, noauthcodecheck, nochecksumcheck, intel20, supermicro20, sun20, opensesspriv, integritycheckvalue)",
+				       item);
 			break;
 		}
 		b15 |= wa->bits_1_5;
@@ -325,25 +225,7 @@ static int _set_workarounds(void *conf, const conf_where_t *w,
 		return rc;
 	c->workarounds_1_5 = b15;
 	c->workarounds_2_0 = b20;
-	return _replace(&c->workaround_names, value);
-}
-
-static int _set_frequency(void *conf, const conf_where_t *w, const char *value,
-			  char *err, size_t err_len)
-{
-	bmc_conf_t *c = conf;
-
-	return conf_seconds_ns(w, value, BMC_PERIOD_MIN_NS, BMC_PERIOD_MAX_NS,
-			       &c->period_ns, err, err_len);
-}
-
-static int _set_timeout(void *conf, const conf_where_t *w, const char *value,
-			char *err, size_t err_len)
-{
-	bmc_conf_t *c = conf;
-
-	return conf_millis_ns(w, value, BMC_TIMEOUT_MIN_MS, BMC_TIMEOUT_MAX_MS,
-			      &c->timeout_ns, err, err_len);
+	return conf_set_str(&c->workaround_names, value);
 }
 
 static int _set_max_watts(void *conf, const conf_where_t *w, const char *value,
@@ -357,17 +239,6 @@ static int _set_max_watts(void *conf, const conf_where_t *w, const char *value,
 		return rc;
 	c->max_power_mw = watts * 1000;
 	return 0;
-}
-
-static int _set_sdr_cache_dir(void *conf, const conf_where_t *w,
-			      const char *value, char *err, size_t err_len)
-{
-	bmc_conf_t *c = conf;
-
-	if (value[0] != '/')
-		return _fail(w, value, err, err_len, -EINVAL,
-			     "must be an absolute path");
-	return _replace(&c->sdr_cache_dir, value);
 }
 
 /* ------------------------------------------------------------ public */
@@ -387,13 +258,9 @@ void bmc_conf_init(bmc_conf_t *c)
 void bmc_conf_free(bmc_conf_t *c)
 {
 	_free_sensors(c);
-	free(c->host_tmpl);
-	free(c->map_path);
-	free(c->map_host);
-	free(c->user);
-	free(c->password_file);
+	se_conf_keys_free(bmc_conf_desc.keys, bmc_conf_desc.n_keys, c);
 	free(c->workaround_names);
-	free(c->sdr_cache_dir);
+	free(c->map_host);
 	free(c->host);
 	explicit_bzero(c->password, sizeof(c->password));
 	bmc_conf_init(c);
@@ -412,8 +279,8 @@ static int _read_password(bmc_conf_t *c, const conf_where_t *w, char *err,
 
 	if (!(f = fopen(c->password_file, "r"))) {
 		e = errno;
-		return _fail(w, c->password_file, err, err_len, -e, "%s",
-			     strerror(e));
+		return conf_fail(w, c->password_file, err, err_len, -e, "%s",
+				 strerror(e));
 	}
 	if (!fgets(line, sizeof(line), f))
 		line[0] = '\0';
@@ -422,9 +289,9 @@ static int _read_password(bmc_conf_t *c, const conf_where_t *w, char *err,
 	line[n] = '\0';
 	if (n > max) {
 		explicit_bzero(line, sizeof(line));
-		return _fail(w, c->password_file, err, err_len, -ERANGE,
-			     "the password is longer than %zu bytes (IPMI %s)",
-			     max, _proto_names[c->protocol]);
+		return conf_fail(w, c->password_file, err, err_len, -ERANGE,
+				 "the password is longer than %zu bytes (IPMI %s)",
+				 max, _proto_names[c->protocol]);
 	}
 	memcpy(c->password, line, n + 1);
 	explicit_bzero(line, sizeof(line));
@@ -461,60 +328,52 @@ static int _finish_host(bmc_conf_t *c, const char *file, const char *node,
 typedef struct {
 	const char *node;
 	const bmc_hostlist_ops_t *hl;
-	unsigned lines;		/* entries seen */
 	unsigned found_line;	/* 0: node on no line yet */
 	char *host;		/* Host= of found_line */
 } bmc_map_ctx_t;
 
-static int _map_fail(const char *path, unsigned line, const conf_pair_t *p,
-		     const char *why, char *err, size_t err_len)
-{
-	if (p)
-		snprintf(err, err_len, "%s:%u: %s=%s: %s", path, line, p->key,
-			 p->value, why);
-	else
-		snprintf(err, err_len, "%s:%u: %s", path, line, why);
-	return -EINVAL;
-}
+/* One line's keys. */
+typedef struct {
+	char *nodes;
+	char *host;
+} bmc_map_entry_t;
 
-const char *const bmc_map_keys[] = { "Nodes", "Host", NULL };
+static int _map_line(void *arg, void *entry, const char *path, unsigned line,
+		     char *err, size_t err_len);
 
-/* conf_line_fn: one "Nodes=... Host=..." line. */
-static int _map_line(void *arg, const char *path, unsigned line,
-		     const conf_pair_t *pairs, size_t n, char *err,
-		     size_t err_len)
+static const se_conf_key_t _map_keys[] = {
+	SE_KEY_STR("Nodes", bmc_map_entry_t, nodes, conf_nonempty, NULL),
+	/* as EnergyBMCHost (%n allowed), whose "empty" says more */
+	SE_KEY_STR("Host", bmc_map_entry_t, host, conf_nonempty, NULL),
+};
+
+const se_conf_map_t bmc_map = {
+	.conf_file = "acct_gather.conf",
+	.conf_key = "EnergyBMCMap",
+	.keys = _map_keys,
+	.n_keys = sizeof(_map_keys) / sizeof(_map_keys[0]),
+	.entry_size = sizeof(bmc_map_entry_t),
+	.once = true,
+	.line = _map_line,
+};
+
+/* se_conf_map_t.line: one "Nodes=... Host=..." line. */
+static int _map_line(void *arg, void *entry, const char *path, unsigned line,
+		     char *err, size_t err_len)
 {
 	bmc_map_ctx_t *mc = arg;
-	const char *nodes = NULL, *host = NULL;
-	size_t i;
+	bmc_map_entry_t *e = entry;
 	int in;
 
-	for (i = 0; i < n; i++) {
-		const conf_pair_t *p = &pairs[i];
-		/* bmc_map_keys[0], [1] */
-		const char **slot = !strcasecmp(p->key, bmc_map_keys[0]) ?
-			&nodes : !strcasecmp(p->key, bmc_map_keys[1]) ?
-			&host : NULL;
-
-		if (!slot)
-			return _map_fail(path, line, p,
-					 "unknown key (known: Nodes, Host)",
-					 err, err_len);
-		if (*slot)
-			return _map_fail(path, line, p, "given twice", err,
-					 err_len);
-		if (!*p->value)
-			return _map_fail(path, line, p, "empty", err, err_len);
-		*slot = p->value;
+	if (!e->nodes || !e->host) {
+		snprintf(err, err_len, "%s:%u: %s", path, line,
+			 e->nodes ? "no Host=" : "no Nodes=");
+		return -EINVAL;
 	}
-	if (!nodes || !host)
-		return _map_fail(path, line, NULL, nodes ? "no Host=" :
-				 "no Nodes=", err, err_len);
-	mc->lines++;
-	if ((in = mc->hl->contains(mc->hl->arg, nodes, mc->node)) < 0) {
+	if ((in = mc->hl->contains(mc->hl->arg, e->nodes, mc->node)) < 0) {
 		snprintf(err, err_len,
 			 "%s:%u: Nodes=%s: not a hostlist expression", path,
-			 line, nodes);
+			 line, e->nodes);
 		return -EINVAL;
 	}
 	if (!in)
@@ -525,8 +384,8 @@ static int _map_line(void *arg, const char *path, unsigned line,
 			 path, mc->node, mc->found_line, line);
 		return -EINVAL;
 	}
-	if (!(mc->host = strdup(host)))
-		return -ENOMEM;
+	mc->host = e->host;
+	e->host = NULL;		/* mc's now */
 	mc->found_line = line;
 	return 0;
 }
@@ -548,14 +407,8 @@ int bmc_conf_resolve_map(bmc_conf_t *c, const char *node,
 			 c->map_path);
 		return -EINVAL;
 	}
-	rc = conf_read_pairs_file(c->map_path, _map_line, &mc, err, err_len);
-	if (rc && rc != -EINVAL && rc != -ENOMEM)	/* cannot be read */
-		snprintf(err, err_len, "acct_gather.conf: EnergyBMCMap=%s: %s",
-			 c->map_path, strerror(-rc));
-	if (!rc && !mc.lines) {
-		snprintf(err, err_len, "%s: no entries", c->map_path);
-		rc = -EINVAL;
-	} else if (!rc && !mc.found_line && !c->host_tmpl) {
+	rc = se_conf_map_read(&bmc_map, c->map_path, &mc, err, err_len);
+	if (!rc && !mc.found_line && !c->host_tmpl) {
 		snprintf(err, err_len,
 			 "%s: node %s is on no line, and EnergyBMCHost is not set",
 			 c->map_path, node);
@@ -586,7 +439,7 @@ static int _finish_sdr_cache_dir(bmc_conf_t *c, const char *file,
 			 err_len);
 	if (rc)
 		return rc;
-	return _replace(&c->sdr_cache_dir, dir);
+	return conf_set_str(&c->sdr_cache_dir, dir);
 }
 
 int bmc_conf_check(const bmc_conf_t *c, const char *file, char *err,
@@ -596,12 +449,12 @@ int bmc_conf_check(const bmc_conf_t *c, const char *file, char *err,
 
 	if (c->protocol == BMC_PROTO_2_0 && c->workarounds_1_5 &&
 	    !c->workarounds_2_0)
-		return _fail(&w, c->workaround_names, err, err_len, -EINVAL,
-			     "only IPMI 1.5 workarounds, but EnergyBMCProtocol is 2.0");
+		return conf_fail(&w, c->workaround_names, err, err_len, -EINVAL,
+				 "only IPMI 1.5 workarounds, but EnergyBMCProtocol is 2.0");
 	if (c->protocol == BMC_PROTO_1_5 && c->workarounds_2_0 &&
 	    !c->workarounds_1_5)
-		return _fail(&w, c->workaround_names, err, err_len, -EINVAL,
-			     "only IPMI 2.0 workarounds, but EnergyBMCProtocol is 1.5");
+		return conf_fail(&w, c->workaround_names, err, err_len, -EINVAL,
+				 "only IPMI 2.0 workarounds, but EnergyBMCProtocol is 1.5");
 	return 0;
 }
 
@@ -665,11 +518,6 @@ int bmc_conf_copy(bmc_conf_t *dst, const bmc_conf_t *src)
 
 /* ------------------------------------------------------------ printers */
 
-static const char *_or(const char *s, const char *dflt)
-{
-	return s ? s : dflt;
-}
-
 static void _show_sensors(const void *conf, char *buf, size_t len)
 {
 	const bmc_conf_t *c = conf;
@@ -687,48 +535,39 @@ static void _show_sensors(const void *conf, char *buf, size_t len)
 		snprintf(buf, len, "(every system Watts sensor)");
 }
 
-SE_CONF_SHOW(_show_method, bmc_conf_t, "%s", bmc_method_name(c->method))
-SE_CONF_SHOW(_show_host, bmc_conf_t, "%s", _or(c->host_tmpl, "(in-band)"))
-SE_CONF_SHOW(_show_map, bmc_conf_t, "%s", _or(c->map_path, "(none)"))
-SE_CONF_SHOW(_show_user, bmc_conf_t, "%s", _or(c->user, "(null user)"))
-/* the path, never the secret */
-SE_CONF_SHOW(_show_password_file, bmc_conf_t,
-	     "%s", _or(c->password_file, "(none)"))
-SE_CONF_SHOW(_show_privilege, bmc_conf_t, "%s", bmc_priv_name(c->privilege))
-SE_CONF_SHOW(_show_protocol, bmc_conf_t, "%s", _proto_names[c->protocol])
-SE_CONF_SHOW(_show_cipher_suite, bmc_conf_t, "%u", c->cipher_suite)
-SE_CONF_SHOW(_show_workarounds, bmc_conf_t,
-	     "%s", _or(c->workaround_names, "(none)"))
-SE_CONF_SHOW(_show_frequency, bmc_conf_t,
-	     "%g", (double) c->period_ns / SE_NS_PER_SEC)
-SE_CONF_SHOW(_show_timeout, bmc_conf_t,
-	     "%llu", (unsigned long long) (c->timeout_ns / SE_NS_PER_MS))
+SE_CONF_SHOW(_show_workarounds, bmc_conf_t, "%s",
+	     c->workaround_names ? c->workaround_names : "(none)")
 SE_CONF_SHOW(_show_max_watts, bmc_conf_t,
 	     "%llu", (unsigned long long) (c->max_power_mw / 1000))
-SE_CONF_SHOW(_show_sdr_cache_dir, bmc_conf_t,
-	     "%s", _or(c->sdr_cache_dir, BMC_SDR_CACHE_DIR_DEFAULT))
 
 /* ------------------------------------------------------------ the keys */
 
 /* The man page documents the keys in this order. */
 static const se_conf_key_t _keys[] = {
-	{ "EnergyBMCMethod",		_set_method,	_show_method },
-	{ "EnergyBMCSensors",		_set_sensors,	_show_sensors },
-	{ "EnergyBMCHost",		_set_host,	_show_host },
-	{ "EnergyBMCMap",		_set_map,	_show_map },
-	{ "EnergyBMCUser",		_set_user,	_show_user },
-	{ "EnergyBMCPasswordFile",	_set_password_file,
-					_show_password_file },
-	{ "EnergyBMCPrivilege",		_set_privilege,	_show_privilege },
-	{ "EnergyBMCProtocol",		_set_protocol,	_show_protocol },
-	{ "EnergyBMCCipherSuite",	_set_cipher_suite,
-					_show_cipher_suite },
-	{ "EnergyBMCWorkaroundFlags",	_set_workarounds, _show_workarounds },
-	{ "EnergyBMCFrequency",		_set_frequency,	_show_frequency },
-	{ "EnergyBMCTimeout",		_set_timeout,	_show_timeout },
-	{ "EnergyBMCMaxWatts",		_set_max_watts,	_show_max_watts },
-	{ "EnergyBMCSdrCacheDir",	_set_sdr_cache_dir,
-					_show_sdr_cache_dir },
+	SE_KEY_ENUM("EnergyBMCMethod", bmc_conf_t, method, _method_names),
+	SE_KEY_FN("EnergyBMCSensors", _set_sensors, _show_sensors),
+	SE_KEY_STR("EnergyBMCHost", bmc_conf_t, host_tmpl, _check_host,
+		   "(in-band)"),
+	SE_KEY_PATH("EnergyBMCMap", bmc_conf_t, map_path, NULL, "(none)"),
+	SE_KEY_STR("EnergyBMCUser", bmc_conf_t, user, _check_user,
+		   "(null user)"),
+	/* the path, never the secret */
+	SE_KEY_PATH("EnergyBMCPasswordFile", bmc_conf_t, password_file, NULL,
+		    "(none)"),
+	SE_KEY_ENUM("EnergyBMCPrivilege", bmc_conf_t, privilege, _priv_names),
+	SE_KEY_ENUM("EnergyBMCProtocol", bmc_conf_t, protocol, _proto_names),
+	{ .name = "EnergyBMCCipherSuite", .type = SE_CONF_UINT,
+	  .offset = SE_CONF_FIELD(bmc_conf_t, cipher_suite, unsigned),
+	  .min = 0, .max = 17, .check = _check_cipher_suite },
+	SE_KEY_FN("EnergyBMCWorkaroundFlags", _set_workarounds,
+		  _show_workarounds),
+	SE_KEY_SECONDS("EnergyBMCFrequency", bmc_conf_t, period_ns,
+		       BMC_PERIOD_MIN_NS, BMC_PERIOD_MAX_NS),
+	SE_KEY_MILLIS("EnergyBMCTimeout", bmc_conf_t, timeout_ns,
+		      BMC_TIMEOUT_MIN_MS, BMC_TIMEOUT_MAX_MS),
+	SE_KEY_FN("EnergyBMCMaxWatts", _set_max_watts, _show_max_watts),
+	SE_KEY_PATH("EnergyBMCSdrCacheDir", bmc_conf_t, sdr_cache_dir, NULL,
+		    BMC_SDR_CACHE_DIR_DEFAULT),
 };
 
 /* A hostlist that holds no node: the map's syntax alone is checked. */
@@ -764,15 +603,7 @@ static int _check_files(void *conf, char *err, size_t err_len)
 	c->have_password = false;
 	if (!c->map_path)
 		return 0;
-	rc = conf_read_pairs_file(c->map_path, _map_line, &mc, err, err_len);
-	if (rc && rc != -EINVAL && rc != -ENOMEM)
-		snprintf(err, err_len, "acct_gather.conf: EnergyBMCMap=%s: %s",
-			 c->map_path, strerror(-rc));
-	if (!rc && !mc.lines) {
-		snprintf(err, err_len, "%s: no entries", c->map_path);
-		rc = -EINVAL;
-	}
-	return rc;
+	return se_conf_map_read(&bmc_map, c->map_path, &mc, err, err_len);
 }
 
 SE_CONF_DESC_DEFINE(bmc_conf_desc, bmc_conf, bmc_conf_t, "bmc",

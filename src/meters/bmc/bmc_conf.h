@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "conf_desc.h"
+#include "conf_map.h"
 
 typedef enum {
 	BMC_METHOD_AUTO = 0,	/* DCMI when the BMC answers it, else sensors */
@@ -84,8 +85,9 @@ typedef struct {
 	bool have_password;
 } bmc_conf_t;
 
-/* The keys of an EnergyBMCMap line ("Nodes", "Host"), NULL-terminated. */
-extern const char *const bmc_map_keys[];
+/* The keys of an EnergyBMCMap line ("Nodes", "Host") as rows
+ * (conf_map.h). */
+extern const se_conf_map_t bmc_map;
 
 /* The keys in the order of the man page, and the calls below through
  * void * (conf_desc.h); se_conf_show() never shows the password. */

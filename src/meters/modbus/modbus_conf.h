@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "conf_desc.h"
+#include "conf_map.h"
 #include "modbus_codec.h"
 #include "modbus_meter.h"
 
@@ -102,9 +103,9 @@ typedef struct {
 				 * line, else EnergyModbusMaxPower */
 } modbus_target_t;
 
-/* The keys of a map line ("Nodes", ...), NULL-terminated: a key not here
- * is refused as unknown. */
-extern const char *const modbus_map_keys[];
+/* The keys of a map line ("Nodes", ...) as rows (conf_map.h): a key not
+ * there is refused as unknown. */
+extern const se_conf_map_t modbus_map;
 
 /* Defaults into c. */
 void modbus_conf_init(modbus_conf_t *c);
@@ -119,10 +120,12 @@ extern const se_conf_desc_t modbus_conf_desc;
 int modbus_conf_check(modbus_conf_t *c, const char *file, char *err,
 		      size_t err_len);
 
-/* Read EnergyModbusMap (if set).  0, -EINVAL or -errno (message in err). */
+/* Read EnergyModbusMap (if set; modbus_map.c).  0, -EINVAL or -errno
+ * (message in err). */
 int modbus_conf_read_map(modbus_conf_t *c, char *err, size_t err_len);
 
-/* This node's channel.  0 or -EINVAL (message in err). */
+/* This node's channel (modbus_resolve.c).  0 or -EINVAL (message in
+ * err). */
 int modbus_conf_resolve(const modbus_conf_t *c, const char *node,
 			const modbus_hostlist_ops_t *hl, modbus_target_t *t,
 			char *err, size_t err_len);

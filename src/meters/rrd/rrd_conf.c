@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "conf.h"
 #include "conf_desc.h"
@@ -24,37 +23,7 @@
 static const char *const cf_names[] = { "AVERAGE", "MIN", "MAX", "LAST",
 					NULL };
 
-/* ---------------------------------------------------------- setters */
-
-static int _set_string(char **dst, const char *value)
-{
-	char *s = strdup(value);
-
-	if (!s)
-		return -ENOMEM;
-	free(*dst);
-	*dst = s;
-	return 0;
-}
-
-static int _set_file(void *conf, const conf_where_t *w, const char *value,
-		     char *err, size_t err_len)
-{
-	rrd_conf_t *c = conf;
-	char probe[4096];
-	int rc;
-
-	if (value[0] != '/') {	/* slurmd's working directory is no base */
-		snprintf(err, err_len, "%s: %s=%s: must be an absolute path",
-			 w->file, w->key, value);
-		return -EINVAL;
-	}
-	/* Reject bad % escapes now, at load time, not on the first read. */
-	rc = conf_expand(w, value, "node", probe, sizeof(probe), err, err_len);
-	if (rc)
-		return rc;
-	return _set_string(&c->file_tmpl, value);
-}
+/* ---------------------------------------------------------- the keys */
 
 int rrd_conf_check_ds(const conf_where_t *w, const char *value, char *err,
 		      size_t err_len)
@@ -71,139 +40,23 @@ int rrd_conf_check_ds(const conf_where_t *w, const char *value, char *err,
 	return 0;
 }
 
-static int _set_ds(void *conf, const conf_where_t *w, const char *value,
-		   char *err, size_t err_len)
-{
-	rrd_conf_t *c = conf;
-	int rc = rrd_conf_check_ds(w, value, err, err_len);
-
-	return rc ? rc : _set_string(&c->ds, value);
-}
-
-static int _set_cf(void *conf, const conf_where_t *w, const char *value,
-		   char *err, size_t err_len)
-{
-	rrd_conf_t *c = conf;
-	int idx, rc;
-
-	rc = conf_enum(w, value, cf_names, &idx, err, err_len);
-	if (!rc)
-		c->cf = (rrd_cf_t) idx;
-	return rc;
-}
-
-static int _set_period(void *conf, const conf_where_t *w, const char *value,
-		       char *err, size_t err_len)
-{
-	rrd_conf_t *c = conf;
-
-	return conf_seconds_ns(w, value, RRD_PERIOD_MIN_NS, RRD_PERIOD_MAX_NS,
-			       &c->period_ns, err, err_len);
-}
-
-static int _set_max_age(void *conf, const conf_where_t *w, const char *value,
-			char *err, size_t err_len)
-{
-	rrd_conf_t *c = conf;
-
-	return conf_seconds_ns(w, value, SE_NS_PER_SEC, RRD_AGE_MAX_NS,
-			       &c->max_age_ns, err, err_len);
-}
-
-static int _set_daemon(void *conf, const conf_where_t *w, const char *value,
-		       char *err, size_t err_len)
-{
-	rrd_conf_t *c = conf;
+static const se_conf_key_t keys[] = {
+	/* a template (%n): bad escapes are refused at load time */
+	SE_KEY_PATH("EnergyRRDFile", rrd_conf_t, file_tmpl, conf_template,
+		    ""),
+	SE_KEY_STR("EnergyRRDDataSource", rrd_conf_t, ds, rrd_conf_check_ds,
+		   "(first)"),
+	SE_KEY_ENUM("EnergyRRDConsolidation", rrd_conf_t, cf, cf_names),
+	SE_KEY_SECONDS("EnergyRRDFrequency", rrd_conf_t, period_ns,
+		       RRD_PERIOD_MIN_NS, RRD_PERIOD_MAX_NS),
+	SE_KEY_SECONDS("EnergyRRDMaxAge", rrd_conf_t, max_age_ns,
+		       SE_NS_PER_SEC, RRD_AGE_MAX_NS),
 	/* an address ("unix:/run/rrdcached.sock", "host:port") or "none";
 	 * empty would silently mean $RRDCACHED_ADDRESS */
-	int rc = conf_word(w, value, err, err_len);
-
-	return rc ? rc : _set_string(&c->daemon, value);
-}
-
-static int _set_min_w(void *conf, const conf_where_t *w, const char *value,
-		      char *err, size_t err_len)
-{
-	rrd_conf_t *c = conf;
-
-	return conf_double(w, value, 0, RRD_WATT_MAX, &c->min_w, err, err_len);
-}
-
-static int _set_max_w(void *conf, const conf_where_t *w, const char *value,
-		      char *err, size_t err_len)
-{
-	rrd_conf_t *c = conf;
-
-	return conf_double(w, value, 0, RRD_WATT_MAX, &c->max_w, err, err_len);
-}
-
-/* ---------------------------------------------------------- showers */
-
-static void _show_file(const void *conf, char *buf, size_t len)
-{
-	const rrd_conf_t *c = conf;
-
-	snprintf(buf, len, "%s", c->file_tmpl ? c->file_tmpl : "");
-}
-
-static void _show_ds(const void *conf, char *buf, size_t len)
-{
-	const rrd_conf_t *c = conf;
-
-	snprintf(buf, len, "%s", c->ds ? c->ds : "(first)");
-}
-
-static void _show_cf(const void *conf, char *buf, size_t len)
-{
-	const rrd_conf_t *c = conf;
-
-	snprintf(buf, len, "%s", rrd_cf_name(c->cf));
-}
-
-static void _show_period(const void *conf, char *buf, size_t len)
-{
-	const rrd_conf_t *c = conf;
-
-	snprintf(buf, len, "%g", (double) c->period_ns / SE_NS_PER_SEC);
-}
-
-static void _show_max_age(const void *conf, char *buf, size_t len)
-{
-	const rrd_conf_t *c = conf;
-
-	snprintf(buf, len, "%g", (double) c->max_age_ns / SE_NS_PER_SEC);
-}
-
-static void _show_daemon(const void *conf, char *buf, size_t len)
-{
-	const rrd_conf_t *c = conf;
-
-	snprintf(buf, len, "%s", c->daemon ? c->daemon : "(RRDCACHED_ADDRESS)");
-}
-
-static void _show_min_w(const void *conf, char *buf, size_t len)
-{
-	const rrd_conf_t *c = conf;
-
-	snprintf(buf, len, "%g", c->min_w);
-}
-
-static void _show_max_w(const void *conf, char *buf, size_t len)
-{
-	const rrd_conf_t *c = conf;
-
-	snprintf(buf, len, "%g", c->max_w);
-}
-
-static const se_conf_key_t keys[] = {
-	{ "EnergyRRDFile",		_set_file,	_show_file },
-	{ "EnergyRRDDataSource",	_set_ds,	_show_ds },
-	{ "EnergyRRDConsolidation",	_set_cf,	_show_cf },
-	{ "EnergyRRDFrequency",		_set_period,	_show_period },
-	{ "EnergyRRDMaxAge",		_set_max_age,	_show_max_age },
-	{ "EnergyRRDDaemon",		_set_daemon,	_show_daemon },
-	{ "EnergyRRDMinWatt",		_set_min_w,	_show_min_w },
-	{ "EnergyRRDMaxWatt",		_set_max_w,	_show_max_w },
+	SE_KEY_STR("EnergyRRDDaemon", rrd_conf_t, daemon, conf_word,
+		   "(RRDCACHED_ADDRESS)"),
+	SE_KEY_REAL("EnergyRRDMinWatt", rrd_conf_t, min_w, 0, RRD_WATT_MAX),
+	SE_KEY_REAL("EnergyRRDMaxWatt", rrd_conf_t, max_w, 0, RRD_WATT_MAX),
 };
 
 /* ---------------------------------------------------------- public */
@@ -225,9 +78,7 @@ void rrd_conf_init(rrd_conf_t *c)
 
 void rrd_conf_free(rrd_conf_t *c)
 {
-	free(c->file_tmpl);
-	free(c->ds);
-	free(c->daemon);
+	se_conf_keys_free(keys, sizeof(keys) / sizeof(keys[0]), c);
 	memset(c, 0, sizeof(*c));
 }
 
