@@ -40,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "es_cadence_watch.h"	/* for the glue and the unit test */
 #include "es_conf.h"
 
 typedef enum {
@@ -161,36 +162,5 @@ int es_core_step_begin(es_core_t *c, const es_step_key_t *k, uint64_t t_ns);
  */
 uint64_t es_core_step_start(es_core_t *c, const es_step_key_t *k,
 			    uint64_t coarse_ns, bool forget);
-
-/*
- * Cadence of slurmctld's update calls, to say once in the log that they are
- * starved.  Not locked: the glue uses it under slurmctld's node write lock.
- */
-#define ES_STARVED_FACTOR	3			/* x period */
-#define ES_STARVED_MIN_NS	(30 * 1000000000ULL)	/* and at least */
-
-typedef struct {
-	uint64_t period_ns;	/* ExtSensorsFreq */
-	uint64_t last_ns;	/* last call, or when the clock was armed */
-	bool armed;		/* calls are due from last_ns on */
-	bool warned;
-	unsigned calls;
-} es_cadence_t;
-
-void es_cadence_init(es_cadence_t *cd, uint64_t period_ns);
-
-/* Calls are due from now on (slurmctld has its node table); idempotent. */
-void es_cadence_arm(es_cadence_t *cd, uint64_t now_ns);
-
-/* A call came at now_ns (arms the clock too); returns the gap since the
- * previous call or the arming, 0 for the first call when never armed. */
-uint64_t es_cadence_call(es_cadence_t *cd, uint64_t now_ns);
-
-/*
- * True exactly once: the first time the gap since the last call (or the
- * arming) exceeds max(ES_STARVED_FACTOR x period, ES_STARVED_MIN_NS);
- * *gap_ns is that gap.  Never before arming, never for period 0.
- */
-bool es_cadence_starved(es_cadence_t *cd, uint64_t now_ns, uint64_t *gap_ns);
 
 #endif
