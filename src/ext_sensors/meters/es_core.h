@@ -40,8 +40,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "es_cadence_watch.h"	/* for the glue and the unit test */
+#include "es_cadence_watch.h"	/* test_es_core.c includes this one */
 #include "es_conf.h"
+#include "es_step_starts.h"
 
 typedef enum {
 	ES_KIND_NODE = 0,
@@ -141,25 +142,11 @@ int es_core_energy_between(es_core_t *c, const size_t *nodes, size_t n,
 			   char *err, size_t err_len);
 
 /*
- * Step start instants.  slurmctld's step start_time is a whole second taken
- * just before ext_sensors_p_get_stepstartdata(); a step's window from it is
- * up to 1 s too wide (1.7 % of a 60 s step).  The glue remembers the
- * instant of that call here and takes it back at the step's end.
+ * The step start instants of the core's registry (es_step_starts.h, which
+ * says why): es_step_starts_begin() / es_step_starts_get(), with entries
+ * kept EnergyHistory.
  */
-typedef struct {
-	uint32_t job_id, step_id, het_comp;
-} es_step_key_t;
-
-/* Remember that step k started at t_ns; entries older than EnergyHistory
- * are dropped meanwhile.  0 or -ENOMEM. */
 int es_core_step_begin(es_core_t *c, const es_step_key_t *k, uint64_t t_ns);
-
-/*
- * The start of step k: the instant remembered, if it lies within
- * [coarse_ns, coarse_ns + 2 s) (coarse_ns is start_time in ns: a stale
- * entry of a reused id, or none after a slurmctld restart, gives coarse_ns).
- * forget: drop the entry (the step's last node completed).
- */
 uint64_t es_core_step_start(es_core_t *c, const es_step_key_t *k,
 			    uint64_t coarse_ns, bool forget);
 

@@ -4,7 +4,7 @@
  * Drop-in for upstream's ext_sensors/rrd (same ext_sensors.conf), which read
  * every RRD file serially inside slurmctld's background loop and left switch
  * and cold-door data as TODO.  All logic is free of Slurm, in es_core.c
- * (the reader pool, the step starts), es_conf.c and es_cadence_watch.c;
+ * (the reader pool), es_conf.c, es_step_starts.c and es_cadence_watch.c;
  * this file maps Slurm's records onto it:
  *
  * What slurmctld 22.05 calls, and with which locks (conf, job, node):
