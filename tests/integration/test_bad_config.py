@@ -24,13 +24,12 @@ import time
 import pytest
 
 from selab import energy
-from selab.cluster import ClusterError, poll
+from selab.cluster import ClusterError, PLUGIN_DIR, poll
 from selab.meters import ModbusSim
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRACE = os.path.abspath(os.path.join(HERE, "..", "..", "contribs", "trace",
                                      "examples", "cluster.trace"))
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 NET = os.environ.get("SE_CLUSTER_NET", "10.199.0")
 METER = (NET + ".1", 15020)
 UNITS = {1: "node1", 2: "chassis"}

@@ -20,10 +20,9 @@ import time
 
 import pytest
 
-from conftest import poll
+from selab.cluster import PLUGIN_DIR, poll
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 SWEEP = os.path.join(REPO, "contribs", "cpufreq-sweep", "se-cpufreq-sweep")
 FREQS = (1200000, 1600000, 2000000, 2400000)
 SYS = "/sys/devices/system/cpu"

@@ -29,14 +29,13 @@ import time
 import pytest
 
 from selab import energy
-from selab.cluster import poll
+from selab.cluster import PLUGIN_DIR, poll
 from selab.meters import ModbusSim, tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 EXAMPLES = os.path.join(REPO, "contribs", "examples")
 TRACE = os.path.join(REPO, "contribs", "trace", "examples", "cluster.trace")
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 NET = os.environ.get("SE_CLUSTER_NET", "10.199.0")
 HOST = NET + ".1"                      # host side of the cluster bridge
 MODBUS_PORT = 15020

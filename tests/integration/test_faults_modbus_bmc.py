@@ -51,13 +51,12 @@ import time
 import pytest
 
 from selab import energy, faults
-from selab.cluster import poll
+from selab.cluster import PLUGIN_DIR, poll
 from selab.meters import ModbusSim, PtyPair
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 TRACE = os.path.join(REPO, "contribs", "trace", "examples", "cluster.trace")
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 BUILD_DIR = os.environ.get("SE_BUILD_DIR", os.path.join(REPO, "_build"))
 BMC_SIM = os.environ.get("SE_BMC_SIM", os.path.join(
     BUILD_DIR, "obj", "contribs", "bmc-sim", "bmc-sim"))

@@ -38,14 +38,13 @@ import time
 import pytest
 
 from selab import energy, faults
-from selab.cluster import poll
+from selab.cluster import PLUGIN_DIR, poll
 from selab.meters import tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 GPU_DIR = os.path.join(REPO, "tests", "gpu")
 FEEDER = os.path.join(REPO, "contribs", "rrd-feeder", "rrd-feeder")
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 FAKE_NVML_DIR = os.environ.get(
     "SE_FAKE_NVML_DIR",
     os.path.normpath(os.path.join(PLUGIN_DIR, "..", "..", "..", "obj",

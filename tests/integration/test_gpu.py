@@ -36,11 +36,10 @@ import time
 
 import pytest
 
-from conftest import poll
+from selab.cluster import PLUGIN_DIR, poll
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 GPU_DIR = os.path.join(REPO, "tests", "gpu")
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 BIN_DIR = os.environ.get(
     "SE_BIN_DIR", os.path.normpath(os.path.join(PLUGIN_DIR, "..", "..", "bin")))
 FAKE_NVML_DIR = os.environ.get(

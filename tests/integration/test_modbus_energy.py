@@ -20,11 +20,11 @@ import pytest
 
 from selab import energy
 from selab.meters import ModbusSim, PymodbusMeter
+from selab.cluster import PLUGIN_DIR
 
 TRACE = os.path.join(os.path.dirname(__file__), "..", "..", "contribs",
                      "trace", "examples", "cluster.trace")
 TRACE = os.path.abspath(TRACE)
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 # the host side of the cluster bridge (SE_CLUSTER_NET as in contribs/cluster)
 METER = (os.environ.get("SE_CLUSTER_NET", "10.199.0") + ".1", 15020)
 UNITS = {1: "node1", 2: "chassis"}

@@ -40,7 +40,7 @@ import time
 import pytest
 
 from selab import energy
-from selab.cluster import poll
+from selab.cluster import PLUGIN_DIR, poll
 from selab.meters import tool
 from selab.trace import Trace
 
@@ -48,7 +48,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 TRACE = os.path.join(REPO, "contribs", "trace", "examples", "cluster.trace")
 FEEDER = os.path.join(REPO, "contribs", "rrd-feeder", "rrd-feeder")
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 NODES = ("node1", "node2", "node3")
 STEP = 10                       # RRD step and read period, seconds
 # The "60 s and more"; not 60 itself, a multiple of the trace's

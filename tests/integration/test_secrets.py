@@ -33,12 +33,11 @@ import time
 import pytest
 
 from selab import energy
-from selab.cluster import poll
+from selab.cluster import PLUGIN_DIR, poll
 
 from test_bmc_energy import (BMC_ADDR, BMC_SIM, NODES, PORT_OF, Bmcs,
                              _write)
 
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 BIN_DIR = os.environ.get("SE_BIN_DIR", "")
 SBIN_DIR = os.path.join(os.path.dirname(BIN_DIR), "sbin") if BIN_DIR else ""
 DEBUG_FLAGS = ("Energy,Profile,JobAccountGather,Steps,Protocol,Network,"

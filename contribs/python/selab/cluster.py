@@ -30,6 +30,9 @@ STATE = os.environ.get("SE_CLUSTER_STATE", "/var/tmp/slurm-energy-cluster")
 LOG_TAIL_LINES = int(os.environ.get("SE_CLUSTER_LOG_TAIL", "150"))
 HOST_RELEASE = "22.05"
 PREFIX = os.environ.get("SE_SLURM_PREFIX") or None
+# The plugins under test (contribs/test-all.sh sets it to the stage
+# install); "": not built, and the tests that load plugins skip.
+PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 
 
 def prefix_release(prefix):
