@@ -40,7 +40,7 @@ import time
 import pytest
 
 from selab import energy
-from selab.cluster import ClusterError, PLUGIN_DIR, poll
+from selab.cluster import ClusterError, PLUGIN_DIR, poll, slurmd_log
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -139,12 +139,6 @@ def bmc_conf(workdir, method, password_file):
             "EnergyBMCSdrCacheDir=%s\n"
             % (method, map_file, password_file,
                os.path.join(workdir, "sdr-cache-%n")))
-
-
-def slurmd_log(cluster, node):
-    with open(os.path.join(cluster.state, "log",
-                           "slurmd-%s.log" % node)) as handle:
-        return handle.read()
 
 
 def all_logs(cluster):

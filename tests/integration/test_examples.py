@@ -29,7 +29,7 @@ import time
 import pytest
 
 from selab import energy
-from selab.cluster import PLUGIN_DIR, poll
+from selab.cluster import PLUGIN_DIR, poll, slurmd_log
 from selab.meters import ModbusSim, tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -133,12 +133,6 @@ def cluster_args(files, **kw):
                 acct_gather_conf=files.get("acct_gather.conf"),
                 gres_conf=files.get("gres.conf"),
                 extra_confs=extra or None, **kw)
-
-
-def slurmd_log(cluster, node):
-    with open(os.path.join(cluster.state, "log",
-                           "slurmd-%s.log" % node), errors="replace") as f:
-        return f.read()
 
 
 def start_line(cluster, node, plugin):

@@ -36,7 +36,7 @@ import time
 
 import pytest
 
-from selab.cluster import PLUGIN_DIR, poll
+from selab.cluster import PLUGIN_DIR, poll, slurmd_log
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 GPU_DIR = os.path.join(REPO, "tests", "gpu")
@@ -165,7 +165,7 @@ def gpu2(cluster, tmp_path_factory):
                       os.path.join(GPU_DIR, "nvml-cluster-2gpu.state"))
     with cluster.configured(**kw) as c:
         c.gpu = info
-        info["gpus"].learn_indexes(_slurmd_log(c))
+        info["gpus"].learn_indexes(slurmd_log(c, "node1"))
         yield c
 
 
@@ -177,7 +177,7 @@ def gpu4(cluster, tmp_path_factory):
     info["label"] = "4 GPUs, AutoDetect"
     with cluster.configured(**kw) as c:
         c.gpu = info
-        info["gpus"].learn_indexes(_slurmd_log(c))
+        info["gpus"].learn_indexes(slurmd_log(c, "node1"))
         yield c
 
 
@@ -193,7 +193,7 @@ def gpu4_explicit(cluster, tmp_path_factory):
     info["label"] = "4 GPUs, explicit gres.conf"
     with cluster.configured(**kw) as c:
         c.gpu = info
-        info["gpus"].learn_indexes(_slurmd_log(c))
+        info["gpus"].learn_indexes(slurmd_log(c, "node1"))
         yield c
 
 
@@ -209,11 +209,6 @@ def _minors(row, c):
     """Minor numbers (/dev/nvidiaN) of a task's SLURM_STEP_GPUS indexes."""
     g = c.gpu["gpus"]
     return [g.minor_of[int(x)] for x in row["gpus"].split(",") if x != ""]
-
-
-def _slurmd_log(c, node="node1"):
-    with open(os.path.join(c.state, "log", "slurmd-%s.log" % node)) as f:
-        return f.read()
 
 
 def _report(what, got, truth):
@@ -232,7 +227,7 @@ def _truth_j(c, col, t0, t1):
 
 # --------------------------------------------------------- 2-GPU nodes
 def test_our_plugins_loaded(gpu2):
-    log = _slurmd_log(gpu2)
+    log = slurmd_log(gpu2, "node1")
     assert "gres/gpu: 2 GPU(s), numbered in PCI bus order" in log
     if slurm_selects_gpu_nvml():
         assert ("gpu/nvml: 2 GPU(s) detected through NVML "
@@ -305,14 +300,14 @@ def test_remote_placement_logged_once_per_step(gpu2):
                if m not in g.local_to(cpu)]
         assert far, "no GPU remote from cpu %d in this topology" % cpu
         remote.append(far[0])
-    before = _slurmd_log(gpu2).count(REMOTE_LINE)
+    before = slurmd_log(gpu2, "node1").count(REMOTE_LINE)
     rows = _srun(gpu2, "-n2", "--gres=gpu:2",
                  "--gpu-bind=map_gpu:%d,%d" % tuple(remote))
     assert [int(r["cpus"]) for r in rows] == cpus
-    poll(lambda: _slurmd_log(gpu2).count(REMOTE_LINE) > before, timeout=10,
-         what="the remote-placement log line")
+    poll(lambda: slurmd_log(gpu2, "node1").count(REMOTE_LINE) > before,
+         timeout=10, what="the remote-placement log line")
     time.sleep(1)   # a second task's line would have landed by now
-    assert _slurmd_log(gpu2).count(REMOTE_LINE) == before + 1
+    assert slurmd_log(gpu2, "node1").count(REMOTE_LINE) == before + 1
 
 
 def test_membind_local(gpu2):
@@ -329,7 +324,8 @@ def test_membind_local(gpu2):
                          "bash", "-c", show).stdout)
     pol = {int(r["cpus"]): r["pol"] for r in rows}
     assert pol == {0: "bind:0", 1: "default"}, rows
-    assert "cannot bind task memory to NUMA nodes 0x2" in _slurmd_log(c)
+    log = slurmd_log(c, "node1")
+    assert "cannot bind task memory to NUMA nodes 0x2" in log
     rows = _parse(c.srun("-w", "node1", "-n2", "--gpus-per-task=1",
                          "--gpu-bind=closest", "bash", "-c", show).stdout)
     assert all(r["pol"] == "default" for r in rows), rows

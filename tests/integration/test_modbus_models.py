@@ -37,7 +37,7 @@ import time
 import pytest
 
 from selab import energy
-from selab.cluster import PLUGIN_DIR, poll
+from selab.cluster import PLUGIN_DIR, poll, slurmd_log
 from selab.meters import ModbusSim, PymodbusMeter
 
 HOST = os.environ.get("SE_CLUSTER_NET", "10.199.0") + ".1"   # the bridge
@@ -202,12 +202,6 @@ def plugstack(workdir):
         handle.write("required %s/spank_energy_settle.so max_wait=10\n"
                      % PLUGIN_DIR)
     return path
-
-
-def slurmd_log(cluster, node):
-    with open(os.path.join(cluster.state, "log", "slurmd-%s.log" % node),
-              errors="replace") as handle:
-        return handle.read()
 
 
 # ---------------------------------------------------------------- fixtures

@@ -54,7 +54,7 @@ import time
 import pytest
 
 from selab import energy
-from selab.cluster import PLUGIN_DIR, poll
+from selab.cluster import PLUGIN_DIR, poll, slurmd_log
 from selab.meters import ModbusSim
 from selab.trace import Trace
 
@@ -241,12 +241,6 @@ def live_cluster(request, cluster, workdir):
             yield c, epoch, trace, path
         finally:
             meter.stop()
-
-
-def slurmd_log(cluster, node):
-    with open(os.path.join(cluster.state, "log",
-                           "slurmd-%s.log" % node)) as handle:
-        return handle.read()
 
 
 def run_jobs(cluster, epoch, trace, tag):

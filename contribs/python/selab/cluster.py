@@ -77,6 +77,13 @@ def poll(predicate, timeout=30.0, interval=0.2, what="condition"):
         time.sleep(interval)
 
 
+def slurmd_log(cluster, node):
+    """The whole slurmd log of *node* so far (undecodable bytes replaced)."""
+    with open(os.path.join(cluster.state, "log", "slurmd-%s.log" % node),
+              errors="replace") as handle:
+        return handle.read()
+
+
 class Cluster:
     """Run Slurm commands against the test cluster and (re)configure it."""
 
