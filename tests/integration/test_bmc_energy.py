@@ -41,6 +41,7 @@ import pytest
 
 from selab import energy
 from selab.cluster import ClusterError, PLUGIN_DIR, poll, slurmd_log
+from selab.files import write_file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -120,18 +121,12 @@ class Bmcs:
         self.started = []
 
 
-def _write(path, text, mode=0o600):
-    with open(path, "w") as handle:
-        handle.write(text)
-    os.chmod(path, mode)
-    return path
-
-
 def bmc_conf(workdir, method, password_file):
     lines = ["Nodes=%s Host=%s:%d" % (n, BMC_ADDR, PORT_OF[n])
              for n in NODES]
-    map_file = _write(os.path.join(workdir, "bmc.map"),
-                      "# node -> its BMC\n" + "\n".join(lines) + "\n", 0o644)
+    map_file = write_file(os.path.join(workdir, "bmc.map"),
+                          "# node -> its BMC\n" + "\n".join(lines) + "\n",
+                          0o644)
     return ("EnergyBMCMethod=%s\nEnergyBMCMap=%s\nEnergyBMCUser=admin\n"
             "EnergyBMCPasswordFile=%s\nEnergyBMCPrivilege=admin\n"
             "EnergyBMCWorkaroundFlags=opensesspriv\n"
@@ -220,15 +215,16 @@ def workdir():
 def bmc_cluster(request, cluster, workdir, password):
     method = request.param
     work = tempfile.mkdtemp(prefix=method + "-", dir=workdir)
-    pwfile = _write(os.path.join(work, "bmc.password"), password + "\n")
+    pwfile = write_file(os.path.join(work, "bmc.password"), password + "\n",
+                        0o600)
     epoch = time.time()
     bmcs = Bmcs(work, epoch, pwfile,
                 poll_ms=SENSOR_POLL_MS if method == "sensors" else 1000)
     # Steps settle at their boundaries (spank_energy_settle), as a site
     # following the man page runs them.
-    plugstack = _write(os.path.join(work, "plugstack.conf"),
-                       "required %s/spank_energy_settle.so max_wait=10\n"
-                       % PLUGIN_DIR, 0o644)
+    plugstack = write_file(os.path.join(work, "plugstack.conf"),
+                           "required %s/spank_energy_settle.so max_wait=10\n"
+                           % PLUGIN_DIR, 0o644)
     with cluster.configured(plugin_dirs=[PLUGIN_DIR],
                             energy_type="acct_gather_energy/bmc",
                             acct_gather_conf=bmc_conf(work, method, pwfile),
@@ -353,9 +349,11 @@ def restore(cluster):
 def test_wrong_password_is_a_clear_error(restore, workdir, password):
     c = restore
     work = tempfile.mkdtemp(prefix="wrong-", dir=workdir)
-    good = _write(os.path.join(work, "bmc.password"), password + "\n")
+    good = write_file(os.path.join(work, "bmc.password"), password + "\n",
+                      0o600)
     wrong_pw = secrets.token_hex(8)
-    wrong = _write(os.path.join(work, "wrong.password"), wrong_pw + "\n")
+    wrong = write_file(os.path.join(work, "wrong.password"), wrong_pw + "\n",
+                       0o600)
     bmcs = Bmcs(work, time.time(), good)
     _restart_expecting(c, bmc_conf(work, "dcmi", wrong), ok=True)
     bmcs.start()
@@ -380,8 +378,8 @@ def test_wrong_password_is_a_clear_error(restore, workdir, password):
 def test_world_readable_password_file_is_refused(restore, workdir, password):
     c = restore
     work = tempfile.mkdtemp(prefix="mode-", dir=workdir)
-    pwfile = _write(os.path.join(work, "bmc.password"), password + "\n",
-                    0o644)
+    pwfile = write_file(os.path.join(work, "bmc.password"), password + "\n",
+                        0o644)
     _restart_expecting(c, bmc_conf(work, "dcmi", pwfile), ok=False)
     log = slurmd_log(c, "node1")
     fatal = [l for l in log.splitlines() if "fatal" in l.lower()]

@@ -53,6 +53,7 @@ import pytest
 from selab import energy, faults
 from selab.cluster import PLUGIN_DIR, poll
 from selab.meters import ModbusSim, PtyPair
+from selab.files import write_file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -81,18 +82,11 @@ pytestmark = [
 
 
 # ------------------------------------------------------------- helpers
-def _write(path, text, mode=0o644):
-    with open(path, "w") as handle:
-        handle.write(text)
-    os.chmod(path, mode)
-    return path
-
-
 def _plugstack(workdir):
     """Steps settle at their boundaries, as the man pages recommend."""
-    return _write(os.path.join(workdir, "plugstack.conf"),
-                  "required %s/spank_energy_settle.so max_wait=10\n"
-                  % PLUGIN_DIR)
+    return write_file(os.path.join(workdir, "plugstack.conf"),
+                      "required %s/spank_energy_settle.so max_wait=10\n"
+                      % PLUGIN_DIR, 0o644)
 
 
 def _log_time(line):
@@ -295,11 +289,11 @@ class ModbusMeters:
         self.sims, self.line = {}, None
 
     def conf(self):
-        mapf = _write(os.path.join(self.workdir, "modbus.map"), "".join(
+        mapf = write_file(os.path.join(self.workdir, "modbus.map"), "".join(
             "Nodes=%s Device=tcp://%s:%d Unit=1 Model=%s\n"
             % (n, HOST, MODBUS_PORT[n], m)
             for n, m in (("node1", "sdm630"), ("node2", "em24"))) +
-            "Nodes=node3 Device=rtu:%s Unit=1\n" % self.node_tty)
+            "Nodes=node3 Device=rtu:%s Unit=1\n" % self.node_tty, 0o644)
         return ("EnergyModbusModel=custom\nEnergyModbusRegisterKind=input\n"
                 "EnergyModbusEnergyRegister=72\nEnergyModbusEnergyType=uint16\n"
                 "EnergyModbusEnergyScale=1\nEnergyModbusMaxPower=2000\n"
@@ -492,8 +486,8 @@ def bmc(cluster):
     if not os.access(SIM, os.X_OK) or not shutil.which("ipmi_sim"):
         pytest.skip("bmc-sim not built or ipmi_sim not installed")
     workdir = tempfile.mkdtemp(prefix="se-faults-bmc-", dir="/var/tmp")
-    pwfile = _write(os.path.join(workdir, "bmc.password"),
-                    "%s\n" % os.urandom(8).hex(), 0o600)
+    pwfile = write_file(os.path.join(workdir, "bmc.password"),
+                        "%s\n" % os.urandom(8).hex(), 0o600)
     epoch = time.time()
     bmcs = Bmcs(workdir, epoch, pwfile)
     try:

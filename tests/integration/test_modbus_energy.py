@@ -21,6 +21,7 @@ import pytest
 from selab import energy
 from selab.meters import ModbusSim, PymodbusMeter
 from selab.cluster import PLUGIN_DIR
+from selab.files import write_file
 
 TRACE = os.path.join(os.path.dirname(__file__), "..", "..", "contribs",
                      "trace", "examples", "cluster.trace")
@@ -53,18 +54,12 @@ pytestmark = pytest.mark.skipif(not PLUGIN_DIR,
                                        "(run contribs/test-all.sh)")
 
 
-def _write(path, text):
-    with open(path, "w") as handle:
-        handle.write(text)
-    return path
-
-
 def modbus_conf(workdir, path, device="tcp://%s:%d" % METER,
                 map_lines=("Nodes=node1 Unit=1",
                            "Nodes=node[2-3] Unit=2 Share=equal"),
                 extra=""):
-    map_file = _write(os.path.join(workdir, "modbus.map"),
-                      "\n".join(map_lines) + "\n")
+    map_file = write_file(os.path.join(workdir, "modbus.map"),
+                          "\n".join(map_lines) + "\n")
     return ("EnergyModbusDevice=%s\n%sEnergyModbusMap=%s\n"
             "EnergyModbusFrequency=1\nEnergyModbusTimeout=500\n%s"
             % (device, PATHS[path], map_file, extra))
