@@ -150,16 +150,6 @@ def plugin_start_line(cluster, node):
             and "started on node %s" % node in l]
 
 
-def wait_for_power(cluster, nodes):
-    poll(lambda: all(energy.node_power(cluster, n) for n in nodes),
-         timeout=60, what="CurrentWatts on %s" % ",".join(nodes))
-
-
-def run_timed(cluster, name, args, seconds=JOB_SECONDS):
-    return cluster.popen(["srun", "-J", name, *args,
-                          *energy.timed_command(seconds)])
-
-
 def finish(cluster, proc, name, timeout=JOB_SECONDS + 90):
     out, err = proc.communicate(timeout=timeout)
     assert proc.returncode == 0, "srun %s failed: %s" % (name, err)
@@ -233,7 +223,7 @@ def bmc_cluster(request, cluster, workdir, password):
                             ) as c:
         bmcs.start()
         try:
-            wait_for_power(c, NODES)
+            energy.wait_for_power(c, NODES)
             yield c, epoch, bmcs, method
             # before the restore wipes the logs
             logs = all_logs(c) + c.scontrol("show", "config").stdout
@@ -270,7 +260,8 @@ def test_freeipmi_only_in_slurmd(bmc_cluster):
 def test_single_node_jobs(bmc_cluster):
     """node1 and node2 alone, at once, each on its own BMC."""
     c, epoch, _, method = bmc_cluster
-    procs = [(run_timed(c, "one-" + n, ["-w", n]), "one-" + n)
+    procs = [(energy.run_timed(c, "one-" + n, ["-w", n], JOB_SECONDS),
+              "one-" + n)
              for n in ("node1", "node2")]
     for proc, name in procs:
         jobid, windows = finish(c, proc, name)
@@ -279,7 +270,8 @@ def test_single_node_jobs(bmc_cluster):
 
 def test_three_node_job(bmc_cluster):
     c, epoch, _, method = bmc_cluster
-    jobid, windows = finish(c, run_timed(c, "three", ["-N3"]), "three")
+    proc = energy.run_timed(c, "three", ["-N3"], JOB_SECONDS)
+    jobid, windows = finish(c, proc, "three")
     assert sorted(windows) == list(NODES)
     check_energy(c, epoch, jobid, windows, method)
 
@@ -290,7 +282,7 @@ def test_frozen_bmc_mid_job(bmc_cluster):
     the gap is logged and filled."""
     c, epoch, bmcs, method = bmc_cluster
     started = time.monotonic()
-    proc = run_timed(c, "frozen", ["-w", "node3"])
+    proc = energy.run_timed(c, "frozen", ["-w", "node3"], JOB_SECONDS)
     time.sleep(5)
     frozen_at = time.time()
     assert bmcs.sim("freeze", "node3").returncode == 0

@@ -201,11 +201,6 @@ def _show_node_answers(cluster):
                                                                        s)
 
 
-def _wait_power(cluster, nodes=NODES, timeout=60):
-    poll(lambda: all(energy.node_power(cluster, n) for n in nodes),
-         timeout=timeout, what="CurrentWatts on %s" % ",".join(nodes))
-
-
 def _wait_fresh_power(cluster, node, timeout=30):
     """slurmd answers with a sample newer than now (after a restart)."""
     since = time.time()
@@ -352,7 +347,7 @@ def _meters_up(modbus):
     c, epoch, meters, _ = modbus
     if not meters.sims:
         meters.start()
-        _wait_power(c)
+        energy.wait_for_power(c, NODES)
     return c, epoch, meters
 
 
@@ -474,7 +469,7 @@ def test_modbus_daemons_and_clock(modbus, tmp_path):
     clock = faults.FakeClock(c, "node2", str(tmp_path))
     clock.install()
     faults.restart(c, "slurmd-node2")
-    _wait_power(c, ("node2",))
+    energy.wait_for_power(c, ("node2",))
     jobs = _daemon_round(c, epoch, "mb-daemons", clock)
     _check_daemon_round(c, epoch, jobs, "acct_gather_energy/modbus")
 
@@ -509,7 +504,7 @@ def _bmcs_up(bmc):
     c, epoch, bmcs, _ = bmc
     if not bmcs.started:
         bmcs.start()
-        _wait_power(c)
+        energy.wait_for_power(c, NODES)
     return c, epoch, bmcs
 
 
@@ -592,7 +587,7 @@ def test_bmc_daemons_and_clock(bmc, tmp_path):
     clock = faults.FakeClock(c, "node2", str(tmp_path))
     clock.install()
     faults.restart(c, "slurmd-node2")
-    _wait_power(c, ("node2",))
+    energy.wait_for_power(c, ("node2",))
     wrap = (lambda: _bmc_fault(bmcs, "node3", "stamp %d" % (
                 2 ** 32 - int(time.time()) - 3)),
             lambda: None)

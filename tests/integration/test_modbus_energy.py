@@ -76,18 +76,6 @@ def start_meter(server, epoch):
                          SDM630_PYMODBUS, python=python).start()
 
 
-def wait_for_power(cluster, nodes):
-    from selab.cluster import poll
-    poll(lambda: all(energy.node_power(cluster, n) for n in nodes),
-         timeout=60, what="CurrentWatts on %s" % ",".join(nodes))
-
-
-def run_timed(cluster, name, args, seconds=JOB_SECONDS):
-    """Start an srun of a timed command; returns the Popen."""
-    return cluster.popen(["srun", "-J", name, *args,
-                          *energy.timed_command(seconds)])
-
-
 def finish(cluster, proc, name, timeout=JOB_SECONDS + 90):
     out, err = proc.communicate(timeout=timeout)
     assert proc.returncode == 0, "srun %s failed: %s" % (name, err)
@@ -133,7 +121,7 @@ def modbus_cluster(request, cluster, tmp_path_factory):
                             slurm_conf="DebugFlags=Energy\n") as c:
         meter = start_meter(server, epoch)
         try:
-            wait_for_power(c, ("node1", "node2", "node3"))
+            energy.wait_for_power(c, ("node1", "node2", "node3"))
             yield c, epoch, meter, server, path
         finally:
             meter.stop()
@@ -164,8 +152,8 @@ def test_libmodbus_only_in_slurmd(modbus_cluster):
 def test_single_node_jobs_within_1pct(modbus_cluster):
     """node1 alone, and node2 alone (billed half the chassis meter), at once."""
     c, epoch, _, _, _ = modbus_cluster
-    own = run_timed(c, "own-meter", ["-w", "node1"])
-    shared = run_timed(c, "chassis-half", ["-w", "node2"])
+    own = energy.run_timed(c, "own-meter", ["-w", "node1"], JOB_SECONDS)
+    shared = energy.run_timed(c, "chassis-half", ["-w", "node2"], JOB_SECONDS)
     for proc, name in ((own, "own-meter"), (shared, "chassis-half")):
         jobid, windows = finish(c, proc, name)
         check_energy(c, epoch, jobid, windows)
@@ -173,8 +161,8 @@ def test_single_node_jobs_within_1pct(modbus_cluster):
 
 def test_three_node_job_within_1pct(modbus_cluster):
     c, epoch, _, _, _ = modbus_cluster
-    jobid, windows = finish(c, run_timed(c, "three-nodes", ["-N3"]),
-                            "three-nodes")
+    proc = energy.run_timed(c, "three-nodes", ["-N3"], JOB_SECONDS)
+    jobid, windows = finish(c, proc, "three-nodes")
     assert sorted(windows) == ["node1", "node2", "node3"]
     check_energy(c, epoch, jobid, windows)
 
@@ -182,8 +170,8 @@ def test_three_node_job_within_1pct(modbus_cluster):
 def test_chassis_split_is_half_of_the_meter(modbus_cluster):
     """The split is the point: billing node2 the whole chassis would be 2x."""
     c, epoch, _, _, _ = modbus_cluster
-    jobid, windows = finish(c, run_timed(c, "split", ["-w", "node3"], 30),
-                            "split")
+    proc = energy.run_timed(c, "split", ["-w", "node3"], 30)
+    jobid, windows = finish(c, proc, "split")
     recorded = energy.consumed_energy(c, jobid)["%d.0" % jobid]
     (t0, t1), = windows.values()
     whole = energy.trace_joules(TRACE, "chassis", epoch, t0, t1)

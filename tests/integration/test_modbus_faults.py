@@ -14,7 +14,7 @@ from selab import energy
 from selab.meters import ModbusSim, PtyPair
 from test_modbus_energy import (JOB_SECONDS, METER, PLUGIN_DIR, SDM630_SIM,
                                 TRACE, UNITS, check_energy, finish,
-                                modbus_conf, run_timed, wait_for_power)
+                                modbus_conf)
 
 pytestmark = pytest.mark.skipif(not PLUGIN_DIR,
                                 reason="SE_PLUGIN_DIR not set "
@@ -59,7 +59,7 @@ def rtu_cluster(cluster, tmp_path_factory):
                               "--response-delay-ms", "500"],
                           workdir=workdir).start()
         try:
-            wait_for_power(c, ("node1",))
+            energy.wait_for_power(c, ("node1",))
             yield c, epoch
         finally:
             meter.stop()
@@ -68,7 +68,8 @@ def rtu_cluster(cluster, tmp_path_factory):
 
 def test_rtu_9600_slow_device_within_1pct(rtu_cluster):
     c, epoch = rtu_cluster
-    jobid, windows = finish(c, run_timed(c, "rtu", ["-w", "node1"]), "rtu")
+    proc = energy.run_timed(c, "rtu", ["-w", "node1"], JOB_SECONDS)
+    jobid, windows = finish(c, proc, "rtu")
     check_energy(c, epoch, jobid, windows)
 
 
@@ -91,9 +92,9 @@ def test_meter_killed_mid_job(dying_meter_cluster):
     c, epoch, workdir = dying_meter_cluster
     meter = ModbusSim(TRACE, epoch, UNITS, SDM630_SIM, tcp=METER,
                       workdir=workdir).start()
-    wait_for_power(c, ("node1",))
+    energy.wait_for_power(c, ("node1",))
     started = time.monotonic()
-    proc = run_timed(c, "meter-dies", ["-w", "node1"])
+    proc = energy.run_timed(c, "meter-dies", ["-w", "node1"], JOB_SECONDS)
     time.sleep(8)
     meter.stop()                         # by PID: SIGTERM, then SIGKILL
     t = time.monotonic()

@@ -160,11 +160,6 @@ def daemons_alive(cluster):
     return True
 
 
-def run_timed(cluster, name, node, seconds=JOB_SECONDS):
-    return cluster.popen(["srun", "-J", name, "-w", node,
-                          *energy.timed_command(seconds)])
-
-
 def finish(cluster, proc, name, timeout=JOB_SECONDS + 120):
     out, err = proc.communicate(timeout=timeout)
     assert proc.returncode == 0, "srun %s failed: %s" % (name, err)
@@ -195,7 +190,8 @@ def describe(errors):
 def parallel_runs(cluster, tag, seconds=JOB_SECONDS):
     """One timed job per node, all at once; {node: (jobid, {host: (t0,
     t1)})}."""
-    procs = {n: run_timed(cluster, "%s-%s" % (tag, n), n, seconds)
+    procs = {n: energy.run_timed(cluster, "%s-%s" % (tag, n), ["-w", n],
+                                 seconds)
              for n in NODES}
     return {n: finish(cluster, p, "%s-%s" % (tag, n))
             for n, p in procs.items()}
@@ -337,7 +333,7 @@ def test_rrd_truncated_file_mid_job(rrd_cluster, feed):
     accounted."""
     path = os.path.join(feed["rrd"], "node3.rrd")
     saved = path + ".saved"
-    proc = run_timed(rrd_cluster, "rrd-truncated", "node3", 40)
+    proc = energy.run_timed(rrd_cluster, "rrd-truncated", ["-w", "node3"], 40)
     time.sleep(10)
     shutil.copyfile(path, saved)
     with open(path, "r+b") as handle:
@@ -501,7 +497,7 @@ def test_es_deleted_file_mid_job(es_cluster, feed):
     dies, slurmctld logs the missing file, the job is accounted."""
     path = os.path.join(feed["rrd"], "node2.rrd")
     moved = os.path.join(feed["work"], "node2.rrd.away")
-    proc = run_timed(es_cluster, "es-deleted", "node2", 40)
+    proc = energy.run_timed(es_cluster, "es-deleted", ["-w", "node2"], 40)
     time.sleep(10)
     os.rename(path, moved)        # gone from its path, as after rm
     poll(lambda: re.search(r"ext_sensors/meters: node node2: energy "
