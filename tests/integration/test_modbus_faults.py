@@ -1,8 +1,8 @@
 """acct_gather_energy/modbus on the test cluster: a slow RTU line and a
 meter that dies mid-job.
 
-Same layout and truth as test_modbus_energy.py (whose helpers this module
-uses); kept apart so that module's parametrized meters are stopped before
+Same layout and truth as test_modbus_energy.py (selab.modbus_rig); kept
+apart so that module's parametrized meters are stopped before
 these start on the same address.
 """
 import os
@@ -11,10 +11,10 @@ import time
 import pytest
 
 from selab import energy
+from selab.cluster import PLUGIN_DIR
 from selab.meters import ModbusSim, PtyPair
-from test_modbus_energy import (JOB_SECONDS, METER, PLUGIN_DIR, SDM630_SIM,
-                                TRACE, UNITS, check_energy, finish,
-                                modbus_conf)
+from selab.modbus_rig import (JOB_SECONDS, METER, SDM630_SIM, TRACE, UNITS,
+                              check_energy, finish, modbus_conf)
 
 pytestmark = pytest.mark.skipif(not PLUGIN_DIR,
                                 reason="SE_PLUGIN_DIR not set "
