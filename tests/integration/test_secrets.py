@@ -33,10 +33,9 @@ import time
 import pytest
 
 from selab import energy
+from selab.bmc_rig import BMC_ADDR, BMC_SIM, NODES, PORT_OF, Bmcs
 from selab.cluster import PLUGIN_DIR, poll
 from selab.files import write_file
-
-from test_bmc_energy import BMC_ADDR, BMC_SIM, NODES, PORT_OF, Bmcs
 
 BIN_DIR = os.environ.get("SE_BIN_DIR", "")
 SBIN_DIR = os.path.join(os.path.dirname(BIN_DIR), "sbin") if BIN_DIR else ""
