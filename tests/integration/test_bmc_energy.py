@@ -40,7 +40,7 @@ import pytest
 
 from selab import energy
 from selab.bmc_rig import (BMC_ADDR, BMC_SIM, NODES, PORT_OF, SENSOR_M,
-                           TRACE, Bmcs)
+                           TRACE, Bmcs, bmc_conf)
 from selab.cluster import ClusterError, PLUGIN_DIR, poll, slurmd_log
 from selab.files import write_file
 
@@ -57,21 +57,6 @@ pytestmark = [
     pytest.mark.skipif(not shutil.which("ipmi_sim"),
                        reason="ipmi_sim not installed (Debian: openipmi)"),
 ]
-
-
-def bmc_conf(workdir, method, password_file):
-    lines = ["Nodes=%s Host=%s:%d" % (n, BMC_ADDR, PORT_OF[n])
-             for n in NODES]
-    map_file = write_file(os.path.join(workdir, "bmc.map"),
-                          "# node -> its BMC\n" + "\n".join(lines) + "\n",
-                          0o644)
-    return ("EnergyBMCMethod=%s\nEnergyBMCMap=%s\nEnergyBMCUser=admin\n"
-            "EnergyBMCPasswordFile=%s\nEnergyBMCPrivilege=admin\n"
-            "EnergyBMCWorkaroundFlags=opensesspriv\n"
-            "EnergyBMCFrequency=1\nEnergyBMCTimeout=500\n"
-            "EnergyBMCSdrCacheDir=%s\n"
-            % (method, map_file, password_file,
-               os.path.join(workdir, "sdr-cache-%n")))
 
 
 def all_logs(cluster):

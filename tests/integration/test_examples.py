@@ -29,6 +29,7 @@ import time
 import pytest
 
 from selab import energy
+from selab.bmc_rig import BMC_ADDR, BMC_SIM, PORT_OF
 from selab.cluster import PLUGIN_DIR, poll, slurmd_log
 from selab.meters import ModbusSim, tool
 
@@ -58,7 +59,6 @@ def substitutions(name, work):
     common = {SITE_PLUGIN_DIR: PLUGIN_DIR}
     # files the example names under /etc/slurm -> the test's copies
     etc = {SITE_ETC: work + "/"}
-    from test_bmc_energy import BMC_ADDR, PORT_OF
     site = {
         "modbus-pdu-racks": dict(etc, **{
             # rack 1's Modbus TCP gateway -> the simulator on the bridge
@@ -278,7 +278,6 @@ def test_dvfs_example_power_budget(modbus_dvfs):
 # ------------------------------------------------------ BMC over the LAN
 @pytest.fixture(scope="module")
 def bmc_lan(examples_cluster, workroot):
-    from test_bmc_energy import BMC_ADDR, BMC_SIM, PORT_OF
     if not os.access(BMC_SIM, os.X_OK) or not shutil.which("ipmi_sim"):
         pytest.skip("bmc-sim not built or ipmi_sim not installed")
     c = examples_cluster
@@ -310,7 +309,6 @@ def bmc_lan(examples_cluster, workroot):
 
 
 def test_bmc_example(bmc_lan):
-    from test_bmc_energy import BMC_ADDR, PORT_OF
     c, epoch = bmc_lan
     for node in NODES:
         lines = start_line(c, node, "acct_gather_energy/bmc")

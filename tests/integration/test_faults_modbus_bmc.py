@@ -51,6 +51,7 @@ import time
 import pytest
 
 from selab import energy, faults
+from selab.bmc_rig import BMC_SIM, Bmcs, bmc_conf
 from selab.cluster import PLUGIN_DIR, poll
 from selab.meters import ModbusSim, PtyPair
 from selab.files import write_file
@@ -58,9 +59,6 @@ from selab.files import write_file
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 TRACE = os.path.join(REPO, "contribs", "trace", "examples", "cluster.trace")
-BUILD_DIR = os.environ.get("SE_BUILD_DIR", os.path.join(REPO, "_build"))
-BMC_SIM = os.environ.get("SE_BMC_SIM", os.path.join(
-    BUILD_DIR, "obj", "contribs", "bmc-sim", "bmc-sim"))
 
 NET = os.environ.get("SE_CLUSTER_NET", "10.199.0")
 HOST = NET + ".1"                       # host side of the cluster bridge
@@ -477,8 +475,7 @@ def test_modbus_daemons_and_clock(modbus, tmp_path):
 # =================================================================== BMC
 @pytest.fixture(scope="module")
 def bmc(cluster):
-    from test_bmc_energy import BMC_SIM as SIM, Bmcs, bmc_conf
-    if not os.access(SIM, os.X_OK) or not shutil.which("ipmi_sim"):
+    if not os.access(BMC_SIM, os.X_OK) or not shutil.which("ipmi_sim"):
         pytest.skip("bmc-sim not built or ipmi_sim not installed")
     workdir = tempfile.mkdtemp(prefix="se-faults-bmc-", dir="/var/tmp")
     pwfile = write_file(os.path.join(workdir, "bmc.password"),

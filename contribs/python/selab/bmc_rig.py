@@ -1,7 +1,9 @@
-"""The simulated BMCs of test_bmc_energy and test_secrets: one bmc-sim
-(contribs/bmc-sim: OpenIPMI's ipmi_sim over IPMI LAN 2.0) per node, on the
-host side of the cluster bridge (NET.1), one port per node, each playing
-its node's column of contribs/trace/examples/cluster.trace.
+"""The simulated BMCs of test_bmc_energy, test_secrets, test_examples and
+test_faults_modbus_bmc: one bmc-sim (contribs/bmc-sim: OpenIPMI's ipmi_sim
+over IPMI LAN 2.0) per node, on the host side of the cluster bridge
+(NET.1), one port per node, each playing its node's column of
+contribs/trace/examples/cluster.trace; bmc_conf() points the plugin at them
+through an EnergyBMCMap file.
 
 Works on any instance of the cluster: addresses and ports derive from
 SE_CLUSTER_NET (default 10.199.0), so two instances do not collide.
@@ -10,6 +12,7 @@ import os
 import subprocess
 
 from .cluster import REPO
+from .files import write_file
 
 TRACE = os.path.join(REPO, "contribs", "trace", "examples", "cluster.trace")
 BUILD_DIR = os.environ.get("SE_BUILD_DIR", os.path.join(REPO, "_build"))
@@ -23,6 +26,21 @@ PORT_BASE = 19600 + 16 * (int(NET.split(".")[2]) % 256)
 NODES = ("node1", "node2", "node3")
 PORT_OF = {n: PORT_BASE + i for i, n in enumerate(NODES, 1)}
 SENSOR_M = 4                           # W per raw count (bmc-sim --m)
+
+
+def bmc_conf(workdir, method, password_file):
+    lines = ["Nodes=%s Host=%s:%d" % (n, BMC_ADDR, PORT_OF[n])
+             for n in NODES]
+    map_file = write_file(os.path.join(workdir, "bmc.map"),
+                          "# node -> its BMC\n" + "\n".join(lines) + "\n",
+                          0o644)
+    return ("EnergyBMCMethod=%s\nEnergyBMCMap=%s\nEnergyBMCUser=admin\n"
+            "EnergyBMCPasswordFile=%s\nEnergyBMCPrivilege=admin\n"
+            "EnergyBMCWorkaroundFlags=opensesspriv\n"
+            "EnergyBMCFrequency=1\nEnergyBMCTimeout=500\n"
+            "EnergyBMCSdrCacheDir=%s\n"
+            % (method, map_file, password_file,
+               os.path.join(workdir, "sdr-cache-%n")))
 
 
 class Bmcs:
