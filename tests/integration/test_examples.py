@@ -31,6 +31,8 @@ import pytest
 from selab import energy
 from selab.bmc_rig import BMC_ADDR, BMC_SIM, PORT_OF
 from selab.cluster import PLUGIN_DIR, poll, slurmd_log
+from selab.gpu_rig import (FAKE_NVML_DIR, GPU_DIR, gpu_setup, parse_rows,
+                           timed_job, truth_j)
 from selab.meters import ModbusSim, tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -362,17 +364,16 @@ def test_rrd_example(rrd_collectd):
 # ------------------------------------------------------------ GPU nodes
 @pytest.fixture(scope="module")
 def gpu_nodes(examples_cluster, workroot, tmp_path_factory):
-    import test_gpu
-    if not os.path.exists(os.path.join(test_gpu.FAKE_NVML_DIR,
+    if not os.path.exists(os.path.join(FAKE_NVML_DIR,
                                        "libnvidia-ml.so.1")):
         pytest.skip("the fake NVML is not built (SE_FAKE_NVML_DIR)")
     c = examples_cluster
     work = _workdir(workroot, "gpu-nodes")
     files = load_examples(["gpu-nodes"], work)
     # the fake GPUs (test_gpu's): 2 per node, a trace column each
-    kw, info = test_gpu._setup(
+    kw, info = gpu_setup(
         c, tmp_path_factory.mktemp("ex-gpu"), 2, "topo-cluster-2gpu.xml",
-        os.path.join(test_gpu.GPU_DIR, "nvml-cluster-2gpu.state"))
+        os.path.join(GPU_DIR, "nvml-cluster-2gpu.state"))
     c.restart(**cluster_args(files, nodes=2, gpus=2,
                              node_env=kw["node_env"],
                              hwloc_xml=kw["hwloc_xml"]))
@@ -386,11 +387,11 @@ def test_gpu_example(gpu_nodes):
     assert ("gpu/nvml: 2 GPU(s) detected through NVML "
             "(slurm-energy-plugins)") in log
     assert "CUDA_DEVICE_ORDER=PCI_BUS_ID" in log
-    p = test_gpu._timed_job(c, 10, "--gres=gpu:2", "-n1")
+    p = timed_job(c, 10, "--gres=gpu:2", "-n1")
     out, err = p.communicate(timeout=120)
     assert p.returncode == 0, err
-    (row,) = test_gpu._parse(out)
+    (row,) = parse_rows(out)
     g = c.gpu["gpus"]
-    truth = sum(test_gpu._truth_j(c, g.by_minor[m]["col"], float(row["t0"]),
-                                  float(row["t1"])) for m in (0, 1))
+    truth = sum(truth_j(c, g.by_minor[m]["col"], float(row["t0"]),
+                        float(row["t1"])) for m in (0, 1))
     check_step_energy(c, int(row["job"]), truth, 0.02, "gpu:2")
