@@ -45,6 +45,7 @@ from selab.cluster import ClusterError, PLUGIN_DIR, poll, slurmd_log
 from selab.files import write_file
 
 JOB_SECONDS = 30
+FINISH_S = JOB_SECONDS + 90            # an srun's wait (energy.finish)
 TOLERANCE = 0.01                       # the 1 % for jobs >= 30 s
 SENSORS_PER_NODE = 2                   # PSU1 + PSU2 (CPU Power excluded)
 SENSOR_POLL_MS = 250
@@ -71,14 +72,6 @@ def plugin_start_line(cluster, node):
     return [l for l in slurmd_log(cluster, node).splitlines()
             if "acct_gather_energy/bmc: slurm-energy-plugins" in l
             and "started on node %s" % node in l]
-
-
-def finish(cluster, proc, name, timeout=JOB_SECONDS + 90):
-    out, err = proc.communicate(timeout=timeout)
-    assert proc.returncode == 0, "srun %s failed: %s" % (name, err)
-    jobid = int(cluster.run(["sacct", "-n", "-X", "-P", "-o", "JobID",
-                             "--name", name]).stdout.split()[-1])
-    return jobid, energy.windows(out)
 
 
 def allowance(method, windows):
@@ -187,14 +180,14 @@ def test_single_node_jobs(bmc_cluster):
               "one-" + n)
              for n in ("node1", "node2")]
     for proc, name in procs:
-        jobid, windows = finish(c, proc, name)
+        jobid, windows = energy.finish(c, proc, name, FINISH_S)
         check_energy(c, epoch, jobid, windows, method)
 
 
 def test_three_node_job(bmc_cluster):
     c, epoch, _, method = bmc_cluster
     proc = energy.run_timed(c, "three", ["-N3"], JOB_SECONDS)
-    jobid, windows = finish(c, proc, "three")
+    jobid, windows = energy.finish(c, proc, "three", FINISH_S)
     assert sorted(windows) == list(NODES)
     check_energy(c, epoch, jobid, windows, method)
 
@@ -220,7 +213,7 @@ def test_frozen_bmc_mid_job(bmc_cluster):
         time.sleep(4)
     finally:
         assert bmcs.sim("thaw", "node3").returncode == 0
-    jobid, windows = finish(c, proc, "frozen")
+    jobid, windows = energy.finish(c, proc, "frozen", FINISH_S)
     # No step waited on the hung BMC: 30 s of work plus launch and
     # teardown, far from the 20+ s a blocked energy RPC adds (the sampler
     # never blocks a step: acct_gather_energy_bmc(5)).

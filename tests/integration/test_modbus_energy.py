@@ -24,8 +24,9 @@ import pytest
 from selab import energy
 from selab.cluster import PLUGIN_DIR, slurmd_log
 from selab.meters import ModbusSim, PymodbusMeter
-from selab.modbus_rig import (JOB_SECONDS, METER, SDM630_SIM, TOLERANCE,
-                              TRACE, UNITS, check_energy, finish, modbus_conf)
+from selab.modbus_rig import (FINISH_S, JOB_SECONDS, METER, SDM630_SIM,
+                              TOLERANCE, TRACE, UNITS, check_energy,
+                              modbus_conf)
 
 # The same SDM630 map (selab.modbus_rig) for pymodbus: power at 30053 -> 52
 # in watts, total import energy at 30073 -> 72 in kWh.
@@ -104,14 +105,14 @@ def test_single_node_jobs_within_1pct(modbus_cluster):
     own = energy.run_timed(c, "own-meter", ["-w", "node1"], JOB_SECONDS)
     shared = energy.run_timed(c, "chassis-half", ["-w", "node2"], JOB_SECONDS)
     for proc, name in ((own, "own-meter"), (shared, "chassis-half")):
-        jobid, windows = finish(c, proc, name)
+        jobid, windows = energy.finish(c, proc, name, FINISH_S)
         check_energy(c, epoch, jobid, windows)
 
 
 def test_three_node_job_within_1pct(modbus_cluster):
     c, epoch, _, _, _ = modbus_cluster
     proc = energy.run_timed(c, "three-nodes", ["-N3"], JOB_SECONDS)
-    jobid, windows = finish(c, proc, "three-nodes")
+    jobid, windows = energy.finish(c, proc, "three-nodes", FINISH_S)
     assert sorted(windows) == ["node1", "node2", "node3"]
     check_energy(c, epoch, jobid, windows)
 
@@ -120,7 +121,7 @@ def test_chassis_split_is_half_of_the_meter(modbus_cluster):
     """The split is the point: billing node2 the whole chassis would be 2x."""
     c, epoch, _, _, _ = modbus_cluster
     proc = energy.run_timed(c, "split", ["-w", "node3"], 30)
-    jobid, windows = finish(c, proc, "split")
+    jobid, windows = energy.finish(c, proc, "split", FINISH_S)
     recorded = energy.consumed_energy(c, jobid)["%d.0" % jobid]
     (t0, t1), = windows.values()
     whole = energy.trace_joules(TRACE, "chassis", epoch, t0, t1)

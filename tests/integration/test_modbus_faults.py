@@ -13,8 +13,8 @@ import pytest
 from selab import energy
 from selab.cluster import PLUGIN_DIR
 from selab.meters import ModbusSim, PtyPair
-from selab.modbus_rig import (JOB_SECONDS, METER, SDM630_SIM, TRACE, UNITS,
-                              check_energy, finish, modbus_conf)
+from selab.modbus_rig import (FINISH_S, JOB_SECONDS, METER, SDM630_SIM,
+                              TRACE, UNITS, check_energy, modbus_conf)
 
 pytestmark = pytest.mark.skipif(not PLUGIN_DIR,
                                 reason="SE_PLUGIN_DIR not set "
@@ -69,7 +69,7 @@ def rtu_cluster(cluster, tmp_path_factory):
 def test_rtu_9600_slow_device_within_1pct(rtu_cluster):
     c, epoch = rtu_cluster
     proc = energy.run_timed(c, "rtu", ["-w", "node1"], JOB_SECONDS)
-    jobid, windows = finish(c, proc, "rtu")
+    jobid, windows = energy.finish(c, proc, "rtu", FINISH_S)
     check_energy(c, epoch, jobid, windows)
 
 
@@ -105,7 +105,7 @@ def test_meter_killed_mid_job(dying_meter_cluster):
     meter = ModbusSim(TRACE, epoch, UNITS, SDM630_SIM, tcp=METER,
                       workdir=workdir).start()
     try:
-        jobid, windows = finish(c, proc, "meter-dies")
+        jobid, windows = energy.finish(c, proc, "meter-dies", FINISH_S)
         # No step waited on the dead meter: 30 s of work plus launch and
         # teardown, far from the 20+ s a blocked energy RPC would add.
         assert time.monotonic() - started < JOB_SECONDS + 15

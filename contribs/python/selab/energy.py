@@ -36,6 +36,16 @@ def run_timed(cluster, name, args, seconds):
                           *timed_command(seconds)])
 
 
+def finish(cluster, proc, name, timeout):
+    """Wait (*timeout* s at most) for run_timed's srun *proc* of job *name*;
+    returns (job id, windows).  The srun must succeed."""
+    out, err = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, "srun %s failed: %s" % (name, err)
+    jobid = int(cluster.run(["sacct", "-n", "-X", "-P", "-o", "JobID",
+                             "--name", name]).stdout.split()[-1])
+    return jobid, windows(out)
+
+
 def windows(output):
     """{host: (t0, t1)} from a timed job's output (earliest start, latest end
     per host when several tasks ran there)."""

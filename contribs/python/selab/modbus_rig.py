@@ -20,6 +20,7 @@ COLUMN_OF = {"node1": "node1", "node2": "chassis", "node3": "chassis"}
 SHARE_OF = {"node1": 1.0, "node2": 0.5, "node3": 0.5}
 TOLERANCE = 0.01                       # the issue's 1 % for jobs >= 30 s
 JOB_SECONDS = 30
+FINISH_S = JOB_SECONDS + 90            # an srun's wait (energy.finish)
 
 # The SDM630's map (input registers, float32 big-endian): power at 30053
 # -> 52 in watts, total import energy at 30073 -> 72 in kWh.
@@ -43,14 +44,6 @@ def modbus_conf(workdir, path, device="tcp://%s:%d" % METER,
     return ("EnergyModbusDevice=%s\n%sEnergyModbusMap=%s\n"
             "EnergyModbusFrequency=1\nEnergyModbusTimeout=500\n%s"
             % (device, PATHS[path], map_file, extra))
-
-
-def finish(cluster, proc, name, timeout=JOB_SECONDS + 90):
-    out, err = proc.communicate(timeout=timeout)
-    assert proc.returncode == 0, "srun %s failed: %s" % (name, err)
-    jobid = int(cluster.run(["sacct", "-n", "-X", "-P", "-o", "JobID",
-                             "--name", name]).stdout.split()[-1])
-    return jobid, energy.windows(out)
 
 
 def check_energy(cluster, epoch, jobid, windows):
