@@ -378,11 +378,11 @@ def gpu_nodes(examples_cluster, workroot, tmp_path_factory):
                              node_env=kw["node_env"],
                              hwloc_xml=kw["hwloc_xml"]))
     c.gpu = info
-    yield c, test_gpu
+    yield c
 
 
 def test_gpu_example(gpu_nodes):
-    c, test_gpu = gpu_nodes
+    c = gpu_nodes
     log = slurmd_log(c, "node1")
     assert ("gpu/nvml: 2 GPU(s) detected through NVML "
             "(slurm-energy-plugins)") in log
