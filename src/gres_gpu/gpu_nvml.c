@@ -84,6 +84,14 @@ typedef struct {
 	uint64_t carry_mj;	/* energy not yet handed out as whole W x s */
 } gpu_report_t;
 
+/* What detection learns of the GPUs, in NVML (PCI bus id) order. */
+typedef struct {
+	const nvml_lib_t *lib;
+	unsigned int count;			/* at most GPU_LOGIC_MAX_GPUS */
+	nvmlDevice_t devs[GPU_LOGIC_MAX_GPUS];	/* NULL: no handle */
+	char bus[GPU_LOGIC_MAX_GPUS][NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
+} detected_t;
+
 /* Private variables */
 
 static pthread_mutex_t energy_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -111,27 +119,27 @@ static const nvml_lib_t *_open_lib(void)
 }
 
 /* Links= for device i: NvLink counts to every other device. */
-static char *_links(const nvml_lib_t *lib, nvmlDevice_t *devs,
-		    char (*bus)[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE],
-		    unsigned n, unsigned i)
+static char *_links(const detected_t *d, unsigned i)
 {
 	int count[GPU_LOGIC_MAX_GPUS * GPU_LOGIC_MAX_GPUS] = { 0 };
 	char buf[4 * GPU_LOGIC_MAX_GPUS];
+	const nvml_lib_t *lib = d->lib;
+	unsigned n = d->count;
 
 	if (lib->DeviceGetNvLinkState && lib->DeviceGetNvLinkRemotePciInfo) {
 		for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
 			nvmlEnableState_t on = NVML_FEATURE_DISABLED;
 			nvmlPciInfo_t pci;
 
-			if (lib->DeviceGetNvLinkState(devs[i], l, &on) !=
+			if (lib->DeviceGetNvLinkState(d->devs[i], l, &on) !=
 			    NVML_SUCCESS || on != NVML_FEATURE_ENABLED)
 				continue;
-			if (lib->DeviceGetNvLinkRemotePciInfo(devs[i], l,
+			if (lib->DeviceGetNvLinkRemotePciInfo(d->devs[i], l,
 							      &pci) !=
 			    NVML_SUCCESS)
 				continue;
 			for (unsigned j = 0; j < n; j++)
-				if (!gpu_pci_busid_cmp(pci.busId, bus[j]))
+				if (!gpu_pci_busid_cmp(pci.busId, d->bus[j]))
 					count[i * n + j]++;
 		}
 	}
@@ -140,112 +148,150 @@ static char *_links(const nvml_lib_t *lib, nvmlDevice_t *devs,
 	return xstrdup(buf);
 }
 
-static se_list_t _detect(node_config_load_t *node_config)
+/* Count the GPUs and take each one's handle and PCI bus id ("" when NVML
+ * has none).  -1 (logged) when NVML cannot count them. */
+static int _detect_devices(detected_t *d)
 {
-	nvmlDevice_t devs[GPU_LOGIC_MAX_GPUS];
-	char bus[GPU_LOGIC_MAX_GPUS][NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
-	const nvml_lib_t *lib;
-	unsigned int count = 0;
-	se_list_t gres_list_system;
-	char host[256] = "";
 	nvmlReturn_t rc;
 
-	if (!(lib = _open_lib()))
-		return NULL;
-	(void) gethostname(host, sizeof(host) - 1);
-	if ((rc = lib->DeviceGetCount(&count)) != NVML_SUCCESS) {
+	if ((rc = d->lib->DeviceGetCount(&d->count)) != NVML_SUCCESS) {
 		error("%s: nvmlDeviceGetCount: %s", plugin_type,
-		      nvml_lib_strerror(lib, rc));
-		nvml_lib_close();
-		return NULL;
+		      nvml_lib_strerror(d->lib, rc));
+		return -1;
 	}
-	if (count > GPU_LOGIC_MAX_GPUS) {
+	if (d->count > GPU_LOGIC_MAX_GPUS) {
 		error("%s: %u GPUs, only the first %d are used", plugin_type,
-		      count, GPU_LOGIC_MAX_GPUS);
-		count = GPU_LOGIC_MAX_GPUS;
+		      d->count, GPU_LOGIC_MAX_GPUS);
+		d->count = GPU_LOGIC_MAX_GPUS;
 	}
-	for (unsigned i = 0; i < count; i++) {
+	for (unsigned i = 0; i < d->count; i++) {
 		nvmlPciInfo_t pci;
 
 		memset(&pci, 0, sizeof(pci));
-		bus[i][0] = '\0';
-		devs[i] = NULL;
-		if (lib->DeviceGetHandleByIndex(i, &devs[i]) != NVML_SUCCESS)
+		d->bus[i][0] = '\0';
+		d->devs[i] = NULL;
+		if (d->lib->DeviceGetHandleByIndex(i, &d->devs[i]) !=
+		    NVML_SUCCESS)
 			continue;
-		if (lib->DeviceGetPciInfo(devs[i], &pci) == NVML_SUCCESS)
-			snprintf(bus[i], sizeof(bus[i]), "%s", pci.busId);
+		if (d->lib->DeviceGetPciInfo(d->devs[i], &pci) == NVML_SUCCESS)
+			snprintf(d->bus[i], sizeof(d->bus[i]), "%s", pci.busId);
 	}
+	return 0;
+}
 
+/*
+ * Cores= of GPU i: the CPUs of its affinity (any CPU of the node when NVML
+ * knows none) as a machine range in mac, as slurmd's abstract range in
+ * *abs (xfree) and as a bitmap in *bits (FREE_NULL_BITMAP).  -1 (logged)
+ * when the range does not convert.
+ */
+static int _detect_cpus(const detected_t *d, unsigned i,
+			node_config_load_t *node_config, char *mac,
+			size_t mac_len, char **abs, bitstr_t **bits)
+{
+	unsigned long cpus[NVML_CPU_WORDS] = { 0 };
+
+	if (d->lib->DeviceGetCpuAffinity(d->devs[i], NVML_CPU_WORDS, cpus) !=
+	    NVML_SUCCESS ||
+	    gpu_cpumask_to_range(cpus, NVML_CPU_WORDS, mac, mac_len) ||
+	    !mac[0]) {
+		/* No affinity known: any CPU of the node. */
+		snprintf(mac, mac_len, "0-%u", node_config->cpu_cnt - 1);
+	}
+	*bits = bit_alloc(0x8000);
+	if (bit_unfmt(*bits, mac) ||
+	    node_config->xcpuinfo_mac_to_abs(mac, abs)) {
+		error("%s: GPU %u: cannot convert CPUs %s", plugin_type, i, mac);
+		FREE_NULL_BITMAP(*bits);
+		return -1;
+	}
+	return 0;
+}
+
+/* File= of the GPU with this minor number (xfree). */
+static char *_device_file(const char *host, unsigned int minor)
+{
+	char path[PATH_MAX];
+
+	if (gpu_device_path(getenv(ENV_DEVICE_PATH), host, minor, path,
+			    sizeof(path))) {
+		error("%s: bad %s", plugin_type, ENV_DEVICE_PATH);
+		snprintf(path, sizeof(path), "/dev/nvidia%u", minor);
+	}
+	return xstrdup(path);
+}
+
+/* Add GPU i to list as one gres record; a GPU without a handle, a minor
+ * number or convertible CPUs is logged and left out. */
+static void _detect_one(const detected_t *d, unsigned i,
+			node_config_load_t *node_config, const char *host,
+			se_list_t list)
+{
+	char name[NVML_DEVICE_NAME_BUFFER_SIZE] = "";
+	char mac[4096], *abs = NULL, *links, *file = NULL;
+	bitstr_t *mac_bits = NULL;
+	unsigned int minor = 0;
+	nvmlReturn_t rc;
+
+	if (!d->devs[i]) {
+		error("%s: no handle for GPU %u", plugin_type, i);
+		return;
+	}
+	if ((rc = d->lib->DeviceGetMinorNumber(d->devs[i], &minor)) !=
+	    NVML_SUCCESS) {
+		error("%s: GPU %u (%s): no minor number: %s", plugin_type, i,
+		      d->bus[i], nvml_lib_strerror(d->lib, rc));
+		return;
+	}
+	d->lib->DeviceGetName(d->devs[i], name, sizeof(name));
+	gpu_common_underscorify_tolower(name);
+	if (_detect_cpus(d, i, node_config, mac, sizeof(mac), &abs,
+			 &mac_bits))
+		return;
+	links = _links(d, i);
+	file = _device_file(host, minor);
+	debug("%s: GPU %u: %s %s bus %s CPUs %s (abstract %s) links %s",
+	      plugin_type, i, file, name, d->bus[i], mac, abs, links);
+	{
+		gres_slurmd_conf_t rec = {
+			.config_flags = GRES_CONF_ENV_NVML,
+			.count = 1,
+			.cpu_cnt = node_config->cpu_cnt,
+			.cpus = abs,
+			.cpus_bitmap = mac_bits,
+			.file = file,
+			.links = links,
+			.name = "gpu",
+			.type_name = name,
+		};
+
+		se_gpu_add_gres(list, &rec);
+	}
+	FREE_NULL_BITMAP(mac_bits);
+	xfree(abs);
+	xfree(links);
+	xfree(file);
+}
+
+static se_list_t _detect(node_config_load_t *node_config)
+{
+	detected_t d = { 0 };
+	se_list_t gres_list_system;
+	char host[256] = "";
+
+	if (!(d.lib = _open_lib()))
+		return NULL;
+	(void) gethostname(host, sizeof(host) - 1);
+	if (_detect_devices(&d)) {
+		nvml_lib_close();
+		return NULL;
+	}
 	gres_list_system = list_create(destroy_gres_slurmd_conf);
-	for (unsigned i = 0; i < count; i++) {
-		unsigned long cpus[NVML_CPU_WORDS] = { 0 };
-		char name[NVML_DEVICE_NAME_BUFFER_SIZE] = "";
-		char mac[4096], *abs = NULL, *links, *file = NULL;
-		char path[PATH_MAX];
-		bitstr_t *mac_bits = NULL;
-		unsigned int minor = 0;
-
-		if (!devs[i]) {
-			error("%s: no handle for GPU %u", plugin_type, i);
-			continue;
-		}
-		if ((rc = lib->DeviceGetMinorNumber(devs[i], &minor)) !=
-		    NVML_SUCCESS) {
-			error("%s: GPU %u (%s): no minor number: %s",
-			      plugin_type, i, bus[i],
-			      nvml_lib_strerror(lib, rc));
-			continue;
-		}
-		lib->DeviceGetName(devs[i], name, sizeof(name));
-		gpu_common_underscorify_tolower(name);
-		if (lib->DeviceGetCpuAffinity(devs[i], NVML_CPU_WORDS, cpus) !=
-		    NVML_SUCCESS ||
-		    gpu_cpumask_to_range(cpus, NVML_CPU_WORDS, mac,
-					 sizeof(mac)) || !mac[0]) {
-			/* No affinity known: any CPU of the node. */
-			snprintf(mac, sizeof(mac), "0-%u",
-				 node_config->cpu_cnt - 1);
-		}
-		mac_bits = bit_alloc(0x8000);
-		if (bit_unfmt(mac_bits, mac) ||
-		    node_config->xcpuinfo_mac_to_abs(mac, &abs)) {
-			error("%s: GPU %u: cannot convert CPUs %s",
-			      plugin_type, i, mac);
-			FREE_NULL_BITMAP(mac_bits);
-			continue;
-		}
-		links = _links(lib, devs, bus, count, i);
-		if (gpu_device_path(getenv(ENV_DEVICE_PATH), host, minor, path,
-				    sizeof(path))) {
-			error("%s: bad %s", plugin_type, ENV_DEVICE_PATH);
-			snprintf(path, sizeof(path), "/dev/nvidia%u", minor);
-		}
-		file = xstrdup(path);
-		debug("%s: GPU %u: %s %s bus %s CPUs %s (abstract %s) links %s",
-		      plugin_type, i, file, name, bus[i], mac, abs, links);
-		{
-			gres_slurmd_conf_t rec = {
-				.config_flags = GRES_CONF_ENV_NVML,
-				.count = 1,
-				.cpu_cnt = node_config->cpu_cnt,
-				.cpus = abs,
-				.cpus_bitmap = mac_bits,
-				.file = file,
-				.links = links,
-				.name = "gpu",
-				.type_name = name,
-			};
-
-			se_gpu_add_gres(gres_list_system, &rec);
-		}
-		FREE_NULL_BITMAP(mac_bits);
-		xfree(abs);
-		xfree(links);
-		xfree(file);
-	}
+	for (unsigned i = 0; i < d.count; i++)
+		_detect_one(&d, i, node_config, host, gres_list_system);
 	nvml_lib_close();
 	info("%s: %u GPU(s) detected through NVML (slurm-energy-plugins)",
-	     plugin_type, count);
+	     plugin_type, d.count);
 	return gres_list_system;
 }
 

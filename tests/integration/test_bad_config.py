@@ -24,13 +24,13 @@ import time
 import pytest
 
 from selab import energy
-from selab.cluster import ClusterError, poll
+from selab.cluster import ClusterError, PLUGIN_DIR, poll
 from selab.meters import ModbusSim
+from selab.files import write_file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRACE = os.path.abspath(os.path.join(HERE, "..", "..", "contribs", "trace",
                                      "examples", "cluster.trace"))
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 NET = os.environ.get("SE_CLUSTER_NET", "10.199.0")
 METER = (NET + ".1", 15020)
 UNITS = {1: "node1", 2: "chassis"}
@@ -39,13 +39,6 @@ TOLERANCE = 0.01
 
 pytestmark = pytest.mark.skipif(not PLUGIN_DIR, reason="SE_PLUGIN_DIR not "
                                 "set (run contribs/test-all.sh)")
-
-
-def _write(path, text, mode=0o644):
-    with open(path, "w") as handle:
-        handle.write(text)
-    os.chmod(path, mode)
-    return path
 
 
 def _log(cluster, name):
@@ -70,9 +63,9 @@ def _fatal_lines(text):
 
 
 def modbus_conf(workdir, extra=""):
-    map_file = _write(os.path.join(workdir, "modbus.map"),
-                      "Nodes=node1 Unit=1\n"
-                      "Nodes=node[2-3] Unit=2 Share=equal\n")
+    map_file = write_file(os.path.join(workdir, "modbus.map"),
+                          "Nodes=node1 Unit=1\n"
+                          "Nodes=node[2-3] Unit=2 Share=equal\n", 0o644)
     return ("EnergyModbusDevice=tcp://%s:%d\nEnergyModbusModel=sdm630\n"
             "EnergyModbusMap=%s\nEnergyModbusFrequency=1\n"
             "EnergyModbusTimeout=500\n%s" % (METER[0], METER[1], map_file,
@@ -129,9 +122,9 @@ def test_unquoted_sensor_names_stop_slurmctld(restore):
 def modbus_cluster(restore, tmp_path_factory):
     c = restore
     work = str(tmp_path_factory.mktemp("bad-config-modbus"))
-    plugstack = _write(os.path.join(work, "plugstack.conf"),
-                       "required %s/spank_energy_settle.so max_wait=10\n"
-                       % PLUGIN_DIR)
+    plugstack = write_file(os.path.join(work, "plugstack.conf"),
+                           "required %s/spank_energy_settle.so max_wait=10\n"
+                           % PLUGIN_DIR, 0o644)
     epoch = time.time()
     c.restart(plugin_dirs=[PLUGIN_DIR],
               energy_type="acct_gather_energy/modbus",

@@ -33,33 +33,20 @@ import os
 import re
 import secrets
 import shutil
-import subprocess
 import tempfile
 import time
 
 import pytest
 
 from selab import energy
-from selab.cluster import ClusterError, poll
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
-TRACE = os.path.join(REPO, "contribs", "trace", "examples", "cluster.trace")
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
-BUILD_DIR = os.environ.get("SE_BUILD_DIR", os.path.join(REPO, "_build"))
-BMC_SIM = os.environ.get("SE_BMC_SIM", os.path.join(
-    BUILD_DIR, "obj", "contribs", "bmc-sim", "bmc-sim"))
-
-NET = os.environ.get("SE_CLUSTER_NET", "10.199.0")
-BMC_ADDR = NET + ".1"                  # host side of the cluster bridge
-# One port per node, apart for every cluster instance (NET's last octet).
-PORT_BASE = 19600 + 16 * (int(NET.split(".")[2]) % 256)
-NODES = ("node1", "node2", "node3")
-PORT_OF = {n: PORT_BASE + i for i, n in enumerate(NODES, 1)}
+from selab.bmc_rig import (BMC_ADDR, BMC_SIM, NODES, PORT_OF, SENSOR_M,
+                           TRACE, Bmcs, bmc_conf)
+from selab.cluster import ClusterError, PLUGIN_DIR, poll, slurmd_log
+from selab.files import write_file
 
 JOB_SECONDS = 30
+FINISH_S = JOB_SECONDS + 90            # an srun's wait (energy.finish)
 TOLERANCE = 0.01                       # the issue's 1 % for jobs >= 30 s
-SENSOR_M = 4                           # W per raw count (bmc-sim --m)
 SENSORS_PER_NODE = 2                   # PSU1 + PSU2 (CPU Power excluded)
 SENSOR_POLL_MS = 250
 
@@ -71,81 +58,6 @@ pytestmark = [
     pytest.mark.skipif(not shutil.which("ipmi_sim"),
                        reason="ipmi_sim not installed (Debian: openipmi)"),
 ]
-
-
-# ------------------------------------------------------------ the BMCs
-class Bmcs:
-    """One bmc-sim per node; started and stopped by their own pid files."""
-
-    def __init__(self, workdir, epoch, password_file, poll_ms=1000):
-        self.workdir = workdir
-        self.epoch = epoch
-        self.password_file = password_file
-        self.poll_ms = poll_ms
-        self.started = []
-
-    def state(self, node):
-        return os.path.join(self.workdir, "bmc-" + node)
-
-    def sim(self, cmd, node, *extra):
-        return subprocess.run([BMC_SIM, cmd, "--state", self.state(node),
-                               *extra], capture_output=True, text=True,
-                              timeout=30)
-
-    def start(self):
-        for node in NODES:
-            self.start_one(node)
-        return self
-
-    def start_one(self, node):
-        p = self.sim("start", node, "--port", str(PORT_OF[node]),
-                     "--trace", TRACE, "--column", node,
-                     "--epoch", "%.6f" % self.epoch,
-                     "--addr", BMC_ADDR,
-                     "--password-file", self.password_file,
-                     "--m", str(SENSOR_M),
-                     "--poll-ms", str(self.poll_ms))
-        if p.returncode != 0:
-            self.stop()
-            raise RuntimeError("bmc-sim start %s: %s%s"
-                               % (node, p.stdout, p.stderr))
-        self.started.append(node)
-
-    def stop_one(self, node):
-        self.sim("stop", node)
-        self.started.remove(node)
-
-    def stop(self):
-        for node in self.started:
-            self.sim("stop", node)
-        self.started = []
-
-
-def _write(path, text, mode=0o600):
-    with open(path, "w") as handle:
-        handle.write(text)
-    os.chmod(path, mode)
-    return path
-
-
-def bmc_conf(workdir, method, password_file):
-    lines = ["Nodes=%s Host=%s:%d" % (n, BMC_ADDR, PORT_OF[n])
-             for n in NODES]
-    map_file = _write(os.path.join(workdir, "bmc.map"),
-                      "# node -> its BMC\n" + "\n".join(lines) + "\n", 0o644)
-    return ("EnergyBMCMethod=%s\nEnergyBMCMap=%s\nEnergyBMCUser=admin\n"
-            "EnergyBMCPasswordFile=%s\nEnergyBMCPrivilege=admin\n"
-            "EnergyBMCWorkaroundFlags=opensesspriv\n"
-            "EnergyBMCFrequency=1\nEnergyBMCTimeout=500\n"
-            "EnergyBMCSdrCacheDir=%s\n"
-            % (method, map_file, password_file,
-               os.path.join(workdir, "sdr-cache-%n")))
-
-
-def slurmd_log(cluster, node):
-    with open(os.path.join(cluster.state, "log",
-                           "slurmd-%s.log" % node)) as handle:
-        return handle.read()
 
 
 def all_logs(cluster):
@@ -160,24 +72,6 @@ def plugin_start_line(cluster, node):
     return [l for l in slurmd_log(cluster, node).splitlines()
             if "acct_gather_energy/bmc: slurm-energy-plugins" in l
             and "started on node %s" % node in l]
-
-
-def wait_for_power(cluster, nodes):
-    poll(lambda: all(energy.node_power(cluster, n) for n in nodes),
-         timeout=60, what="CurrentWatts on %s" % ",".join(nodes))
-
-
-def run_timed(cluster, name, args, seconds=JOB_SECONDS):
-    return cluster.popen(["srun", "-J", name, *args,
-                          *energy.timed_command(seconds)])
-
-
-def finish(cluster, proc, name, timeout=JOB_SECONDS + 90):
-    out, err = proc.communicate(timeout=timeout)
-    assert proc.returncode == 0, "srun %s failed: %s" % (name, err)
-    jobid = int(cluster.run(["sacct", "-n", "-X", "-P", "-o", "JobID",
-                             "--name", name]).stdout.split()[-1])
-    return jobid, energy.windows(out)
 
 
 def allowance(method, windows):
@@ -227,15 +121,16 @@ def workdir():
 def bmc_cluster(request, cluster, workdir, password):
     method = request.param
     work = tempfile.mkdtemp(prefix=method + "-", dir=workdir)
-    pwfile = _write(os.path.join(work, "bmc.password"), password + "\n")
+    pwfile = write_file(os.path.join(work, "bmc.password"), password + "\n",
+                        0o600)
     epoch = time.time()
     bmcs = Bmcs(work, epoch, pwfile,
                 poll_ms=SENSOR_POLL_MS if method == "sensors" else 1000)
     # Steps settle at their boundaries (spank_energy_settle), as a site
     # following the man page runs them.
-    plugstack = _write(os.path.join(work, "plugstack.conf"),
-                       "required %s/spank_energy_settle.so max_wait=10\n"
-                       % PLUGIN_DIR, 0o644)
+    plugstack = write_file(os.path.join(work, "plugstack.conf"),
+                           "required %s/spank_energy_settle.so max_wait=10\n"
+                           % PLUGIN_DIR, 0o644)
     with cluster.configured(plugin_dirs=[PLUGIN_DIR],
                             energy_type="acct_gather_energy/bmc",
                             acct_gather_conf=bmc_conf(work, method, pwfile),
@@ -244,7 +139,7 @@ def bmc_cluster(request, cluster, workdir, password):
                             ) as c:
         bmcs.start()
         try:
-            wait_for_power(c, NODES)
+            energy.wait_for_power(c, NODES)
             yield c, epoch, bmcs, method
             # before the restore wipes the logs
             logs = all_logs(c) + c.scontrol("show", "config").stdout
@@ -281,16 +176,18 @@ def test_freeipmi_only_in_slurmd(bmc_cluster):
 def test_single_node_jobs(bmc_cluster):
     """node1 and node2 alone, at once, each on its own BMC."""
     c, epoch, _, method = bmc_cluster
-    procs = [(run_timed(c, "one-" + n, ["-w", n]), "one-" + n)
+    procs = [(energy.run_timed(c, "one-" + n, ["-w", n], JOB_SECONDS),
+              "one-" + n)
              for n in ("node1", "node2")]
     for proc, name in procs:
-        jobid, windows = finish(c, proc, name)
+        jobid, windows = energy.finish(c, proc, name, FINISH_S)
         check_energy(c, epoch, jobid, windows, method)
 
 
 def test_three_node_job(bmc_cluster):
     c, epoch, _, method = bmc_cluster
-    jobid, windows = finish(c, run_timed(c, "three", ["-N3"]), "three")
+    proc = energy.run_timed(c, "three", ["-N3"], JOB_SECONDS)
+    jobid, windows = energy.finish(c, proc, "three", FINISH_S)
     assert sorted(windows) == list(NODES)
     check_energy(c, epoch, jobid, windows, method)
 
@@ -301,7 +198,7 @@ def test_frozen_bmc_mid_job(bmc_cluster):
     the gap is logged and filled."""
     c, epoch, bmcs, method = bmc_cluster
     started = time.monotonic()
-    proc = run_timed(c, "frozen", ["-w", "node3"])
+    proc = energy.run_timed(c, "frozen", ["-w", "node3"], JOB_SECONDS)
     time.sleep(5)
     frozen_at = time.time()
     assert bmcs.sim("freeze", "node3").returncode == 0
@@ -316,7 +213,7 @@ def test_frozen_bmc_mid_job(bmc_cluster):
         time.sleep(4)
     finally:
         assert bmcs.sim("thaw", "node3").returncode == 0
-    jobid, windows = finish(c, proc, "frozen")
+    jobid, windows = energy.finish(c, proc, "frozen", FINISH_S)
     # No step waited on the hung BMC: 30 s of work plus launch and
     # teardown, far from the 20+ s a blocked energy RPC adds (the sampler
     # never blocks a step: acct_gather_energy_bmc(5)).
@@ -360,9 +257,11 @@ def restore(cluster):
 def test_wrong_password_is_a_clear_error(restore, workdir, password):
     c = restore
     work = tempfile.mkdtemp(prefix="wrong-", dir=workdir)
-    good = _write(os.path.join(work, "bmc.password"), password + "\n")
+    good = write_file(os.path.join(work, "bmc.password"), password + "\n",
+                      0o600)
     wrong_pw = secrets.token_hex(8)
-    wrong = _write(os.path.join(work, "wrong.password"), wrong_pw + "\n")
+    wrong = write_file(os.path.join(work, "wrong.password"), wrong_pw + "\n",
+                       0o600)
     bmcs = Bmcs(work, time.time(), good)
     _restart_expecting(c, bmc_conf(work, "dcmi", wrong), ok=True)
     bmcs.start()
@@ -387,8 +286,8 @@ def test_wrong_password_is_a_clear_error(restore, workdir, password):
 def test_world_readable_password_file_is_refused(restore, workdir, password):
     c = restore
     work = tempfile.mkdtemp(prefix="mode-", dir=workdir)
-    pwfile = _write(os.path.join(work, "bmc.password"), password + "\n",
-                    0o644)
+    pwfile = write_file(os.path.join(work, "bmc.password"), password + "\n",
+                        0o644)
     _restart_expecting(c, bmc_conf(work, "dcmi", pwfile), ok=False)
     log = slurmd_log(c, "node1")
     fatal = [l for l in log.splitlines() if "fatal" in l.lower()]

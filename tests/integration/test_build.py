@@ -17,9 +17,8 @@ import subprocess
 
 import pytest
 
-from conftest import Cluster
+from selab.cluster import Cluster, PLUGIN_DIR
 
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 BIN_DIR = os.environ.get("SE_BIN_DIR", "")
 SBIN_DIR = os.path.join(os.path.dirname(BIN_DIR), "sbin") if BIN_DIR else ""
 # where the release's daemons run: the host (22.05) or the release's root

@@ -14,26 +14,13 @@ Run on an own cluster instance (settings via SE_CLUSTER_*), e.g.:
 """
 
 import os
-import re
 import subprocess
 import time
 
 import pytest
 
-from conftest import poll
-
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
-SWEEP = os.path.join(REPO, "contribs", "cpufreq-sweep", "se-cpufreq-sweep")
-FREQS = (1200000, 1600000, 2000000, 2400000)
-SYS = "/sys/devices/system/cpu"
-
-# Inside a step: the first CPU the task may run on, and its cpufreq files.
-SHOW = ("cpu=$(awk '/^Cpus_allowed_list/{print $2}' /proc/self/status"
-        " | cut -d, -f1 | cut -d- -f1); d=%s/cpu$cpu/cpufreq;"
-        " echo cpu=$cpu setspeed=$(cat $d/scaling_setspeed)"
-        " governor=$(cat $d/scaling_governor)"
-        " max=$(cat $d/scaling_max_freq)" % SYS)
+from selab.cluster import PLUGIN_DIR, poll
+from selab.cpufreq_rig import FREQS, SHOW, SWEEP, SYS, policy, step_view
 
 pytestmark = pytest.mark.skipif(
     not os.path.exists(os.path.join(PLUGIN_DIR,
@@ -58,17 +45,6 @@ def fc(cluster, tmp_path_factory):
         yield c
 
 
-def policy(c, text):
-    """Write energy_policy.conf (a new mtime: the plugin re-reads it)."""
-    path = os.path.join(c.state, "etc", "energy_policy.conf")
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("Frequencies=%s\n" % ",".join(str(x) for x in FREQS))
-        f.write(text)
-    os.rename(tmp, path)
-    return path
-
-
 # SHOW inside a double-quoted `bash -c "..."` of a batch script
 SHOW_Q = SHOW.replace('"', '\\"').replace("$", "\\$")
 
@@ -81,18 +57,6 @@ def batch_output(c, name, script, *args):
     c.wait_sacct(jobid)
     with open(out) as f:
         return jobid, f.read()
-
-
-def step_view(c, *args, check=True):
-    """Run SHOW in a one-task step on node1; returns (dict, proc)."""
-    p = c.srun("-N1", "-n1", "-w", "node1", *args, "bash", "-c", SHOW,
-               check=check)
-    m = re.search(r"cpu=(\d+) setspeed=(\S+) governor=(\S+) max=(\S+)",
-                  p.stdout)
-    if not m:
-        return None, p
-    return {"cpu": int(m.group(1)), "setspeed": m.group(2),
-            "governor": m.group(3), "max": m.group(4)}, p
 
 
 def restored(c, node, cpu):

@@ -15,9 +15,10 @@ import subprocess
 
 import pytest
 
-from conftest import poll
+from selab.cluster import PLUGIN_DIR, poll
+from selab.cpufreq_rig import FREQS, SWEEP, policy, step_view
+
 from freq_meter import FreqMeter
-from test_cpufreq import FREQS, PLUGIN_DIR, SWEEP, policy, step_view
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HISTORY_TOOL = os.path.join(REPO, "contribs", "cpufreq-sweep",

@@ -17,13 +17,12 @@ import time
 import pytest
 
 from selab import energy
-from selab.cluster import poll
+from selab.cluster import PLUGIN_DIR, poll
 from selab.meters import ModbusSim
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 REPORT = os.path.join(REPO, "contribs", "report", "slurm-energy-report")
 TRACE = os.path.join(REPO, "contribs", "trace", "examples", "cluster.trace")
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 METER = (os.environ.get("SE_CLUSTER_NET", "10.199.0") + ".1", 15020)
 UNITS = {1: "node1", 2: "chassis"}
 COLUMN_OF = {"node1": "node1", "node2": "chassis", "node3": "chassis"}

@@ -29,14 +29,16 @@ import time
 import pytest
 
 from selab import energy
-from selab.cluster import poll
+from selab.bmc_rig import BMC_ADDR, BMC_SIM, PORT_OF
+from selab.cluster import PLUGIN_DIR, poll, slurmd_log
+from selab.gpu_rig import (FAKE_NVML_DIR, GPU_DIR, gpu_setup, parse_rows,
+                           timed_job, truth_j)
 from selab.meters import ModbusSim, tool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 EXAMPLES = os.path.join(REPO, "contribs", "examples")
 TRACE = os.path.join(REPO, "contribs", "trace", "examples", "cluster.trace")
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 NET = os.environ.get("SE_CLUSTER_NET", "10.199.0")
 HOST = NET + ".1"                      # host side of the cluster bridge
 MODBUS_PORT = 15020
@@ -59,7 +61,6 @@ def substitutions(name, work):
     common = {SITE_PLUGIN_DIR: PLUGIN_DIR}
     # files the example names under /etc/slurm -> the test's copies
     etc = {SITE_ETC: work + "/"}
-    from test_bmc_energy import BMC_ADDR, PORT_OF
     site = {
         "modbus-pdu-racks": dict(etc, **{
             # rack 1's Modbus TCP gateway -> the simulator on the bridge
@@ -134,12 +135,6 @@ def cluster_args(files, **kw):
                 acct_gather_conf=files.get("acct_gather.conf"),
                 gres_conf=files.get("gres.conf"),
                 extra_confs=extra or None, **kw)
-
-
-def slurmd_log(cluster, node):
-    with open(os.path.join(cluster.state, "log",
-                           "slurmd-%s.log" % node), errors="replace") as f:
-        return f.read()
 
 
 def start_line(cluster, node, plugin):
@@ -285,7 +280,6 @@ def test_dvfs_example_power_budget(modbus_dvfs):
 # ------------------------------------------------------ BMC over the LAN
 @pytest.fixture(scope="module")
 def bmc_lan(examples_cluster, workroot):
-    from test_bmc_energy import BMC_ADDR, BMC_SIM, PORT_OF
     if not os.access(BMC_SIM, os.X_OK) or not shutil.which("ipmi_sim"):
         pytest.skip("bmc-sim not built or ipmi_sim not installed")
     c = examples_cluster
@@ -317,7 +311,6 @@ def bmc_lan(examples_cluster, workroot):
 
 
 def test_bmc_example(bmc_lan):
-    from test_bmc_energy import BMC_ADDR, PORT_OF
     c, epoch = bmc_lan
     for node in NODES:
         lines = start_line(c, node, "acct_gather_energy/bmc")
@@ -371,35 +364,34 @@ def test_rrd_example(rrd_collectd):
 # ------------------------------------------------------------ GPU nodes
 @pytest.fixture(scope="module")
 def gpu_nodes(examples_cluster, workroot, tmp_path_factory):
-    import test_gpu
-    if not os.path.exists(os.path.join(test_gpu.FAKE_NVML_DIR,
+    if not os.path.exists(os.path.join(FAKE_NVML_DIR,
                                        "libnvidia-ml.so.1")):
         pytest.skip("the fake NVML is not built (SE_FAKE_NVML_DIR)")
     c = examples_cluster
     work = _workdir(workroot, "gpu-nodes")
     files = load_examples(["gpu-nodes"], work)
     # the fake GPUs (test_gpu's): 2 per node, a trace column each
-    kw, info = test_gpu._setup(
+    kw, info = gpu_setup(
         c, tmp_path_factory.mktemp("ex-gpu"), 2, "topo-cluster-2gpu.xml",
-        os.path.join(test_gpu.GPU_DIR, "nvml-cluster-2gpu.state"))
+        os.path.join(GPU_DIR, "nvml-cluster-2gpu.state"))
     c.restart(**cluster_args(files, nodes=2, gpus=2,
                              node_env=kw["node_env"],
                              hwloc_xml=kw["hwloc_xml"]))
     c.gpu = info
-    yield c, test_gpu
+    yield c
 
 
 def test_gpu_example(gpu_nodes):
-    c, test_gpu = gpu_nodes
+    c = gpu_nodes
     log = slurmd_log(c, "node1")
     assert ("gpu/nvml: 2 GPU(s) detected through NVML "
             "(slurm-energy-plugins)") in log
     assert "CUDA_DEVICE_ORDER=PCI_BUS_ID" in log
-    p = test_gpu._timed_job(c, 10, "--gres=gpu:2", "-n1")
+    p = timed_job(c, 10, "--gres=gpu:2", "-n1")
     out, err = p.communicate(timeout=120)
     assert p.returncode == 0, err
-    (row,) = test_gpu._parse(out)
+    (row,) = parse_rows(out)
     g = c.gpu["gpus"]
-    truth = sum(test_gpu._truth_j(c, g.by_minor[m]["col"], float(row["t0"]),
-                                  float(row["t1"])) for m in (0, 1))
+    truth = sum(truth_j(c, g.by_minor[m]["col"], float(row["t0"]),
+                        float(row["t1"])) for m in (0, 1))
     check_step_energy(c, int(row["job"]), truth, 0.02, "gpu:2")

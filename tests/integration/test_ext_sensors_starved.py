@@ -37,9 +37,8 @@ import time
 import pytest
 
 from selab import energy
-from selab.cluster import poll
+from selab.cluster import PLUGIN_DIR, poll
 
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 NODES = ("node1", "node2", "node3")
 WATTS = {"node1": 250, "node2": 300, "node3": 350}
 STEP = 10               # RRD step, update period and ExtSensorsFreq

@@ -51,16 +51,14 @@ import time
 import pytest
 
 from selab import energy, faults
-from selab.cluster import poll
+from selab.bmc_rig import BMC_SIM, Bmcs, bmc_conf
+from selab.cluster import PLUGIN_DIR, poll
 from selab.meters import ModbusSim, PtyPair
+from selab.files import write_file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 TRACE = os.path.join(REPO, "contribs", "trace", "examples", "cluster.trace")
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
-BUILD_DIR = os.environ.get("SE_BUILD_DIR", os.path.join(REPO, "_build"))
-BMC_SIM = os.environ.get("SE_BMC_SIM", os.path.join(
-    BUILD_DIR, "obj", "contribs", "bmc-sim", "bmc-sim"))
 
 NET = os.environ.get("SE_CLUSTER_NET", "10.199.0")
 HOST = NET + ".1"                       # host side of the cluster bridge
@@ -82,18 +80,11 @@ pytestmark = [
 
 
 # ------------------------------------------------------------- helpers
-def _write(path, text, mode=0o644):
-    with open(path, "w") as handle:
-        handle.write(text)
-    os.chmod(path, mode)
-    return path
-
-
 def _plugstack(workdir):
     """Steps settle at their boundaries, as the man pages recommend."""
-    return _write(os.path.join(workdir, "plugstack.conf"),
-                  "required %s/spank_energy_settle.so max_wait=10\n"
-                  % PLUGIN_DIR)
+    return write_file(os.path.join(workdir, "plugstack.conf"),
+                      "required %s/spank_energy_settle.so max_wait=10\n"
+                      % PLUGIN_DIR, 0o644)
 
 
 def _log_time(line):
@@ -208,11 +199,6 @@ def _show_node_answers(cluster):
                                                                        s)
 
 
-def _wait_power(cluster, nodes=NODES, timeout=60):
-    poll(lambda: all(energy.node_power(cluster, n) for n in nodes),
-         timeout=timeout, what="CurrentWatts on %s" % ",".join(nodes))
-
-
 def _wait_fresh_power(cluster, node, timeout=30):
     """slurmd answers with a sample newer than now (after a restart)."""
     since = time.time()
@@ -296,11 +282,11 @@ class ModbusMeters:
         self.sims, self.line = {}, None
 
     def conf(self):
-        mapf = _write(os.path.join(self.workdir, "modbus.map"), "".join(
+        mapf = write_file(os.path.join(self.workdir, "modbus.map"), "".join(
             "Nodes=%s Device=tcp://%s:%d Unit=1 Model=%s\n"
             % (n, HOST, MODBUS_PORT[n], m)
             for n, m in (("node1", "sdm630"), ("node2", "em24"))) +
-            "Nodes=node3 Device=rtu:%s Unit=1\n" % self.node_tty)
+            "Nodes=node3 Device=rtu:%s Unit=1\n" % self.node_tty, 0o644)
         return ("EnergyModbusModel=custom\nEnergyModbusRegisterKind=input\n"
                 "EnergyModbusEnergyRegister=72\nEnergyModbusEnergyType=uint16\n"
                 "EnergyModbusEnergyScale=1\nEnergyModbusMaxPower=2000\n"
@@ -359,7 +345,7 @@ def _meters_up(modbus):
     c, epoch, meters, _ = modbus
     if not meters.sims:
         meters.start()
-        _wait_power(c)
+        energy.wait_for_power(c, NODES)
     return c, epoch, meters
 
 
@@ -481,7 +467,7 @@ def test_modbus_daemons_and_clock(modbus, tmp_path):
     clock = faults.FakeClock(c, "node2", str(tmp_path))
     clock.install()
     faults.restart(c, "slurmd-node2")
-    _wait_power(c, ("node2",))
+    energy.wait_for_power(c, ("node2",))
     jobs = _daemon_round(c, epoch, "mb-daemons", clock)
     _check_daemon_round(c, epoch, jobs, "acct_gather_energy/modbus")
 
@@ -489,12 +475,11 @@ def test_modbus_daemons_and_clock(modbus, tmp_path):
 # =================================================================== BMC
 @pytest.fixture(scope="module")
 def bmc(cluster):
-    from test_bmc_energy import BMC_SIM as SIM, Bmcs, bmc_conf
-    if not os.access(SIM, os.X_OK) or not shutil.which("ipmi_sim"):
+    if not os.access(BMC_SIM, os.X_OK) or not shutil.which("ipmi_sim"):
         pytest.skip("bmc-sim not built or ipmi_sim not installed")
     workdir = tempfile.mkdtemp(prefix="se-faults-bmc-", dir="/var/tmp")
-    pwfile = _write(os.path.join(workdir, "bmc.password"),
-                    "%s\n" % os.urandom(8).hex(), 0o600)
+    pwfile = write_file(os.path.join(workdir, "bmc.password"),
+                        "%s\n" % os.urandom(8).hex(), 0o600)
     epoch = time.time()
     bmcs = Bmcs(workdir, epoch, pwfile)
     try:
@@ -516,7 +501,7 @@ def _bmcs_up(bmc):
     c, epoch, bmcs, _ = bmc
     if not bmcs.started:
         bmcs.start()
-        _wait_power(c)
+        energy.wait_for_power(c, NODES)
     return c, epoch, bmcs
 
 
@@ -599,7 +584,7 @@ def test_bmc_daemons_and_clock(bmc, tmp_path):
     clock = faults.FakeClock(c, "node2", str(tmp_path))
     clock.install()
     faults.restart(c, "slurmd-node2")
-    _wait_power(c, ("node2",))
+    energy.wait_for_power(c, ("node2",))
     wrap = (lambda: _bmc_fault(bmcs, "node3", "stamp %d" % (
                 2 ** 32 - int(time.time()) - 3)),
             lambda: None)

@@ -38,14 +38,14 @@ import time
 import pytest
 
 from selab import energy, faults
-from selab.cluster import poll
+from selab.cluster import PLUGIN_DIR, poll
 from selab.meters import tool
+from selab.files import write_file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 GPU_DIR = os.path.join(REPO, "tests", "gpu")
 FEEDER = os.path.join(REPO, "contribs", "rrd-feeder", "rrd-feeder")
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 FAKE_NVML_DIR = os.environ.get(
     "SE_FAKE_NVML_DIR",
     os.path.normpath(os.path.join(PLUGIN_DIR, "..", "..", "..", "obj",
@@ -74,14 +74,6 @@ time gpu0 gpu1
 40   250  200
 80   150  100
 """
-
-
-def _write(path, text):
-    tmp = path + ".tmp"
-    with open(tmp, "w") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
-    return path
 
 
 def _jobid(cluster, name):
@@ -177,12 +169,14 @@ def rrd(cluster):
     work = tempfile.mkdtemp(prefix="se-faults-rrd-", dir="/var/tmp")
     rrd_dir = os.path.join(work, "rrd")
     os.makedirs(os.path.join(rrd_dir, "node3.rrd"))
-    _write(os.path.join(rrd_dir, "node2.rrd"), "not an RRD file\n")
-    trace = _write(os.path.join(work, "fault.trace"), FAULT_TRACE)
+    write_file(os.path.join(rrd_dir, "node2.rrd"), "not an RRD file\n",
+               atomic=True)
+    trace = write_file(os.path.join(work, "fault.trace"), FAULT_TRACE,
+                       atomic=True)
     control = os.path.join(work, "feed.control")
-    plugstack = _write(os.path.join(work, "plugstack.conf"),
-                       "required %s/spank_energy_settle.so max_wait=%d\n"
-                       % (PLUGIN_DIR, SETTLE_MAX_S))
+    plugstack = write_file(os.path.join(work, "plugstack.conf"),
+                           "required %s/spank_energy_settle.so max_wait=%d\n"
+                           % (PLUGIN_DIR, SETTLE_MAX_S), atomic=True)
     conf = ("EnergyRRDFile=%s\nEnergyRRDDataSource=joules\n"
             "EnergyRRDFrequency=%d\nEnergyRRDMaxWatt=%d\n"
             % (os.path.join(rrd_dir, "%n.rrd"), STEP, RRD_MAX_W))
@@ -220,7 +214,7 @@ def rrd(cluster):
             os.rmdir(os.path.join(rrd_dir, "node3.rrd"))
             os.unlink(os.path.join(rrd_dir, "node2.rrd"))
             epoch = int(time.time())
-            _write(control, "node3 wrap 32 %d\n" % WRAP_AT)
+            write_file(control, "node3 wrap 32 %d\n" % WRAP_AT, atomic=True)
             env = dict(os.environ, SE_RRD_FEED=tool("se-rrd-feed"))
             subprocess.run([FEEDER, "start", feed_run, "--",
                             "--path", os.path.join(rrd_dir, "%n.rrd"),
@@ -305,13 +299,13 @@ def test_rrd_bad_rows(rrd):
         for job in rnd.jobs.values():
             job.fault_begins()
         t_a = time.time()
-        _write(rrd["control"], "node3 wrap 32 %d\nnode1 nan\n"
-               "node2 watts 50000\nnode3 reset\n" % WRAP_AT)
+        write_file(rrd["control"], "node3 wrap 32 %d\nnode1 nan\n"
+                   "node2 watts 50000\nnode3 reset\n" % WRAP_AT, atomic=True)
         rnd.at(7 + 2 * STEP)
-        _write(rrd["control"], "node3 wrap 32 %d\nnode2 watts -300\n"
-               % WRAP_AT)
+        write_file(rrd["control"], "node3 wrap 32 %d\nnode2 watts -300\n"
+                   % WRAP_AT, atomic=True)
         rnd.at(7 + 3 * STEP)
-        _write(rrd["control"], "node3 wrap 32 %d\n" % WRAP_AT)
+        write_file(rrd["control"], "node3 wrap 32 %d\n" % WRAP_AT, atomic=True)
         t_b = time.time()
     for node in NODES:
         _rrd_check(rrd, rnd[node], gap=(t_a - 2 * STEP, t_b + 2 * STEP))
@@ -404,15 +398,16 @@ def gpu(cluster):
     if not os.path.exists(os.path.join(FAKE_NVML_DIR, "libnvidia-ml.so.1")):
         pytest.skip("no fake NVML in %s" % FAKE_NVML_DIR)
     work = tempfile.mkdtemp(prefix="se-faults-gpu-", dir="/var/tmp")
-    trace = _write(os.path.join(work, "gpu.trace"), GPU_TRACE)
+    trace = write_file(os.path.join(work, "gpu.trace"), GPU_TRACE, atomic=True)
     epoch = float(int(time.time()))
     with open(GPU_STATE) as handle:
         body = handle.read()
-    state = _write(os.path.join(work, "nvml.state"),
-                   body + "epoch %.3f\ntrace %s\nlog %s\n"
-                   % (epoch, trace, os.path.join(work, "nvml.log")))
+    state = write_file(os.path.join(work, "nvml.state"),
+                       body + "epoch %.3f\ntrace %s\nlog %s\n"
+                       % (epoch, trace, os.path.join(work, "nvml.log")),
+                       atomic=True)
     control = state + ".control"
-    _write(control, "node1 init DRIVER_NOT_LOADED\n")
+    write_file(control, "node1 init DRIVER_NOT_LOADED\n", atomic=True)
     node_env = {
         "LD_LIBRARY_PATH": FAKE_NVML_DIR,
         "FAKE_NVML_STATE": state,
@@ -437,7 +432,7 @@ def gpu(cluster):
 
 def _gpu_faults(g, lines):
     """Replace the fake NVML's control file (the faults now)."""
-    _write(g["control"], "".join(l + "\n" for l in lines))
+    write_file(g["control"], "".join(l + "\n" for l in lines), atomic=True)
 
 
 def _gpu_check(g, job, gap=None, extra_j=0.0):

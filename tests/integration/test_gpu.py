@@ -36,19 +36,9 @@ import time
 
 import pytest
 
-from conftest import poll
-
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-GPU_DIR = os.path.join(REPO, "tests", "gpu")
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
-BIN_DIR = os.environ.get(
-    "SE_BIN_DIR", os.path.normpath(os.path.join(PLUGIN_DIR, "..", "..", "bin")))
-FAKE_NVML_DIR = os.environ.get(
-    "SE_FAKE_NVML_DIR",
-    os.path.normpath(os.path.join(PLUGIN_DIR, "..", "..", "..", "tests",
-                                  "gpu", ".libs")))
-SE_TRACE = os.path.join(BIN_DIR, "se-trace")
-
+from selab.cluster import PLUGIN_DIR, poll, slurmd_log
+from selab.gpu_rig import (FAKE_NVML_DIR, GPU_DIR, SE_TRACE, gpu_setup,
+                           parse_rows, timed_job, truth_j)
 
 def slurm_selects_gpu_nvml():
     """Whether the cluster's Slurm loads a gpu/nvml plugin for
@@ -71,114 +61,32 @@ pytestmark = pytest.mark.skipif(
     reason="needs SE_PLUGIN_DIR with gres_gpu.so, SE_FAKE_NVML_DIR with the "
            "fake libnvidia-ml.so.1 and se-trace (SE_BIN_DIR)")
 
-# Power per GPU column (W), repeating every 40 s: ramps and steps, so that
-# energy is not simply power x time.
-TRACE = """\
-@repeat 40
-time gpu0 gpu1 gpu2 gpu3
-0    150  100  250  80
-20   250  100  150  80
-20   250  200  150  120
-40   150  200  250  120
-"""
-
 # In a task: one line with everything the tests look at.
 SHOW = ('echo "rank=$SLURM_PROCID cvd=$CUDA_VISIBLE_DEVICES'
         ' order=$CUDA_DEVICE_ORDER gpus=$SLURM_STEP_GPUS'
         ' cpus=$(awk \'/^Cpus_allowed_list/{print $2}\' /proc/self/status)"')
 
 
-def _parse(out):
-    """Lines "k=v k=v" of SHOW into dicts, sorted by rank."""
-    rows = []
-    for line in out.splitlines():
-        if "rank=" not in line:
-            continue
-        rows.append(dict(kv.split("=", 1) for kv in line.split()
-                         if "=" in kv))
-    return sorted(rows, key=lambda r: int(r["rank"]))
-
-
-class Gpus:
-    """The fake GPUs of a node, from the NVML state template."""
-
-    def __init__(self, template):
-        self.by_minor = {}
-        with open(template) as f:
-            for line in f:
-                if not line.startswith("gpu "):
-                    continue
-                kv = dict(x.split("=", 1) for x in line.split()[1:])
-                self.by_minor[int(kv["minor"])] = kv
-        buses = sorted(g["bus"] for g in self.by_minor.values())
-        self.rank = {m: buses.index(g["bus"])
-                     for m, g in self.by_minor.items()}
-
-    def cuda(self, minors):
-        """CUDA_VISIBLE_DEVICES (PCI_BUS_ID order) of device files nvidiaM."""
-        return ",".join(str(r) for r in sorted(self.rank[m] for m in minors))
-
-    def local_to(self, cpu):
-        return sorted(m for m, g in self.by_minor.items()
-                      if g["cpus"] == str(cpu))
-
-    def learn_indexes(self, slurmd_log):
-        """Slurm's gres device index -> minor number, from our gres/gpu's
-        load line (devices listed in index order).  The order depends on
-        gres.conf: with AutoDetect it is NVML's (PCI bus) order."""
-        m = re.findall(r"numbered in PCI bus order \(CUDA_DEVICE_ORDER="
-                       r"PCI_BUS_ID\): (.*) \(slurm-energy-plugins\)",
-                       slurmd_log)
-        assert m, "no gres/gpu load line"
-        paths = [x.split("=")[0] for x in m[-1].split()]
-        self.minor_of = [int(p.rsplit("nvidia", 1)[1]) for p in paths]
-
-
-def _setup(cluster, tmp, gpus, topo, template, autodetect=True):
-    trace = tmp / "gpu.trace"
-    trace.write_text(TRACE)
-    log = tmp / "nvml.log"
-    epoch = float(int(time.time()))
-    state = tmp / "nvml.state"
-    with open(template) as f:
-        body = f.read()
-    state.write_text(body + "epoch %.3f\ntrace %s\nlog %s\n"
-                     % (epoch, trace, log))
-    node_env = {
-        "LD_LIBRARY_PATH": FAKE_NVML_DIR,
-        "FAKE_NVML_STATE": str(state),
-        "SLURM_ENERGY_NVML_DEVICE_PATH":
-            os.path.join(cluster.state, "nodes", "%h", "dev", "nvidia%u"),
-    }
-    kw = dict(nodes=2, gpus=gpus, plugin_dirs=[PLUGIN_DIR],
-              energy_type="acct_gather_energy/gpu",
-              gres_conf="AutoDetect=nvml\n" if autodetect else "",
-              slurm_conf="DebugFlags=Energy,Gres\n",
-              node_env=node_env, hwloc_xml=os.path.join(GPU_DIR, topo))
-    return kw, dict(trace=str(trace), log=str(log), epoch=epoch,
-                    state=str(state), gpus=Gpus(template))
-
-
 @pytest.fixture(scope="module")
 def gpu2(cluster, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("gpu2")
-    kw, info = _setup(cluster, tmp, 2, "topo-cluster-2gpu.xml",
-                      os.path.join(GPU_DIR, "nvml-cluster-2gpu.state"))
+    kw, info = gpu_setup(cluster, tmp, 2, "topo-cluster-2gpu.xml",
+                         os.path.join(GPU_DIR, "nvml-cluster-2gpu.state"))
     with cluster.configured(**kw) as c:
         c.gpu = info
-        info["gpus"].learn_indexes(_slurmd_log(c))
+        info["gpus"].learn_indexes(slurmd_log(c, "node1"))
         yield c
 
 
 @pytest.fixture(scope="module")
 def gpu4(cluster, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("gpu4")
-    kw, info = _setup(cluster, tmp, 4, "topo-cluster-4gpu.xml",
-                      os.path.join(GPU_DIR, "nvml-cluster-4gpu.state"))
+    kw, info = gpu_setup(cluster, tmp, 4, "topo-cluster-4gpu.xml",
+                         os.path.join(GPU_DIR, "nvml-cluster-4gpu.state"))
     info["label"] = "4 GPUs, AutoDetect"
     with cluster.configured(**kw) as c:
         c.gpu = info
-        info["gpus"].learn_indexes(_slurmd_log(c))
+        info["gpus"].learn_indexes(slurmd_log(c, "node1"))
         yield c
 
 
@@ -188,13 +96,13 @@ def gpu4_explicit(cluster, tmp_path_factory):
     AutoDetect): Slurm's device indexes follow the file names nvidia0..3,
     not the PCI bus."""
     tmp = tmp_path_factory.mktemp("gpu4x")
-    kw, info = _setup(cluster, tmp, 4, "topo-cluster-4gpu.xml",
-                      os.path.join(GPU_DIR, "nvml-cluster-4gpu.state"),
-                      autodetect=False)
+    kw, info = gpu_setup(cluster, tmp, 4, "topo-cluster-4gpu.xml",
+                         os.path.join(GPU_DIR, "nvml-cluster-4gpu.state"),
+                         autodetect=False)
     info["label"] = "4 GPUs, explicit gres.conf"
     with cluster.configured(**kw) as c:
         c.gpu = info
-        info["gpus"].learn_indexes(_slurmd_log(c))
+        info["gpus"].learn_indexes(slurmd_log(c, "node1"))
         yield c
 
 
@@ -202,8 +110,8 @@ REMOTE_LINE = "GPUs are not local to its CPUs (NUMA placement; said once per ste
 
 
 def _srun(c, *args, timeout=60):
-    return _parse(c.srun("-w", "node1", *args, "bash", "-c", SHOW,
-                         timeout=timeout).stdout)
+    return parse_rows(c.srun("-w", "node1", *args, "bash", "-c", SHOW,
+                             timeout=timeout).stdout)
 
 
 def _minors(row, c):
@@ -212,28 +120,15 @@ def _minors(row, c):
     return [g.minor_of[int(x)] for x in row["gpus"].split(",") if x != ""]
 
 
-def _slurmd_log(c, node="node1"):
-    with open(os.path.join(c.state, "log", "slurmd-%s.log" % node)) as f:
-        return f.read()
-
-
 def _report(what, got, truth):
     """One line per energy check (pytest -s shows them)."""
     print("\nENERGY %s: sacct %d J, truth %.1f J, error %+.2f %%"
           % (what, got, truth, 100.0 * (got - truth) / truth))
 
 
-def _truth_j(c, col, t0, t1):
-    out = subprocess.run([SE_TRACE, "joules", c.gpu["trace"], col,
-                          "%.6f" % (t0 - c.gpu["epoch"]),
-                          "%.6f" % (t1 - c.gpu["epoch"])],
-                         capture_output=True, text=True, check=True).stdout
-    return float(out.split()[0])
-
-
 # --------------------------------------------------------- 2-GPU nodes
 def test_our_plugins_loaded(gpu2):
-    log = _slurmd_log(gpu2)
+    log = slurmd_log(gpu2, "node1")
     assert "gres/gpu: 2 GPU(s), numbered in PCI bus order" in log
     if slurm_selects_gpu_nvml():
         assert ("gpu/nvml: 2 GPU(s) detected through NVML "
@@ -306,14 +201,14 @@ def test_remote_placement_logged_once_per_step(gpu2):
                if m not in g.local_to(cpu)]
         assert far, "no GPU remote from cpu %d in this topology" % cpu
         remote.append(far[0])
-    before = _slurmd_log(gpu2).count(REMOTE_LINE)
+    before = slurmd_log(gpu2, "node1").count(REMOTE_LINE)
     rows = _srun(gpu2, "-n2", "--gres=gpu:2",
                  "--gpu-bind=map_gpu:%d,%d" % tuple(remote))
     assert [int(r["cpus"]) for r in rows] == cpus
-    poll(lambda: _slurmd_log(gpu2).count(REMOTE_LINE) > before, timeout=10,
-         what="the remote-placement log line")
+    poll(lambda: slurmd_log(gpu2, "node1").count(REMOTE_LINE) > before,
+         timeout=10, what="the remote-placement log line")
     time.sleep(1)   # a second task's line would have landed by now
-    assert _slurmd_log(gpu2).count(REMOTE_LINE) == before + 1
+    assert slurmd_log(gpu2, "node1").count(REMOTE_LINE) == before + 1
 
 
 def test_membind_local(gpu2):
@@ -324,26 +219,17 @@ def test_membind_local(gpu2):
     c = gpu2
     show = SHOW[:-1] + (' pol=$(grep -m1 -o "bind:[0-9,-]*\\|default"'
                         ' /proc/self/numa_maps)"')
-    rows = _parse(c.srun("-w", "node1", "-n2", "--gpus-per-task=1",
-                         "--gpu-bind=closest",
-                         "--export=ALL,SLURM_ENERGY_GPU_MEMBIND=local",
-                         "bash", "-c", show).stdout)
+    rows = parse_rows(c.srun("-w", "node1", "-n2", "--gpus-per-task=1",
+                             "--gpu-bind=closest",
+                             "--export=ALL,SLURM_ENERGY_GPU_MEMBIND=local",
+                             "bash", "-c", show).stdout)
     pol = {int(r["cpus"]): r["pol"] for r in rows}
     assert pol == {0: "bind:0", 1: "default"}, rows
-    assert "cannot bind task memory to NUMA nodes 0x2" in _slurmd_log(c)
-    rows = _parse(c.srun("-w", "node1", "-n2", "--gpus-per-task=1",
-                         "--gpu-bind=closest", "bash", "-c", show).stdout)
+    log = slurmd_log(c, "node1")
+    assert "cannot bind task memory to NUMA nodes 0x2" in log
+    rows = parse_rows(c.srun("-w", "node1", "-n2", "--gpus-per-task=1",
+                             "--gpu-bind=closest", "bash", "-c", show).stdout)
     assert all(r["pol"] == "default" for r in rows), rows
-
-
-SHOW_TIMED = ('t0=$(date +%%s.%%N); sleep %d; t1=$(date +%%s.%%N); '
-              'echo "rank=$SLURM_PROCID job=$SLURM_JOB_ID gpus=$SLURM_STEP_GPUS'
-              ' cvd=$CUDA_VISIBLE_DEVICES t0=$t0 t1=$t1"')
-
-
-def _timed_job(c, seconds, *args):
-    return c.popen(["srun", "-w", "node1", "-J", "gpujob", *args,
-                    "bash", "-c", SHOW_TIMED % seconds])
 
 
 def _step_energy(c, jobid):
@@ -359,13 +245,13 @@ def test_two_jobs_never_share_and_own_energy(gpu2):
     """Two concurrent 1-GPU jobs on one node: different GPUs, overlapping
     in time, and each job's sacct energy is its own GPU's (within 1 %)."""
     c = gpu2
-    procs = [_timed_job(c, 20, "--gres=gpu:1", "-n1"),
-             _timed_job(c, 20, "--gres=gpu:1", "-n1")]
+    procs = [timed_job(c, 20, "--gres=gpu:1", "-n1"),
+             timed_job(c, 20, "--gres=gpu:1", "-n1")]
     outs = []
     for p in procs:
         out, err = p.communicate(timeout=90)
         assert p.returncode == 0, err
-        outs.append((_parse(out)[0], err))
+        outs.append((parse_rows(out)[0], err))
     (a, _), (b, _) = outs
     assert a["gpus"] != b["gpus"]
     assert a["cvd"] != b["cvd"]
@@ -377,8 +263,8 @@ def test_two_jobs_never_share_and_own_energy(gpu2):
         j = int(row["job"])
         got = _step_energy(c, j)
         minor = _minors(row, c)[0]
-        truth = _truth_j(c, g.by_minor[minor]["col"], float(row["t0"]),
-                         float(row["t1"]))
+        truth = truth_j(c, g.by_minor[minor]["col"], float(row["t0"]),
+                        float(row["t1"]))
         results.append((j, minor, got, truth))
     for j, minor, got, truth in results:
         _report("job %d (nvidia%d, concurrent)" % (j, minor), got, truth)
@@ -390,14 +276,14 @@ def test_two_jobs_never_share_and_own_energy(gpu2):
 
 def test_energy_gres_gpu2_within_1pct(gpu2):
     c = gpu2
-    p = _timed_job(c, 20, "--gres=gpu:2", "-n1")
+    p = timed_job(c, 20, "--gres=gpu:2", "-n1")
     out, err = p.communicate(timeout=90)
     assert p.returncode == 0, err
-    (row,) = _parse(out)
+    (row,) = parse_rows(out)
     got = _step_energy(c, int(row["job"]))
     g = c.gpu["gpus"]
-    truth = sum(_truth_j(c, g.by_minor[m]["col"], float(row["t0"]),
-                         float(row["t1"])) for m in (0, 1))
+    truth = sum(truth_j(c, g.by_minor[m]["col"], float(row["t0"]),
+                        float(row["t1"])) for m in (0, 1))
     _report("gres/gpu:2", got, truth)
     assert abs(got - truth) <= 0.01 * truth, (got, truth)
 
@@ -511,15 +397,15 @@ def test_4gpu_gpus_per_task(gpu4):
 
 def test_4gpu_energy_one_gpu(gpu4):
     c = gpu4
-    p = _timed_job(c, 20, "--gres=gpu:1", "-n1")
+    p = timed_job(c, 20, "--gres=gpu:1", "-n1")
     out, err = p.communicate(timeout=90)
     assert p.returncode == 0, err
-    (row,) = _parse(out)
+    (row,) = parse_rows(out)
     got = _step_energy(c, int(row["job"]))
     g = c.gpu["gpus"]
     minor = _minors(row, c)[0]
-    truth = _truth_j(c, g.by_minor[minor]["col"], float(row["t0"]),
-                     float(row["t1"]))
+    truth = truth_j(c, g.by_minor[minor]["col"], float(row["t0"]),
+                    float(row["t1"]))
     _report("gpu:1 nvidia%d, %s" % (minor, c.gpu["label"]), got, truth)
     assert abs(got - truth) <= 0.01 * truth, (minor, got, truth)
 
@@ -542,14 +428,14 @@ def test_4gpu_explicit_renumbered(gpu4_explicit):
 
 def test_4gpu_explicit_energy(gpu4_explicit):
     c = gpu4_explicit
-    p = _timed_job(c, 20, "--gres=gpu:1", "-n1")
+    p = timed_job(c, 20, "--gres=gpu:1", "-n1")
     out, err = p.communicate(timeout=90)
     assert p.returncode == 0, err
-    (row,) = _parse(out)
+    (row,) = parse_rows(out)
     got = _step_energy(c, int(row["job"]))
     g = c.gpu["gpus"]
     minor = _minors(row, c)[0]
-    truth = _truth_j(c, g.by_minor[minor]["col"], float(row["t0"]),
-                     float(row["t1"]))
+    truth = truth_j(c, g.by_minor[minor]["col"], float(row["t0"]),
+                    float(row["t1"]))
     _report("gpu:1 nvidia%d, %s" % (minor, c.gpu["label"]), got, truth)
     assert abs(got - truth) <= 0.01 * truth, (minor, got, truth)

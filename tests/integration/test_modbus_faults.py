@@ -1,8 +1,8 @@
 """acct_gather_energy/modbus on the test cluster: a slow RTU line and a
 meter that dies mid-job.
 
-Same layout and truth as test_modbus_energy.py (whose helpers this module
-uses); kept apart so that module's parametrized meters are stopped before
+Same layout and truth as test_modbus_energy.py (selab.modbus_rig); kept
+apart so that module's parametrized meters are stopped before
 these start on the same address.
 """
 import os
@@ -11,10 +11,10 @@ import time
 import pytest
 
 from selab import energy
+from selab.cluster import PLUGIN_DIR
 from selab.meters import ModbusSim, PtyPair
-from test_modbus_energy import (JOB_SECONDS, METER, PLUGIN_DIR, SDM630_SIM,
-                                TRACE, UNITS, check_energy, finish,
-                                modbus_conf, run_timed, wait_for_power)
+from selab.modbus_rig import (FINISH_S, JOB_SECONDS, METER, SDM630_SIM,
+                              TRACE, UNITS, check_energy, modbus_conf)
 
 pytestmark = pytest.mark.skipif(not PLUGIN_DIR,
                                 reason="SE_PLUGIN_DIR not set "
@@ -59,7 +59,7 @@ def rtu_cluster(cluster, tmp_path_factory):
                               "--response-delay-ms", "500"],
                           workdir=workdir).start()
         try:
-            wait_for_power(c, ("node1",))
+            energy.wait_for_power(c, ("node1",))
             yield c, epoch
         finally:
             meter.stop()
@@ -68,7 +68,8 @@ def rtu_cluster(cluster, tmp_path_factory):
 
 def test_rtu_9600_slow_device_within_1pct(rtu_cluster):
     c, epoch = rtu_cluster
-    jobid, windows = finish(c, run_timed(c, "rtu", ["-w", "node1"]), "rtu")
+    proc = energy.run_timed(c, "rtu", ["-w", "node1"], JOB_SECONDS)
+    jobid, windows = energy.finish(c, proc, "rtu", FINISH_S)
     check_energy(c, epoch, jobid, windows)
 
 
@@ -91,9 +92,9 @@ def test_meter_killed_mid_job(dying_meter_cluster):
     c, epoch, workdir = dying_meter_cluster
     meter = ModbusSim(TRACE, epoch, UNITS, SDM630_SIM, tcp=METER,
                       workdir=workdir).start()
-    wait_for_power(c, ("node1",))
+    energy.wait_for_power(c, ("node1",))
     started = time.monotonic()
-    proc = run_timed(c, "meter-dies", ["-w", "node1"])
+    proc = energy.run_timed(c, "meter-dies", ["-w", "node1"], JOB_SECONDS)
     time.sleep(8)
     meter.stop()                         # by PID: SIGTERM, then SIGKILL
     t = time.monotonic()
@@ -104,7 +105,7 @@ def test_meter_killed_mid_job(dying_meter_cluster):
     meter = ModbusSim(TRACE, epoch, UNITS, SDM630_SIM, tcp=METER,
                       workdir=workdir).start()
     try:
-        jobid, windows = finish(c, proc, "meter-dies")
+        jobid, windows = energy.finish(c, proc, "meter-dies", FINISH_S)
         # No step waited on the dead meter: 30 s of work plus launch and
         # teardown, far from the 20+ s a blocked energy RPC would add.
         assert time.monotonic() - started < JOB_SECONDS + 15

@@ -37,10 +37,9 @@ import time
 import pytest
 
 from selab import energy
-from selab.cluster import poll
+from selab.cluster import PLUGIN_DIR, poll, slurmd_log
 from selab.meters import ModbusSim, PymodbusMeter
 
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 HOST = os.environ.get("SE_CLUSTER_NET", "10.199.0") + ".1"   # the bridge
 PORTS = {"node1": 15031, "node2": 15032, "node3": 15033}
 UNIT = {"node1": 1, "node2": 5, "node3": 1}
@@ -203,12 +202,6 @@ def plugstack(workdir):
         handle.write("required %s/spank_energy_settle.so max_wait=10\n"
                      % PLUGIN_DIR)
     return path
-
-
-def slurmd_log(cluster, node):
-    with open(os.path.join(cluster.state, "log", "slurmd-%s.log" % node),
-              errors="replace") as handle:
-        return handle.read()
 
 
 # ---------------------------------------------------------------- fixtures

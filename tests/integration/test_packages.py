@@ -25,12 +25,11 @@ import subprocess
 
 import pytest
 
-from selab.cluster import Cluster, RELEASES_DIR
+from selab.cluster import Cluster, PLUGIN_DIR, RELEASES_DIR
 
 STAGE = os.environ.get("SE_PACKAGES", "")
 DEBS = os.environ.get("SE_PACKAGES_DEBS", "")
 INSTALL_LOG = os.environ.get("SE_PACKAGES_INSTALL_LOG", "")
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 WHERE = Cluster()
 ROOT = (os.path.join(RELEASES_DIR, WHERE.release, "root")
         if WHERE.other_release else "/")

@@ -33,12 +33,10 @@ import time
 import pytest
 
 from selab import energy
-from selab.cluster import poll
+from selab.bmc_rig import BMC_ADDR, BMC_SIM, NODES, PORT_OF, Bmcs
+from selab.cluster import PLUGIN_DIR, poll
+from selab.files import write_file
 
-from test_bmc_energy import (BMC_ADDR, BMC_SIM, NODES, PORT_OF, Bmcs,
-                             _write)
-
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 BIN_DIR = os.environ.get("SE_BIN_DIR", "")
 SBIN_DIR = os.path.join(os.path.dirname(BIN_DIR), "sbin") if BIN_DIR else ""
 DEBUG_FLAGS = ("Energy,Profile,JobAccountGather,Steps,Protocol,Network,"
@@ -95,8 +93,8 @@ def test_the_search_finds_a_planted_password(tmp_path):
 # ----------------------------------------------------------- the cluster
 def acct_gather_conf(work, password_file):
     lines = ["Nodes=%s Host=%s:%d" % (n, BMC_ADDR, PORT_OF[n]) for n in NODES]
-    map_file = _write(os.path.join(work, "bmc.map"),
-                      "\n".join(lines) + "\n", 0o644)
+    map_file = write_file(os.path.join(work, "bmc.map"),
+                          "\n".join(lines) + "\n", 0o644)
     return ('EnergyBMCMethod=sensors\n'
             'EnergyBMCSensors="PSU1 Power,PSU2 Power"\n'
             "EnergyBMCMap=%s\nEnergyBMCUser=admin\n"
@@ -117,10 +115,11 @@ def test_no_password_in_any_log_at_debug5(cluster):
 
 
 def _run(cluster, work, password):
-    pwfile = _write(os.path.join(work, "bmc.password"), password + "\n")
-    plugstack = _write(os.path.join(work, "plugstack.conf"),
-                       "required %s/spank_energy_settle.so max_wait=10\n"
-                       % PLUGIN_DIR, 0o644)
+    pwfile = write_file(os.path.join(work, "bmc.password"), password + "\n",
+                        0o600)
+    plugstack = write_file(os.path.join(work, "plugstack.conf"),
+                           "required %s/spank_energy_settle.so max_wait=10\n"
+                           % PLUGIN_DIR, 0o644)
     bmcs = Bmcs(work, time.time(), pwfile, poll_ms=250)
     with cluster.configured(plugin_dirs=[PLUGIN_DIR],
                             energy_type="acct_gather_energy/bmc",

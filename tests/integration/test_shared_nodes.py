@@ -39,10 +39,9 @@ import time
 import pytest
 
 from selab import energy
-from selab.cluster import poll
+from selab.cluster import PLUGIN_DIR, poll
 from selab.meters import LoadMeter, node_cgroup_dir
 
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 NET = os.environ.get("SE_CLUSTER_NET", "10.199.0")
 METER = (NET + ".1", 15031)
 UNITS = {1: "node1", 2: "node2", 3: "node3"}

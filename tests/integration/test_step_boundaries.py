@@ -54,13 +54,13 @@ import time
 import pytest
 
 from selab import energy
-from selab.cluster import poll
+from selab.cluster import PLUGIN_DIR, poll, slurmd_log
 from selab.meters import ModbusSim
 from selab.trace import Trace
+from selab.files import write_file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
-PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 BUILD_DIR = os.environ.get("SE_BUILD_DIR", os.path.join(REPO, "_build"))
 BMC_SIM = os.environ.get("SE_BMC_SIM", os.path.join(
     BUILD_DIR, "obj", "contribs", "bmc-sim", "bmc-sim"))
@@ -105,13 +105,6 @@ pytestmark = pytest.mark.skipif(not PLUGIN_DIR,
                                        "(run contribs/test-all.sh)")
 
 
-def _write(path, text, mode=0o644):
-    with open(path, "w") as handle:
-        handle.write(text)
-    os.chmod(path, mode)
-    return path
-
-
 def irregular_trace(path, seed=19, period=600):
     """Random steps and ramps between 300 and 2500 W, every 0.3-2 s."""
     rng = random.Random(seed)
@@ -128,13 +121,13 @@ def irregular_trace(path, seed=19, period=600):
                                                      for n in NODES)))
         power = new
         t += rng.uniform(0.3, 2.0)
-    return _write(path, "\n".join(lines) + "\n")
+    return write_file(path, "\n".join(lines) + "\n", 0o644)
 
 
 def plugstack(workdir):
-    return _write(os.path.join(workdir, "plugstack.conf"),
-                  "required %s/spank_energy_settle.so max_wait=%d\n"
-                  % (PLUGIN_DIR, SETTLE_MAX_S))
+    return write_file(os.path.join(workdir, "plugstack.conf"),
+                      "required %s/spank_energy_settle.so max_wait=%d\n"
+                      % (PLUGIN_DIR, SETTLE_MAX_S), 0o644)
 
 
 # ------------------------------------------------------------ the meters
@@ -174,9 +167,9 @@ class Bmcs:
 
 
 def modbus_conf(workdir, path):
-    map_file = _write(os.path.join(workdir, "modbus.map"),
-                      "".join("Nodes=%s Unit=%d\n" % (n, i)
-                              for i, n in enumerate(NODES, 1)))
+    map_file = write_file(os.path.join(workdir, "modbus.map"),
+                          "".join("Nodes=%s Unit=%d\n" % (n, i)
+                                  for i, n in enumerate(NODES, 1)), 0o644)
     return ("EnergyModbusDevice=tcp://%s:%d\n%s%sEnergyModbusMap=%s\n"
             "EnergyModbusFrequency=1\nEnergyModbusTimeout=500\n"
             % (HOST, MODBUS_PORT, CONF_MAP,
@@ -184,10 +177,10 @@ def modbus_conf(workdir, path):
 
 
 def bmc_conf(workdir, password_file):
-    map_file = _write(os.path.join(workdir, "bmc.map"),
-                      "".join("Nodes=%s Host=%s:%d\n"
-                              % (n, HOST, BMC_PORT_BASE + i)
-                              for i, n in enumerate(NODES, 1)))
+    map_file = write_file(os.path.join(workdir, "bmc.map"),
+                          "".join("Nodes=%s Host=%s:%d\n"
+                                  % (n, HOST, BMC_PORT_BASE + i)
+                                  for i, n in enumerate(NODES, 1)), 0o644)
     return ("EnergyBMCMethod=dcmi\nEnergyBMCMap=%s\nEnergyBMCUser=admin\n"
             "EnergyBMCPasswordFile=%s\nEnergyBMCPrivilege=admin\n"
             "EnergyBMCWorkaroundFlags=opensesspriv\n"
@@ -217,11 +210,11 @@ def live_cluster(request, cluster, workdir):
     trace = irregular_trace(os.path.join(work, "irregular.trace"))
     epoch = time.time()
     # what the truth is made of, for whoever reads this run afterwards
-    _write(os.path.join(work, "truth.env"),
-           "%s %.6f %d\n" % (trace, epoch, JOB_SECONDS))
+    write_file(os.path.join(work, "truth.env"),
+               "%s %.6f %d\n" % (trace, epoch, JOB_SECONDS), 0o644)
     if path == "bmc":
-        pwfile = _write(os.path.join(work, "bmc.password"),
-                        secrets.token_hex(8) + "\n", 0o600)
+        pwfile = write_file(os.path.join(work, "bmc.password"),
+                            secrets.token_hex(8) + "\n", 0o600)
         meter = Bmcs(work, trace, epoch, pwfile)
         kw = dict(energy_type="acct_gather_energy/bmc",
                   acct_gather_conf=bmc_conf(work, pwfile))
@@ -242,12 +235,6 @@ def live_cluster(request, cluster, workdir):
             yield c, epoch, trace, path
         finally:
             meter.stop()
-
-
-def slurmd_log(cluster, node):
-    with open(os.path.join(cluster.state, "log",
-                           "slurmd-%s.log" % node)) as handle:
-        return handle.read()
 
 
 def run_jobs(cluster, epoch, trace, tag):

@@ -1,6 +1,6 @@
 /*
  * log_record.h - the log lines of the Slurm-free core, recorded for a unit
- * test to look at (test_sampler, test_sampler_log).
+ * test to look at (test_sampler, test_sampler_log, test_rrd_meter).
  *
  * _setup() (a Check fixture) clears the record and installs the sink;
  * _teardown() removes it.  Each line is "LEVEL|message\n" in log_text;

@@ -15,6 +15,7 @@
 #include "attrib.h"
 #include "cg_cpu.h"
 #include "se_time.h"
+#include "tmp_file.h"
 
 #define S	SE_NS_PER_SEC
 
@@ -40,15 +41,12 @@ static void _mkdirs(const char *path)
 static void _put(const char *rel, const char *text)
 {
 	char path[PATH_MAX], dir[PATH_MAX];
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", tmp, rel);
 	strcpy(dir, path);
 	*strrchr(dir, '/') = '\0';
 	_mkdirs(dir);
-	ck_assert_ptr_nonnull(f = fopen(path, "w"));
-	fputs(text, f);
-	fclose(f);
+	tmp_file_write(path, text);
 }
 
 static void _setup(void)

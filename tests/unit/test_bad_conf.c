@@ -43,6 +43,7 @@
 #include "modbus_conf.h"
 #include "rrd_conf.h"
 #include "settle_conf.h"
+#include "tmp_file.h"
 
 #define FILE_NAME	"/etc/slurm/test.conf"
 
@@ -370,14 +371,9 @@ static const row_t *_row(const row_t *rows, const char *key)
 static const char *_write(const char *name, const char *text, mode_t mode)
 {
 	static char path[512];
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-	ck_assert_int_eq(chmod(path, mode), 0);
+	tmp_file_write_mode(path, text, mode);
 	return path;
 }
 

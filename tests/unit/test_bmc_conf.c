@@ -15,6 +15,7 @@
 
 #include "bmc_conf.h"
 #include "se_time.h"
+#include "tmp_file.h"
 
 #define FILE_NAME	"acct_gather.conf"
 
@@ -49,14 +50,9 @@ static int _set(const char *key, const char *value)
 static const char *_pwfile(const char *content, mode_t mode)
 {
 	static char path[256];
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/bmc.pw", _dir);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(content, f);
-	fclose(f);
-	ck_assert_int_eq(chmod(path, mode), 0);
+	tmp_file_write_mode(path, content, mode);
 	return path;
 }
 
@@ -227,13 +223,9 @@ static const bmc_hostlist_ops_t _hl = { .contains = _contains };
 static const char *_map(const char *content)
 {
 	static char path[256];
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/bmc.map", _dir);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(content, f);
-	fclose(f);
+	tmp_file_write(path, content);
 	ck_assert_int_eq(_set("EnergyBMCMap", path), 0);
 	return path;
 }

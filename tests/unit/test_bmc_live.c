@@ -29,6 +29,7 @@
 #include "power_trace.h"
 #include "sampler.h"
 #include "se_time.h"
+#include "tmp_file.h"
 
 #ifndef BMC_SIM_SCRIPT
 #error "BMC_SIM_SCRIPT must name the built contribs/bmc-sim/bmc-sim"
@@ -181,15 +182,6 @@ static double _energy_error_pct(const char *method)
 
 /* ------------------------------------------------------------ fixture */
 
-static void _write(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 /*
  * The trace's epoch, placed so that its steps (every 4 s) come
  * EDGE_AFTER_TICK_NS after a sampler tick (the sampler reads on multiples
@@ -251,7 +243,7 @@ static void _sim_up(void)
 	ck_assert_ptr_nonnull(mkdtemp(_sim.dir));
 	snprintf(_sim.trace, sizeof(_sim.trace), "%s/square.trace", _sim.dir);
 	snprintf(_sim.pwfile, sizeof(_sim.pwfile), "%s/password", _sim.dir);
-	_write(_sim.trace, TRACE_TEXT);
+	tmp_file_write(_sim.trace, TRACE_TEXT);
 	ck_assert_int_eq(power_trace_load(_sim.trace, &_sim.tr, err,
 					  sizeof(err)), 0);
 
@@ -399,8 +391,7 @@ START_TEST(wrong_password_is_refused)
 	bmc_meter_t *m;
 
 	snprintf(path, sizeof(path), "%s/wrong.pw", _sim.dir);
-	_write(path, "not-the-password\n");
-	ck_assert_int_eq(chmod(path, 0600), 0);
+	tmp_file_write_mode(path, "not-the-password\n", 0600);
 	_conf(&c, "dcmi", path);
 	m = bmc_meter_create(&c);
 	ck_assert_int_eq(bmc_meter_ops.open(m, se_mono_ns() + SE_NS_PER_SEC),

@@ -12,6 +12,7 @@
 #include "conf.h"
 #include "conf_desc.h"
 #include "conf_map.h"
+#include "tmp_file.h"
 
 #define NS	1000000000ULL
 
@@ -247,16 +248,6 @@ static void _teardown(void)
 	rmdir(dir);
 }
 
-static void _write(const char *text, mode_t mode)
-{
-	FILE *f = fopen(path, "w");
-
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-	ck_assert_int_eq(chmod(path, mode), 0);
-}
-
 typedef struct {
 	int calls;
 	char seen[1024];
@@ -285,11 +276,11 @@ START_TEST(test_pairs_file)
 {
 	seen_t s = { 0 };
 
-	_write("# nodes and their meters\n"
-	       "\n"
-	       "NodeName=n1 Host=10.0.0.5 Unit=1\n"
-	       "  NodeName=n2\tLabel=\"rack 3, \\\"left\\\" PDU\" Empty= # note\n"
-	       "Color=#fff Path=\"a\\\\b\"\n", 0644);
+	tmp_file_write_mode(path, "# nodes and their meters\n"
+			    "\n"
+			    "NodeName=n1 Host=10.0.0.5 Unit=1\n"
+			    "  NodeName=n2\tLabel=\"rack 3, \\\"left\\\" PDU\" Empty= # note\n"
+			    "Color=#fff Path=\"a\\\\b\"\n", 0644);
 	ck_assert_int_eq(conf_read_pairs_file(path, _collect, &s, err,
 					      sizeof(err)), 0);
 	ck_assert_int_eq(s.calls, 3);
@@ -304,7 +295,7 @@ static const char *_pairs_err(const char *text, int want)
 {
 	seen_t s = { 0 };
 
-	_write(text, 0644);
+	tmp_file_write_mode(path, text, 0644);
 	ck_assert_int_eq(conf_read_pairs_file(path, _collect, &s, err,
 					      sizeof(err)), want);
 	ck_assert_msg(!strncmp(err, path, strlen(path)), "'%s'", err);
@@ -341,7 +332,7 @@ START_TEST(test_secret_file)
 	conf_where_t w = { "acct_gather.conf", "EnergyBMCPasswordFile", 0 };
 	char want[512];
 
-	_write("secret\n", 0600);
+	tmp_file_write_mode(path, "secret\n", 0600);
 	ck_assert_int_eq(conf_check_secret_file(&w, path, err, sizeof(err)),
 			 0);
 	ck_assert_int_eq(chmod(path, 0640), 0);

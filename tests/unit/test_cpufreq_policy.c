@@ -13,6 +13,7 @@
 #include "freq_decide.h"
 #include "freq_history.h"
 #include "freq_policy.h"
+#include "tmp_file.h"
 
 static char tmpl_dir[] = "/tmp/test_cpufreq_XXXXXX";
 static char *dir;
@@ -20,14 +21,11 @@ static char *dir;
 static const char *_write(const char *name, const char *text)
 {
 	static char path[512];
-	FILE *f;
 
 	if (!dir)
 		ck_assert_ptr_nonnull(dir = mkdtemp(tmpl_dir));
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	ck_assert_ptr_nonnull(f = fopen(path, "w"));
-	fputs(text, f);
-	fclose(f);
+	tmp_file_write(path, text);
 	return path;
 }
 

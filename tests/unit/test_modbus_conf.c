@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "modbus_conf.h"
+#include "tmp_file.h"
 
 static modbus_conf_t c;
 static char err[1024];
@@ -114,11 +115,7 @@ static const char *_show(const char *key)
 
 static void _write_map(const char *text)
 {
-	FILE *f = fopen(map_path, "w");
-
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
+	tmp_file_write(map_path, text);
 	_set_ok("EnergyModbusMap", map_path);
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "power_trace.h"
+#include "tmp_file.h"
 
 static char dir[64];
 static char path[128];
@@ -27,21 +28,12 @@ static void _teardown(void)
 	rmdir(dir);
 }
 
-static void _write(const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static power_trace_t *_load(const char *text)
 {
 	power_trace_t *tr = NULL;
 	char err[256] = "";
 
-	_write(text);
+	tmp_file_write(path, text);
 	ck_assert_msg(power_trace_load(path, &tr, err, sizeof(err)) == 0,
 		      "load failed: %s", err);
 	return tr;
@@ -53,7 +45,7 @@ static const char *_error(const char *text)
 	static char err[256];
 	power_trace_t *tr = NULL;
 
-	_write(text);
+	tmp_file_write(path, text);
 	ck_assert_int_eq(power_trace_load(path, &tr, err, sizeof(err)),
 			 -EINVAL);
 	ck_assert_ptr_null(tr);

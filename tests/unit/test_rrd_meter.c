@@ -13,10 +13,12 @@
 
 #include <rrd.h>
 
+#include "log_record.h"
 #include "rrd_meter.h"
 #include "rrd_read.h"
 #include "se_log.h"
 #include "se_time.h"
+#include "tmp_file.h"
 
 #define S(x)	((uint64_t) (x) * SE_NS_PER_SEC)
 
@@ -93,19 +95,6 @@ START_TEST(test_absorb_counter)
 }
 END_TEST
 
-/* Messages of the core, for the marking tests. */
-static char logged[4096];
-static unsigned logged_errors;
-
-static void _sink(void *arg, se_log_level_t level, const char *msg)
-{
-	(void) arg;
-	if (level == SE_LOG_ERROR)
-		logged_errors++;
-	strncat(logged, msg, sizeof(logged) - strlen(logged) - 2);
-	strcat(logged, "\n");
-}
-
 /*
  * Dropped rows (NaN, negative, absurd) are marked once per run, when a
  * valid row closes it; the same rows fetched again are not marked again,
@@ -123,24 +112,22 @@ START_TEST(test_dropped_rows_marked_once)
 	meter_reading_t r;
 	char msg[128];
 
-	logged[0] = '\0';
-	logged_errors = 0;
-	se_log_set_sink(_sink, NULL);
+	_setup();		/* log_record.h: the core's lines in log_text */
 	ck_assert_int_eq(rrd_meter_absorb(m, &s1, S(1020), &r, msg,
 					  sizeof(msg)), 0);
-	ck_assert_uint_eq(logged_errors, 0);
+	ck_assert_uint_eq(log_errors, 0);
 	ck_assert_int_eq(rrd_meter_absorb(m, &s2, S(1060), &r, msg,
 					  sizeof(msg)), 0);
-	ck_assert_msg(logged_errors == 1 && strstr(logged,
+	ck_assert_msg(log_errors == 1 && strstr(log_text,
 		      "3 row(s) dropped from 1025 to 1045 s (1 unknown, 1 below EnergyRRDMinWatt, 1 above EnergyRRDMaxWatt)"),
-		      "%s", logged);
+		      "%s", log_text);
 	/* 100 -> 200 -> (bridged) -> 300: the counter is the trapezoid of
 	 * the valid rows only, none of the dropped values */
 	ck_assert_uint_eq(r.counter_raw, 1500000 + 40 * 250 * 1000);
 	ck_assert_int_eq(rrd_meter_absorb(m, &s3, S(1070), &r, msg,
 					  sizeof(msg)), 0);
-	ck_assert_msg(logged_errors == 1, "%s", logged);
-	se_log_set_sink(NULL, NULL);
+	ck_assert_msg(log_errors == 1, "%s", log_text);
+	_teardown();
 	rrd_meter_destroy(m);
 }
 END_TEST
@@ -222,7 +209,6 @@ START_TEST(test_read_errors)
 	rrd_what_t what = { path, "watts", "AVERAGE" };
 	rrd_fetched_t f;
 	time_t now = time(NULL) / 10 * 10;
-	FILE *fp;
 
 	snprintf(path, sizeof(path), "%s/missing.rrd", dir);
 	ck_assert_int_eq(rrd_read_fetch(NULL, &what, now - 100, now, &f, err,
@@ -245,9 +231,7 @@ START_TEST(test_read_errors)
 	ck_assert_ptr_nonnull(strstr(err, "bad.rrd"));
 
 	/* not an RRD at all */
-	fp = fopen(path, "w");
-	fputs("hello\n", fp);
-	fclose(fp);
+	tmp_file_write(path, "hello\n");
 	ck_assert_int_eq(rrd_read_fetch(NULL, &what, now - 100, now, &f, err,
 					sizeof(err)), -EIO);
 	unlink(path);

@@ -30,6 +30,9 @@ STATE = os.environ.get("SE_CLUSTER_STATE", "/var/tmp/slurm-energy-cluster")
 LOG_TAIL_LINES = int(os.environ.get("SE_CLUSTER_LOG_TAIL", "150"))
 HOST_RELEASE = "22.05"
 PREFIX = os.environ.get("SE_SLURM_PREFIX") or None
+# The plugins under test (contribs/test-all.sh sets it to the stage
+# install); "": not built, and the tests that load plugins skip.
+PLUGIN_DIR = os.environ.get("SE_PLUGIN_DIR", "")
 
 
 def prefix_release(prefix):
@@ -72,6 +75,13 @@ def poll(predicate, timeout=30.0, interval=0.2, what="condition"):
             raise AssertionError("timed out after %.0fs waiting for %s"
                                  % (timeout, what))
         time.sleep(interval)
+
+
+def slurmd_log(cluster, node):
+    """The whole slurmd log of *node* so far (undecodable bytes replaced)."""
+    with open(os.path.join(cluster.state, "log", "slurmd-%s.log" % node),
+              errors="replace") as handle:
+        return handle.read()
 
 
 class Cluster:

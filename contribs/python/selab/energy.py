@@ -13,6 +13,7 @@ cost up to 2 s of a node's power.
 import re
 
 from . import meters
+from .cluster import poll
 from .trace import Trace
 
 tool = meters.tool      # energy.tool("se-trace"): for callers that run it
@@ -26,6 +27,23 @@ def timed_command(seconds, work="sleep"):
     return ["sh", "-c",
             'echo SE_T0 $(hostname) $(date +%%s.%%N); %s; '
             'echo SE_T1 $(hostname) $(date +%%s.%%N)' % body]
+
+
+def run_timed(cluster, name, args, seconds):
+    """Start ``srun -J name ARGS`` of a timed command; returns the Popen
+    (its output gives the windows)."""
+    return cluster.popen(["srun", "-J", name, *args,
+                          *timed_command(seconds)])
+
+
+def finish(cluster, proc, name, timeout):
+    """Wait (*timeout* s at most) for run_timed's srun *proc* of job *name*;
+    returns (job id, windows).  The srun must succeed."""
+    out, err = proc.communicate(timeout=timeout)
+    assert proc.returncode == 0, "srun %s failed: %s" % (name, err)
+    jobid = int(cluster.run(["sacct", "-n", "-X", "-P", "-o", "JobID",
+                             "--name", name]).stdout.split()[-1])
+    return jobid, windows(out)
 
 
 def windows(output):
@@ -99,6 +117,13 @@ def node_power(cluster, node):
     text = cluster.scontrol("show", "node", node).stdout
     match = re.search(r"CurrentWatts=(\d+) AveWatts=(\d+)", text)
     return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def wait_for_power(cluster, nodes):
+    """Wait (60 s at most) until every node of *nodes* shows CurrentWatts:
+    the plugins have their first readings."""
+    poll(lambda: all(node_power(cluster, n) for n in nodes),
+         timeout=60, what="CurrentWatts on %s" % ",".join(nodes))
 
 
 def relative_error(measured, truth):

@@ -1,11 +1,15 @@
 /*
- * es_core.c - out-of-band sensors for slurmctld (see es_core.h).
+ * es_core.c - out-of-band sensors for slurmctld (see es_core.h): the
+ * reader pool.  One thing, though over 800 lines: the queue, the readers,
+ * the folding into components and the pacer all work on one struct under
+ * its two locks, and every part would need all of it.
  *
- * Three locks, never held across I/O and never nested:
+ * Two locks, never held across I/O and never nested:
  *   q_lock     the read queue, the list of finished reads, the count of
  *              reads outstanding, stop, the pacer's kick and stats;
- *   st_lock    the components and their accumulated state;
- *   sk_lock    the step start instants.
+ *   st_lock    the components and their accumulated state.
+ * The step start instants are a registry of their own (es_step_starts.c,
+ * its own lock) that the core only owns.
  * A read job carries copies of everything the reader needs (paths, fetch
  * window), so readers never look at the components, and a job whose
  * component set was replaced meanwhile (generation changed) is dropped.
@@ -27,6 +31,7 @@
 #include "conf.h"
 #include "energy_acc.h"
 #include "es_core.h"
+#include "es_step_starts.h"
 #include "rrd_read.h"
 #include "rrd_series.h"
 #include "se_log.h"
@@ -37,7 +42,6 @@
 #define ES_LOG_INTERVAL_NS	(300 * SE_NS_PER_SEC)
 #define ES_LOG_BURST		20
 #define ES_PACER_WAIT_NS	(2 * SE_NS_PER_SEC) /* wait for a round's reads */
-#define ES_STEP_SLACK_NS	(2 * SE_NS_PER_SEC) /* start_time to our call */
 
 /* One read of one component, queued by a round and done by a reader. */
 typedef struct es_job {
@@ -62,11 +66,6 @@ typedef struct es_job {
 	rrd_sample_t temp;
 	char energy_err[ES_ERR_LEN], temp_err[ES_ERR_LEN];
 } es_job_t;
-
-typedef struct {
-	es_step_key_t key;
-	uint64_t t_ns;
-} es_step_t;
 
 typedef struct {
 	char *name;
@@ -105,9 +104,7 @@ struct es_core {
 	es_round_stats_t pacer_last;
 	uint64_t pacer_rounds;
 
-	pthread_mutex_t sk_lock;
-	es_step_t *steps;
-	size_t n_steps, cap_steps;
+	es_step_starts_t *starts;
 
 	pthread_mutex_t st_lock;
 	es_comp_t *comps[ES_KIND_COUNT];
@@ -598,8 +595,9 @@ es_core_t *es_core_create(const es_conf_t *conf, char *err, size_t err_len)
 	_cond_init_mono(&c->done_cond);
 	_cond_init_mono(&c->p_cond);
 	pthread_mutex_init(&c->st_lock, NULL);
-	pthread_mutex_init(&c->sk_lock, NULL);
-	if (_start_threads(c, err, err_len)) {
+	if (!(c->starts = es_step_starts_create(c->conf.history_ns)))
+		snprintf(err, err_len, "out of memory");
+	if (!c->starts || _start_threads(c, err, err_len)) {
 		es_core_destroy(c, SE_NS_PER_SEC);
 		return NULL;
 	}
@@ -657,14 +655,13 @@ void es_core_destroy(es_core_t *c, uint64_t grace_ns)
 	for (int k = 0; k < ES_KIND_COUNT; k++)
 		_comps_free(c->comps[k], c->n_comps[k]);
 	free(c->threads);
-	free(c->steps);
+	es_step_starts_destroy(c->starts);
 	es_conf_free(&c->conf);
 	pthread_mutex_destroy(&c->q_lock);
 	pthread_cond_destroy(&c->q_cond);
 	pthread_cond_destroy(&c->done_cond);
 	pthread_cond_destroy(&c->p_cond);
 	pthread_mutex_destroy(&c->st_lock);
-	pthread_mutex_destroy(&c->sk_lock);
 	free(c);
 }
 
@@ -962,113 +959,13 @@ int es_core_energy_between(es_core_t *c, const size_t *nodes, size_t n,
 
 /* ---------------------------------------------------------- step starts */
 
-static bool _key_eq(const es_step_key_t *a, const es_step_key_t *b)
-{
-	return a->job_id == b->job_id && a->step_id == b->step_id &&
-	       a->het_comp == b->het_comp;
-}
-
-/* Drop entries older than EnergyHistory (steps that never completed). */
-static void _steps_prune(es_core_t *c, uint64_t now_ns)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < c->n_steps; i++)
-		if (c->steps[i].t_ns + c->conf.history_ns >= now_ns)
-			c->steps[k++] = c->steps[i];
-	c->n_steps = k;
-}
-
 int es_core_step_begin(es_core_t *c, const es_step_key_t *k, uint64_t t_ns)
 {
-	int rc = 0;
-
-	pthread_mutex_lock(&c->sk_lock);
-	_steps_prune(c, t_ns);
-	for (size_t i = 0; i < c->n_steps; i++) {
-		if (_key_eq(&c->steps[i].key, k)) {
-			c->steps[i].t_ns = t_ns;
-			goto out;
-		}
-	}
-	if (c->n_steps == c->cap_steps) {
-		size_t cap = c->cap_steps ? 2 * c->cap_steps : 64;
-		es_step_t *p = realloc(c->steps, cap * sizeof(*p));
-
-		if (!p) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		c->steps = p;
-		c->cap_steps = cap;
-	}
-	c->steps[c->n_steps++] = (es_step_t) { *k, t_ns };
-out:
-	pthread_mutex_unlock(&c->sk_lock);
-	return rc;
+	return es_step_starts_begin(c->starts, k, t_ns);
 }
 
 uint64_t es_core_step_start(es_core_t *c, const es_step_key_t *k,
 			    uint64_t coarse_ns, bool forget)
 {
-	uint64_t t_ns = coarse_ns;
-
-	pthread_mutex_lock(&c->sk_lock);
-	for (size_t i = 0; i < c->n_steps; i++) {
-		if (!_key_eq(&c->steps[i].key, k))
-			continue;
-		if (c->steps[i].t_ns >= coarse_ns &&
-		    c->steps[i].t_ns < coarse_ns + ES_STEP_SLACK_NS)
-			t_ns = c->steps[i].t_ns;
-		if (forget)
-			c->steps[i] = c->steps[--c->n_steps];
-		break;
-	}
-	pthread_mutex_unlock(&c->sk_lock);
-	return t_ns;
-}
-
-/* ---------------------------------------------------------- cadence */
-
-void es_cadence_init(es_cadence_t *cd, uint64_t period_ns)
-{
-	memset(cd, 0, sizeof(*cd));
-	cd->period_ns = period_ns;
-}
-
-void es_cadence_arm(es_cadence_t *cd, uint64_t now_ns)
-{
-	if (cd->armed)
-		return;
-	cd->armed = true;
-	cd->last_ns = now_ns;
-}
-
-uint64_t es_cadence_call(es_cadence_t *cd, uint64_t now_ns)
-{
-	uint64_t gap = cd->armed && now_ns > cd->last_ns ?
-		       now_ns - cd->last_ns : 0;
-
-	cd->armed = true;
-	cd->last_ns = now_ns;
-	cd->calls++;
-	return gap;
-}
-
-bool es_cadence_starved(es_cadence_t *cd, uint64_t now_ns, uint64_t *gap_ns)
-{
-	uint64_t limit = ES_STARVED_FACTOR * cd->period_ns, gap;
-
-	if (limit < ES_STARVED_MIN_NS)
-		limit = ES_STARVED_MIN_NS;
-	if (cd->warned || !cd->armed || !cd->period_ns ||
-	    now_ns <= cd->last_ns)
-		return false;
-	gap = now_ns - cd->last_ns;
-	if (gap <= limit)
-		return false;
-	cd->warned = true;
-	if (gap_ns)
-		*gap_ns = gap;
-	return true;
+	return es_step_starts_get(c->starts, k, coarse_ns, forget);
 }

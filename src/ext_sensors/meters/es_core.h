@@ -40,7 +40,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "es_cadence_watch.h"	/* test_es_core.c includes this one */
 #include "es_conf.h"
+#include "es_step_starts.h"
 
 typedef enum {
 	ES_KIND_NODE = 0,
@@ -140,57 +142,12 @@ int es_core_energy_between(es_core_t *c, const size_t *nodes, size_t n,
 			   char *err, size_t err_len);
 
 /*
- * Step start instants.  slurmctld's step start_time is a whole second taken
- * just before ext_sensors_p_get_stepstartdata(); a step's window from it is
- * up to 1 s too wide (1.7 % of a 60 s step).  The glue remembers the
- * instant of that call here and takes it back at the step's end.
+ * The step start instants of the core's registry (es_step_starts.h, which
+ * says why): es_step_starts_begin() / es_step_starts_get(), with entries
+ * kept EnergyHistory.
  */
-typedef struct {
-	uint32_t job_id, step_id, het_comp;
-} es_step_key_t;
-
-/* Remember that step k started at t_ns; entries older than EnergyHistory
- * are dropped meanwhile.  0 or -ENOMEM. */
 int es_core_step_begin(es_core_t *c, const es_step_key_t *k, uint64_t t_ns);
-
-/*
- * The start of step k: the instant remembered, if it lies within
- * [coarse_ns, coarse_ns + 2 s) (coarse_ns is start_time in ns: a stale
- * entry of a reused id, or none after a slurmctld restart, gives coarse_ns).
- * forget: drop the entry (the step's last node completed).
- */
 uint64_t es_core_step_start(es_core_t *c, const es_step_key_t *k,
 			    uint64_t coarse_ns, bool forget);
-
-/*
- * Cadence of slurmctld's update calls, to say once in the log that they are
- * starved.  Not locked: the glue uses it under slurmctld's node write lock.
- */
-#define ES_STARVED_FACTOR	3			/* x period */
-#define ES_STARVED_MIN_NS	(30 * 1000000000ULL)	/* and at least */
-
-typedef struct {
-	uint64_t period_ns;	/* ExtSensorsFreq */
-	uint64_t last_ns;	/* last call, or when the clock was armed */
-	bool armed;		/* calls are due from last_ns on */
-	bool warned;
-	unsigned calls;
-} es_cadence_t;
-
-void es_cadence_init(es_cadence_t *cd, uint64_t period_ns);
-
-/* Calls are due from now on (slurmctld has its node table); idempotent. */
-void es_cadence_arm(es_cadence_t *cd, uint64_t now_ns);
-
-/* A call came at now_ns (arms the clock too); returns the gap since the
- * previous call or the arming, 0 for the first call when never armed. */
-uint64_t es_cadence_call(es_cadence_t *cd, uint64_t now_ns);
-
-/*
- * True exactly once: the first time the gap since the last call (or the
- * arming) exceeds max(ES_STARVED_FACTOR x period, ES_STARVED_MIN_NS);
- * *gap_ns is that gap.  Never before arming, never for period 0.
- */
-bool es_cadence_starved(es_cadence_t *cd, uint64_t now_ns, uint64_t *gap_ns);
 
 #endif

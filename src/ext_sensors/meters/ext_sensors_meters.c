@@ -3,8 +3,9 @@
  *
  * Drop-in for upstream's ext_sensors/rrd (same ext_sensors.conf), which read
  * every RRD file serially inside slurmctld's background loop and left switch
- * and cold-door data as TODO.  All logic is in es_core.c / es_conf.c, free
- * of Slurm; this file maps Slurm's records onto it:
+ * and cold-door data as TODO.  All logic is free of Slurm, in es_core.c
+ * (the reader pool), es_conf.c, es_step_starts.c and es_cadence_watch.c;
+ * this file maps Slurm's records onto it:
  *
  * What slurmctld 22.05 calls, and with which locks (conf, job, node):
  *
@@ -53,6 +54,7 @@
 #include "src/slurmctld/slurmctld.h"
 #include "slurm_compat_ext_sensors.h"
 
+#include "es_cadence_watch.h"
 #include "es_conf.h"
 #include "es_core.h"
 #include "se_log.h"

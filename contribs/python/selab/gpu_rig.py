@@ -1,0 +1,121 @@
+"""The fake GPUs of test_gpu and test_examples: the fake NVML
+(tests/gpu, SE_FAKE_NVML_DIR) playing a power trace per GPU column, the
+cluster options that put it under slurmd, a timed job on a node's GPUs and
+the trace's truth for it (se-trace).
+"""
+import os
+import re
+import subprocess
+import time
+
+from .cluster import PLUGIN_DIR, REPO
+
+GPU_DIR = os.path.join(REPO, "tests", "gpu")
+BIN_DIR = os.environ.get(
+    "SE_BIN_DIR", os.path.normpath(os.path.join(PLUGIN_DIR, "..", "..", "bin")))
+FAKE_NVML_DIR = os.environ.get(
+    "SE_FAKE_NVML_DIR",
+    os.path.normpath(os.path.join(PLUGIN_DIR, "..", "..", "..", "tests",
+                                  "gpu", ".libs")))
+SE_TRACE = os.path.join(BIN_DIR, "se-trace")
+
+# Power per GPU column (W), repeating every 40 s: ramps and steps, so that
+# energy is not simply power x time.
+TRACE = """\
+@repeat 40
+time gpu0 gpu1 gpu2 gpu3
+0    150  100  250  80
+20   250  100  150  80
+20   250  200  150  120
+40   150  200  250  120
+"""
+
+
+def parse_rows(out):
+    """The "rank=R k=v ..." lines tasks printed (test_gpu's SHOW, or
+    timed_job's) as dicts, sorted by rank."""
+    rows = []
+    for line in out.splitlines():
+        if "rank=" not in line:
+            continue
+        rows.append(dict(kv.split("=", 1) for kv in line.split()
+                         if "=" in kv))
+    return sorted(rows, key=lambda r: int(r["rank"]))
+
+
+class Gpus:
+    """The fake GPUs of a node, from the NVML state template."""
+
+    def __init__(self, template):
+        self.by_minor = {}
+        with open(template) as f:
+            for line in f:
+                if not line.startswith("gpu "):
+                    continue
+                kv = dict(x.split("=", 1) for x in line.split()[1:])
+                self.by_minor[int(kv["minor"])] = kv
+        buses = sorted(g["bus"] for g in self.by_minor.values())
+        self.rank = {m: buses.index(g["bus"])
+                     for m, g in self.by_minor.items()}
+
+    def cuda(self, minors):
+        """CUDA_VISIBLE_DEVICES (PCI_BUS_ID order) of device files nvidiaM."""
+        return ",".join(str(r) for r in sorted(self.rank[m] for m in minors))
+
+    def local_to(self, cpu):
+        return sorted(m for m, g in self.by_minor.items()
+                      if g["cpus"] == str(cpu))
+
+    def learn_indexes(self, slurmd_log):
+        """Slurm's gres device index -> minor number, from our gres/gpu's
+        load line (devices listed in index order).  The order depends on
+        gres.conf: with AutoDetect it is NVML's (PCI bus) order."""
+        m = re.findall(r"numbered in PCI bus order \(CUDA_DEVICE_ORDER="
+                       r"PCI_BUS_ID\): (.*) \(slurm-energy-plugins\)",
+                       slurmd_log)
+        assert m, "no gres/gpu load line"
+        paths = [x.split("=")[0] for x in m[-1].split()]
+        self.minor_of = [int(p.rsplit("nvidia", 1)[1]) for p in paths]
+
+
+def gpu_setup(cluster, tmp, gpus, topo, template, autodetect=True):
+    trace = tmp / "gpu.trace"
+    trace.write_text(TRACE)
+    log = tmp / "nvml.log"
+    epoch = float(int(time.time()))
+    state = tmp / "nvml.state"
+    with open(template) as f:
+        body = f.read()
+    state.write_text(body + "epoch %.3f\ntrace %s\nlog %s\n"
+                     % (epoch, trace, log))
+    node_env = {
+        "LD_LIBRARY_PATH": FAKE_NVML_DIR,
+        "FAKE_NVML_STATE": str(state),
+        "SLURM_ENERGY_NVML_DEVICE_PATH":
+            os.path.join(cluster.state, "nodes", "%h", "dev", "nvidia%u"),
+    }
+    kw = dict(nodes=2, gpus=gpus, plugin_dirs=[PLUGIN_DIR],
+              energy_type="acct_gather_energy/gpu",
+              gres_conf="AutoDetect=nvml\n" if autodetect else "",
+              slurm_conf="DebugFlags=Energy,Gres\n",
+              node_env=node_env, hwloc_xml=os.path.join(GPU_DIR, topo))
+    return kw, dict(trace=str(trace), log=str(log), epoch=epoch,
+                    state=str(state), gpus=Gpus(template))
+
+
+SHOW_TIMED = ('t0=$(date +%%s.%%N); sleep %d; t1=$(date +%%s.%%N); '
+              'echo "rank=$SLURM_PROCID job=$SLURM_JOB_ID gpus=$SLURM_STEP_GPUS'
+              ' cvd=$CUDA_VISIBLE_DEVICES t0=$t0 t1=$t1"')
+
+
+def timed_job(c, seconds, *args):
+    return c.popen(["srun", "-w", "node1", "-J", "gpujob", *args,
+                    "bash", "-c", SHOW_TIMED % seconds])
+
+
+def truth_j(c, col, t0, t1):
+    out = subprocess.run([SE_TRACE, "joules", c.gpu["trace"], col,
+                          "%.6f" % (t0 - c.gpu["epoch"]),
+                          "%.6f" % (t1 - c.gpu["epoch"])],
+                         capture_output=True, text=True, check=True).stdout
+    return float(out.split()[0])
