@@ -502,7 +502,7 @@ static const char *_map_err(const char *text, int want)
 {
 	map_seen_t m = { .keep = false };
 
-	_write(text, 0644);
+	tmp_file_write_mode(path, text, 0644);
 	ck_assert_int_eq(se_conf_map_read(&test_map, path, &m, err,
 					  sizeof(err)), want);
 	ck_assert_msg(!strncmp(err, path, strlen(path)), "'%s'", err);
@@ -518,7 +518,7 @@ START_TEST(test_map_file)
 	/* a row like another: that row's printer, over its own field */
 	se_conf_key_show(&entry_rows[1], &e, shown, sizeof(shown));
 	ck_assert_str_eq(shown, "5");
-	_write("# a map\nName=a Count=3\n\nname=b\n", 0644);
+	tmp_file_write_mode(path, "# a map\nName=a Count=3\n\nname=b\n", 0644);
 	ck_assert_int_eq(se_conf_map_read(&test_map, path, &m, err,
 					  sizeof(err)), 0);
 	ck_assert_str_eq(m.seen, "2:a/3;4:b/0;");
