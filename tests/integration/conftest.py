@@ -160,7 +160,28 @@ def _in_release_list(nodeid, entries=RELEASE_TESTS):
     return False
 
 
+# The files whose tests take longest (minutes of 60 s jobs), longest first:
+# pytest-xdist's loadfile hands out whole files in collection order, so the
+# long ones go first and the short ones fill the workers' ends (otherwise
+# test_rrd_energy, 18th of 22, ran on one worker while the other finished;
+# CI's durations table shows where the time goes).
+LONG_FILES_FIRST = (
+    "test_rrd_energy.py", "test_bmc_energy.py", "test_step_boundaries.py",
+    "test_shared_nodes.py", "test_modbus_energy.py", "test_faults_rrd_gpu.py",
+    "test_faults_modbus_bmc.py", "test_ext_sensors_starved.py",
+    "test_modbus_models.py", "test_modbus_faults.py",
+)
+
+
+def _long_first(item):
+    fname = os.path.basename(item.nodeid.partition("::")[0])
+    return (LONG_FILES_FIRST.index(fname) if fname in LONG_FILES_FIRST
+            else len(LONG_FILES_FIRST))
+
+
 def pytest_collection_modifyitems(config, items):
+    # stable: a file's tests keep their order (module fixtures, rounds)
+    items.sort(key=_long_first)
     # "all": every test on any release; "list": the release list on the
     # host's 22.05 too (contribs/release/matrix)
     wanted = os.environ.get("SE_RELEASE_TESTS")
