@@ -120,6 +120,7 @@
 #define ACC_HISTORY	3600		/* HISTORY_NS / period */
 #define ACC_GAP_NS	(NS * 3 / 2 + NS)	/* period x 3/2 + deadline */
 #define ACC_EXTRAP_NS	(2 * NS)	/* period + timeout */
+#define ACC_POWER_WINDOW_NS (NS / 2)	/* period / 2 */
 
 static const double max_powers_w[N_MAXP] = { 100000.0, 3000.0 };
 static const double loads_w[N_LOADS] = { 300.0, 2500.0 };
@@ -559,36 +560,39 @@ static void _print_header(void)
 	printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 }
 
-static void _run_case(const opts_t *o, const mb_model_t *mdl, int li)
-{
-	const double base_w = loads_w[li];
-	const double start_j = _start_kwh(mdl->name) * KWH_J;
-	modbus_meter_config_t mc;
+/* One model's simulated day: the meter and its peer, the load, the jobs
+ * and the accumulators that follow them. */
+typedef struct {
+	const opts_t *o;
+	const mb_model_t *mdl;
+	double base_w, start_j;
+	modbus_mapping_t *map;		/* the peer's registers */
+	unsigned start;			/* the model's block in map */
 	modbus_meter_t *m;
-	modbus_mapping_t *map;
 	counter_spec_t spec;
 	acc_run_t runs[N_MAXP + 1];	/* + the power register alone */
-	double *job_t0, *kicks, ev[8], last_t = -1, t_end = 0;
-	char dev[64], err[256], regname[64];
-	double ref[5];
-	unsigned start, n_kicks, ki = 0;
-	unsigned long reads = 0, read_fail = 0;
-	int next_job = 0, rc, j, k, mi, s;
-	uint64_t t_real = se_mono_ns();
-	rng_t rng = { 0x9e3779b97f4a7c15ULL ^ (uint64_t) base_w };
+	double *job_t0, *kicks;		/* kicks: sorted, INFINITY ends */
+	unsigned n_kicks, ki;
+	int next_job;
+	double last_t, t_end;
+	unsigned long reads, read_fail;
+	rng_t rng;
 	load_t load;
+} day_t;
 
-	/* the same day for every model: the registers make the difference */
-	_load_make(&load, base_w, o->seconds, (uint64_t) (base_w * 7) + 1);
-	_check_words(mdl, 1234.5, start_j + 12345.6);
+/* The meter peer shows this model's block; the plugin's meter reads it. */
+static void _day_meter(day_t *d)
+{
+	const mb_model_t *mdl = d->mdl;
+	modbus_meter_config_t mc;
+	char dev[64], err[256];
 
-	/* the meter peer shows this model's block */
-	map = _model_map(mdl, &start);
-	pthread_mutex_lock(&o->sv->lock);
-	o->sv->map = map;
-	pthread_mutex_unlock(&o->sv->lock);
+	d->map = _model_map(mdl, &d->start);
+	pthread_mutex_lock(&d->o->sv->lock);
+	d->o->sv->map = d->map;
+	pthread_mutex_unlock(&d->o->sv->lock);
 
-	snprintf(dev, sizeof(dev), "tcp://127.0.0.1:%d", o->sv->port);
+	snprintf(dev, sizeof(dev), "tcp://127.0.0.1:%d", d->o->sv->port);
 	memset(&mc, 0, sizeof(mc));
 	mc.device = dev;
 	mc.unit = 1;
@@ -597,29 +601,43 @@ static void _run_case(const opts_t *o, const mb_model_t *mdl, int li)
 	mc.energy = mdl->energy;
 	mc.max_regs_per_read = mdl->max_regs_per_read;
 	mc.share = 1.0;
-	if (modbus_meter_create(&mc, &m, err, sizeof(err)))
+	if (modbus_meter_create(&mc, &d->m, err, sizeof(err)))
 		_die("%s: %s", mdl->name, err);
-	memset(&spec, 0, sizeof(spec));
-	if (!modbus_meter_counter_spec(m, &spec))
+	memset(&d->spec, 0, sizeof(d->spec));
+	if (!modbus_meter_counter_spec(d->m, &d->spec))
 		_die("%s: no energy register", mdl->name);
-	if (modbus_meter_ops.open(m, se_mono_ns() + NS))
+	if (modbus_meter_ops.open(d->m, se_mono_ns() + NS))
 		_die("%s: cannot connect to the meter peer", mdl->name);
+}
 
-	/* jobs: starts over the day at every phase of the poll period */
-	job_t0 = calloc(o->jobs, sizeof(double));
-	kicks = calloc(2 * o->jobs + 1, sizeof(double));
-	if (!job_t0 || !kicks)
+/* Jobs: starts over the day at every phase of the poll period, each
+ * boundary kicking a read KICK_LAT_S later. */
+static void _day_jobs(day_t *d)
+{
+	const opts_t *o = d->o;
+	int j;
+
+	d->job_t0 = calloc(o->jobs, sizeof(double));
+	d->kicks = calloc(2 * o->jobs + 1, sizeof(double));
+	if (!d->job_t0 || !d->kicks)
 		_die("out of memory");
 	for (j = 0; j < o->jobs; j++) {
 		double span = o->seconds - 660.0;
 		double phase = fmod(0.5 + j * 0.6180339887498949, 1.0);
 
-		job_t0[j] = 600.0 + floor(span * j / o->jobs) + phase;
-		kicks[2 * j] = job_t0[j] + KICK_LAT_S;
-		kicks[2 * j + 1] = job_t0[j] + JOB_S + KICK_LAT_S;
+		d->job_t0[j] = 600.0 + floor(span * j / o->jobs) + phase;
+		d->kicks[2 * j] = d->job_t0[j] + KICK_LAT_S;
+		d->kicks[2 * j + 1] = d->job_t0[j] + JOB_S + KICK_LAT_S;
 	}
-	n_kicks = 2 * o->jobs;
-	kicks[n_kicks] = INFINITY;
+	d->n_kicks = 2 * o->jobs;
+	d->kicks[d->n_kicks] = INFINITY;
+}
+
+/* An accumulator per MaxPower, configured as the plugin's sampler does,
+ * and one for the power register alone. */
+static void _day_runs(day_t *d)
+{
+	int mi, j;
 
 	for (mi = 0; mi <= N_MAXP; mi++) {
 		energy_acc_config_t cfg = {
@@ -627,232 +645,297 @@ static void _run_case(const opts_t *o, const mb_model_t *mdl, int li)
 			.max_power_mw = (uint64_t) (max_powers_w[mi < N_MAXP ?
 							      mi : 0] * 1000.0),
 			.max_extrapolate_ns = ACC_EXTRAP_NS,
+			.power_window_ns = ACC_POWER_WINDOW_NS,
 		};
+		acc_run_t *r = &d->runs[mi];
 
-		memset(&runs[mi], 0, sizeof(runs[mi]));
-		if (!(runs[mi].acc = energy_acc_create(&cfg)))
+		memset(r, 0, sizeof(*r));
+		if (!(r->acc = energy_acc_create(&cfg)))
 			_die("energy_acc_create failed");
-		runs[mi].anomalies = -1;
-		runs[mi].job_err = calloc(o->jobs, sizeof(double));
-		runs[mi].job_got_j = calloc(o->jobs, sizeof(double));
-		if (!runs[mi].job_err || !runs[mi].job_got_j)
+		r->anomalies = -1;
+		r->job_err = calloc(d->o->jobs, sizeof(double));
+		r->job_got_j = calloc(d->o->jobs, sizeof(double));
+		if (!r->job_err || !r->job_got_j)
 			_die("out of memory");
-		for (j = 0; j < o->jobs; j++)
-			runs[mi].job_err[j] = runs[mi].job_got_j[j] = NAN;
+		for (j = 0; j < d->o->jobs; j++)
+			r->job_err[j] = r->job_got_j[j] = NAN;
 	}
+}
 
-	for (s = 0; s < o->seconds; s++) {
-		int n_ev = 0;
-		double u = _uniform(&rng), v = _uniform(&rng);
+/* Jobs settled by second s (a regular reading after their end exists):
+ * each accumulator's energy between the boundaries against the truth. */
+static void _settle_jobs(day_t *d, int s)
+{
+	while (d->next_job < d->o->jobs &&
+	       d->job_t0[d->next_job] + JOB_S + 1.5 < s) {
+		double t0 = d->job_t0[d->next_job], t1 = t0 + JOB_S;
+		double truth = _joules(&d->load, t1) - _joules(&d->load, t0);
+		int mi;
 
-		/* settled jobs: a regular reading after the end exists */
-		while (next_job < o->jobs &&
-		       job_t0[next_job] + JOB_S + 1.5 < s) {
-			double t0 = job_t0[next_job], t1 = t0 + JOB_S;
-			double truth = _joules(&load, t1) - _joules(&load, t0);
+		for (mi = 0; mi <= N_MAXP; mi++) {
+			acc_run_t *r = &d->runs[mi];
+			uint64_t mj;
 
-			for (mi = 0; mi <= N_MAXP; mi++) {
-				uint64_t mj;
-
-				if (energy_acc_energy_between(runs[mi].acc,
-						(uint64_t) llround(t0 * NS),
-						(uint64_t) llround(t1 * NS),
-						&mj)) {
-					runs[mi].job_fail++;
-					continue;
-				}
-				runs[mi].job_got_j[next_job] = mj / 1000.0;
-				runs[mi].job_err[next_job] =
-					100.0 * (mj / 1000.0 - truth) / truth;
+			if (energy_acc_energy_between(r->acc,
+					(uint64_t) llround(t0 * NS),
+					(uint64_t) llround(t1 * NS), &mj)) {
+				r->job_fail++;
+				continue;
 			}
-			next_job++;
+			r->job_got_j[d->next_job] = mj / 1000.0;
+			r->job_err[d->next_job] =
+				100.0 * (mj / 1000.0 - truth) / truth;
 		}
+		d->next_job++;
+	}
+}
 
-		/* this second's readings, in order */
-		ev[n_ev++] = s + READ_PHASE_S;
-		if (u < 1.0 / 3)
-			ev[n_ev++] = s + READ_PHASE_S + 0.05 + 0.9 * v;
-		while (ki < n_kicks && kicks[ki] < s + 1 + READ_PHASE_S &&
-		       n_ev < 8)
-			ev[n_ev++] = kicks[ki++];
-		qsort(ev, n_ev, sizeof(double), _cmp_double);
+/* A counter reading into one accumulator, as sampler.c's
+ * _account_locked() feeds it, and the run's tallies. */
+static void _account(acc_run_t *r, const counter_spec_t *spec,
+		     const meter_reading_t *rd, double t)
+{
+	int64_t p = rd->has_power ? (int64_t) rd->power_mw : -1;
+	energy_sample_t smp;
+	int rc;
 
-		for (k = 0; k < n_ev; k++) {
-			double t = ev[k];
-			uint64_t t_ns = (uint64_t) llround(t * NS);
-			meter_reading_t rd;
-			char msg[256] = "";
-
-			if (t < last_t + MIN_SEP_S)
-				continue;
-			last_t = t;
-			/* the meter at t */
-			pthread_mutex_lock(&o->sv->lock);
-			_power_words(&mdl->power, _watts(&load, t),
-				     _map_regs(map, mdl, start, &mdl->power));
-			_energy_words(&mdl->energy,
-				      start_j + _joules(&load, t),
-				      _map_regs(map, mdl, start,
-						&mdl->energy));
-			pthread_mutex_unlock(&o->sv->lock);
-
-			reads++;
-			rc = modbus_meter_ops.read(m, &rd, se_mono_ns() + NS,
-						   msg, sizeof(msg));
-			if (rc || !rd.has_counter) {
-				if (read_fail++ < 3)
-					fprintf(stderr,
-						"se-bench-counter: %s: read at %.3f s: %d %s\n",
-						mdl->name, t, rc, msg);
-				continue;
-			}
-			t_end = t;
-			/* the reference: the power register alone */
-			if (rd.has_power &&
-			    !energy_acc_add_power(runs[N_MAXP].acc, t_ns,
-						  rd.power_mw))
-				runs[N_MAXP].accepted++;
-			for (mi = 0; mi < N_MAXP; mi++) {
-				acc_run_t *r = &runs[mi];
-				energy_sample_t smp;
-				/* as sampler.c _account_locked() */
-				int64_t p = rd.has_power ?
-					(int64_t) rd.power_mw : -1;
-
-				rc = energy_acc_add_counter(r->acc, t_ns,
-							    rd.counter_raw,
-							    &spec, p);
-				if (rc == -ERANGE) {
-					r->refused++;
-					continue;
-				} else if (rc) {
-					r->other_rc++;
-					continue;
-				}
-				r->accepted++;
-				energy_acc_last(r->acc, &smp);
-				if (smp.flags & ENERGY_SAMPLE_RESET)
-					r->resets++;
-				if (smp.flags & ENERGY_SAMPLE_GAP)
-					r->gaps++;
+	rc = energy_acc_add_counter(r->acc, (uint64_t) llround(t * NS),
+				    rd->counter_raw, spec, p);
+	if (rc == -ERANGE) {
+		r->refused++;
+		return;
+	} else if (rc) {
+		r->other_rc++;
+		return;
+	}
+	r->accepted++;
+	energy_acc_last(r->acc, &smp);
+	if (smp.flags & ENERGY_SAMPLE_RESET)
+		r->resets++;
+	if (smp.flags & ENERGY_SAMPLE_GAP)
+		r->gaps++;
 #if HAVE_COUNTER_FIX
-				if (smp.flags & ENERGY_SAMPLE_DISCIPLINED)
-					r->disciplined++;
+	if (smp.flags & ENERGY_SAMPLE_DISCIPLINED)
+		r->disciplined++;
 #endif
-				if (!r->have_first) {
-					r->have_first = true;
-					r->first_mj = smp.energy_mj;
-					r->t_first = t;
-					r->raw_first = rd.counter_raw;
-				}
-				r->raw_last = rd.counter_raw;
-				r->t_last = t;
-			}
-		}
+	if (!r->have_first) {
+		r->have_first = true;
+		r->first_mj = smp.energy_mj;
+		r->t_first = t;
+		r->raw_first = rd->counter_raw;
 	}
+	r->raw_last = rd->counter_raw;
+	r->t_last = t;
+}
 
-	modbus_meter_ops.close(m);
-	modbus_meter_destroy(m);
-	pthread_mutex_lock(&o->sv->lock);
-	o->sv->map = NULL;
-	pthread_mutex_unlock(&o->sv->lock);
-	modbus_mapping_free(map);
+/* The meter's registers at t, read through the plugin's meter, into every
+ * accumulator. */
+static void _read_at(day_t *d, double t)
+{
+	const mb_model_t *mdl = d->mdl;
+	meter_reading_t rd;
+	char msg[256] = "";
+	int rc, mi;
+
+	if (t < d->last_t + MIN_SEP_S)
+		return;
+	d->last_t = t;
+	pthread_mutex_lock(&d->o->sv->lock);
+	_power_words(&mdl->power, _watts(&d->load, t),
+		     _map_regs(d->map, mdl, d->start, &mdl->power));
+	_energy_words(&mdl->energy, d->start_j + _joules(&d->load, t),
+		      _map_regs(d->map, mdl, d->start, &mdl->energy));
+	pthread_mutex_unlock(&d->o->sv->lock);
+
+	d->reads++;
+	rc = modbus_meter_ops.read(d->m, &rd, se_mono_ns() + NS, msg,
+				   sizeof(msg));
+	if (rc || !rd.has_counter) {
+		if (d->read_fail++ < 3)
+			fprintf(stderr,
+				"se-bench-counter: %s: read at %.3f s: %d %s\n",
+				mdl->name, t, rc, msg);
+		return;
+	}
+	d->t_end = t;
+	/* the reference: the power register alone */
+	if (rd.has_power &&
+	    !energy_acc_add_power(d->runs[N_MAXP].acc,
+				  (uint64_t) llround(t * NS), rd.power_mw))
+		d->runs[N_MAXP].accepted++;
+	for (mi = 0; mi < N_MAXP; mi++)
+		_account(&d->runs[mi], &d->spec, &rd, t);
+}
+
+/* Second s's readings in order: the regular one, a third of the time an
+ * sstat's, and the kicks of the job boundaries that fall in it. */
+static void _second(day_t *d, int s)
+{
+	double ev[8], u = _uniform(&d->rng), v = _uniform(&d->rng);
+	int n_ev = 0, k;
+
+	ev[n_ev++] = s + READ_PHASE_S;
+	if (u < 1.0 / 3)
+		ev[n_ev++] = s + READ_PHASE_S + 0.05 + 0.9 * v;
+	while (d->ki < d->n_kicks && d->kicks[d->ki] < s + 1 + READ_PHASE_S &&
+	       n_ev < 8)
+		ev[n_ev++] = d->kicks[d->ki++];
+	qsort(ev, n_ev, sizeof(double), _cmp_double);
+	for (k = 0; k < n_ev; k++)
+		_read_at(d, ev[k]);
+}
+
+/* The day's count and truth from an accumulator's first reading to the
+ * last: counted, truth and the register's own delta (J; NAN if none). */
+static void _day_totals(day_t *d, acc_run_t *r, double *counted,
+			double *truth, double *reg_j)
+{
+	uint64_t mj;
+
+	*counted = *truth = *reg_j = NAN;
+#if HAVE_COUNTER_FIX
+	{
+		energy_acc_anomaly_t an;
+
+		energy_acc_anomaly(r->acc, &an);
+		r->anomalies = (long) an.count;
+	}
+#endif
+	if (!r->have_first ||
+	    energy_acc_energy_at(r->acc, (uint64_t) llround(d->t_end * NS),
+				 &mj))
+		return;
+	*counted = ((double) mj - (double) r->first_mj) / 1000.0;
+	*truth = _joules(&d->load, d->t_end) - _joules(&d->load, r->t_first);
+	*reg_j = (double) (r->raw_last - r->raw_first) *
+		 d->spec.mj_per_unit / 1000.0;
+}
+
+/* Every job of run mi, a CSV line each. */
+static void _report_jobs(const day_t *d, int mi)
+{
+	const acc_run_t *r = &d->runs[mi];
+	int j;
+
+	for (j = 0; j < d->o->jobs; j++) {
+		double t0 = d->job_t0[j];
+
+		fprintf(d->o->csv_jobs,
+			"%s,%s,%.0f,%.0f,%d,%.6f,%.3f,%.3f,%.6f,%.6f\n",
+			d->o->label, d->mdl->name, d->base_w,
+			max_powers_w[mi], j, t0,
+			_joules(&d->load, t0 + JOB_S) - _joules(&d->load, t0),
+			r->job_got_j[j], r->job_err[j],
+			d->runs[N_MAXP].job_err[j]);
+	}
+}
+
+/* Run mi's table row, its warnings and its CSV lines. */
+static void _report(day_t *d, int mi, const double ref[5])
+{
+	const mb_model_t *mdl = d->mdl;
+	acc_run_t *r = &d->runs[mi];
+	double counted, truth, reg_j, st[5];
+	double step0 = _register_step_j(&mdl->energy, d->start_j);
+	double step1 = _register_step_j(&mdl->energy,
+				d->start_j + _joules(&d->load, d->t_end));
+	char stepbuf[48], regname[64];
 
 	_register_name(&mdl->energy, regname, sizeof(regname));
-	_job_stats(&runs[N_MAXP], o->jobs, ref);
-	for (mi = 0; mi < N_MAXP; mi++) {
-		acc_run_t *r = &runs[mi];
-		double counted = NAN, truth = NAN, reg_j = NAN, st[5];
-		char stepbuf[48];
-		double step0 = _register_step_j(&mdl->energy, start_j);
-		double step1 = _register_step_j(&mdl->energy,
-				start_j + _joules(&load, t_end));
-		uint64_t mj;
+	_day_totals(d, r, &counted, &truth, &reg_j);
+	_job_stats(r, d->o->jobs, st);
+	if (step1 != step0)
+		snprintf(stepbuf, sizeof(stepbuf), "%.2f -> %.2f kJ",
+			 step0 / 1000.0, step1 / 1000.0);
+	else
+		snprintf(stepbuf, sizeof(stepbuf), "%.2f kJ", step0 / 1000.0);
+	printf("| %s | %s from %.1f kWh | %.0f W | %s | %s | %.3f MJ | %.3f MJ | %+.1f kJ (%+.3f %%) | %lu of %lu | %lu | %+.2f %% | %+.3f %% | %+.2f %% |\n",
+	       mdl->name, regname, d->start_j / KWH_J, d->base_w,
+	       mi == 0 ? "100 kW (default)" : "3000 W",
+	       stepbuf, counted / 1e6, truth / 1e6,
+	       (counted - truth) / 1000.0,
+	       100.0 * (counted - truth) / truth,
+	       r->refused, r->refused + r->accepted + r->other_rc,
+	       r->resets, st[0], st[1], st[2]);
+	if (r->job_fail)
+		fprintf(stderr,
+			"se-bench-counter: %s MaxPower %.0f W: %lu job(s) not answered\n",
+			mdl->name, max_powers_w[mi], r->job_fail);
+	if (r->other_rc)
+		fprintf(stderr,
+			"se-bench-counter: %s MaxPower %.0f W: %lu reading(s) refused as not newer\n",
+			mdl->name, max_powers_w[mi], r->other_rc);
+	if (d->o->csv_day)
+		fprintf(d->o->csv_day,
+			"%s,%s,%s,%.1f,%.0f,%.0f,%d,%lu,%lu,%lu,%lu,%lu,%lu,%lu,%ld,%ld,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.6f,%.6f,%.6f,%.6f,%.6f,%.0f,%.6f,%.6f,%.6f,%.6f\n",
+			d->o->label, mdl->name, regname,
+			d->start_j / KWH_J, d->base_w, max_powers_w[mi],
+			d->o->seconds, d->reads, d->read_fail, r->accepted,
+			r->refused, r->other_rc, r->resets, r->gaps,
+			HAVE_COUNTER_FIX ? (long) r->disciplined : -1L,
+			r->anomalies,
+			step0, step1, counted, truth, reg_j,
+			counted - truth,
+			100.0 * (counted - truth) / truth,
+			st[0], st[1], st[2], st[3], st[4],
+			ref[0], ref[1], ref[2], ref[3]);
+	if (d->o->csv_jobs)
+		_report_jobs(d, mi);
+}
 
-#if HAVE_COUNTER_FIX
-		{
-			energy_acc_anomaly_t an;
+/* The meter closed, the peer shows nothing, everything freed. */
+static void _day_free(day_t *d)
+{
+	int mi;
 
-			energy_acc_anomaly(r->acc, &an);
-			r->anomalies = (long) an.count;
-		}
-#endif
-		if (r->have_first &&
-		    !energy_acc_energy_at(r->acc, (uint64_t) llround(t_end * NS),
-					  &mj)) {
-			counted = ((double) mj - (double) r->first_mj) / 1000.0;
-			truth = _joules(&load, t_end) -
-				_joules(&load, r->t_first);
-			reg_j = (double) (r->raw_last - r->raw_first) *
-				spec.mj_per_unit / 1000.0;
-		}
-		_job_stats(r, o->jobs, st);
-
-		if (step1 != step0)
-			snprintf(stepbuf, sizeof(stepbuf), "%.2f -> %.2f kJ",
-				 step0 / 1000.0, step1 / 1000.0);
-		else
-			snprintf(stepbuf, sizeof(stepbuf), "%.2f kJ",
-				 step0 / 1000.0);
-		printf("| %s | %s from %.1f kWh | %.0f W | %s | %s | %.3f MJ | %.3f MJ | %+.1f kJ (%+.3f %%) | %lu of %lu | %lu | %+.2f %% | %+.3f %% | %+.2f %% |\n",
-		       mdl->name, regname, start_j / KWH_J, base_w,
-		       mi == 0 ? "100 kW (default)" : "3000 W",
-		       stepbuf, counted / 1e6, truth / 1e6,
-		       (counted - truth) / 1000.0,
-		       100.0 * (counted - truth) / truth,
-		       r->refused, r->refused + r->accepted + r->other_rc,
-		       r->resets, st[0], st[1], st[2]);
-		if (r->job_fail)
-			fprintf(stderr,
-				"se-bench-counter: %s MaxPower %.0f W: %lu job(s) not answered\n",
-				mdl->name, max_powers_w[mi], r->job_fail);
-		if (r->other_rc)
-			fprintf(stderr,
-				"se-bench-counter: %s MaxPower %.0f W: %lu reading(s) refused as not newer\n",
-				mdl->name, max_powers_w[mi], r->other_rc);
-
-		if (o->csv_day)
-			fprintf(o->csv_day,
-				"%s,%s,%s,%.1f,%.0f,%.0f,%d,%lu,%lu,%lu,%lu,%lu,%lu,%lu,%ld,%ld,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.6f,%.6f,%.6f,%.6f,%.6f,%.0f,%.6f,%.6f,%.6f,%.6f\n",
-				o->label, mdl->name, regname,
-				start_j / KWH_J, base_w, max_powers_w[mi],
-				o->seconds, reads, read_fail, r->accepted,
-				r->refused, r->other_rc, r->resets, r->gaps,
-				HAVE_COUNTER_FIX ? (long) r->disciplined : -1L,
-				r->anomalies,
-				step0, step1, counted, truth, reg_j,
-				counted - truth,
-				100.0 * (counted - truth) / truth,
-				st[0], st[1], st[2], st[3], st[4],
-				ref[0], ref[1], ref[2], ref[3]);
-		if (o->csv_jobs) {
-			for (j = 0; j < o->jobs; j++) {
-				double t0 = job_t0[j];
-
-				fprintf(o->csv_jobs,
-					"%s,%s,%.0f,%.0f,%d,%.6f,%.3f,%.3f,%.6f,%.6f\n",
-					o->label, mdl->name, base_w,
-					max_powers_w[mi], j, t0,
-					_joules(&load, t0 + JOB_S) -
-					_joules(&load, t0),
-					r->job_got_j[j], r->job_err[j],
-					runs[N_MAXP].job_err[j]);
-			}
-		}
-	}
+	modbus_meter_ops.close(d->m);
+	modbus_meter_destroy(d->m);
+	pthread_mutex_lock(&d->o->sv->lock);
+	d->o->sv->map = NULL;
+	pthread_mutex_unlock(&d->o->sv->lock);
+	modbus_mapping_free(d->map);
 	for (mi = 0; mi <= N_MAXP; mi++) {
-		energy_acc_destroy(runs[mi].acc);
-		free(runs[mi].job_err);
-		free(runs[mi].job_got_j);
+		energy_acc_destroy(d->runs[mi].acc);
+		free(d->runs[mi].job_err);
+		free(d->runs[mi].job_got_j);
 	}
+	free(d->job_t0);
+	free(d->kicks);
+	_load_free(&d->load);
+}
+
+static void _run_case(const opts_t *o, const mb_model_t *mdl, int li)
+{
+	day_t d = {
+		.o = o, .mdl = mdl, .base_w = loads_w[li],
+		.start_j = _start_kwh(mdl->name) * KWH_J, .last_t = -1,
+		.rng = { 0x9e3779b97f4a7c15ULL ^ (uint64_t) loads_w[li] },
+	};
+	uint64_t t_real = se_mono_ns();
+	double ref[5];
+	int s, mi;
+
+	/* the same day for every model: the registers make the difference */
+	_load_make(&d.load, d.base_w, o->seconds,
+		   (uint64_t) (d.base_w * 7) + 1);
+	_check_words(mdl, 1234.5, d.start_j + 12345.6);
+	_day_meter(&d);
+	_day_jobs(&d);
+	_day_runs(&d);
+	for (s = 0; s < o->seconds; s++) {
+		_settle_jobs(&d, s);
+		_second(&d, s);
+	}
+
+	_job_stats(&d.runs[N_MAXP], o->jobs, ref);
+	for (mi = 0; mi < N_MAXP; mi++)
+		_report(&d, mi, ref);
 	fflush(stdout);
 	fprintf(stderr,
 		"se-bench-counter: %s %s at %.0f W: %lu reads (%lu failed) in %.1f s real time\n",
-		o->label, mdl->name, base_w, reads, read_fail,
+		o->label, mdl->name, d.base_w, d.reads, d.read_fail,
 		(double) (se_mono_ns() - t_real) / NS);
-	free(job_t0);
-	free(kicks);
-	_load_free(&load);
+	_day_free(&d);
 }
 
 /* ---------------------------------------------------------------- main */

@@ -15,6 +15,7 @@
 
 #include "attrib.h"
 #include "se_time.h"
+#include "se_array.h"
 
 #define ATTRIB_RETAIN_NS	(600 * SE_NS_PER_SEC)
 #define IDLE_RING		64
@@ -125,15 +126,8 @@ static at_job_t *_job(attrib_t *a, uint32_t job_id, bool create)
 			return &a->jobs[i];
 	if (!create)
 		return NULL;
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? 2 * a->cap : 16;
-		at_job_t *j = realloc(a->jobs, cap * sizeof(*j));
-
-		if (!j)
-			return NULL;
-		a->jobs = j;
-		a->cap = cap;
-	}
+	if (se_array_room(&a->jobs, a->n, &a->cap, sizeof(a->jobs[0]), 16))
+		return NULL;
 	memset(&a->jobs[a->n], 0, sizeof(a->jobs[0]));
 	a->jobs[a->n].job_id = job_id;
 	return &a->jobs[a->n++];
@@ -146,15 +140,8 @@ static at_step_t *_step(at_job_t *j, uint32_t step_id, bool create)
 			return &j->steps[i];
 	if (!create)
 		return NULL;
-	if (j->n == j->cap) {
-		size_t cap = j->cap ? 2 * j->cap : 4;
-		at_step_t *s = realloc(j->steps, cap * sizeof(*s));
-
-		if (!s)
-			return NULL;
-		j->steps = s;
-		j->cap = cap;
-	}
+	if (se_array_room(&j->steps, j->n, &j->cap, sizeof(j->steps[0]), 4))
+		return NULL;
 	memset(&j->steps[j->n], 0, sizeof(j->steps[0]));
 	j->steps[j->n].step_id = step_id;
 	return &j->steps[j->n++];

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cg_cpu.h"
+#include "se_array.h"
 
 #define CG_DEFAULT_MOUNT	"/sys/fs/cgroup"
 
@@ -129,15 +130,8 @@ static uint32_t _ncpus(const char *dir)
 static int _add(cg_scan_t *s, uint32_t job, uint32_t step, uint64_t cpu_ns,
 		uint32_t ncpus)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		cg_entry_t *e = realloc(s->e, cap * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		s->e = e;
-		s->cap = cap;
-	}
+	if (se_array_room(&s->e, s->n, &s->cap, sizeof(s->e[0]), 64))
+		return -ENOMEM;
 	s->e[s->n++] = (cg_entry_t) { .job_id = job, .step_id = step,
 				      .cpu_ns = cpu_ns, .ncpus = ncpus };
 	return 0;

@@ -634,6 +634,27 @@ static int _spawn(sampler_t *s)
 	return -rc;
 }
 
+#define POLICY_HISTORY_NS	(3600 * SE_NS_PER_SEC)
+#define POLICY_HISTORY_MIN	64
+#define POLICY_HISTORY_MAX	16384
+#define POLICY_BACKOFF_MAX_NS	(30 * SE_NS_PER_SEC)
+
+void sampler_config_init(sampler_config_t *cfg, uint64_t period_ns,
+			 uint64_t deadline_ns)
+{
+	uint64_t history = period_ns ? POLICY_HISTORY_NS / period_ns : 0;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->period_ns = period_ns;
+	cfg->deadline_ns = deadline_ns;
+	cfg->backoff_max_ns = period_ns > POLICY_BACKOFF_MAX_NS ?
+			      period_ns : POLICY_BACKOFF_MAX_NS;
+	cfg->acc.history = history < POLICY_HISTORY_MIN ? POLICY_HISTORY_MIN :
+			   history > POLICY_HISTORY_MAX ? POLICY_HISTORY_MAX :
+			   history;
+	cfg->acc.max_extrapolate_ns = period_ns + deadline_ns;
+}
+
 sampler_t *sampler_start(const meter_ops_t *ops, void *dev,
 			 const sampler_config_t *cfg)
 {

@@ -63,6 +63,20 @@ typedef struct {
 typedef struct sampler sampler_t;
 
 /*
+ * The suite's sampling policy for a node meter read every period_ns, each
+ * read or open within deadline_ns: about an hour of history (64 to 16384
+ * samples), failing reads backed off up to 30 s (or the period, if
+ * longer), and past the newest sample energy grown at the last power for
+ * one missed sample only (period + deadline), then held: readers never see
+ * energy decrease, so a longer guess during an outage would be locked in
+ * even after the meter comes back with the exact counter.  The rest is
+ * zero: no counter, the default gap (one missed tick), no power bound, no
+ * label, no callback.
+ */
+void sampler_config_init(sampler_config_t *cfg, uint64_t period_ns,
+			 uint64_t deadline_ns);
+
+/*
  * Start the sampler thread on an opened-or-not device.  ops and dev must
  * outlive the sampler.  ops->read is required; ops->open and ops->close
  * may be NULL (nothing to connect).  The first read is made at once, then

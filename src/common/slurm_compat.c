@@ -1,9 +1,10 @@
 /*
- * slurm_compat.c - which Slurm daemon runs us, in every release (see
- * slurm_compat.h).
+ * slurm_compat.c - which Slurm daemon runs us, and hostlist membership, in
+ * every release (see slurm_compat.h).
  */
 #include "config.h"	/* Slurm's: its headers depend on it */
 
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <string.h>
@@ -94,3 +95,15 @@ bool se_in_slurmd_or_stepd(void)
 }
 
 #endif
+
+int se_hostlist_contains(void *arg, const char *expr, const char *node)
+{
+	se_hostlist_t hl = hostlist_create(expr);
+	int found;
+
+	if (!hl)
+		return -EINVAL;
+	found = hostlist_find(hl, node) >= 0;
+	hostlist_destroy(hl);
+	return found;
+}

@@ -93,6 +93,15 @@ extern bool se_in_slurmstepd(void);
 extern bool se_in_slurmd_or_stepd(void);
 
 /*
+ * Is node one of the hostlist expression expr ("node[1-4],gpu2")?  1 or 0,
+ * -EINVAL for an expression Slurm cannot parse.  The shape of the map
+ * readers' contains() callback (modbus_hostlist_ops_t, bmc_hostlist_ops_t),
+ * which keep the core free of Slurm; arg is unused.
+ */
+extern int se_hostlist_contains(void *arg, const char *expr,
+				const char *node);
+
+/*
  * slurm_load_job() of one job by its id, in every release.  26.05 takes a
  * slurm_step_id_t (slurm.h: "job_id or sluid to target"; sluid 0 selects by
  * job_id, as its own sbatch --wait does).

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "freq_history.h"
+#include "se_array.h"
 
 /* ------------------------------------------------------ public functions */
 
@@ -38,15 +39,8 @@ void freq_history_free(freq_history_t *h)
 int freq_history_add(freq_history_t *h, const char *key,
 		     const freq_run_t *run)
 {
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? 2 * h->cap : 64;
-		freq_hist_entry_t *ne = realloc(h->e, cap * sizeof(*ne));
-
-		if (!ne)
-			return -ENOMEM;
-		h->e = ne;
-		h->cap = cap;
-	}
+	if (se_array_room(&h->e, h->n, &h->cap, sizeof(h->e[0]), 64))
+		return -ENOMEM;
 	if (!(h->e[h->n].key = strdup(key)))
 		return -ENOMEM;
 	h->e[h->n].run = *run;

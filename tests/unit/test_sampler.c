@@ -236,6 +236,30 @@ static void _sleep_ms(long ms)
 
 /* -------------------------------------------------------------- tests */
 
+START_TEST(test_policy_defaults)
+{
+	sampler_config_t cfg;
+
+	/* a read a second within 0.5 s: an hour of samples, backed off to
+	 * 30 s, one missed sample extrapolated */
+	sampler_config_init(&cfg, SEC, SEC / 2);
+	ck_assert_uint_eq(cfg.period_ns, SEC);
+	ck_assert_uint_eq(cfg.deadline_ns, SEC / 2);
+	ck_assert_uint_eq(cfg.acc.history, 3600);
+	ck_assert_uint_eq(cfg.backoff_max_ns, 30 * SEC);
+	ck_assert_uint_eq(cfg.acc.max_extrapolate_ns, SEC + SEC / 2);
+	ck_assert(!cfg.use_counter && !cfg.acc.gap_ns &&
+		  !cfg.acc.max_power_mw && !cfg.label && !cfg.on_sample);
+	/* 0.1 s: the ring's cap; 120 s: its floor, backed off no shorter
+	 * than the period */
+	sampler_config_init(&cfg, SEC / 10, SEC / 20);
+	ck_assert_uint_eq(cfg.acc.history, 16384);
+	sampler_config_init(&cfg, 120 * SEC, 5 * SEC);
+	ck_assert_uint_eq(cfg.acc.history, 64);
+	ck_assert_uint_eq(cfg.backoff_max_ns, 120 * SEC);
+}
+END_TEST
+
 START_TEST(test_bad_config)
 {
 	sampler_config_t cfg = _cfg(0, MS);
@@ -629,6 +653,7 @@ static Suite *_suite(void)
 
 	tcase_add_checked_fixture(tc, _setup, _teardown);
 	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_policy_defaults);
 	tcase_add_test(tc, test_bad_config);
 	tcase_add_test(tc, test_constant_power);
 	tcase_add_test(tc, test_ramp_power);

@@ -29,31 +29,13 @@ const char plugin_name[] = "AcctGatherEnergy BMC plugin (slurm-energy-plugins)";
 const char plugin_type[] = "acct_gather_energy/bmc";
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
-/* Sampling policy (documented in acct_gather_energy_bmc(5)). */
-#define HISTORY_NS		(3600 * SE_NS_PER_SEC)	/* ring: ~1 h */
-#define HISTORY_MIN		64
-#define HISTORY_MAX		16384
-#define BACKOFF_MAX_NS		(30 * SE_NS_PER_SEC)
-
 static bmc_conf_t bconf;
 static char describe[512];	/* the meter, for se_energy's load line */
 
 /* ------------------------------------------------- hostlist for the map */
 
-static int _hl_contains(void *arg, const char *expr, const char *node)
-{
-	se_hostlist_t hl = hostlist_create(expr);
-	int found;
-
-	if (!hl)
-		return -EINVAL;
-	found = hostlist_find(hl, node) >= 0;
-	hostlist_destroy(hl);
-	return found;
-}
-
 static const bmc_hostlist_ops_t hostlist_ops = {
-	.contains = _hl_contains,
+	.contains = se_hostlist_contains,
 };
 
 /* --------------------------------------------------------- the meter */
@@ -65,22 +47,11 @@ static void _meter_free(void *dev)
 
 static void _sampler_config(sampler_config_t *cfg, const char *label)
 {
-	uint64_t history = HISTORY_NS / bconf.period_ns;
-
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->period_ns = bconf.period_ns;
-	cfg->deadline_ns = bconf.timeout_ns;
-	cfg->backoff_max_ns = bconf.period_ns > BACKOFF_MAX_NS ?
-		bconf.period_ns : BACKOFF_MAX_NS;
-	cfg->use_counter = false;	/* BMCs give power, not energy */
-	cfg->acc.history = history < HISTORY_MIN ? HISTORY_MIN :
-		history > HISTORY_MAX ? HISTORY_MAX : history;
-	cfg->acc.gap_ns = 0;	/* the sampler's default: one missed tick */
+	/* the suite's policy (acct_gather_energy_bmc(5)): a read per
+	 * EnergyBMCFrequency, each within EnergyBMCTimeout; BMCs give
+	 * power, not energy (no counter) */
+	sampler_config_init(cfg, bconf.period_ns, bconf.timeout_ns);
 	cfg->acc.max_power_mw = bconf.max_power_mw;
-	/* One missed sample's worth, then held: readers never see energy
-	 * decrease, so a long guess during an outage would be locked in
-	 * (see acct_gather_energy_modbus.c). */
-	cfg->acc.max_extrapolate_ns = bconf.period_ns + bconf.timeout_ns;
 	cfg->label = label;
 }
 

@@ -27,28 +27,10 @@ const char plugin_name[] = "AcctGatherEnergy Modbus plugin (slurm-energy-plugins
 const char plugin_type[] = "acct_gather_energy/modbus";
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
-/* Sampling policy (documented in acct_gather_energy_modbus(5)). */
-#define HISTORY_NS		(3600 * SE_NS_PER_SEC)	/* ring: ~1 h */
-#define HISTORY_MIN		64
-#define HISTORY_MAX		16384
-#define BACKOFF_MAX_NS		(30 * SE_NS_PER_SEC)
-
 static modbus_conf_t mconf;
 static char describe[512];	/* the meter, for se_energy's load line */
 
 /* ------------------------------------------------- hostlist for the map */
-
-static int _hl_contains(void *arg, const char *expr, const char *node)
-{
-	se_hostlist_t hl = hostlist_create(expr);
-	int found;
-
-	if (!hl)
-		return -EINVAL;
-	found = hostlist_find(hl, node) >= 0;
-	hostlist_destroy(hl);
-	return found;
-}
 
 static long _hl_count(void *arg, const char *const *exprs, size_t n)
 {
@@ -71,7 +53,7 @@ static long _hl_count(void *arg, const char *const *exprs, size_t n)
 }
 
 static const modbus_hostlist_ops_t hostlist_ops = {
-	.contains = _hl_contains,
+	.contains = se_hostlist_contains,
 	.count = _hl_count,
 };
 
@@ -85,28 +67,13 @@ static void _meter_free(void *dev)
 static void _sampler_config(const modbus_meter_t *m,
 			    const modbus_target_t *t, sampler_config_t *cfg)
 {
-	uint64_t history = HISTORY_NS / mconf.period_ns;
-
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->period_ns = mconf.period_ns;
-	cfg->deadline_ns = mconf.timeout_ns;
-	cfg->backoff_max_ns = mconf.period_ns > BACKOFF_MAX_NS ?
-		mconf.period_ns : BACKOFF_MAX_NS;
+	/* the suite's policy (acct_gather_energy_modbus(5)): a read per
+	 * EnergyModbusFrequency, each within EnergyModbusTimeout */
+	sampler_config_init(cfg, mconf.period_ns, mconf.timeout_ns);
 	cfg->use_counter = modbus_meter_counter_spec(m, &cfg->counter);
-	cfg->acc.history = history < HISTORY_MIN ? HISTORY_MIN :
-		history > HISTORY_MAX ? HISTORY_MAX : history;
-	cfg->acc.gap_ns = 0;	/* the sampler's default: one missed tick */
 	/* The bound is per channel; the node sees its share of it. */
 	cfg->acc.max_power_mw = (uint64_t) (t->max_power_w * t->share *
 					    1000.0);
-	/*
-	 * Past the newest sample, readers see energy grow at the last power
-	 * for one missed sample only, then held.  Readers never see energy
-	 * decrease, so a longer guess during an outage would be locked in
-	 * even after the meter comes back with the exact counter: better a
-	 * short guess that the recovered reading then completes.
-	 */
-	cfg->acc.max_extrapolate_ns = mconf.period_ns + mconf.timeout_ns;
 	cfg->label = modbus_meter_label(m);
 }
 

@@ -28,10 +28,7 @@ const char plugin_name[] = "AcctGatherEnergy RRD plugin (slurm-energy-plugins)";
 const char plugin_type[] = "acct_gather_energy/rrd";
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
-/* Sampling policy (documented in acct_gather_energy_rrd(5)). */
-#define HISTORY_NS	(3600 * SE_NS_PER_SEC)	/* ring: ~1 h */
-#define HISTORY_MIN	64
-#define HISTORY_MAX	16384
+/* A file read's budget (documented in acct_gather_energy_rrd(5)). */
 #define DEADLINE_MAX_NS	(5 * SE_NS_PER_SEC)
 
 static rrd_conf_t rconf;
@@ -46,21 +43,16 @@ static void _meter_free(void *dev)
 
 static void _sampler_config(const rrd_meter_t *m, sampler_config_t *cfg)
 {
-	uint64_t history = HISTORY_NS / rconf.period_ns;
-
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->period_ns = rconf.period_ns;
 	/* A local file read takes milliseconds; a slow one must not make
 	 * the next poll late. */
-	cfg->deadline_ns = rconf.period_ns < DEADLINE_MAX_NS ?
-		rconf.period_ns : DEADLINE_MAX_NS;
+	sampler_config_init(cfg, rconf.period_ns,
+			    rconf.period_ns < DEADLINE_MAX_NS ?
+			    rconf.period_ns : DEADLINE_MAX_NS);
 	/* A file that has no valid row is -EAGAIN, not a sick meter: never
 	 * back off beyond the poll period, or rows would be read late. */
 	cfg->backoff_max_ns = rconf.period_ns;
 	cfg->use_counter = true;
 	rrd_meter_counter_spec(&cfg->counter);
-	cfg->acc.history = history < HISTORY_MIN ? HISTORY_MIN :
-		history > HISTORY_MAX ? HISTORY_MAX : history;
 	/* Rows up to MaxAge apart are data; a longer silence is a gap, and
 	 * the newest power is not extrapolated past MaxAge either. */
 	cfg->acc.gap_ns = rconf.max_age_ns;

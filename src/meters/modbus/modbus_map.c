@@ -20,6 +20,7 @@
 #include "conf_map.h"
 #include "modbus_conf.h"
 #include "modbus_conf_priv.h"
+#include "se_array.h"
 
 /* ------------------------------------------------------- private types */
 
@@ -186,15 +187,9 @@ static int _line(void *arg, void *entry, const char *path, unsigned line,
 	}
 	if ((rc = _check_entry_wrap(c, e, path, err, len)))
 		return rc;
-	if (c->map_len == mc->cap) {
-		size_t cap = mc->cap ? 2 * mc->cap : 16;
-		modbus_map_entry_t *nm = realloc(c->map, cap * sizeof(*nm));
-
-		if (!nm)
-			return -ENOMEM;
-		c->map = nm;
-		mc->cap = cap;
-	}
+	if (se_array_room(&c->map, c->map_len, &mc->cap, sizeof(c->map[0]),
+			  16))
+		return -ENOMEM;
 	c->map[c->map_len++] = *e;
 	memset(e, 0, sizeof(*e));	/* its strings are c's now */
 	return 0;
