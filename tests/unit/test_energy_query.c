@@ -24,82 +24,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "energy_query.h"
-#include "sampler.h"
-#include "se_time.h"
+#define EQF_POWER_MW	1000000ULL	/* 1 kW */
+#include "eq_fixture.h"
 
 #define MS	SE_NS_PER_MS
 #define SEC	SE_NS_PER_SEC
-#define POWER_MW	1000000ULL	/* 1 kW */
-
-static int reads;	/* atomic builtins */
-
-static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
-		 char *msg, size_t msg_len)
-{
-	(void) dev;
-	(void) deadline_ns;
-	(void) msg;
-	(void) msg_len;
-	out->has_power = true;
-	out->power_mw = POWER_MW;
-	__atomic_add_fetch(&reads, 1, __ATOMIC_SEQ_CST);
-	return 0;
-}
-
-static const meter_ops_t ops = { .name = "fake", .read = _read };
-
-typedef struct {
-	char dir[64];
-	char path[128];
-	sampler_t *s;
-	eq_server_t *srv;
-} fixture_t;
-
-static int _reads(void)
-{
-	return __atomic_load_n(&reads, __ATOMIC_SEQ_CST);
-}
-
-/* Poll (never a fixed sleep) until n reads happened, at most 2 s. */
-static void _wait_reads(int n)
-{
-	uint64_t limit = se_mono_ns() + 2 * SEC;
-
-	while (_reads() < n && se_mono_ns() < limit)
-		se_sleep_ns(MS);
-	ck_assert_int_ge(_reads(), n);
-}
-
-static void _up(fixture_t *f)
-{
-	sampler_config_t cfg = {
-		.period_ns = 100 * SEC,	/* no tick during a test */
-		.deadline_ns = 200 * MS,
-		.acc = { .history = 64 },
-		.label = "test",
-	};
-	char err[256] = "";
-
-	__atomic_store_n(&reads, 0, __ATOMIC_SEQ_CST);
-	strcpy(f->dir, "/tmp/se-eq-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(f->dir));
-	ck_assert_int_eq(eq_socket_path(f->dir, "n1", f->path,
-					sizeof(f->path)), 0);
-	f->s = sampler_start(&ops, NULL, &cfg);
-	ck_assert_ptr_nonnull(f->s);
-	_wait_reads(1);
-	f->srv = eq_server_start(f->path, f->s, cfg.period_ns,
-				 cfg.deadline_ns, err, sizeof(err));
-	ck_assert_msg(f->srv, "server: %s", err);
-}
-
-static void _down(fixture_t *f)
-{
-	eq_server_stop(f->srv);
-	sampler_stop(f->s);
-	rmdir(f->dir);
-}
+#define POWER_MW	EQF_POWER_MW
 
 /* Connect without the client library; -1 on failure. */
 static int _raw_connect(const char *path)
@@ -122,7 +52,7 @@ START_TEST(test_round_trip_complete_after_kick)
 	sampler_status_t st;
 	uint64_t t0, t1, expect;
 
-	_up(&f);
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
 	sampler_status(f.s, &st);
 	t0 = st.last_sample_ns;		/* on the first sample: complete */
 	se_sleep_ns(50 * MS);
@@ -137,7 +67,7 @@ START_TEST(test_round_trip_complete_after_kick)
 	ck_assert_uint_ne(a.generation, 0);
 
 	/* The kick brings the reading after t1, long before the tick. */
-	_wait_reads(2);
+	eqf_wait_reads(2);
 	ck_assert_int_eq(eq_query(f.path, t0, t1, SEC, &b), 0);
 	ck_assert(b.complete0 && b.complete1);
 	ck_assert(!b.kicked);
@@ -147,7 +77,7 @@ START_TEST(test_round_trip_complete_after_kick)
 	ck_assert_uint_le(b.e1_mj - b.e0_mj, expect + 2);
 	ck_assert_uint_ge(b.e1_mj - b.e0_mj + 2, expect);
 	ck_assert_uint_eq(b.e0_mj, a.e0_mj);	/* history, final */
-	_down(&f);
+	eqf_down(&f);
 }
 END_TEST
 
@@ -161,7 +91,7 @@ START_TEST(test_known_query_kicks_no_reading)
 	sampler_status_t st;
 	uint64_t t0, t1;
 
-	_up(&f);
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
 	sampler_status(f.s, &st);
 	t0 = st.last_sample_ns;
 	se_sleep_ns(20 * MS);
@@ -174,12 +104,12 @@ START_TEST(test_known_query_kicks_no_reading)
 	ck_assert_uint_eq(a.last_sample_ns, t0);
 	/* a kicked read would land within milliseconds (see above) */
 	se_sleep_ns(100 * MS);
-	ck_assert_int_eq(_reads(), 1);
+	ck_assert_int_eq(eqf_reads(), 1);
 
 	ck_assert_int_eq(eq_query(f.path, t0, t1, SEC, &b), 0);
 	ck_assert(b.kicked);
-	_wait_reads(2);
-	_down(&f);
+	eqf_wait_reads(2);
+	eqf_down(&f);
 }
 END_TEST
 
@@ -227,7 +157,7 @@ START_TEST(test_share_hook)
 	uint64_t t, t0, t1;
 	int calls;
 
-	_up(&f);
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
 	/* no hook: no share in the answer */
 	t = se_mono_ns();
 	ck_assert_int_eq(eq_query_step(f.path, t, t, &st, SEC, &a), 0);
@@ -250,7 +180,7 @@ START_TEST(test_share_hook)
 	ck_assert_uint_eq(t0, 5);
 	ck_assert_uint_eq(t1, 2000);
 	/* last 1000 < t1 2000: the sampler was kicked */
-	_wait_reads(2);
+	eqf_wait_reads(2);
 	st.job_id = 99;
 	st.begin = false;
 	st.end = true;
@@ -264,7 +194,7 @@ START_TEST(test_share_hook)
 	ck_assert(!a.share);
 	_hook_seen(&seen, &t0, &t1, &calls);
 	ck_assert_int_eq(calls, 2);
-	_down(&f);
+	eqf_down(&f);
 }
 END_TEST
 
@@ -287,7 +217,7 @@ START_TEST(test_figure_hook)
 	eq_answer_t a;
 	uint64_t t;
 
-	_up(&f);
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
 	/* no hook: no figure */
 	t = se_mono_ns();
 	ck_assert_int_eq(eq_query(f.path, t, t, SEC, &a), 0);
@@ -315,7 +245,7 @@ START_TEST(test_figure_hook)
 	eq_server_set_figure(f.srv, NULL, NULL, 0);
 	ck_assert_int_eq(eq_query(f.path, t, t, SEC, &a), 0);
 	ck_assert(!a.figure);
-	_down(&f);
+	eqf_down(&f);
 }
 END_TEST
 
@@ -335,16 +265,16 @@ START_TEST(test_one_instant_and_bad_order)
 	eq_answer_t a;
 	uint64_t t;
 
-	_up(&f);
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
 	t = se_mono_ns();	/* after the first sample: it can complete */
 	ck_assert_int_eq(eq_query(f.path, t, t, SEC, &a), 0);
 	ck_assert(a.kicked);
-	_wait_reads(2);
+	eqf_wait_reads(2);
 	ck_assert_int_eq(eq_query(f.path, t, t, SEC, &a), 0);
 	ck_assert(a.complete0 && a.complete1);
 	ck_assert_uint_eq(a.e0_mj, a.e1_mj);
 	ck_assert_int_eq(eq_query(f.path, t + 1, t, SEC, &a), -EINVAL);
-	_down(&f);
+	eqf_down(&f);
 }
 END_TEST
 
@@ -356,7 +286,7 @@ START_TEST(test_silent_client_does_not_block)
 	char buf[8];
 	int fd;
 
-	_up(&f);
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
 	fd = _raw_connect(f.path);
 	ck_assert_int_ge(fd, 0);
 	/* The server is busy with the silent one: we still get an answer
@@ -369,7 +299,7 @@ START_TEST(test_silent_client_does_not_block)
 	/* and the silent one was dropped, unanswered */
 	ck_assert_int_eq(recv(fd, buf, sizeof(buf), 0), 0);
 	close(fd);
-	_down(&f);
+	eqf_down(&f);
 }
 END_TEST
 
@@ -380,7 +310,7 @@ START_TEST(test_garbage_refused)
 	char buf[256];
 	int fd;
 
-	_up(&f);
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
 	fd = _raw_connect(f.path);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(send(fd, "hello", 5, 0), 5);
@@ -390,7 +320,7 @@ START_TEST(test_garbage_refused)
 	eq_server_counts(f.srv, &answered, &refused);
 	ck_assert_uint_eq(answered, 0);
 	ck_assert_uint_eq(refused, 1);
-	_down(&f);
+	eqf_down(&f);
 }
 END_TEST
 
@@ -403,7 +333,7 @@ START_TEST(test_wrong_peer_refused)
 
 	if (geteuid() != 0)
 		return;		/* needs root to be another uid */
-	_up(&f);
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
 	/* Past the file mode, so that the uid check is what refuses. */
 	ck_assert_int_eq(chmod(f.dir, 0755), 0);
 	ck_assert_int_eq(chmod(f.path, 0666), 0);
@@ -417,7 +347,7 @@ START_TEST(test_wrong_peer_refused)
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status));
 	ck_assert_int_eq(WEXITSTATUS(status), 0);
-	_down(&f);
+	eqf_down(&f);
 }
 END_TEST
 
@@ -426,11 +356,11 @@ START_TEST(test_socket_mode_0600)
 	fixture_t f;
 	struct stat sb;
 
-	_up(&f);
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
 	ck_assert_int_eq(stat(f.path, &sb), 0);
 	ck_assert(S_ISSOCK(sb.st_mode));
 	ck_assert_int_eq(sb.st_mode & 0777, 0600);
-	_down(&f);
+	eqf_down(&f);
 }
 END_TEST
 
@@ -465,7 +395,7 @@ START_TEST(test_stop_unlinks_and_restart_is_new_generation)
 	uint64_t gen;
 	char err[256];
 
-	_up(&f);
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
 	ck_assert_int_eq(eq_query(f.path, 0, 0, SEC, &a), 0);
 	gen = a.generation;
 	eq_server_stop(f.srv);
@@ -477,7 +407,7 @@ START_TEST(test_stop_unlinks_and_restart_is_new_generation)
 	ck_assert_msg(f.srv, "%s", err);
 	ck_assert_int_eq(eq_query(f.path, 0, 0, SEC, &a), 0);
 	ck_assert_uint_ne(a.generation, gen);
-	_down(&f);
+	eqf_down(&f);
 }
 END_TEST
 
@@ -490,7 +420,7 @@ START_TEST(test_stale_socket_replaced_other_file_kept)
 	eq_server_t *srv2;
 	int fd;
 
-	_up(&f);
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
 	/* A second server on a live socket is refused. */
 	s = f.s;
 	ck_assert_ptr_null(eq_server_start(f.path, s, SEC, SEC, err,
@@ -522,7 +452,7 @@ START_TEST(test_stale_socket_replaced_other_file_kept)
 	ck_assert_int_eq(errno, EEXIST);
 	ck_assert_int_eq(access(other, F_OK), 0);
 	unlink(other);
-	_down(&f);
+	eqf_down(&f);
 }
 END_TEST
 

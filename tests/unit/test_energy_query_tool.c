@@ -25,31 +25,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "energy_query.h"
-#include "sampler.h"
-#include "se_time.h"
+#define EQF_POWER_MW	250000ULL	/* 250 W */
+#include "eq_fixture.h"
 
 #define MS	SE_NS_PER_MS
 #define SEC	SE_NS_PER_SEC
-#define POWER_MW	250000ULL	/* 250 W */
+#define POWER_MW	EQF_POWER_MW
 #define FIGURE_ID	0x1234567890abcdefULL
-
-static int reads;	/* atomic builtins */
-
-static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
-		 char *msg, size_t msg_len)
-{
-	(void) dev;
-	(void) deadline_ns;
-	(void) msg;
-	(void) msg_len;
-	out->has_power = true;
-	out->power_mw = POWER_MW;
-	__atomic_add_fetch(&reads, 1, __ATOMIC_SEQ_CST);
-	return 0;
-}
-
-static const meter_ops_t ops = { .name = "fake", .read = _read };
 
 /* slurmd's hook, in short: the sampler's figure at its newest sample. */
 static int _figure(void *arg, uint64_t *figure_mj, uint64_t *power_mw,
@@ -64,46 +46,11 @@ static int _figure(void *arg, uint64_t *figure_mj, uint64_t *power_mw,
 	return st.last_sample_ns ? 0 : -ENODATA;
 }
 
-typedef struct {
-	char dir[64];
-	char path[160];
-	sampler_t *s;
-	eq_server_t *srv;
-} fixture_t;
-
 static void _up(fixture_t *f, bool figure)
 {
-	sampler_config_t cfg = {
-		.period_ns = 100 * SEC,	/* no tick during a test */
-		.deadline_ns = 200 * MS,
-		.acc = { .history = 64 },
-		.label = "test",
-	};
-	uint64_t limit = se_mono_ns() + 2 * SEC;
-	char err[256] = "";
-
-	__atomic_store_n(&reads, 0, __ATOMIC_SEQ_CST);
-	strcpy(f->dir, "/tmp/se-eqt-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(f->dir));
-	ck_assert_int_eq(eq_socket_path(f->dir, "n1", f->path,
-					sizeof(f->path)), 0);
-	f->s = sampler_start(&ops, NULL, &cfg);
-	ck_assert_ptr_nonnull(f->s);
-	while (!__atomic_load_n(&reads, __ATOMIC_SEQ_CST) &&
-	       se_mono_ns() < limit)
-		se_sleep_ns(MS);
-	f->srv = eq_server_start(f->path, f->s, cfg.period_ns,
-				 cfg.deadline_ns, err, sizeof(err));
-	ck_assert_msg(f->srv, "server: %s", err);
+	eqf_up(f, "/tmp/se-eqt-XXXXXX");
 	if (figure)
 		eq_server_set_figure(f->srv, _figure, f->s, FIGURE_ID);
-}
-
-static void _down(fixture_t *f)
-{
-	eq_server_stop(f->srv);
-	sampler_stop(f->s);
-	rmdir(f->dir);
 }
 
 static const char *_tool(void)
@@ -208,8 +155,8 @@ START_TEST(test_prints_the_figure_without_a_kick)
 	ck_assert_uint_eq(v[3], POWER_MW);
 	/* a question about now, without --fresh, kicks no reading */
 	se_sleep_ns(50 * MS);
-	ck_assert_int_eq(__atomic_load_n(&reads, __ATOMIC_SEQ_CST), 1);
-	_down(&f);
+	ck_assert_int_eq(eqf_reads(), 1);
+	eqf_down(&f);
 }
 END_TEST
 
@@ -227,11 +174,11 @@ START_TEST(test_fresh_waits_for_a_sample_after_the_call)
 	ck_assert_msg(_parse(out, v), "line: %s (stderr: %s)", out, err);
 	/* the kicked reading: a sample after the call, 250 W since the
 	 * first one, 20 ms and more before */
-	ck_assert_int_ge(__atomic_load_n(&reads, __ATOMIC_SEQ_CST), 2);
+	ck_assert_int_ge(eqf_reads(), 2);
 	ck_assert_uint_ge(v[2], t);
 	ck_assert_uint_ge(v[4], v[2]);
 	ck_assert_uint_ge(v[0], 5000);
-	_down(&f);
+	eqf_down(&f);
 }
 END_TEST
 
@@ -252,7 +199,7 @@ START_TEST(test_spool_dir_and_node_name_the_socket)
 			 1);
 	ck_assert_msg(strstr(err, "/nonexistent/n1/slurm-energy-n1.sock"),
 		      "stderr: %s", err);
-	_down(&f);
+	eqf_down(&f);
 }
 END_TEST
 
@@ -273,7 +220,7 @@ START_TEST(test_no_figure_no_server_bad_usage)
 	ck_assert_int_eq(_run(out, sizeof(out), err, sizeof(err), "--socket",
 			      missing, NULL), 1);
 	ck_assert_msg(strstr(err, "no slurmd serves"), "stderr: %s", err);
-	_down(&f);
+	eqf_down(&f);
 	/* usage */
 	ck_assert_int_eq(_run(out, sizeof(out), err, sizeof(err), "--bogus",
 			      NULL), 2);
