@@ -94,11 +94,11 @@ static int _short_hostname(char *buf, size_t len)
 
 /* One question about now, without a kick; *at_ns: when it was answered
  * (the middle of the round trip, which takes microseconds). */
-static int _ask_known(const char *path, uint64_t timeout_ns, eq_answer_t *a,
-		      uint64_t *at_ns)
+static int _ask_known(const char *path, uint64_t timeout_ns,
+		      energy_query_answer_t *a, uint64_t *at_ns)
 {
 	uint64_t t0 = se_mono_ns();
-	int rc = eq_query_known(path, t0, t0, timeout_ns, a);
+	int rc = energy_query_known(path, t0, t0, timeout_ns, a);
 
 	*at_ns = t0 + (se_mono_ns() - t0) / 2;
 	return rc;
@@ -109,11 +109,11 @@ static int _ask_known(const char *path, uint64_t timeout_ns, eq_answer_t *a,
  * (at most the sampler's period and read deadline, plus timeout_ns) for a
  * figure at a sample after the call.  0 with *a filled (a->figure tells
  * whether a figure came) and *at_ns the instant of the answer, or a
- * negative errno of eq_query(); -ETIME when no figure at a sample after
+ * negative errno of energy_query(); -ETIME when no figure at a sample after
  * the call came in time.
  */
 static int _ask(const char *path, bool fresh, uint64_t timeout_ns,
-		eq_answer_t *a, uint64_t *at_ns)
+		energy_query_answer_t *a, uint64_t *at_ns)
 {
 	uint64_t t = se_mono_ns(), until;
 	int rc;
@@ -121,7 +121,7 @@ static int _ask(const char *path, bool fresh, uint64_t timeout_ns,
 	if (!fresh)
 		return _ask_known(path, timeout_ns, a, at_ns);
 	/* kicks the sampler when no sample at or after t exists yet */
-	if ((rc = eq_query(path, t, t, timeout_ns, a)))
+	if ((rc = energy_query(path, t, t, timeout_ns, a)))
 		return rc;
 	until = se_mono_ns() + a->period_ns + a->deadline_ns + timeout_ns;
 	do {
@@ -160,7 +160,7 @@ int main(int argc, char **argv)
 	char host[256], dir[PATH_MAX], path[PATH_MAX];
 	double timeout_s = 1.0;
 	bool fresh = false;
-	eq_answer_t a;
+	energy_query_answer_t a;
 	uint64_t at_ns = 0;
 	int rc;
 
@@ -199,7 +199,8 @@ int main(int argc, char **argv)
 		}
 		rc = _expand(spool, node, dir, sizeof(dir));
 		if (!rc)
-			rc = eq_socket_path(dir, node, path, sizeof(path));
+			rc = energy_query_socket_path(dir, node, path,
+						      sizeof(path));
 		if (rc) {
 			fprintf(stderr, "se-energy-query: node %s: socket path in %s: %s\n",
 				node, spool, strerror(-rc));

@@ -67,19 +67,19 @@
 typedef struct {
 	uint32_t magic;
 	uint16_t version;
-	uint16_t size;		/* sizeof(eq_wire_req_t) */
+	uint16_t size;		/* sizeof(energy_query_wire_req_t) */
 	uint64_t t0_ns;
 	uint64_t t1_ns;
 	uint32_t flags;		/* EQ_REQ_* */
 	uint32_t job_id;
 	uint32_t step_id;
 	uint32_t ncpus;
-} eq_wire_req_t;
+} energy_query_wire_req_t;
 
 typedef struct {
 	uint32_t magic;
 	uint16_t version;
-	uint16_t size;		/* sizeof(eq_wire_rep_t) */
+	uint16_t size;		/* sizeof(energy_query_wire_rep_t) */
 	int32_t status;		/* 0, -EACCES (peer refused), -EPROTO,
 				 * -EINVAL (bad request) */
 	uint32_t flags;		/* EQ_COMPLETE0 | EQ_COMPLETE1 | EQ_KICKED */
@@ -99,9 +99,9 @@ typedef struct {
 	uint64_t figure_mj;
 	uint64_t figure_power_mw;
 	uint64_t figure_sample_ns;
-} eq_wire_rep_t;
+} energy_query_wire_rep_t;
 
-struct eq_server {
+struct energy_query_server {
 	char path[sizeof(((struct sockaddr_un *) 0)->sun_path)];
 	int lfd;
 	int wake[2];		/* stop writes, the thread polls */
@@ -112,9 +112,9 @@ struct eq_server {
 	uint64_t period_ns;
 	uint64_t deadline_ns;
 	uint64_t generation;
-	eq_share_fn share_fn;	/* atomic builtins: set after start */
+	energy_query_share_fn share_fn;	/* atomic builtins: set after start */
 	void *share_arg;
-	eq_figure_fn figure_fn;	/* same */
+	energy_query_figure_fn figure_fn;	/* same */
 	void *figure_arg;
 	uint64_t figure_id;
 	uid_t euid;
@@ -160,7 +160,7 @@ static int _wait_fd(int fd, short events, uint64_t deadline_ns)
 
 /* ------------------------------------------------------------ server */
 
-static void _reply(int fd, eq_wire_rep_t *rep)
+static void _reply(int fd, energy_query_wire_rep_t *rep)
 {
 	rep->magic = EQ_MAGIC_REP;
 	rep->version = EQ_VERSION;
@@ -170,19 +170,21 @@ static void _reply(int fd, eq_wire_rep_t *rep)
 }
 
 /* Energy at one instant; complete when a sample at or after it exists. */
-static bool _instant(eq_server_t *srv, uint64_t t_ns, uint64_t last_ns,
-		     uint64_t *e_mj, int32_t *rc)
+static bool _instant(energy_query_server_t *srv, uint64_t t_ns,
+		     uint64_t last_ns, uint64_t *e_mj, int32_t *rc)
 {
 	*rc = sampler_energy_at(srv->s, t_ns, e_mj);
 	return !*rc && last_ns && last_ns >= t_ns;
 }
 
 /* A step's share, when the server has a share hook and was asked. */
-static void _answer_share(eq_server_t *srv, const eq_wire_req_t *req,
-			  eq_wire_rep_t *rep)
+static void _answer_share(energy_query_server_t *srv,
+			  const energy_query_wire_req_t *req,
+			  energy_query_wire_rep_t *rep)
 {
-	eq_share_fn fn = __atomic_load_n(&srv->share_fn, __ATOMIC_ACQUIRE);
-	eq_step_t step = {
+	energy_query_share_fn fn = __atomic_load_n(&srv->share_fn,
+						   __ATOMIC_ACQUIRE);
+	energy_query_step_t step = {
 		.job_id = req->job_id, .step_id = req->step_id,
 		.ncpus = req->ncpus, .begin = req->flags & EQ_REQ_BEGIN,
 		.end = req->flags & EQ_REQ_END,
@@ -200,9 +202,11 @@ static void _answer_share(eq_server_t *srv, const eq_wire_req_t *req,
 }
 
 /* The owner's figure, when the server has a figure hook. */
-static void _answer_figure(eq_server_t *srv, eq_wire_rep_t *rep)
+static void _answer_figure(energy_query_server_t *srv,
+			   energy_query_wire_rep_t *rep)
 {
-	eq_figure_fn fn = __atomic_load_n(&srv->figure_fn, __ATOMIC_ACQUIRE);
+	energy_query_figure_fn fn = __atomic_load_n(&srv->figure_fn,
+						    __ATOMIC_ACQUIRE);
 
 	if (!fn || fn(__atomic_load_n(&srv->figure_arg, __ATOMIC_ACQUIRE),
 		      &rep->figure_mj, &rep->figure_power_mw,
@@ -217,8 +221,9 @@ static void _answer_figure(eq_server_t *srv, eq_wire_rep_t *rep)
  * a sample recorded between that and the energies only makes them better,
  * never "complete" wrongly (complete is judged on the older view).
  */
-static void _answer(eq_server_t *srv, const eq_wire_req_t *req,
-		    eq_wire_rep_t *rep)
+static void _answer(energy_query_server_t *srv,
+		    const energy_query_wire_req_t *req,
+		    energy_query_wire_rep_t *rep)
 {
 	sampler_status_t st;
 	bool c0, c1;
@@ -244,7 +249,7 @@ static void _answer(eq_server_t *srv, const eq_wire_req_t *req,
 	rep->deadline_ns = srv->deadline_ns;
 }
 
-static bool _peer_allowed(eq_server_t *srv, int fd, uid_t *uid)
+static bool _peer_allowed(energy_query_server_t *srv, int fd, uid_t *uid)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -258,10 +263,10 @@ static bool _peer_allowed(eq_server_t *srv, int fd, uid_t *uid)
 	return cred.uid == 0 || cred.uid == srv->euid;
 }
 
-static void _refuse(eq_server_t *srv, int fd, int32_t status,
+static void _refuse(energy_query_server_t *srv, int fd, int32_t status,
 		    const char *why)
 {
-	eq_wire_rep_t rep = { .status = status };
+	energy_query_wire_rep_t rep = { .status = status };
 
 	__atomic_add_fetch(&srv->refused, 1, __ATOMIC_SEQ_CST);
 	se_log_limited(&srv->rl, se_mono_ns(), SE_LOG_ERROR,
@@ -272,11 +277,11 @@ static void _refuse(eq_server_t *srv, int fd, int32_t status,
 }
 
 /* One connection: one request, one reply, bounded in time. */
-static void _serve(eq_server_t *srv, int fd)
+static void _serve(energy_query_server_t *srv, int fd)
 {
 	uint64_t deadline = se_mono_ns() + EQ_SERVER_IO_TIMEOUT_NS;
-	eq_wire_req_t req;
-	eq_wire_rep_t rep = { 0 };
+	energy_query_wire_req_t req;
+	energy_query_wire_rep_t rep = { 0 };
 	char why[96];
 	uid_t uid;
 	ssize_t n;
@@ -317,7 +322,7 @@ static void _serve(eq_server_t *srv, int fd)
 
 static void *_server_main(void *arg)
 {
-	eq_server_t *srv = arg;
+	energy_query_server_t *srv = arg;
 
 	for (;;) {
 		struct pollfd p[2] = {
@@ -387,7 +392,7 @@ static int _clear_path(const char *path, const struct sockaddr_un *sa,
 }
 
 /* Socket bound at path, mode 0600, listening.  0 or -errno (err set). */
-static int _listen(eq_server_t *srv, const struct sockaddr_un *sa,
+static int _listen(energy_query_server_t *srv, const struct sockaddr_un *sa,
 		   char *err, size_t err_len)
 {
 	struct stat sb;
@@ -415,7 +420,7 @@ fail:
 	return rc;
 }
 
-static int _spawn(eq_server_t *srv)
+static int _spawn(energy_query_server_t *srv)
 {
 	sigset_t all, old;
 	int rc;
@@ -428,7 +433,7 @@ static int _spawn(eq_server_t *srv)
 }
 
 /* Close what start opened; unlink the socket only if it is still ours. */
-static void _server_free(eq_server_t *srv)
+static void _server_free(energy_query_server_t *srv)
 {
 	struct stat sb;
 
@@ -447,8 +452,8 @@ static void _server_free(eq_server_t *srv)
 
 /* ------------------------------------------------------------ public */
 
-int eq_socket_path(const char *spool_dir, const char *node, char *buf,
-		   size_t len)
+int energy_query_socket_path(const char *spool_dir, const char *node, char *buf,
+			     size_t len)
 {
 	struct sockaddr_un sa;
 	int n;
@@ -463,7 +468,7 @@ int eq_socket_path(const char *spool_dir, const char *node, char *buf,
 	return 0;
 }
 
-uint64_t eq_random_id(void)
+uint64_t energy_query_random_id(void)
 {
 	uint64_t g = 0;
 
@@ -472,12 +477,13 @@ uint64_t eq_random_id(void)
 	return g ? g : 1;
 }
 
-eq_server_t *eq_server_start(const char *path, sampler_t *s,
-			     uint64_t period_ns, uint64_t deadline_ns,
-			     char *err, size_t err_len)
+energy_query_server_t *energy_query_server_start(const char *path, sampler_t *s,
+						 uint64_t period_ns,
+						 uint64_t deadline_ns,
+						 char *err, size_t err_len)
 {
 	struct sockaddr_un sa;
-	eq_server_t *srv;
+	energy_query_server_t *srv;
 	int rc;
 
 	if (!s || !path) {
@@ -500,7 +506,7 @@ eq_server_t *eq_server_start(const char *path, sampler_t *s,
 	srv->s = s;
 	srv->period_ns = period_ns;
 	srv->deadline_ns = deadline_ns;
-	srv->generation = eq_random_id();
+	srv->generation = energy_query_random_id();
 	srv->euid = geteuid();
 	srv->rl = (se_ratelimit_t) SE_RATELIMIT_INIT(EQ_LOG_INTERVAL_NS,
 						     EQ_LOG_BURST);
@@ -525,7 +531,7 @@ fail:
 	return NULL;
 }
 
-void eq_server_stop(eq_server_t *srv)
+void energy_query_server_stop(energy_query_server_t *srv)
 {
 	char c = 1;
 
@@ -537,22 +543,24 @@ void eq_server_stop(eq_server_t *srv)
 	_server_free(srv);
 }
 
-void eq_server_set_share(eq_server_t *srv, eq_share_fn fn, void *arg)
+void energy_query_server_set_share(energy_query_server_t *srv,
+				   energy_query_share_fn fn, void *arg)
 {
 	__atomic_store_n(&srv->share_arg, arg, __ATOMIC_RELEASE);
 	__atomic_store_n(&srv->share_fn, fn, __ATOMIC_RELEASE);
 }
 
-void eq_server_set_figure(eq_server_t *srv, eq_figure_fn fn, void *arg,
-			  uint64_t figure_id)
+void energy_query_server_set_figure(energy_query_server_t *srv,
+				    energy_query_figure_fn fn, void *arg,
+				    uint64_t figure_id)
 {
 	__atomic_store_n(&srv->figure_id, figure_id, __ATOMIC_RELEASE);
 	__atomic_store_n(&srv->figure_arg, arg, __ATOMIC_RELEASE);
 	__atomic_store_n(&srv->figure_fn, fn, __ATOMIC_RELEASE);
 }
 
-void eq_server_counts(eq_server_t *srv, unsigned long *answered,
-		      unsigned long *refused)
+void energy_query_server_counts(energy_query_server_t *srv,
+				unsigned long *answered, unsigned long *refused)
 {
 	*answered = __atomic_load_n(&srv->answered, __ATOMIC_SEQ_CST);
 	*refused = __atomic_load_n(&srv->refused, __ATOMIC_SEQ_CST);
@@ -560,8 +568,8 @@ void eq_server_counts(eq_server_t *srv, unsigned long *answered,
 
 /* ------------------------------------------------------------ client */
 
-static int _exchange(int fd, const eq_wire_req_t *req, eq_wire_rep_t *rep,
-		     uint64_t deadline_ns)
+static int _exchange(int fd, const energy_query_wire_req_t *req,
+		     energy_query_wire_rep_t *rep, uint64_t deadline_ns)
 {
 	ssize_t n;
 	int rc;
@@ -586,7 +594,8 @@ static int _exchange(int fd, const eq_wire_req_t *req, eq_wire_rep_t *rep,
 	return rep->status;
 }
 
-static void _unpack(const eq_wire_rep_t *rep, eq_answer_t *out)
+static void _unpack(const energy_query_wire_rep_t *rep,
+		    energy_query_answer_t *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->generation = rep->generation;
@@ -612,11 +621,11 @@ static void _unpack(const eq_wire_rep_t *rep, eq_answer_t *out)
 }
 
 /* One request (req's instants, flags and step filled) and its answer. */
-static int _query(const char *path, eq_wire_req_t *req, uint64_t timeout_ns,
-		  eq_answer_t *out)
+static int _query(const char *path, energy_query_wire_req_t *req,
+		  uint64_t timeout_ns, energy_query_answer_t *out)
 {
 	uint64_t deadline = se_mono_ns() + timeout_ns;
-	eq_wire_rep_t rep;
+	energy_query_wire_rep_t rep;
 	struct sockaddr_un sa;
 	int fd, rc;
 
@@ -641,28 +650,28 @@ static int _query(const char *path, eq_wire_req_t *req, uint64_t timeout_ns,
 	return rc;
 }
 
-int eq_query(const char *path, uint64_t t0_ns, uint64_t t1_ns,
-	     uint64_t timeout_ns, eq_answer_t *out)
+int energy_query(const char *path, uint64_t t0_ns, uint64_t t1_ns,
+		 uint64_t timeout_ns, energy_query_answer_t *out)
 {
-	eq_wire_req_t req = { .t0_ns = t0_ns, .t1_ns = t1_ns };
+	energy_query_wire_req_t req = { .t0_ns = t0_ns, .t1_ns = t1_ns };
 
 	return _query(path, &req, timeout_ns, out);
 }
 
-int eq_query_known(const char *path, uint64_t t0_ns, uint64_t t1_ns,
-		   uint64_t timeout_ns, eq_answer_t *out)
+int energy_query_known(const char *path, uint64_t t0_ns, uint64_t t1_ns,
+		       uint64_t timeout_ns, energy_query_answer_t *out)
 {
-	eq_wire_req_t req = { .t0_ns = t0_ns, .t1_ns = t1_ns,
+	energy_query_wire_req_t req = { .t0_ns = t0_ns, .t1_ns = t1_ns,
 			      .flags = EQ_REQ_NO_KICK };
 
 	return _query(path, &req, timeout_ns, out);
 }
 
-int eq_query_step(const char *path, uint64_t t0_ns, uint64_t t1_ns,
-		  const eq_step_t *step, uint64_t timeout_ns,
-		  eq_answer_t *out)
+int energy_query_step(const char *path, uint64_t t0_ns, uint64_t t1_ns,
+		      const energy_query_step_t *step, uint64_t timeout_ns,
+		      energy_query_answer_t *out)
 {
-	eq_wire_req_t req = { .t0_ns = t0_ns, .t1_ns = t1_ns };
+	energy_query_wire_req_t req = { .t0_ns = t0_ns, .t1_ns = t1_ns };
 
 	if (step) {
 		req.flags = EQ_REQ_STEP | (step->begin ? EQ_REQ_BEGIN : 0) |

@@ -17,7 +17,7 @@
  *          reading after a step's boundary comes at once.  Every socket
  *          operation has a timeout: a client that connects and sends
  *          nothing holds the thread at most EQ_SERVER_IO_TIMEOUT_NS.
- *  client  (slurmstepd) eq_query(): one call, bounded by its timeout.
+ *  client  (slurmstepd) energy_query(): one call, bounded by its timeout.
  *
  * Instants are CLOCK_MONOTONIC ns: both processes run on the same machine
  * and share the clock (a time namespace would break this; the suite's test
@@ -41,7 +41,7 @@
 /* How long the server waits for one client's request or reply. */
 #define EQ_SERVER_IO_TIMEOUT_NS	(100 * SE_NS_PER_MS)
 
-typedef struct eq_server eq_server_t;
+typedef struct energy_query_server energy_query_server_t;
 
 /* One answer of the server. */
 typedef struct {
@@ -58,7 +58,7 @@ typedef struct {
 	uint64_t last_sample_ns; /* newest sample (monotonic), 0: none */
 	uint64_t period_ns;	/* the sampler's period and read deadline: */
 	uint64_t deadline_ns;	/* a kicked reading comes within their sum */
-	/* eq_query_step() to a server with a share hook (attribution) */
+	/* energy_query_step() to a server with a share hook (attribution) */
 	bool share;		/* the fields below are an answer */
 	int share_rc;		/* the hook's: 0, -ENOENT unknown step */
 	uint64_t share_mj;	/* the step's share so far */
@@ -71,7 +71,7 @@ typedef struct {
 	uint64_t figure_mj;	/* the node total now */
 	uint64_t figure_power_mw; /* power at the newest sample */
 	uint64_t figure_sample_ns; /* newest sample (monotonic), 0: none */
-} eq_answer_t;
+} energy_query_answer_t;
 
 /* A step, as a query names it (attribution, attrib.h). */
 typedef struct {
@@ -80,7 +80,7 @@ typedef struct {
 	uint32_t ncpus;			/* its job's CPUs on the node, 0: ? */
 	bool begin;			/* the step began at t0 */
 	bool end;			/* the step ended at t1 */
-} eq_step_t;
+} energy_query_step_t;
 
 /*
  * The server's share hook (slurmd in EnergyAttribution=share): called in
@@ -88,9 +88,9 @@ typedef struct {
  * instants; fills the step's share and the end of the last interval split,
  * returns 0 or a negative errno.  Must not block.
  */
-typedef int (*eq_share_fn)(void *arg, const eq_step_t *step, uint64_t t0_ns,
-			   uint64_t t1_ns, uint64_t *share_mj,
-			   uint64_t *last_ns);
+typedef int (*energy_query_share_fn)(void *arg, const energy_query_step_t *step,
+				     uint64_t t0_ns, uint64_t t1_ns,
+				     uint64_t *share_mj, uint64_t *last_ns);
 
 /*
  * The socket path of node `node` in spool_dir: "<spool_dir>/slurm-energy-
@@ -98,8 +98,8 @@ typedef int (*eq_share_fn)(void *arg, const eq_step_t *step, uint64_t t0_ns,
  * -ENAMETOOLONG when it does not fit buf or an AF_UNIX address (108 bytes
  * with its NUL): the path is then still written, cut, for the message.
  */
-int eq_socket_path(const char *spool_dir, const char *node, char *buf,
-		   size_t len);
+int energy_query_socket_path(const char *spool_dir, const char *node, char *buf,
+			     size_t len);
 
 /*
  * Serve sampler s at path (a stale socket there is replaced; any other kind
@@ -108,19 +108,21 @@ int eq_socket_path(const char *spool_dir, const char *node, char *buf,
  * server.  Returns the server, or NULL with errno set and a message naming
  * the path in err (ENAMETOOLONG for a path too long for AF_UNIX).
  */
-eq_server_t *eq_server_start(const char *path, sampler_t *s,
-			     uint64_t period_ns, uint64_t deadline_ns,
-			     char *err, size_t err_len);
+energy_query_server_t *energy_query_server_start(const char *path, sampler_t *s,
+						 uint64_t period_ns,
+						 uint64_t deadline_ns,
+						 char *err, size_t err_len);
 
 /*
  * Stop the thread (within EQ_SERVER_IO_TIMEOUT_NS: it never waits longer on
  * a client), close and unlink the socket.  srv may be NULL.
  */
-void eq_server_stop(eq_server_t *srv);
+void energy_query_server_stop(energy_query_server_t *srv);
 
 /* Install the share hook (NULL: none); may be called while serving.  A
  * query whose share is not final yet (last_ns < t1) kicks the sampler. */
-void eq_server_set_share(eq_server_t *srv, eq_share_fn fn, void *arg);
+void energy_query_server_set_share(energy_query_server_t *srv,
+				   energy_query_share_fn fn, void *arg);
 
 /*
  * The server's figure hook (slurmd): the owner's running total now, in its
@@ -132,21 +134,23 @@ void eq_server_set_share(eq_server_t *srv, eq_share_fn fn, void *arg);
  * (microseconds) instead of an authenticated RPC to slurmd (a munge
  * credential each way) at every accounting poll.
  */
-typedef int (*eq_figure_fn)(void *arg, uint64_t *figure_mj,
+typedef int (*energy_query_figure_fn)(void *arg, uint64_t *figure_mj,
 			    uint64_t *power_mw, uint64_t *sample_ns);
 
 /* A random 64-bit id, never 0 (a server's generation, a figure's id). */
-uint64_t eq_random_id(void);
+uint64_t energy_query_random_id(void);
 
 /* Install the figure hook (NULL: none) and the id of its continuity
  * (figure_id: the same for as long as the figure never restarts from
  * zero); may be called while serving. */
-void eq_server_set_figure(eq_server_t *srv, eq_figure_fn fn, void *arg,
-			  uint64_t figure_id);
+void energy_query_server_set_figure(energy_query_server_t *srv,
+				    energy_query_figure_fn fn, void *arg,
+				    uint64_t figure_id);
 
 /* Requests answered and refused (wrong peer, bad request) so far. */
-void eq_server_counts(eq_server_t *srv, unsigned long *answered,
-		      unsigned long *refused);
+void energy_query_server_counts(energy_query_server_t *srv,
+				unsigned long *answered,
+				unsigned long *refused);
 
 /*
  * Ask the server at path for the node's energy at monotonic t0_ns and t1_ns
@@ -156,8 +160,8 @@ void eq_server_counts(eq_server_t *srv, unsigned long *answered,
  * server refused us (our uid), -EPROTO a reply that is not one, -EINVAL bad
  * arguments, -ENAMETOOLONG path too long for AF_UNIX.
  */
-int eq_query(const char *path, uint64_t t0_ns, uint64_t t1_ns,
-	     uint64_t timeout_ns, eq_answer_t *out);
+int energy_query(const char *path, uint64_t t0_ns, uint64_t t1_ns,
+		 uint64_t timeout_ns, energy_query_answer_t *out);
 
 /*
  * The same, asking only what is known now: the server kicks no reading for
@@ -167,12 +171,13 @@ int eq_query(const char *path, uint64_t t0_ns, uint64_t t1_ns,
  * marked): a kicked read costs slurmd and the meter a transaction for
  * nothing.
  */
-int eq_query_known(const char *path, uint64_t t0_ns, uint64_t t1_ns,
-		   uint64_t timeout_ns, eq_answer_t *out);
+int energy_query_known(const char *path, uint64_t t0_ns, uint64_t t1_ns,
+		       uint64_t timeout_ns, energy_query_answer_t *out);
 
-/* The same as eq_query, naming a step (NULL: as eq_query) for its share. */
-int eq_query_step(const char *path, uint64_t t0_ns, uint64_t t1_ns,
-		  const eq_step_t *step, uint64_t timeout_ns,
-		  eq_answer_t *out);
+/* The same as energy_query(), naming a step (NULL: as energy_query()) for
+ * its share. */
+int energy_query_step(const char *path, uint64_t t0_ns, uint64_t t1_ns,
+		      const energy_query_step_t *step, uint64_t timeout_ns,
+		      energy_query_answer_t *out);
 
 #endif

@@ -43,7 +43,7 @@ typedef struct {
 	char dir[64];
 	char path[160];
 	sampler_t *s;
-	eq_server_t *srv;
+	energy_query_server_t *srv;
 } fixture_t;
 
 static inline int eqf_reads(void)
@@ -76,19 +76,19 @@ static inline void eqf_up(fixture_t *f, const char *dir_template)
 	__atomic_store_n(&eqf_reads_count, 0, __ATOMIC_SEQ_CST);
 	snprintf(f->dir, sizeof(f->dir), "%s", dir_template);
 	ck_assert_ptr_nonnull(mkdtemp(f->dir));
-	ck_assert_int_eq(eq_socket_path(f->dir, "n1", f->path,
+	ck_assert_int_eq(energy_query_socket_path(f->dir, "n1", f->path,
 					sizeof(f->path)), 0);
 	f->s = sampler_start(&eqf_ops, NULL, &cfg);
 	ck_assert_ptr_nonnull(f->s);
 	eqf_wait_reads(1);
-	f->srv = eq_server_start(f->path, f->s, cfg.period_ns,
-				 cfg.deadline_ns, err, sizeof(err));
+	f->srv = energy_query_server_start(f->path, f->s, cfg.period_ns,
+					   cfg.deadline_ns, err, sizeof(err));
 	ck_assert_msg(f->srv, "server: %s", err);
 }
 
 static inline void eqf_down(fixture_t *f)
 {
-	eq_server_stop(f->srv);
+	energy_query_server_stop(f->srv);
 	sampler_stop(f->s);
 	rmdir(f->dir);
 }

@@ -48,7 +48,7 @@ static int _raw_connect(const char *path)
 START_TEST(test_round_trip_complete_after_kick)
 {
 	fixture_t f;
-	eq_answer_t a, b;
+	energy_query_answer_t a, b;
 	sampler_status_t st;
 	uint64_t t0, t1, expect;
 
@@ -58,7 +58,7 @@ START_TEST(test_round_trip_complete_after_kick)
 	se_sleep_ns(50 * MS);
 	t1 = se_mono_ns();		/* past the newest sample */
 
-	ck_assert_int_eq(eq_query(f.path, t0, t1, SEC, &a), 0);
+	ck_assert_int_eq(energy_query(f.path, t0, t1, SEC, &a), 0);
 	ck_assert(a.complete0);
 	ck_assert(!a.complete1);
 	ck_assert(a.kicked);
@@ -68,7 +68,7 @@ START_TEST(test_round_trip_complete_after_kick)
 
 	/* The kick brings the reading after t1, long before the tick. */
 	eqf_wait_reads(2);
-	ck_assert_int_eq(eq_query(f.path, t0, t1, SEC, &b), 0);
+	ck_assert_int_eq(energy_query(f.path, t0, t1, SEC, &b), 0);
 	ck_assert(b.complete0 && b.complete1);
 	ck_assert(!b.kicked);
 	ck_assert_uint_eq(b.generation, a.generation);
@@ -87,7 +87,7 @@ END_TEST
 START_TEST(test_known_query_kicks_no_reading)
 {
 	fixture_t f;
-	eq_answer_t a, b;
+	energy_query_answer_t a, b;
 	sampler_status_t st;
 	uint64_t t0, t1;
 
@@ -97,7 +97,7 @@ START_TEST(test_known_query_kicks_no_reading)
 	se_sleep_ns(20 * MS);
 	t1 = se_mono_ns();
 
-	ck_assert_int_eq(eq_query_known(f.path, t0, t1, SEC, &a), 0);
+	ck_assert_int_eq(energy_query_known(f.path, t0, t1, SEC, &a), 0);
 	ck_assert(a.complete0);
 	ck_assert(!a.complete1);
 	ck_assert(!a.kicked);
@@ -106,7 +106,7 @@ START_TEST(test_known_query_kicks_no_reading)
 	se_sleep_ns(100 * MS);
 	ck_assert_int_eq(eqf_reads(), 1);
 
-	ck_assert_int_eq(eq_query(f.path, t0, t1, SEC, &b), 0);
+	ck_assert_int_eq(energy_query(f.path, t0, t1, SEC, &b), 0);
 	ck_assert(b.kicked);
 	eqf_wait_reads(2);
 	eqf_down(&f);
@@ -118,11 +118,11 @@ END_TEST
  * on the server's thread: what it saw is kept under hook_lock (the answer
  * on the socket orders it already, but helgrind cannot see that order). */
 static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
-static eq_step_t hook_step;
+static energy_query_step_t hook_step;
 static uint64_t hook_t0, hook_t1;
 static int hook_calls;
 
-static int _hook(void *arg, const eq_step_t *step, uint64_t t0_ns,
+static int _hook(void *arg, const energy_query_step_t *step, uint64_t t0_ns,
 		 uint64_t t1_ns, uint64_t *share_mj, uint64_t *last_ns)
 {
 	pthread_mutex_lock(&hook_lock);
@@ -136,7 +136,7 @@ static int _hook(void *arg, const eq_step_t *step, uint64_t t0_ns,
 	return step->job_id == 99 ? -ENOENT : 0;
 }
 
-static void _hook_seen(eq_step_t *step, uint64_t *t0, uint64_t *t1,
+static void _hook_seen(energy_query_step_t *step, uint64_t *t0, uint64_t *t1,
 		       int *calls)
 {
 	pthread_mutex_lock(&hook_lock);
@@ -149,24 +149,24 @@ static void _hook_seen(eq_step_t *step, uint64_t *t0, uint64_t *t1,
 
 START_TEST(test_share_hook)
 {
-	eq_step_t st = { .job_id = 7, .step_id = 0xfffffffbu, .ncpus = 3,
+	energy_query_step_t st = { .job_id = 7, .step_id = 0xfffffffbu, .ncpus = 3,
 			 .begin = true };
 	fixture_t f;
-	eq_answer_t a;
-	eq_step_t seen;
+	energy_query_answer_t a;
+	energy_query_step_t seen;
 	uint64_t t, t0, t1;
 	int calls;
 
 	eqf_up(&f, "/tmp/se-eq-XXXXXX");
 	/* no hook: no share in the answer */
 	t = se_mono_ns();
-	ck_assert_int_eq(eq_query_step(f.path, t, t, &st, SEC, &a), 0);
+	ck_assert_int_eq(energy_query_step(f.path, t, t, &st, SEC, &a), 0);
 	ck_assert(!a.share);
-	eq_server_set_share(f.srv, _hook, (void *) 1);
+	energy_query_server_set_share(f.srv, _hook, (void *) 1);
 	pthread_mutex_lock(&hook_lock);
 	hook_calls = 0;
 	pthread_mutex_unlock(&hook_lock);
-	ck_assert_int_eq(eq_query_step(f.path, 5, 2000, &st, SEC, &a), 0);
+	ck_assert_int_eq(energy_query_step(f.path, 5, 2000, &st, SEC, &a), 0);
 	ck_assert(a.share);
 	ck_assert_int_eq(a.share_rc, 0);
 	ck_assert_uint_eq(a.share_mj, 4243);
@@ -184,13 +184,13 @@ START_TEST(test_share_hook)
 	st.job_id = 99;
 	st.begin = false;
 	st.end = true;
-	ck_assert_int_eq(eq_query_step(f.path, 5, 6, &st, SEC, &a), 0);
+	ck_assert_int_eq(energy_query_step(f.path, 5, 6, &st, SEC, &a), 0);
 	ck_assert_int_eq(a.share_rc, -ENOENT);
 	_hook_seen(&seen, &t0, &t1, &calls);
 	ck_assert_int_eq(calls, 2);
 	ck_assert(seen.end && !seen.begin);
 	/* a plain query never calls the hook */
-	ck_assert_int_eq(eq_query(f.path, 5, 6, SEC, &a), 0);
+	ck_assert_int_eq(energy_query(f.path, 5, 6, SEC, &a), 0);
 	ck_assert(!a.share);
 	_hook_seen(&seen, &t0, &t1, &calls);
 	ck_assert_int_eq(calls, 2);
@@ -212,18 +212,18 @@ static int _figure(void *arg, uint64_t *figure_mj, uint64_t *power_mw,
 
 START_TEST(test_figure_hook)
 {
-	eq_step_t st = { .job_id = 7, .step_id = 0, .begin = true };
+	energy_query_step_t st = { .job_id = 7, .step_id = 0, .begin = true };
 	fixture_t f;
-	eq_answer_t a;
+	energy_query_answer_t a;
 	uint64_t t;
 
 	eqf_up(&f, "/tmp/se-eq-XXXXXX");
 	/* no hook: no figure */
 	t = se_mono_ns();
-	ck_assert_int_eq(eq_query(f.path, t, t, SEC, &a), 0);
+	ck_assert_int_eq(energy_query(f.path, t, t, SEC, &a), 0);
 	ck_assert(!a.figure);
-	eq_server_set_figure(f.srv, _figure, (void *) 1, 0xabcdef);
-	ck_assert_int_eq(eq_query(f.path, t, t, SEC, &a), 0);
+	energy_query_server_set_figure(f.srv, _figure, (void *) 1, 0xabcdef);
+	ck_assert_int_eq(energy_query(f.path, t, t, SEC, &a), 0);
 	ck_assert(a.figure);
 	ck_assert_uint_eq(a.figure_id, 0xabcdef);
 	ck_assert_uint_eq(a.figure_mj, 123456789);
@@ -233,17 +233,17 @@ START_TEST(test_figure_hook)
 	ck_assert_int_eq(a.rc0, 0);
 	ck_assert_uint_ne(a.generation, 0);
 	/* a step query carries it too (no share hook: no share) */
-	ck_assert_int_eq(eq_query_step(f.path, t, t, &st, SEC, &a), 0);
+	ck_assert_int_eq(energy_query_step(f.path, t, t, &st, SEC, &a), 0);
 	ck_assert(a.figure && !a.share);
 	ck_assert_uint_eq(a.figure_mj, 123456789);
 	/* a hook that cannot answer now: no figure, the query still works */
-	eq_server_set_figure(f.srv, _figure, (void *) 2, 0xabcdef);
-	ck_assert_int_eq(eq_query(f.path, t, t, SEC, &a), 0);
+	energy_query_server_set_figure(f.srv, _figure, (void *) 2, 0xabcdef);
+	ck_assert_int_eq(energy_query(f.path, t, t, SEC, &a), 0);
 	ck_assert(!a.figure);
 	ck_assert_uint_eq(a.figure_mj, 0);
 	/* hook removed */
-	eq_server_set_figure(f.srv, NULL, NULL, 0);
-	ck_assert_int_eq(eq_query(f.path, t, t, SEC, &a), 0);
+	energy_query_server_set_figure(f.srv, NULL, NULL, 0);
+	ck_assert_int_eq(energy_query(f.path, t, t, SEC, &a), 0);
 	ck_assert(!a.figure);
 	eqf_down(&f);
 }
@@ -251,7 +251,7 @@ END_TEST
 
 START_TEST(test_random_id_never_zero_and_differs)
 {
-	uint64_t a = eq_random_id(), b = eq_random_id();
+	uint64_t a = energy_query_random_id(), b = energy_query_random_id();
 
 	ck_assert_uint_ne(a, 0);
 	ck_assert_uint_ne(b, 0);
@@ -262,18 +262,18 @@ END_TEST
 START_TEST(test_one_instant_and_bad_order)
 {
 	fixture_t f;
-	eq_answer_t a;
+	energy_query_answer_t a;
 	uint64_t t;
 
 	eqf_up(&f, "/tmp/se-eq-XXXXXX");
 	t = se_mono_ns();	/* after the first sample: it can complete */
-	ck_assert_int_eq(eq_query(f.path, t, t, SEC, &a), 0);
+	ck_assert_int_eq(energy_query(f.path, t, t, SEC, &a), 0);
 	ck_assert(a.kicked);
 	eqf_wait_reads(2);
-	ck_assert_int_eq(eq_query(f.path, t, t, SEC, &a), 0);
+	ck_assert_int_eq(energy_query(f.path, t, t, SEC, &a), 0);
 	ck_assert(a.complete0 && a.complete1);
 	ck_assert_uint_eq(a.e0_mj, a.e1_mj);
-	ck_assert_int_eq(eq_query(f.path, t + 1, t, SEC, &a), -EINVAL);
+	ck_assert_int_eq(energy_query(f.path, t + 1, t, SEC, &a), -EINVAL);
 	eqf_down(&f);
 }
 END_TEST
@@ -281,7 +281,7 @@ END_TEST
 START_TEST(test_silent_client_does_not_block)
 {
 	fixture_t f;
-	eq_answer_t a;
+	energy_query_answer_t a;
 	uint64_t start, took;
 	char buf[8];
 	int fd;
@@ -292,7 +292,7 @@ START_TEST(test_silent_client_does_not_block)
 	/* The server is busy with the silent one: we still get an answer
 	 * within its I/O timeout, not our own (1 s). */
 	start = se_mono_ns();
-	ck_assert_int_eq(eq_query(f.path, 0, 0, SEC, &a), 0);
+	ck_assert_int_eq(energy_query(f.path, 0, 0, SEC, &a), 0);
 	took = se_mono_ns() - start;
 	ck_assert_msg(took < EQ_SERVER_IO_TIMEOUT_NS + 100 * MS,
 		      "query took %.3f s", (double) took / SEC);
@@ -317,7 +317,7 @@ START_TEST(test_garbage_refused)
 	/* a reply (status -EPROTO), then the server closes */
 	ck_assert_int_gt(recv(fd, buf, sizeof(buf), 0), 0);
 	close(fd);
-	eq_server_counts(f.srv, &answered, &refused);
+	energy_query_server_counts(f.srv, &answered, &refused);
 	ck_assert_uint_eq(answered, 0);
 	ck_assert_uint_eq(refused, 1);
 	eqf_down(&f);
@@ -327,7 +327,7 @@ END_TEST
 START_TEST(test_wrong_peer_refused)
 {
 	fixture_t f;
-	eq_answer_t a;
+	energy_query_answer_t a;
 	pid_t pid;
 	int status;
 
@@ -342,7 +342,7 @@ START_TEST(test_wrong_peer_refused)
 	if (pid == 0) {
 		if (setuid(65534))
 			_exit(2);
-		_exit(eq_query(f.path, 0, 0, SEC, &a) == -EACCES ? 0 : 1);
+		_exit(energy_query(f.path, 0, 0, SEC, &a) == -EACCES ? 0 : 1);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status));
@@ -367,45 +367,46 @@ END_TEST
 START_TEST(test_path_too_long)
 {
 	char dir[200], path[300], err[256] = "";
-	eq_answer_t a;
+	energy_query_answer_t a;
 	sampler_t *s = (sampler_t *) 1;	/* never used: refused first */
 
 	memset(dir, 'd', sizeof(dir) - 1);
 	dir[0] = '/';
 	dir[sizeof(dir) - 1] = '\0';
-	ck_assert_int_eq(eq_socket_path(dir, "n1", path, sizeof(path)),
+	ck_assert_int_eq(energy_query_socket_path(dir, "n1", path, sizeof(path)),
 			 -ENAMETOOLONG);
-	ck_assert_int_eq(eq_socket_path(dir, "n1", path, 16), -ENAMETOOLONG);
-	ck_assert_int_eq(eq_socket_path("", "n1", path, sizeof(path)),
+	ck_assert_int_eq(energy_query_socket_path(dir, "n1", path, 16), -ENAMETOOLONG);
+	ck_assert_int_eq(energy_query_socket_path("", "n1", path, sizeof(path)),
 			 -EINVAL);
 	snprintf(path, sizeof(path), "%s/slurm-energy-n1.sock", dir);
-	ck_assert_ptr_null(eq_server_start(path, s, SEC, SEC, err,
-					   sizeof(err)));
+	ck_assert_ptr_null(energy_query_server_start(path, s, SEC, SEC, err,
+						     sizeof(err)));
 	ck_assert_int_eq(errno, ENAMETOOLONG);
 	ck_assert_msg(strstr(err, "at most 107") && strstr(err, "SlurmdSpoolDir"),
 		      "message: %s", err);
-	ck_assert_int_eq(eq_query(path, 0, 0, SEC, &a), -ENAMETOOLONG);
+	ck_assert_int_eq(energy_query(path, 0, 0, SEC, &a), -ENAMETOOLONG);
 }
 END_TEST
 
 START_TEST(test_stop_unlinks_and_restart_is_new_generation)
 {
 	fixture_t f;
-	eq_answer_t a;
+	energy_query_answer_t a;
 	uint64_t gen;
 	char err[256];
 
 	eqf_up(&f, "/tmp/se-eq-XXXXXX");
-	ck_assert_int_eq(eq_query(f.path, 0, 0, SEC, &a), 0);
+	ck_assert_int_eq(energy_query(f.path, 0, 0, SEC, &a), 0);
 	gen = a.generation;
-	eq_server_stop(f.srv);
+	energy_query_server_stop(f.srv);
 	ck_assert_int_eq(access(f.path, F_OK), -1);
 	ck_assert_int_eq(errno, ENOENT);
-	ck_assert_int_eq(eq_query(f.path, 0, 0, SEC, &a), -ENOENT);
+	ck_assert_int_eq(energy_query(f.path, 0, 0, SEC, &a), -ENOENT);
 
-	f.srv = eq_server_start(f.path, f.s, SEC, SEC, err, sizeof(err));
+	f.srv = energy_query_server_start(f.path, f.s, SEC, SEC, err,
+					  sizeof(err));
 	ck_assert_msg(f.srv, "%s", err);
-	ck_assert_int_eq(eq_query(f.path, 0, 0, SEC, &a), 0);
+	ck_assert_int_eq(energy_query(f.path, 0, 0, SEC, &a), 0);
 	ck_assert_uint_ne(a.generation, gen);
 	eqf_down(&f);
 }
@@ -414,17 +415,17 @@ END_TEST
 START_TEST(test_stale_socket_replaced_other_file_kept)
 {
 	fixture_t f;
-	eq_answer_t a;
+	energy_query_answer_t a;
 	char err[256] = "", other[160];
 	sampler_t *s;
-	eq_server_t *srv2;
+	energy_query_server_t *srv2;
 	int fd;
 
 	eqf_up(&f, "/tmp/se-eq-XXXXXX");
 	/* A second server on a live socket is refused. */
 	s = f.s;
-	ck_assert_ptr_null(eq_server_start(f.path, s, SEC, SEC, err,
-					   sizeof(err)));
+	ck_assert_ptr_null(energy_query_server_start(f.path, s, SEC, SEC, err,
+						     sizeof(err)));
 	ck_assert_int_eq(errno, EADDRINUSE);
 
 	/* A socket file left by a dead server is replaced. */
@@ -438,17 +439,17 @@ START_TEST(test_stale_socket_replaced_other_file_kept)
 				      sizeof(sa)), 0);
 		close(fd);	/* bound, never listened: stale */
 	}
-	srv2 = eq_server_start(other, s, SEC, SEC, err, sizeof(err));
+	srv2 = energy_query_server_start(other, s, SEC, SEC, err, sizeof(err));
 	ck_assert_msg(srv2, "%s", err);
-	ck_assert_int_eq(eq_query(other, 0, 0, SEC, &a), 0);
-	eq_server_stop(srv2);
+	ck_assert_int_eq(energy_query(other, 0, 0, SEC, &a), 0);
+	energy_query_server_stop(srv2);
 
 	/* A regular file is never touched. */
 	fd = open(other, O_CREAT | O_WRONLY, 0600);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	ck_assert_ptr_null(eq_server_start(other, s, SEC, SEC, err,
-					   sizeof(err)));
+	ck_assert_ptr_null(energy_query_server_start(other, s, SEC, SEC, err,
+						     sizeof(err)));
 	ck_assert_int_eq(errno, EEXIST);
 	ck_assert_int_eq(access(other, F_OK), 0);
 	unlink(other);

@@ -50,7 +50,8 @@ static void _up(fixture_t *f, bool figure)
 {
 	eqf_up(f, "/tmp/se-eqt-XXXXXX");
 	if (figure)
-		eq_server_set_figure(f->srv, _figure, f->s, FIGURE_ID);
+		energy_query_server_set_figure(f->srv, _figure, f->s,
+					       FIGURE_ID);
 }
 
 static const char *_tool(void)

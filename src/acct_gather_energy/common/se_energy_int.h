@@ -123,10 +123,11 @@ bool se_share_mode(void);
  */
 void se_share_start(const char *node_name, sampler_config_t *cfg);
 
-/* The query server's share hook (eq_share_fn; its own thread, without
+/* The query server's share hook (energy_query_share_fn; its own thread, without
  * se_state_lock). */
-int se_share_answer(void *arg, const eq_step_t *st, uint64_t t0_ns,
-		    uint64_t t1_ns, uint64_t *share_mj, uint64_t *last_ns);
+int se_share_answer(void *arg, const energy_query_step_t *st,
+		    uint64_t t0_ns, uint64_t t1_ns, uint64_t *share_mj,
+		    uint64_t *last_ns);
 
 /* ------------------------------------------------- se_energy_step.c */
 
@@ -158,13 +159,13 @@ typedef struct {
 	bool settled;		/* step_j is final: no more refreshes */
 	bool conf_bad;		/* acct_gather.conf refused in this step */
 	/* for the live settle (no window_energy): slurmd's query channel */
-	char eq_path[108];	/* "" when there is none */
-	int eq_rc;		/* last query's result (logged on change) */
+	char energy_query_path[108];	/* "" when there is none */
+	int energy_query_rc;		/* last query's result (logged on change) */
 	uint64_t first_poll_ns;	/* monotonic: first accounting poll, as the
 				 * first task starts: t0 of a live settle */
 	uint64_t end_ns;	/* monotonic twin of end_wall_ns: t1 */
 	bool poll_answered;	/* the query of the poll at end_ns ... */
-	eq_answer_t poll_answer; /* ... answered this */
+	energy_query_answer_t poll_answer; /* ... answered this */
 	bool have_e0;		/* e0_mj is final (a sample after t0) */
 	uint64_t e0_mj;		/* sampler energy at t0 ... */
 	uint64_t e0_gen;	/* ... from this server generation */
@@ -200,7 +201,7 @@ uint64_t se_step_t0(void);
  * kick, the question makes slurmd read the meter for t1.  0 or -errno.
  */
 int se_step_query(uint64_t t1_ns, bool kick, uint64_t timeout_ns,
-		  eq_answer_t *a);
+		  energy_query_answer_t *a);
 
 /*
  * EnergyAttribution=share: ask slurmd for the step's share up to t1 (end:
@@ -208,7 +209,7 @@ int se_step_query(uint64_t t1_ns, bool kick, uint64_t timeout_ns,
  * not know the step (yet), -EPROTO slurmd is not in share mode.
  */
 int se_step_share(uint64_t t1_ns, bool end, uint64_t timeout_ns,
-		  eq_answer_t *a);
+		  energy_query_answer_t *a);
 
 /* ----------------------------------------------- se_energy_settle.c */
 

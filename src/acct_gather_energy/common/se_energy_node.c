@@ -57,7 +57,8 @@ typedef struct {
 	bool have_first;	/* first_* valid (for ave_watts) */
 	uint64_t first_ns;
 	uint64_t first_mj;
-	eq_server_t *eq;	/* steps' energy queries (live sources) */
+	/* the steps' energy queries (live sources) */
+	energy_query_server_t *query_server;
 } node_state_t;
 
 static node_state_t node;
@@ -73,8 +74,8 @@ static void _node_stop(void)
 	if (!node.sampler)
 		return;
 	/* The query server reads the sampler: it goes first. */
-	eq_server_stop(node.eq);
-	node.eq = NULL;
+	energy_query_server_stop(node.query_server);
+	node.query_server = NULL;
 	/*
 	 * sampler_stop() joins the thread, or detaches it when the backend
 	 * overruns its deadline; a detached thread may still use dev, so dev
@@ -260,7 +261,7 @@ static void _node_serve(const char *name)
 
 	if (se_energy_plugin.window_energy && !se_share_mode())
 		return;
-	rc = eq_socket_path(_spool_dir(), name, path, sizeof(path));
+	rc = energy_query_socket_path(_spool_dir(), name, path, sizeof(path));
 	if (rc == -ENAMETOOLONG) {
 		error("%s: node %s: energy query socket path too long for AF_UNIX (at most 107 bytes): %s; choose a shorter SlurmdSpoolDir. Steps keep their running energy figure",
 		      plugin_type, name, path);
@@ -271,23 +272,23 @@ static void _node_serve(const char *name)
 		      plugin_type, name);
 		return;
 	}
-	node.eq = eq_server_start(path, node.sampler,
-				  node.meter.cfg.period_ns,
-				  node.meter.cfg.deadline_ns, err,
-				  sizeof(err));
-	if (!node.eq)
+	node.query_server = energy_query_server_start(
+		path, node.sampler, node.meter.cfg.period_ns,
+		node.meter.cfg.deadline_ns, err, sizeof(err));
+	if (!node.query_server)
 		error("%s: node %s: %s; steps keep their running energy figure",
 		      plugin_type, name, err);
 	else
 		debug("%s: node %s: serving step energy queries on %s",
 		      plugin_type, name, path);
-	if (node.eq && se_share_mode())
-		eq_server_set_share(node.eq, se_share_answer, NULL);
-	if (node.eq && !se_share_mode()) {
+	if (node.query_server && se_share_mode())
+		energy_query_server_set_share(node.query_server,
+					      se_share_answer, NULL);
+	if (node.query_server && !se_share_mode()) {
 		if (!figure_id)
-			figure_id = eq_random_id();
-		eq_server_set_figure(node.eq, _node_figure, node.sampler,
-				     figure_id);
+			figure_id = energy_query_random_id();
+		energy_query_server_set_figure(node.query_server, _node_figure,
+					       node.sampler, figure_id);
 	}
 }
 

@@ -59,7 +59,7 @@
  * One question of a live or share settle's wait (se_state_lock held): 0,
  * with *done set when the answer in *a is final, or -errno.
  */
-typedef int (*settle_ask_fn)(void *arg, eq_answer_t *a, bool *done);
+typedef int (*settle_ask_fn)(void *arg, energy_query_answer_t *a, bool *done);
 
 /* Steps whose end is the job's own: a wait there delays the job. */
 static bool _step_ends_job(const stepd_step_rec_t *job)
@@ -112,7 +112,7 @@ static uint64_t _settle_pause(uint64_t *pause_ns, uint64_t limit_ns)
  * -errno.
  */
 static int _settle_ask_until(settle_ask_fn ask, void *arg, uint64_t begin_ns,
-			     uint64_t limit_ns, eq_answer_t *a)
+			     uint64_t limit_ns, energy_query_answer_t *a)
 {
 	uint64_t pause = LIVE_RETRY_NS, wait, read_limit;
 	bool done = false;
@@ -155,7 +155,7 @@ static void _settle_store(stepd_step_rec_t *job, uint64_t joules,
 
 /* Why a live settle keeps the running figure, or NULL when E(t1)-E(t0) is
  * final; *done tells the waiting loop to stop. */
-static const char *_live_verdict(const eq_answer_t *a, bool *done)
+static const char *_live_verdict(const energy_query_answer_t *a, bool *done)
 {
 	*done = true;
 	if (se_step.have_e0 && a->generation != se_step.e0_gen)
@@ -176,7 +176,7 @@ typedef struct {
 	const char *why;	/* the last answer's verdict (_live_verdict) */
 } live_ask_t;
 
-static int _live_ask(void *arg, eq_answer_t *a, bool *done)
+static int _live_ask(void *arg, energy_query_answer_t *a, bool *done)
 {
 	live_ask_t *q = arg;
 	int rc = se_step_query(q->t1_ns, true, LIVE_QUERY_TIMEOUT_NS, a);
@@ -195,7 +195,7 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 {
 	uint64_t begin = se_mono_ns(), limit, t0, joules, running_j;
 	live_ask_t q = { 0 };
-	eq_answer_t a = { 0 };
+	energy_query_answer_t a = { 0 };
 	unsigned asked;
 	int rc;
 
@@ -227,7 +227,7 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 }
 
 /* A share settle's question: the share up to t1, the step's end told. */
-static int _share_ask(void *arg, eq_answer_t *a, bool *done)
+static int _share_ask(void *arg, energy_query_answer_t *a, bool *done)
 {
 	uint64_t t1_ns = *(const uint64_t *) arg;
 	int rc = se_step_share(t1_ns, true, LIVE_QUERY_TIMEOUT_NS, a);
@@ -246,7 +246,7 @@ static int _share_ask(void *arg, eq_answer_t *a, bool *done)
 static int _settle_share(stepd_step_rec_t *job, unsigned max_wait_s)
 {
 	uint64_t begin = se_mono_ns(), limit, t1, running_j;
-	eq_answer_t a = { 0 };
+	energy_query_answer_t a = { 0 };
 	int rc;
 
 	limit = begin + _settle_cap(max_wait_s) * SE_NS_PER_SEC;
@@ -375,7 +375,7 @@ const char *se_settle_refused(void)
 	if (se_step.settled)
 		return "already settled";
 	if (se_share_mode())
-		return se_step.eq_path[0] ? NULL :
+		return se_step.energy_query_path[0] ? NULL :
 		       "no energy query socket for this node";
 	if (se_energy_plugin.window_energy) {
 		if (se_step.conf_bad)
@@ -386,7 +386,7 @@ const char *se_settle_refused(void)
 			return "batch, extern or interactive step";
 		return NULL;
 	}
-	if (!se_step.eq_path[0])
+	if (!se_step.energy_query_path[0])
 		return "no energy query socket for this node";
 	return NULL;
 }

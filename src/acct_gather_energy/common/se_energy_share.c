@@ -12,13 +12,15 @@
  * queries, the settle of its share) is in se_energy_step.c and
  * se_energy_settle.c.
  *
- * acfg: the keys, in every process.  slurmd: attr, the split, lives as
- * long as slurmd (the plugin is -z nodelete: a reload continues every
- * step's share); attr_lock guards it between the sampler thread
- * (on_sample: split) and the query server's thread (shares).  attr_scan,
- * attr_scan_rc, attr_said_sluid and the status file are the sampler
- * thread's, under scan_lock (a sampler thread left behind by a reload,
- * stuck in its meter, may still finish one sample).
+ * share_conf: the EnergyAttribution keys, in every process.  slurmd:
+ * split, the node's energy split among its steps (attrib.h), lives as long
+ * as slurmd (the plugin is -z nodelete: a reload continues every step's
+ * share); split_lock guards it between the sampler thread (on_sample:
+ * split) and the query server's thread (shares).  cgroup_scan (the CPU
+ * time of every step's cgroup under cgroup_root), cgroup_scan_rc,
+ * said_sluid and the status file are the sampler thread's, under
+ * scan_lock (a sampler thread left behind by a reload, stuck in its meter,
+ * may still finish one sample).
  */
 #include "config.h"	/* Slurm's: its headers depend on it */
 
@@ -35,30 +37,30 @@
 #include "attrib.h"
 #include "cg_cpu.h"
 
-static attrib_conf_t acfg;
-static char acfg_root[PATH_MAX];	/* EnergyCgroupRoot, "" auto */
-static pthread_mutex_t attr_lock = PTHREAD_MUTEX_INITIALIZER;
+static attrib_conf_t share_conf;
+static char conf_cgroup_root[PATH_MAX];	/* EnergyCgroupRoot, "" auto */
+static pthread_mutex_t split_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
-static attrib_t *attr;
-static char attr_root[PATH_MAX];
-static cg_scan_t attr_scan;
-static bool attr_said_sluid;	/* SLUID job cgroups seen last scan */
-static int attr_scan_rc = 1;		/* 1: none yet */
-static char attr_status[PATH_MAX];	/* the totals file, "" none */
+static attrib_t *split;
+static char cgroup_root[PATH_MAX];
+static cg_scan_t cgroup_scan;
+static bool said_sluid;	/* SLUID job cgroups seen last scan */
+static int cgroup_scan_rc = 1;		/* 1: none yet */
+static char split_status[PATH_MAX];	/* the totals file, "" none */
 
 bool se_share_mode(void)
 {
-	return acfg.mode == ATTRIB_MODE_SHARE;
+	return share_conf.mode == ATTRIB_MODE_SHARE;
 }
 
 void se_energy_set_attribution(const attrib_conf_t *c)
 {
 	slurm_mutex_lock(&se_state_lock);
-	acfg.mode = c->mode;
-	acfg.idle = c->idle;
-	acfg.idle_set = c->idle_set;
-	acfg.idle_mw = c->idle_mw;
-	snprintf(acfg_root, sizeof(acfg_root), "%s",
+	share_conf.mode = c->mode;
+	share_conf.idle = c->idle;
+	share_conf.idle_set = c->idle_set;
+	share_conf.idle_mw = c->idle_mw;
+	snprintf(conf_cgroup_root, sizeof(conf_cgroup_root), "%s",
 		 c->cgroup_root ? c->cgroup_root : "");
 	slurm_mutex_unlock(&se_state_lock);
 }
@@ -75,18 +77,18 @@ static void _attr_write_status(const attrib_totals_t *t, uint64_t t_ns)
 	char tmp[PATH_MAX + 8];
 	FILE *f;
 
-	if (!attr_status[0])
+	if (!split_status[0])
 		return;
-	snprintf(tmp, sizeof(tmp), "%s.new", attr_status);
+	snprintf(tmp, sizeof(tmp), "%s.new", split_status);
 	if (!(f = fopen(tmp, "w")))
 		return;
 	fprintf(f, "time=%.3f t_ns=%"PRIu64" measured_mj=%"PRIu64" charged_mj=%"PRIu64" unattributed_mj=%"PRIu64" idle_mw=%"PRIu64" idle=%s intervals=%lu jobs=%zu sluid_jobs=%zu sluid_unread=%zu\n",
 		(double) se_mono_to_wall_ns(t_ns) / 1e9, t_ns, t->measured_mj,
 		t->charged_mj, t->unattributed_mj, t->idle_mw,
-		acfg.idle_set ? "configured" :
+		share_conf.idle_set ? "configured" :
 		(t->idle_learned ? "learned" : "unknown"), t->intervals,
-		t->jobs, attr_scan.sluid_jobs, attr_scan.sluid_unread);
-	if (fclose(f) || rename(tmp, attr_status))
+		t->jobs, cgroup_scan.sluid_jobs, cgroup_scan.sluid_unread);
+	if (fclose(f) || rename(tmp, split_status))
 		unlink(tmp);
 }
 
@@ -96,23 +98,23 @@ static void _attr_write_status(const attrib_totals_t *t, uint64_t t_ns)
  */
 static int _attr_scan(void)
 {
-	int rc = cg_scan(attr_root, &attr_scan);
+	int rc = cg_scan(cgroup_root, &cgroup_scan);
 
-	if (rc != attr_scan_rc && rc && rc != -ENOENT)
+	if (rc != cgroup_scan_rc && rc && rc != -ENOENT)
 		error("%s: energy attribution: cannot read the steps' CPU time under %s: %s; intervals are merged until it reads again",
-		      plugin_type, attr_root, strerror(-rc));
-	else if (rc != attr_scan_rc)
+		      plugin_type, cgroup_root, strerror(-rc));
+	else if (rc != cgroup_scan_rc)
 		log_flag(ENERGY, "%s: energy attribution: %s %s", plugin_type,
-			 attr_root, rc ? "does not exist yet (no job)" :
+			 cgroup_root, rc ? "does not exist yet (no job)" :
 			 "read");
-	attr_scan_rc = rc;
+	cgroup_scan_rc = rc;
 	/* Slurm 26.05's cgroup v2 names job directories by SLUID unless
 	 * CgroupJobIdPaths=yes; cg_scan() maps them through their steps'
 	 * slurmstepd, and says how many it could not */
-	if (!rc && attr_scan.sluid_unread && !attr_said_sluid)
+	if (!rc && cgroup_scan.sluid_unread && !said_sluid)
 		log_flag(ENERGY, "%s: energy attribution: %zu job cgroup(s) under %s named by SLUID with no slurmstepd to tell their job id, not read this time (CgroupJobIdPaths=yes in cgroup.conf names them by job id)",
-			 plugin_type, attr_scan.sluid_unread, attr_root);
-	attr_said_sluid = !rc && attr_scan.sluid_unread;
+			 plugin_type, cgroup_scan.sluid_unread, cgroup_root);
+	said_sluid = !rc && cgroup_scan.sluid_unread;
 	return rc;
 }
 
@@ -134,44 +136,46 @@ static void _attr_on_sample(void *arg, uint64_t t_ns, uint64_t energy_mj)
 		slurm_mutex_unlock(&scan_lock);
 		return;
 	}
-	slurm_mutex_lock(&attr_lock);
-	if (attr && attrib_interval(attr, t_ns, energy_mj,
-				    rc ? NULL : &attr_scan, NULL, 0) == -ENOMEM)
+	slurm_mutex_lock(&split_lock);
+	if (split && attrib_interval(split, t_ns, energy_mj,
+				     rc ? NULL : &cgroup_scan, NULL,
+				     0) == -ENOMEM)
 		error("%s: energy attribution: out of memory", plugin_type);
-	if (attr)
-		attrib_totals(attr, &tot);
-	slurm_mutex_unlock(&attr_lock);
-	if (attr)
+	if (split)
+		attrib_totals(split, &tot);
+	slurm_mutex_unlock(&split_lock);
+	if (split)
 		_attr_write_status(&tot, t_ns);
 	slurm_mutex_unlock(&scan_lock);
 }
 
-int se_share_answer(void *arg, const eq_step_t *st, uint64_t t0_ns,
-		    uint64_t t1_ns, uint64_t *share_mj, uint64_t *last_ns)
+int se_share_answer(void *arg, const energy_query_step_t *st,
+		    uint64_t t0_ns, uint64_t t1_ns, uint64_t *share_mj,
+		    uint64_t *last_ns)
 {
 	int rc = -ENOENT;
 
 	(void) arg;
-	slurm_mutex_lock(&attr_lock);
-	if (attr) {
+	slurm_mutex_lock(&split_lock);
+	if (split) {
 		if (st->begin)
-			(void) attrib_step_begin(attr, st->job_id, st->step_id,
+			(void) attrib_step_begin(split, st->job_id, st->step_id,
 						 t0_ns, st->ncpus);
 		if (st->end)
-			(void) attrib_step_end(attr, st->job_id, st->step_id,
+			(void) attrib_step_end(split, st->job_id, st->step_id,
 					       t1_ns);
-		rc = attrib_share(attr, st->job_id, st->step_id, share_mj,
+		rc = attrib_share(split, st->job_id, st->step_id, share_mj,
 				  last_ns);
 	}
-	slurm_mutex_unlock(&attr_lock);
+	slurm_mutex_unlock(&split_lock);
 	return rc;
 }
 
 void se_share_start(const char *name, sampler_config_t *cfg)
 {
 	attrib_params_t p = {
-		.idle = acfg.idle, .idle_set = acfg.idle_set,
-		.idle_mw = acfg.idle_mw,
+		.idle = share_conf.idle, .idle_set = share_conf.idle_set,
+		.idle_mw = share_conf.idle_mw,
 		.node_cpus = (&conf && conf) ? conf->cpus : 0,
 	};
 	char root[PATH_MAX];
@@ -179,34 +183,34 @@ void se_share_start(const char *name, sampler_config_t *cfg)
 
 	if (!se_share_mode())
 		return;
-	rc = cg_root_path(acfg_root[0] ? acfg_root : NULL, NULL, name, root,
-			  sizeof(root));
+	rc = cg_root_path(conf_cgroup_root[0] ? conf_cgroup_root : NULL, NULL,
+			  name, root, sizeof(root));
 	if (rc)
 		fatal("%s: node %s: EnergyCgroupRoot=%s: cannot make the cgroup root's path: %s",
-		      plugin_type, name, acfg_root, strerror(-rc));
-	slurm_mutex_lock(&attr_lock);
-	if (!attr)
-		attr = attrib_new(&p);
+		      plugin_type, name, conf_cgroup_root, strerror(-rc));
+	slurm_mutex_lock(&split_lock);
+	if (!split)
+		split = attrib_new(&p);
 	else
-		attrib_rebase(attr);	/* a reload: a new sampler from 0 */
-	slurm_mutex_unlock(&attr_lock);
-	if (!attr)
+		attrib_rebase(split);	/* a reload: a new sampler from 0 */
+	slurm_mutex_unlock(&split_lock);
+	if (!split)
 		fatal("%s: energy attribution: out of memory", plugin_type);
 	slurm_mutex_lock(&scan_lock);
-	strcpy(attr_root, root);
-	attr_scan_rc = 1;
+	strcpy(cgroup_root, root);
+	cgroup_scan_rc = 1;
 	if (!_spool_dir() ||
-	    snprintf(attr_status, sizeof(attr_status),
+	    snprintf(split_status, sizeof(split_status),
 		     "%s/slurm-energy-%s.attribution", _spool_dir(), name) >=
-	    (int) sizeof(attr_status))
-		attr_status[0] = '\0';
+	    (int) sizeof(split_status))
+		split_status[0] = '\0';
 	slurm_mutex_unlock(&scan_lock);
 	cfg->on_sample = _attr_on_sample;
 	cfg->on_sample_arg = NULL;
 	info("%s: node %s: EnergyAttribution=share: each step is charged its share of the node's energy (CPU time from the cgroups under %s; idle %s, %s%s; %u CPUs)",
-	     plugin_type, name, attr_root,
-	     acfg.idle == ATTRIB_IDLE_SHARE ? "shared by allocated CPUs" :
+	     plugin_type, name, cgroup_root,
+	     share_conf.idle == ATTRIB_IDLE_SHARE ? "shared by allocated CPUs" :
 	     "left unattributed",
-	     acfg.idle_set ? "EnergyIdleWatts=" : "idle power learned",
-	     acfg.idle_set ? "set" : " from job-free intervals", p.node_cpus);
+	     share_conf.idle_set ? "EnergyIdleWatts=" : "idle power learned",
+	     share_conf.idle_set ? "set" : " from job-free intervals", p.node_cpus);
 }

@@ -138,7 +138,7 @@ static void _step_account(const acct_gather_energy_t *e, uint64_t now_ns,
 }
 
 /* The step as a share query names it; false before its record is known. */
-static bool _step_ids(eq_step_t *q)
+static bool _step_ids(energy_query_step_t *q)
 {
 	stepd_step_rec_t *job = se_step.job;
 
@@ -158,7 +158,7 @@ static bool _step_ids(eq_step_t *q)
  * figure) counts shares from zero again: what it counted before is kept
  * as a base (energy_carry_share).
  */
-static void _step_account_share(const eq_answer_t *a, uint64_t now_ns)
+static void _step_account_share(const energy_query_answer_t *a, uint64_t now_ns)
 {
 	uint64_t prev_mj = se_step.share.share_mj;
 	uint64_t prev_t = se_step.share_t_ns;
@@ -181,25 +181,25 @@ static void _step_account_share(const eq_answer_t *a, uint64_t now_ns)
 }
 
 int se_step_share(uint64_t t1_ns, bool end, uint64_t timeout_ns,
-		  eq_answer_t *a)
+		  energy_query_answer_t *a)
 {
-	eq_step_t q;
+	energy_query_step_t q;
 	int rc;
 
-	if (!se_step.eq_path[0] || !_step_ids(&q))
+	if (!se_step.energy_query_path[0] || !_step_ids(&q))
 		return -ENOENT;
 	q.end = end;
-	rc = eq_query_step(se_step.eq_path, se_step.start_ns,
-			   t1_ns > se_step.start_ns ? t1_ns : se_step.start_ns,
-			   &q, timeout_ns, a);
+	rc = energy_query_step(se_step.energy_query_path, se_step.start_ns,
+			       t1_ns > se_step.start_ns ? t1_ns : se_step.start_ns,
+			       &q, timeout_ns, a);
 	if (!rc && !a->share)
 		rc = -EPROTO;	/* slurmd is not in share mode */
 	if (!rc)
 		rc = a->share_rc;	/* -ENOENT: slurmd does not know it */
-	if (rc != se_step.eq_rc)
+	if (rc != se_step.energy_query_rc)
 		log_flag(ENERGY, "%s: share query %s: %s", plugin_type,
-			 se_step.eq_path, rc ? strerror(-rc) : "answering");
-	se_step.eq_rc = rc;
+			 se_step.energy_query_path, rc ? strerror(-rc) : "answering");
+	se_step.energy_query_rc = rc;
 	if (!rc)
 		_step_account_share(a, se_mono_ns());
 	return rc;
@@ -290,21 +290,22 @@ uint64_t se_step_t0(void)
  * at debug level: the settle says what it means for the step).
  */
 int se_step_query(uint64_t t1_ns, bool kick, uint64_t timeout_ns,
-		  eq_answer_t *a)
+		  energy_query_answer_t *a)
 {
 	int rc;
 
-	if (!se_step.eq_path[0])
+	if (!se_step.energy_query_path[0])
 		return -ENOENT;
 	if (se_step.have_e0 && se_step.e0_t_ns != se_step_t0())
 		se_step.have_e0 = false;
 	se_step.queries++;
-	rc = (kick ? eq_query : eq_query_known)(se_step.eq_path, se_step_t0(),
-						t1_ns, timeout_ns, a);
-	if (rc != se_step.eq_rc)
+	rc = (kick ? energy_query : energy_query_known)(se_step.energy_query_path,
+							se_step_t0(), t1_ns,
+							timeout_ns, a);
+	if (rc != se_step.energy_query_rc)
 		log_flag(ENERGY, "%s: energy query %s: %s", plugin_type,
-			 se_step.eq_path, rc ? strerror(-rc) : "answering");
-	se_step.eq_rc = rc;
+			 se_step.energy_query_path, rc ? strerror(-rc) : "answering");
+	se_step.energy_query_rc = rc;
 	if (!rc && !se_step.have_e0 && a->complete0) {
 		se_step.have_e0 = true;
 		se_step.e0_mj = a->e0_mj;
@@ -319,7 +320,7 @@ int se_step_query(uint64_t t1_ns, bool kick, uint64_t timeout_ns,
  * same figure as its energy RPC answers, without the RPC.  Another figure
  * id is a slurmd that started again.  0, or -ENODATA (no figure in it).
  */
-static int _step_account_figure(const eq_answer_t *a, uint64_t now_ns)
+static int _step_account_figure(const energy_query_answer_t *a, uint64_t now_ns)
 {
 	acct_gather_energy_t e;
 	bool restarted;
@@ -341,9 +342,9 @@ static int _step_account_figure(const eq_answer_t *a, uint64_t now_ns)
  * no reading: the figure is what slurmd knows).  0, or -errno: the query
  * failed, or its answer holds no figure.
  */
-static int _step_refresh_figure(const eq_answer_t *a)
+static int _step_refresh_figure(const energy_query_answer_t *a)
 {
-	eq_answer_t now_a;
+	energy_query_answer_t now_a;
 	int rc;
 
 	if (!a) {
@@ -409,9 +410,9 @@ static int _step_refresh_rpc(void)
  * a, or in a query now) when there is one, else, or when it cannot answer,
  * through Slurm's RPC.  0, or -errno (nothing changed).
  */
-static int _step_refresh(const eq_answer_t *a)
+static int _step_refresh(const energy_query_answer_t *a)
 {
-	eq_answer_t share_a;
+	energy_query_answer_t share_a;
 	int rc;
 
 	if (se_step.settled)
@@ -422,7 +423,7 @@ static int _step_refresh(const eq_answer_t *a)
 		return se_step_share(se_step.start_ns, false,
 				     LIVE_POLL_QUERY_TIMEOUT_NS, &share_a);
 	}
-	if (se_step.eq_path[0]) {
+	if (se_step.energy_query_path[0]) {
 		if (!(rc = _step_refresh_figure(a))) {
 			se_step.rpc_fail_ns = 0;
 			return 0;
@@ -445,7 +446,7 @@ static int _step_refresh(const eq_answer_t *a)
  * poll right after another takes its answer (STEP_POLL_SHARE_NS).  The
  * answer (in *a; true when there is one) also carries the node figure.
  */
-static bool _step_mark_poll(eq_answer_t *a)
+static bool _step_mark_poll(energy_query_answer_t *a)
 {
 	uint64_t now_ns = se_mono_ns();
 
@@ -460,7 +461,7 @@ static bool _step_mark_poll(eq_answer_t *a)
 	se_step.end_wall_ns = se_wall_ns();
 	se_step.end_ns = now_ns;
 	se_step.poll_answered = false;
-	if (!se_step.eq_path[0] || se_step.settled || se_share_mode())
+	if (!se_step.energy_query_path[0] || se_step.settled || se_share_mode())
 		return false;
 	if (!se_step.first_poll_ns && _step_tasks_started())
 		se_step.first_poll_ns = se_step.end_ns;
@@ -474,7 +475,7 @@ static bool _step_mark_poll(eq_answer_t *a)
 int se_step_get_data(int data_type, void *data)
 {
 	bool stale = (se_mono_ns() - se_step.last_ns) >= STEP_REFRESH_NS;
-	eq_answer_t a;
+	energy_query_answer_t a;
 	bool polled = false;
 
 	if (data_type != ENERGY_DATA_LAST_POLL &&
@@ -525,12 +526,13 @@ void se_step_profile(void)
 static bool _step_find_live(void)
 {
 	const char *name = se_energy_node_name();
-	eq_answer_t a;
+	energy_query_answer_t a;
 
 	if ((se_energy_plugin.window_energy && !se_share_mode()) ||
-	    eq_socket_path(_spool_dir(), name, se_step.eq_path,
-			   sizeof(se_step.eq_path))) {
-		se_step.eq_path[0] = '\0';
+	    energy_query_socket_path(_spool_dir(), name,
+				     se_step.energy_query_path,
+				     sizeof(se_step.energy_query_path))) {
+		se_step.energy_query_path[0] = '\0';
 		return false;
 	}
 	if (se_share_mode()) {
@@ -567,10 +569,10 @@ void se_step_start(void)
 
 void se_step_tell_end(void)
 {
-	eq_answer_t a;
+	energy_query_answer_t a;
 
 	if (se_role != ROLE_STEPD || !se_share_mode() || se_step.settled ||
-	    !se_step.start_ns || !se_step.eq_path[0])
+	    !se_step.start_ns || !se_step.energy_query_path[0])
 		return;
 	(void) se_step_share(se_step.end_ns > se_step.start_ns ?
 			     se_step.end_ns : se_mono_ns(), true,
