@@ -49,7 +49,7 @@
 #endif
 #include <OpenIPMI/msg.h>
 
-#include "bmc_dcmi.h"
+#include "bmc_dcmi_codec.h"
 #include "power_trace.h"
 
 /* ipmi_sim looks these up with dlsym(). */

@@ -1,6 +1,6 @@
 /*
  * fuzz_bmc_dcmi - DCMI responses as a BMC returns them
- * (src/meters/bmc/bmc_dcmi.c): Get Power Reading and Get DCMI
+ * (src/meters/bmc/bmc_dcmi_codec.c): Get Power Reading and Get DCMI
  * Capabilities Info parameter 5, then the choice of a rolling average.
  *
  * Input: one byte of sampling period (in 100 ms), then the response bytes
@@ -18,7 +18,7 @@
 
 #include <errno.h>
 
-#include "bmc_dcmi.h"
+#include "bmc_dcmi_codec.h"
 
 static void check_power_reading(const uint8_t *rs, size_t len)
 {

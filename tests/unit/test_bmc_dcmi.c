@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "bmc_dcmi.h"
+#include "bmc_dcmi_codec.h"
 
 /* 0x01F4 = 500 W current, 100 min, 700 max, 0x0190 = 400 avg, time stamp
  * 0x12345678, period 0x0000EA60 = 60000 ms, state 0x40 (active). */

@@ -4,7 +4,7 @@
  * (no Slurm).
  *
  * In 22.05 slurmctld calls ext_sensors_p_update_component_data() only when
- * is_ping_done() (see es_core.h): the plugin does not depend on that call,
+ * is_ping_done() (see es_pool.h): the plugin does not depend on that call,
  * but an admin should know it is not coming.  Pure arithmetic on a struct
  * the caller owns; not locked: the glue uses it under slurmctld's node
  * write lock.

@@ -6,7 +6,7 @@
  * ext_sensors_p_get_stepstartdata(); a step's window from it is up to 1 s
  * too wide (1.7 % of a 60 s step).  The glue remembers the instant of that
  * call here and takes it back at the step's end.  The core owns one
- * registry (es_core_step_begin() / es_core_step_start() in es_core.h); it
+ * registry (es_pool_step_begin() / es_pool_step_start() in es_pool.h); it
  * reads no component and no RRD file.  Thread-safe (its own lock).
  */
 #ifndef SE_ES_STEP_STARTS_H

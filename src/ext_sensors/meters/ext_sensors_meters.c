@@ -3,7 +3,7 @@
  *
  * Drop-in for upstream's ext_sensors/rrd (same ext_sensors.conf), which read
  * every RRD file serially inside slurmctld's background loop and left switch
- * and cold-door data as TODO.  All logic is free of Slurm, in es_core.c
+ * and cold-door data as TODO.  All logic is free of Slurm, in es_pool.c
  * (the reader pool), es_conf.c, es_step_starts.c and es_cadence_watch.c;
  * this file maps Slurm's records onto it:
  *
@@ -56,7 +56,7 @@
 
 #include "es_cadence_watch.h"
 #include "es_conf.h"
-#include "es_core.h"
+#include "es_pool.h"
 #include "se_log.h"
 #include "se_slurm_conf.h"
 #include "se_slurm_log.h"
@@ -72,7 +72,7 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 /* Entry points Slurm resolves with dlsym(): slurm_compat_ext_sensors.h. */
 
 static es_conf_t es_cfg;
-static es_core_t *core;
+static es_pool_t *core;
 /* Under slurmctld's node write lock (every caller holds it): */
 static int synced_node_cnt = -1;	/* node_record_count last given */
 static es_cadence_t cadence;		/* of update_component_data calls */
@@ -139,7 +139,7 @@ static void _set_kind(es_kind_t kind, const char *const *names, size_t n)
 {
 	char err[ERR_LEN];
 
-	if (es_core_set_components(core, kind, names, n, err, sizeof(err)))
+	if (es_pool_set_components(core, kind, names, n, err, sizeof(err)))
 		error("%s: %s", plugin_type, err);
 }
 
@@ -214,7 +214,7 @@ static void _publish_nodes(uint64_t now_ns)
 	es_values_t v;
 
 	for (int i = 0; (node_ptr = next_node(&i)); i++)
-		if (!es_core_values(core, ES_KIND_NODE, (size_t) i, now_ns,
+		if (!es_pool_values(core, ES_KIND_NODE, (size_t) i, now_ns,
 				    &v))
 			_copy_node_values(node_ptr, &v);
 }
@@ -256,7 +256,7 @@ static uint64_t _pacer_hook(void *arg)
 	changed = _sync_nodes();
 	if (node_record_count > 0)
 		es_cadence_arm(&cadence, se_mono_ns());
-	es_core_adopt(core, now_ns, &st);
+	es_pool_adopt(core, now_ns, &st);
 	_publish_nodes(now_ns);
 	_check_starved(se_mono_ns());
 	if (changed && node_record_count > 0)
@@ -276,7 +276,7 @@ extern int init(void)
 
 	se_log_set_sink(se_slurm_log_sink, &log_to);
 	_read_conf();
-	if (!(core = es_core_create(&es_cfg, err, sizeof(err)))) {
+	if (!(core = es_pool_create(&es_cfg, err, sizeof(err)))) {
 		error("%s: %s", plugin_type, err);
 		return SLURM_ERROR;
 	}
@@ -289,12 +289,12 @@ extern int init(void)
 						       "unlock_slurmctld");
 	if (!lock_fn || !unlock_fn)
 		lock_fn = NULL;
-	rc = es_core_start_pacer(core, _period_ns(),
+	rc = es_pool_start_pacer(core, _period_ns(),
 				 lock_fn ? _pacer_hook : NULL, NULL);
 	if (rc) {
 		error("%s: cannot start the pacer thread: %s", plugin_type,
 		      strerror(-rc));
-		es_core_destroy(core, SE_NS_PER_SEC);
+		es_pool_destroy(core, SE_NS_PER_SEC);
 		core = NULL;
 		return SLURM_ERROR;
 	}
@@ -310,7 +310,7 @@ extern int init(void)
 
 extern int fini(void)
 {
-	es_core_destroy(core, 2 * SE_NS_PER_SEC);
+	es_pool_destroy(core, 2 * SE_NS_PER_SEC);
 	core = NULL;
 	es_conf_free(&es_cfg);
 	se_log_set_sink(NULL, NULL);
@@ -328,11 +328,11 @@ extern int ext_sensors_p_update_component_data(void)
 	_check_starved(mono_ns);
 	gap_ns = es_cadence_call(&cadence, mono_ns);
 	if (_sync_nodes())
-		es_core_kick(core);
-	taken = es_core_adopt(core, now_ns, &st);
+		es_pool_kick(core);
+	taken = es_pool_adopt(core, now_ns, &st);
 	_publish_nodes(now_ns);
 
-	es_core_pacer_stats(core, &pacer, &rounds);
+	es_pool_pacer_stats(core, &pacer, &rounds);
 	log_flag(EXT_SENSORS, "%s: update call (%.1f s after the previous one): %u finished reads adopted; pacer round %"PRIu64": %u reads queued, %u still running, %u ok, %u failed, %u dropped late",
 		 plugin_type, (double) gap_ns / SE_NS_PER_SEC, taken, rounds,
 		 pacer.queued, pacer.in_flight, pacer.ok, pacer.failed,
@@ -354,7 +354,7 @@ extern int ext_sensors_p_get_stepstartdata(step_record_t *step_rec)
 
 	/* start_time is whole seconds, taken just before this call */
 	if ((es_cfg.data & ES_JOB_ENERGY) &&
-	    es_core_step_begin(core, &key, se_wall_ns()))
+	    es_pool_step_begin(core, &key, se_wall_ns()))
 		error("%s: %pS: out of memory for its start instant",
 		      plugin_type, step_rec);
 	return SLURM_SUCCESS;
@@ -395,7 +395,7 @@ static void _publish_step_nodes(const size_t *nodes, size_t n,
 
 	for (size_t i = 0; i < n; i++)
 		if ((node_ptr = node_record_table_ptr[nodes[i]]) &&
-		    !es_core_values(core, ES_KIND_NODE, nodes[i], now_ns, &v))
+		    !es_pool_values(core, ES_KIND_NODE, nodes[i], now_ns, &v))
 			_copy_node_values(node_ptr, &v);
 }
 
@@ -412,15 +412,15 @@ extern int ext_sensors_p_get_stependdata(step_record_t *step_rec)
 	if (!(es_cfg.data & ES_JOB_ENERGY) || !step_rec->ext_sensors)
 		return SLURM_SUCCESS;
 	if (_sync_nodes())
-		es_core_kick(core);
-	t0_ns = es_core_step_start(core, &key, (uint64_t) step_rec->start_time
+		es_pool_kick(core);
+	t0_ns = es_pool_step_start(core, &key, (uint64_t) step_rec->start_time
 				   * SE_NS_PER_SEC, _step_last_call(step_rec));
 	if (!(nodes = _step_nodes(step_rec, &n)))
 		return SLURM_SUCCESS;
 
 	/* adopts what the readers finished: never "no series" for want of
 	 * a call from slurmctld's background loop */
-	if (es_core_energy_between(core, nodes, n, t0_ns, t1_ns, &energy_mj,
+	if (es_pool_energy_between(core, nodes, n, t0_ns, t1_ns, &energy_mj,
 				   err, sizeof(err)))
 		info("%s: %pS: no out-of-band energy: %s", plugin_type,
 		     step_rec, err);
@@ -455,16 +455,16 @@ static void _add_pair(se_list_t l, const char *name, char *value)
 static void _add_component_pairs(se_list_t l, es_kind_t kind, const char *label)
 {
 	uint64_t now_ns = se_wall_ns();
-	size_t n = es_core_count(core, kind);
+	size_t n = es_pool_count(core, kind);
 	es_values_t v;
 
 	for (size_t i = 0; i < n; i++) {
 		char *name, *val = NULL;
 
-		if (es_core_values(core, kind, i, now_ns, &v))
+		if (es_pool_values(core, kind, i, now_ns, &v))
 			continue;
 		name = xstrdup_printf("%s:%s", label,
-				      es_core_name(core, kind, i));
+				      es_pool_name(core, kind, i));
 		if (v.has_energy)
 			xstrfmtcat(val, "Joules=%" PRIu64 " ",
 				   (v.energy_mj + 500) / 1000);

@@ -1,6 +1,6 @@
 /*
  * bmc_meter_dcmi.c - DCMI Get Power Reading on a persistent libfreeipmi
- * session (DCMI 1.5 §6.6.1; request and response bytes in bmc_dcmi.c).
+ * session (DCMI 1.5 §6.6.1; request and response bytes in bmc_dcmi_codec.c).
  *
  * The session is opened once and kept: a read is one request and one
  * response (about 45 us on loopback).  libfreeipmi's session timeout,
@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bmc_dcmi.h"
+#include "bmc_dcmi_codec.h"
 #include "bmc_meter_priv.h"
 #include "se_time.h"
 

@@ -1,5 +1,6 @@
 /*
- * es_core.h - out-of-band sensors for slurmctld, without Slurm.
+ * es_pool.h - out-of-band sensors for slurmctld, without Slurm: a pool of
+ * readers that every node's sensors are read by, paced by its own thread.
  *
  * Upstream's ext_sensors/rrd read every node's RRD file serially inside
  * ext_sensors_p_update_component_data(), which slurmctld calls from its
@@ -9,7 +10,7 @@
  * flight at nearly every check and the call never comes.  So nothing here
  * depends on that call:
  *
- *   - the pacer thread (es_core_start_pacer) runs a round every period
+ *   - the pacer thread (es_pool_start_pacer) runs a round every period
  *     (ExtSensorsFreq) on its own clock: it queues one read per component
  *     that has none outstanding, waits a bounded time for them, adopts the
  *     finished ones and calls the glue's hook (which publishes the values
@@ -19,12 +20,12 @@
  *     the reader already built; a read queued more than one period ago is
  *     dropped unstarted (read again next round); a file that hangs holds one
  *     reader, never the pacer for more than its bounded wait, never a caller;
- *   - es_core_adopt() only folds finished reads into the per-component state
+ *   - es_pool_adopt() only folds finished reads into the per-component state
  *     (a pointer swap, then O(rows) memory work): that is all a controller
- *     call does, and es_core_energy_between() adopts first, so a step's end
+ *     call does, and es_pool_energy_between() adopts first, so a step's end
  *     sees every read finished by then, however rarely slurmctld called.
  *
- * es_core_round() (adopt + queue, no pacer) is kept for callers that drive
+ * es_pool_round() (adopt + queue, no pacer) is kept for callers that drive
  * the rounds themselves (the unit tests, the benchmark without a pacer).
  * Failures (missing, unreadable, corrupt, stale files) are logged when a
  * component's state changes, through a rate limiter, and the component is
@@ -33,14 +34,14 @@
  * Times are wall-clock ns (RRD rows are wall-clock seconds) unless named
  * mono.  All calls are thread-safe; none blocks on I/O.
  */
-#ifndef SE_ES_CORE_H
-#define SE_ES_CORE_H
+#ifndef SE_ES_POOL_H
+#define SE_ES_POOL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "es_cadence_watch.h"	/* test_es_core.c includes this one */
+#include "es_cadence_watch.h"	/* test_es_pool.c includes this one */
 #include "es_conf.h"
 #include "es_step_starts.h"
 
@@ -67,16 +68,16 @@ typedef struct {
 	unsigned ok, failed, late; /* results taken by the last round */
 } es_round_stats_t;
 
-typedef struct es_core es_core_t;
+typedef struct es_pool es_pool_t;
 
 /* Copy the configuration and start the reader threads.  NULL + err. */
-es_core_t *es_core_create(const es_conf_t *conf, char *err, size_t err_len);
+es_pool_t *es_pool_create(const es_conf_t *conf, char *err, size_t err_len);
 
 /*
  * Stop the readers: waits up to grace_ns for reads in progress; a reader
  * stuck in a read is left behind (and the core memory with it, logged).
  */
-void es_core_destroy(es_core_t *c, uint64_t grace_ns);
+void es_pool_destroy(es_pool_t *c, uint64_t grace_ns);
 
 /*
  * Set the components of a kind (node names in Slurm's node table order, so
@@ -84,12 +85,12 @@ void es_core_destroy(es_core_t *c, uint64_t grace_ns);
  * flight for a replaced set are discarded.  0 or -ENOMEM / -EINVAL (bad
  * path template for a name, message in err).
  */
-int es_core_set_components(es_core_t *c, es_kind_t kind,
+int es_pool_set_components(es_pool_t *c, es_kind_t kind,
 			   const char *const *names, size_t n,
 			   char *err, size_t err_len);
 
 /* One round, as described above; round_ns is the time between rounds. */
-void es_core_round(es_core_t *c, uint64_t now_ns, uint64_t round_ns,
+void es_pool_round(es_pool_t *c, uint64_t now_ns, uint64_t round_ns,
 		   es_round_stats_t *stats);
 
 /*
@@ -97,7 +98,7 @@ void es_core_round(es_core_t *c, uint64_t now_ns, uint64_t round_ns,
  * state; queue nothing.  Counts what it took in stats->ok/failed/late
  * (stats may be NULL).  Returns the number of reads taken.
  */
-unsigned es_core_adopt(es_core_t *c, uint64_t now_ns,
+unsigned es_pool_adopt(es_pool_t *c, uint64_t now_ns,
 		       es_round_stats_t *stats);
 
 /*
@@ -113,22 +114,22 @@ typedef uint64_t (*es_pacer_hook_t)(void *arg);
  * hook(arg) if hook is not NULL.  The first round runs at once.
  * 0, -EALREADY, or a negative errno of pthread_create.
  */
-int es_core_start_pacer(es_core_t *c, uint64_t period_ns,
+int es_pool_start_pacer(es_pool_t *c, uint64_t period_ns,
 			es_pacer_hook_t hook, void *arg);
 
 /* Run the next pacer round now (e.g. a new component set was given). */
-void es_core_kick(es_core_t *c);
+void es_pool_kick(es_pool_t *c);
 
 /* The stats of the pacer's last round and how many rounds it ran. */
-void es_core_pacer_stats(es_core_t *c, es_round_stats_t *last,
+void es_pool_pacer_stats(es_pool_t *c, es_round_stats_t *last,
 			 uint64_t *rounds);
 
 /* Values of component idx of kind, as of the last adoption; -ENOENT. */
-int es_core_values(es_core_t *c, es_kind_t kind, size_t idx, uint64_t now_ns,
+int es_pool_values(es_pool_t *c, es_kind_t kind, size_t idx, uint64_t now_ns,
 		   es_values_t *out);
 
-size_t es_core_count(es_core_t *c, es_kind_t kind);
-const char *es_core_name(es_core_t *c, es_kind_t kind, size_t idx);
+size_t es_pool_count(es_pool_t *c, es_kind_t kind);
+const char *es_pool_name(es_pool_t *c, es_kind_t kind, size_t idx);
 
 /*
  * Energy of nodes[0..n) between t0_ns and t1_ns (step start and end): the
@@ -137,7 +138,7 @@ const char *es_core_name(es_core_t *c, es_kind_t kind, size_t idx);
  * Returns 0, -ENODATA (a node has no series), or -ERANGE (t0 older than
  * EnergyHistory); the first node at fault is named in err.
  */
-int es_core_energy_between(es_core_t *c, const size_t *nodes, size_t n,
+int es_pool_energy_between(es_pool_t *c, const size_t *nodes, size_t n,
 			   uint64_t t0_ns, uint64_t t1_ns, uint64_t *energy_mj,
 			   char *err, size_t err_len);
 
@@ -146,8 +147,8 @@ int es_core_energy_between(es_core_t *c, const size_t *nodes, size_t n,
  * says why): es_step_starts_begin() / es_step_starts_get(), with entries
  * kept EnergyHistory.
  */
-int es_core_step_begin(es_core_t *c, const es_step_key_t *k, uint64_t t_ns);
-uint64_t es_core_step_start(es_core_t *c, const es_step_key_t *k,
+int es_pool_step_begin(es_pool_t *c, const es_step_key_t *k, uint64_t t_ns);
+uint64_t es_pool_step_start(es_pool_t *c, const es_step_key_t *k,
 			    uint64_t coarse_ns, bool forget);
 
 #endif

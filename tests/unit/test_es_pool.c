@@ -1,5 +1,5 @@
 /*
- * test_es_core.c - ext_sensors/meters without Slurm: configuration keys,
+ * test_es_pool.c - ext_sensors/meters without Slurm: configuration keys,
  * parallel reads off the caller's thread, node/switch/door values, step
  * energy, a hung file that must not stall a round, and the pacer: reads on
  * the core's own clock, adoption without rounds, step start instants, and
@@ -19,14 +19,14 @@
 #include <rrd.h>
 
 #include "es_conf.h"
-#include "es_core.h"
+#include "es_pool.h"
 #include "se_log.h"
 #include "se_time.h"
 
 #define F "ext_sensors.conf"
 #define S(x)	((uint64_t) (x) * SE_NS_PER_SEC)
 
-static char dir[] = "/tmp/test_es_core.XXXXXX";
+static char dir[] = "/tmp/test_es_pool.XXXXXX";
 
 static void _quiet(void *arg, se_log_level_t level, const char *msg)
 {
@@ -64,17 +64,17 @@ static void _conf(es_conf_t *c, const char *node_data)
 
 /* Rounds until every component's first read is folded in (bounded:
  * the test fails, never hangs). */
-static void _settle(es_core_t *core, es_round_stats_t *sum)
+static void _settle(es_pool_t *core, es_round_stats_t *sum)
 {
 	es_round_stats_t st;
 	unsigned n;
 
 	memset(sum, 0, sizeof(*sum));
-	es_core_round(core, se_wall_ns(), S(10), &st);
+	es_pool_round(core, se_wall_ns(), S(10), &st);
 	n = st.queued;
 	for (int i = 0; i < 500; i++) {
 		usleep(10000);
-		es_core_round(core, se_wall_ns(), S(10), &st);
+		es_pool_round(core, se_wall_ns(), S(10), &st);
 		sum->ok += st.ok;
 		sum->failed += st.failed;
 		if (sum->ok + sum->failed >= n)
@@ -124,7 +124,7 @@ START_TEST(test_nodes_values_and_step_energy)
 	es_round_stats_t sum;
 	es_values_t v;
 	es_conf_t c;
-	es_core_t *core;
+	es_pool_t *core;
 	size_t idx[2] = { 0, 1 };
 	uint64_t mj;
 	char err[256];
@@ -133,39 +133,39 @@ START_TEST(test_nodes_values_and_step_energy)
 	_make_rrd("n2", now, 200);
 	_make_rrd("n3", now - 300, 300);		/* stale */
 	_conf(&c, "energy");
-	core = es_core_create(&c, err, sizeof(err));
+	core = es_pool_create(&c, err, sizeof(err));
 	ck_assert_msg(core != NULL, "%s", err);
-	ck_assert(!es_core_set_components(core, ES_KIND_NODE, names, 4, err,
+	ck_assert(!es_pool_set_components(core, ES_KIND_NODE, names, 4, err,
 					  sizeof(err)));
 	_settle(core, &sum);
 	ck_assert_uint_eq(sum.ok, 2);
 	ck_assert_uint_eq(sum.failed, 2);	/* stale n3, missing "gone" */
 
-	ck_assert(!es_core_values(core, ES_KIND_NODE, 0, se_wall_ns(), &v));
+	ck_assert(!es_pool_values(core, ES_KIND_NODE, 0, se_wall_ns(), &v));
 	ck_assert(v.has_energy && v.has_power);
 	ck_assert_double_eq_tol(v.watts, 100, 1e-9);
-	ck_assert(!es_core_values(core, ES_KIND_NODE, 2, se_wall_ns(), &v));
+	ck_assert(!es_pool_values(core, ES_KIND_NODE, 2, se_wall_ns(), &v));
 	ck_assert(v.has_energy && !v.has_power);	/* stale: no watts */
-	ck_assert(!es_core_values(core, ES_KIND_NODE, 3, se_wall_ns(), &v));
+	ck_assert(!es_pool_values(core, ES_KIND_NODE, 3, se_wall_ns(), &v));
 	ck_assert(!v.has_energy);
 
 	/* a 90 s step on n1 + n2: (100 + 200) W x 90 s */
-	ck_assert_msg(!es_core_energy_between(core, idx, 2, S(now - 120),
+	ck_assert_msg(!es_pool_energy_between(core, idx, 2, S(now - 120),
 					      S(now - 30), &mj, err,
 					      sizeof(err)), "%s", err);
 	ck_assert_uint_eq(mj, 300 * 90 * 1000);
 	idx[1] = 3;
-	ck_assert_int_eq(es_core_energy_between(core, idx, 2, S(now - 120),
+	ck_assert_int_eq(es_pool_energy_between(core, idx, 2, S(now - 120),
 						S(now - 30), &mj, err,
 						sizeof(err)), -ENODATA);
 	ck_assert_ptr_nonnull(strstr(err, "gone"));
 
 	/* a new node set keeps the state of names it still has */
-	ck_assert(!es_core_set_components(core, ES_KIND_NODE, names + 1, 1,
+	ck_assert(!es_pool_set_components(core, ES_KIND_NODE, names + 1, 1,
 					  err, sizeof(err)));
-	ck_assert(!es_core_values(core, ES_KIND_NODE, 0, se_wall_ns(), &v));
+	ck_assert(!es_pool_values(core, ES_KIND_NODE, 0, se_wall_ns(), &v));
 	ck_assert_double_eq_tol(v.watts, 200, 1e-9);
-	es_core_destroy(core, S(2));
+	es_pool_destroy(core, S(2));
 	es_conf_free(&c);
 }
 END_TEST
@@ -178,7 +178,7 @@ START_TEST(test_node_table_hole)
 	es_round_stats_t sum;
 	es_values_t v;
 	es_conf_t c;
-	es_core_t *core;
+	es_pool_t *core;
 	size_t idx[1] = { 1 };
 	uint64_t mj;
 	char err[256];
@@ -186,28 +186,28 @@ START_TEST(test_node_table_hole)
 	_make_rrd("n1", now, 100);
 	_make_rrd("n2", now, 200);
 	_conf(&c, "energy");
-	core = es_core_create(&c, err, sizeof(err));
+	core = es_pool_create(&c, err, sizeof(err));
 	ck_assert_msg(core != NULL, "%s", err);
-	ck_assert(!es_core_set_components(core, ES_KIND_NODE, names, 3, err,
+	ck_assert(!es_pool_set_components(core, ES_KIND_NODE, names, 3, err,
 					  sizeof(err)));
 	_settle(core, &sum);
 	ck_assert_uint_eq(sum.ok, 2);
 	ck_assert_uint_eq(sum.failed, 0);	/* the hole is never read */
-	ck_assert(!es_core_values(core, ES_KIND_NODE, 2, se_wall_ns(), &v));
+	ck_assert(!es_pool_values(core, ES_KIND_NODE, 2, se_wall_ns(), &v));
 	ck_assert_double_eq_tol(v.watts, 200, 1e-9);
-	ck_assert(!es_core_values(core, ES_KIND_NODE, 1, se_wall_ns(), &v));
+	ck_assert(!es_pool_values(core, ES_KIND_NODE, 1, se_wall_ns(), &v));
 	ck_assert(!v.has_energy);
-	ck_assert_ptr_null(es_core_name(core, ES_KIND_NODE, 1));
-	ck_assert_int_eq(es_core_energy_between(core, idx, 1, S(now - 60),
+	ck_assert_ptr_null(es_pool_name(core, ES_KIND_NODE, 1));
+	ck_assert_int_eq(es_pool_energy_between(core, idx, 1, S(now - 60),
 						S(now - 30), &mj, err,
 						sizeof(err)), -ENODATA);
 	/* a new set with the hole filled keeps n1's and n2's state */
 	names[1] = "n9";
-	ck_assert(!es_core_set_components(core, ES_KIND_NODE, names, 3, err,
+	ck_assert(!es_pool_set_components(core, ES_KIND_NODE, names, 3, err,
 					  sizeof(err)));
-	ck_assert(!es_core_values(core, ES_KIND_NODE, 0, se_wall_ns(), &v));
+	ck_assert(!es_pool_values(core, ES_KIND_NODE, 0, se_wall_ns(), &v));
 	ck_assert_double_eq_tol(v.watts, 100, 1e-9);
-	es_core_destroy(core, S(2));
+	es_pool_destroy(core, S(2));
 	es_conf_free(&c);
 }
 END_TEST
@@ -220,7 +220,7 @@ START_TEST(test_switch_and_door)
 	es_round_stats_t sum;
 	es_values_t v;
 	es_conf_t c;
-	es_core_t *core;
+	es_pool_t *core;
 
 	_make_rrd("sw1", now, 80);
 	_make_rrd("door1-temp", now, 18.5);
@@ -234,22 +234,22 @@ START_TEST(test_switch_and_door)
 	ck_assert(!se_conf_set(&es_conf_desc, &c, F, "TempPathRRD", tmpl, err, 256));
 	ck_assert(!se_conf_set(&es_conf_desc, &c, F, "RRDDaemon", "none", err, 256));
 	ck_assert(!es_conf_check(&c, F, err, 256));
-	core = es_core_create(&c, err, sizeof(err));
+	core = es_pool_create(&c, err, sizeof(err));
 	ck_assert(core);
-	ck_assert(!es_core_set_components(core, ES_KIND_SWITCH, sw, 1, err,
+	ck_assert(!es_pool_set_components(core, ES_KIND_SWITCH, sw, 1, err,
 					  256));
-	ck_assert(!es_core_set_components(core, ES_KIND_DOOR, doors, 1, err,
+	ck_assert(!es_pool_set_components(core, ES_KIND_DOOR, doors, 1, err,
 					  256));
 	_settle(core, &sum);
 	ck_assert_uint_eq(sum.ok, 2);
-	ck_assert(!es_core_values(core, ES_KIND_SWITCH, 0, se_wall_ns(), &v));
+	ck_assert(!es_pool_values(core, ES_KIND_SWITCH, 0, se_wall_ns(), &v));
 	ck_assert(v.has_power && !v.has_temp);
 	ck_assert_double_eq_tol(v.watts, 80, 1e-9);
-	ck_assert(!es_core_values(core, ES_KIND_DOOR, 0, se_wall_ns(), &v));
+	ck_assert(!es_pool_values(core, ES_KIND_DOOR, 0, se_wall_ns(), &v));
 	ck_assert(v.has_temp && !v.has_energy);
 	ck_assert_double_eq_tol(v.temp_c, 18.5, 1e-9);
-	ck_assert_str_eq(es_core_name(core, ES_KIND_DOOR, 0), "door1");
-	es_core_destroy(core, S(2));
+	ck_assert_str_eq(es_pool_name(core, ES_KIND_DOOR, 0), "door1");
+	es_pool_destroy(core, S(2));
 	es_conf_free(&c);
 }
 END_TEST
@@ -266,33 +266,33 @@ START_TEST(test_hung_file_does_not_stall)
 	es_round_stats_t st, sum;
 	es_values_t v;
 	es_conf_t c;
-	es_core_t *core;
+	es_pool_t *core;
 	int fd;
 
 	_make_rrd("n1", now, 100);
 	snprintf(path, sizeof(path), "%s/hang.rrd", dir);
 	ck_assert(!mkfifo(path, 0600));
 	_conf(&c, "energy");
-	core = es_core_create(&c, err, sizeof(err));
+	core = es_pool_create(&c, err, sizeof(err));
 	ck_assert(core);
-	ck_assert(!es_core_set_components(core, ES_KIND_NODE, names, 2, err,
+	ck_assert(!es_pool_set_components(core, ES_KIND_NODE, names, 2, err,
 					  256));
-	es_core_round(core, se_wall_ns(), S(10), &st);
+	es_pool_round(core, se_wall_ns(), S(10), &st);
 	ck_assert_uint_eq(st.queued, 2);
 	/* n1 arrives while "hang" stays in flight, round after round */
 	memset(&sum, 0, sizeof(sum));
 	for (int i = 0; i < 500 && !sum.ok; i++) {
 		usleep(10000);
-		es_core_round(core, se_wall_ns(), S(10), &st);
+		es_pool_round(core, se_wall_ns(), S(10), &st);
 		sum.ok += st.ok;
 	}
 	ck_assert_uint_eq(sum.ok, 1);
 	ck_assert_uint_eq(st.in_flight, 1);
-	ck_assert(!es_core_values(core, ES_KIND_NODE, 1, se_wall_ns(), &v));
+	ck_assert(!es_pool_values(core, ES_KIND_NODE, 1, se_wall_ns(), &v));
 	ck_assert(v.has_power);
 
 	/* shutdown leaves the stuck reader behind instead of hanging */
-	es_core_destroy(core, 100 * SE_NS_PER_MS);
+	es_pool_destroy(core, 100 * SE_NS_PER_MS);
 	/* release it: it finds the core stopped and exits */
 	fd = open(path, O_WRONLY | O_NONBLOCK);
 	if (fd >= 0)
@@ -307,7 +307,7 @@ END_TEST
 
 /* What the glue's hook sees: values of node 0 at each call. */
 typedef struct {
-	es_core_t *core;
+	es_pool_t *core;
 	pthread_mutex_t lock;
 	unsigned calls;
 	unsigned calls_with_power;
@@ -319,7 +319,7 @@ static uint64_t _hook(void *arg)
 {
 	hook_seen_t *h = arg;
 	es_values_t v;
-	bool got = !es_core_values(h->core, ES_KIND_NODE, 0, se_wall_ns(), &v)
+	bool got = !es_pool_values(h->core, ES_KIND_NODE, 0, se_wall_ns(), &v)
 		   && v.has_power;
 
 	pthread_mutex_lock(&h->lock);
@@ -344,7 +344,7 @@ static unsigned _hook_power_calls(hook_seen_t *h)
 }
 
 /*
- * Nobody calls es_core_round() or es_core_adopt(): the pacer alone reads
+ * Nobody calls es_pool_round() or es_pool_adopt(): the pacer alone reads
  * and adopts, and its hook already sees the values of the round's reads
  * (the round waits for them), so the glue can publish them at once.
  */
@@ -361,13 +361,13 @@ START_TEST(test_pacer_reads_on_its_own)
 
 	_make_rrd("p1", now, 250);
 	_conf(&c, "energy");
-	h.core = es_core_create(&c, err, sizeof(err));
+	h.core = es_pool_create(&c, err, sizeof(err));
 	ck_assert_msg(h.core != NULL, "%s", err);
-	ck_assert(!es_core_set_components(h.core, ES_KIND_NODE, names, 1, err,
+	ck_assert(!es_pool_set_components(h.core, ES_KIND_NODE, names, 1, err,
 					  sizeof(err)));
 	t0 = se_mono_ns();
-	ck_assert_int_eq(es_core_start_pacer(h.core, S(1), _hook, &h), 0);
-	ck_assert_int_eq(es_core_start_pacer(h.core, S(1), _hook, &h),
+	ck_assert_int_eq(es_pool_start_pacer(h.core, S(1), _hook, &h), 0);
+	ck_assert_int_eq(es_pool_start_pacer(h.core, S(1), _hook, &h),
 			 -EALREADY);
 	for (int i = 0; i < 300 && !_hook_power_calls(&h); i++)
 		usleep(10000);
@@ -379,27 +379,27 @@ START_TEST(test_pacer_reads_on_its_own)
 		      (double) (h.first_power_mono_ns - t0) / 1e9);
 	ck_assert_double_eq_tol(h.watts, 250, 1e-9);
 	/* a step on the series, with no round called by anyone */
-	ck_assert_msg(!es_core_energy_between(h.core, &idx, 1, S(now - 100),
+	ck_assert_msg(!es_pool_energy_between(h.core, &idx, 1, S(now - 100),
 					      S(now - 40), &mj, err,
 					      sizeof(err)), "%s", err);
 	ck_assert_uint_eq(mj, 250 * 60 * 1000);
 	/* rounds go on at the period: about 2 more in 2.2 s */
 	usleep(2200000);
-	es_core_pacer_stats(h.core, &last, &rounds);
+	es_pool_pacer_stats(h.core, &last, &rounds);
 	ck_assert_msg(rounds >= 3 && rounds <= 4, "%llu rounds",
 		      (unsigned long long) rounds);
 	ck_assert_uint_eq(last.queued, 1);
 	ck_assert_uint_eq(last.ok, 1);
 	ck_assert_uint_ge(_hook_power_calls(&h), 3);
-	es_core_destroy(h.core, S(2));
+	es_pool_destroy(h.core, S(2));
 	es_conf_free(&c);
 }
 END_TEST
 
 /*
  * A round queued the reads, then no round came (slurmctld's call starved):
- * a step's end still finds the series, because es_core_energy_between()
- * adopts what the readers finished; es_core_adopt() folds without queueing.
+ * a step's end still finds the series, because es_pool_energy_between()
+ * adopts what the readers finished; es_pool_adopt() folds without queueing.
  */
 START_TEST(test_adopt_without_rounds)
 {
@@ -410,40 +410,40 @@ START_TEST(test_adopt_without_rounds)
 	size_t idx[2] = { 0, 1 };
 	uint64_t mj;
 	es_conf_t c;
-	es_core_t *core;
+	es_pool_t *core;
 	char err[256];
 
 	_make_rrd("a1", now, 100);
 	_make_rrd("a2", now, 300);
 	_conf(&c, "energy");
-	core = es_core_create(&c, err, sizeof(err));
+	core = es_pool_create(&c, err, sizeof(err));
 	ck_assert(core);
-	ck_assert(!es_core_set_components(core, ES_KIND_NODE, names, 2, err,
+	ck_assert(!es_pool_set_components(core, ES_KIND_NODE, names, 2, err,
 					  256));
-	es_core_round(core, se_wall_ns(), S(10), &st);
+	es_pool_round(core, se_wall_ns(), S(10), &st);
 	ck_assert_uint_eq(st.queued, 2);
 	/* nothing adopted yet: the values are not there */
-	ck_assert(!es_core_values(core, ES_KIND_NODE, 0, se_wall_ns(), &v));
+	ck_assert(!es_pool_values(core, ES_KIND_NODE, 0, se_wall_ns(), &v));
 	ck_assert(!v.has_energy);
 	usleep(300000);		/* the reads finish (ms on a local file) */
-	ck_assert_msg(!es_core_energy_between(core, idx, 2, S(now - 120),
+	ck_assert_msg(!es_pool_energy_between(core, idx, 2, S(now - 120),
 					      S(now - 30), &mj, err,
 					      sizeof(err)), "%s", err);
 	ck_assert_uint_eq(mj, 400 * 90 * 1000);
-	ck_assert(!es_core_values(core, ES_KIND_NODE, 1, se_wall_ns(), &v));
+	ck_assert(!es_pool_values(core, ES_KIND_NODE, 1, se_wall_ns(), &v));
 	ck_assert_double_eq_tol(v.watts, 300, 1e-9);
 	/* all taken; adopting queued nothing new, so nothing comes later */
-	ck_assert_uint_eq(es_core_adopt(core, se_wall_ns(), &st), 0);
+	ck_assert_uint_eq(es_pool_adopt(core, se_wall_ns(), &st), 0);
 	usleep(100000);
-	ck_assert_uint_eq(es_core_adopt(core, se_wall_ns(), &st), 0);
+	ck_assert_uint_eq(es_pool_adopt(core, se_wall_ns(), &st), 0);
 	ck_assert_uint_eq(st.ok + st.failed + st.late, 0);
 	/* the next round queues both again, and adopt takes both */
-	es_core_round(core, se_wall_ns(), S(10), &st);
+	es_pool_round(core, se_wall_ns(), S(10), &st);
 	ck_assert_uint_eq(st.queued, 2);
 	usleep(300000);
-	ck_assert_uint_eq(es_core_adopt(core, se_wall_ns(), &st), 2);
+	ck_assert_uint_eq(es_pool_adopt(core, se_wall_ns(), &st), 2);
 	ck_assert_uint_eq(st.ok, 2);
-	es_core_destroy(core, S(2));
+	es_pool_destroy(core, S(2));
 	es_conf_free(&c);
 }
 END_TEST
@@ -468,20 +468,20 @@ START_TEST(test_pacer_kick_and_hung_file)
 	snprintf(path, sizeof(path), "%s/khang.rrd", dir);
 	ck_assert(!mkfifo(path, 0600));
 	_conf(&c, "energy");
-	h.core = es_core_create(&c, err, sizeof(err));
+	h.core = es_pool_create(&c, err, sizeof(err));
 	ck_assert(h.core);
-	ck_assert(!es_core_start_pacer(h.core, S(60), _hook, &h));
+	ck_assert(!es_pool_start_pacer(h.core, S(60), _hook, &h));
 	for (int i = 0; i < 100; i++) {		/* the first, empty round */
-		es_core_pacer_stats(h.core, NULL, &rounds);
+		es_pool_pacer_stats(h.core, NULL, &rounds);
 		if (rounds)
 			break;
 		usleep(10000);
 	}
 	ck_assert_uint_eq(rounds, 1);
-	ck_assert(!es_core_set_components(h.core, ES_KIND_NODE, names, 2, err,
+	ck_assert(!es_pool_set_components(h.core, ES_KIND_NODE, names, 2, err,
 					  256));
 	t0 = se_mono_ns();
-	es_core_kick(h.core);
+	es_pool_kick(h.core);
 	for (int i = 0; i < 500 && !_hook_power_calls(&h); i++)
 		usleep(10000);
 	took = se_mono_ns() - t0;
@@ -490,11 +490,11 @@ START_TEST(test_pacer_kick_and_hung_file)
 	/* waited for the hung read up to its bound (2 s), not the period */
 	ck_assert_msg(took >= S(2) - 50 * SE_NS_PER_MS && took < S(4),
 		      "hook after %.3f s", (double) took / 1e9);
-	es_core_pacer_stats(h.core, &last, &rounds);
+	es_pool_pacer_stats(h.core, &last, &rounds);
 	ck_assert_uint_eq(rounds, 2);
 	ck_assert_uint_eq(last.queued, 2);
 	ck_assert_uint_eq(last.ok, 1);
-	es_core_destroy(h.core, 100 * SE_NS_PER_MS);
+	es_pool_destroy(h.core, 100 * SE_NS_PER_MS);
 	fd = open(path, O_WRONLY | O_NONBLOCK);
 	if (fd >= 0)
 		close(fd);
@@ -508,35 +508,35 @@ START_TEST(test_step_start_instants)
 	es_step_key_t a = { 7, 0, 0xfffffffe }, b = { 7, 1, 0xfffffffe };
 	uint64_t coarse = S(1700000000), t;
 	es_conf_t c;
-	es_core_t *core;
+	es_pool_t *core;
 	char err[256];
 
 	_conf(&c, "energy");
-	core = es_core_create(&c, err, sizeof(err));
+	core = es_pool_create(&c, err, sizeof(err));
 	ck_assert(core);
 	/* nothing remembered: the whole second */
-	ck_assert_uint_eq(es_core_step_start(core, &a, coarse, false),
+	ck_assert_uint_eq(es_pool_step_start(core, &a, coarse, false),
 			  coarse);
-	ck_assert(!es_core_step_begin(core, &a, coarse + 730 * SE_NS_PER_MS));
-	ck_assert(!es_core_step_begin(core, &b, coarse + 10 * SE_NS_PER_MS));
-	t = es_core_step_start(core, &a, coarse, false);
+	ck_assert(!es_pool_step_begin(core, &a, coarse + 730 * SE_NS_PER_MS));
+	ck_assert(!es_pool_step_begin(core, &b, coarse + 10 * SE_NS_PER_MS));
+	t = es_pool_step_start(core, &a, coarse, false);
 	ck_assert_uint_eq(t, coarse + 730 * SE_NS_PER_MS);
 	/* kept for the next partial completion, gone after the last */
-	ck_assert_uint_eq(es_core_step_start(core, &a, coarse, true), t);
-	ck_assert_uint_eq(es_core_step_start(core, &a, coarse, false),
+	ck_assert_uint_eq(es_pool_step_start(core, &a, coarse, true), t);
+	ck_assert_uint_eq(es_pool_step_start(core, &a, coarse, false),
 			  coarse);
-	ck_assert_uint_eq(es_core_step_start(core, &b, coarse, false),
+	ck_assert_uint_eq(es_pool_step_start(core, &b, coarse, false),
 			  coarse + 10 * SE_NS_PER_MS);
 	/* an entry of another start (a reused id) is not taken */
-	ck_assert_uint_eq(es_core_step_start(core, &b, coarse + S(100), false),
+	ck_assert_uint_eq(es_pool_step_start(core, &b, coarse + S(100), false),
 			  coarse + S(100));
-	ck_assert_uint_eq(es_core_step_start(core, &b, coarse - S(5), false),
+	ck_assert_uint_eq(es_pool_step_start(core, &b, coarse - S(5), false),
 			  coarse - S(5));
 	/* entries older than EnergyHistory (3600 s) go at the next begin */
-	ck_assert(!es_core_step_begin(core, &a, coarse + S(3602)));
-	ck_assert_uint_eq(es_core_step_start(core, &b, coarse, false),
+	ck_assert(!es_pool_step_begin(core, &a, coarse + S(3602)));
+	ck_assert_uint_eq(es_pool_step_start(core, &b, coarse, false),
 			  coarse);
-	es_core_destroy(core, S(2));
+	es_pool_destroy(core, S(2));
 	es_conf_free(&c);
 }
 END_TEST
@@ -582,7 +582,7 @@ END_TEST
 
 static Suite *_suite(void)
 {
-	Suite *s = suite_create("es_core");
+	Suite *s = suite_create("es_pool");
 	TCase *tc = tcase_create("core");
 
 	tcase_set_timeout(tc, 30);

@@ -1,5 +1,6 @@
 /*
- * bmc_dcmi.c - DCMI 1.5 power commands as bytes (see bmc_dcmi.h).
+ * bmc_dcmi_codec.c - DCMI 1.5 power commands as bytes (see
+ * bmc_dcmi_codec.h); the session that carries them is bmc_meter_dcmi.c.
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"
@@ -9,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "bmc_dcmi.h"
+#include "bmc_dcmi_codec.h"
 
 /*
  * Response offsets in the ipmi_cmd_raw layout: [0] command, [1] completion

@@ -1,5 +1,5 @@
 /*
- * es_core.c - out-of-band sensors for slurmctld (see es_core.h): the
+ * es_pool.c - out-of-band sensors for slurmctld (see es_pool.h): the
  * reader pool.  One thing, though over 800 lines: the queue, the readers,
  * the folding into components and the pacer all work on one struct under
  * its two locks, and every part would need all of it.
@@ -30,7 +30,7 @@
 
 #include "conf.h"
 #include "energy_acc.h"
-#include "es_core.h"
+#include "es_pool.h"
 #include "es_step_starts.h"
 #include "rrd_read.h"
 #include "rrd_series.h"
@@ -80,7 +80,7 @@ typedef struct {
 	int energy_state, temp_state;	/* last outcome, for logging */
 } es_comp_t;
 
-struct es_core {
+struct es_pool {
 	es_conf_t conf;
 	rrd_limits_t watt_lim, temp_lim;
 	const char *daemon;		/* NULL: no rrdcached */
@@ -119,7 +119,7 @@ static const char *const kind_names[ES_KIND_COUNT] = {
 
 /* ---------------------------------------------------------- series */
 
-static energy_acc_t *_acc_new(const es_core_t *c, uint64_t step_s)
+static energy_acc_t *_acc_new(const es_pool_t *c, uint64_t step_s)
 {
 	energy_acc_config_t cfg = {
 		.history = (size_t) (c->conf.history_ns /
@@ -154,7 +154,7 @@ static int _take_power(void *arg, const rrd_sample_t *smp)
 
 /* ---------------------------------------------------------- readers */
 
-static void _read_energy(const es_core_t *c, es_job_t *j, int64_t now_s)
+static void _read_energy(const es_pool_t *c, es_job_t *j, int64_t now_s)
 {
 	rrd_what_t what = { j->energy_path, c->conf.energy_ds, "AVERAGE" };
 
@@ -173,7 +173,7 @@ static void _read_energy(const es_core_t *c, es_job_t *j, int64_t now_s)
 	j->last = f.last;
 }
 
-static void _read_temp(const es_core_t *c, es_job_t *j, int64_t now_s)
+static void _read_temp(const es_pool_t *c, es_job_t *j, int64_t now_s)
 {
 	rrd_what_t what = { j->temp_path, c->conf.temp_ds, "AVERAGE" };
 	rrd_fetched_t f;
@@ -192,7 +192,7 @@ static void _read_temp(const es_core_t *c, es_job_t *j, int64_t now_s)
 	rrd_fetched_free(&f);
 }
 
-static void _do_job(const es_core_t *c, es_job_t *j)
+static void _do_job(const es_pool_t *c, es_job_t *j)
 {
 	uint64_t now_ns = se_wall_ns();
 	int64_t now_s = (int64_t) (now_ns / SE_NS_PER_SEC);
@@ -211,7 +211,7 @@ static void _do_job(const es_core_t *c, es_job_t *j)
 
 static void *_reader(void *arg)
 {
-	es_core_t *c = arg;
+	es_pool_t *c = arg;
 	es_job_t *j;
 
 	pthread_mutex_lock(&c->q_lock);
@@ -261,7 +261,7 @@ static void _jobs_free(es_job_t *j)
 
 /* Where the next energy read starts: just before the newest sample taken
  * (rows may be rewritten up to a step late), never beyond the history. */
-static int64_t _energy_from_s(const es_core_t *c, const es_comp_t *comp,
+static int64_t _energy_from_s(const es_pool_t *c, const es_comp_t *comp,
 			      uint64_t now_ns)
 {
 	int64_t oldest = (int64_t) ((now_ns - c->conf.history_ns) /
@@ -274,7 +274,7 @@ static int64_t _energy_from_s(const es_core_t *c, const es_comp_t *comp,
 	return from > oldest ? from : oldest;
 }
 
-static es_job_t *_job_new(const es_core_t *c, es_kind_t kind, size_t idx,
+static es_job_t *_job_new(const es_pool_t *c, es_kind_t kind, size_t idx,
 			  const es_comp_t *comp, uint64_t deadline_ns)
 {
 	es_job_t *j = calloc(1, sizeof(*j));
@@ -298,7 +298,7 @@ static es_job_t *_job_new(const es_core_t *c, es_kind_t kind, size_t idx,
 /* ---------------------------------------------------------- folding in */
 
 /* Log a component's change of state (ok <-> failing, or another error). */
-static void _log_state(es_core_t *c, es_kind_t kind, const es_comp_t *comp,
+static void _log_state(es_pool_t *c, es_kind_t kind, const es_comp_t *comp,
 		       int *state, int rc, const char *what, const char *err)
 {
 	if (rc == *state)
@@ -314,7 +314,7 @@ static void _log_state(es_core_t *c, es_kind_t kind, const es_comp_t *comp,
 	*state = rc;
 }
 
-static int _acc_ensure(es_core_t *c, es_comp_t *comp, uint64_t step_s)
+static int _acc_ensure(es_pool_t *c, es_comp_t *comp, uint64_t step_s)
 {
 	if (comp->acc)
 		return 0;
@@ -323,7 +323,7 @@ static int _acc_ensure(es_core_t *c, es_comp_t *comp, uint64_t step_s)
 }
 
 /* The rows of a read into the component's series (under st_lock). */
-static int _feed_comp(es_core_t *c, es_job_t *j, es_comp_t *comp)
+static int _feed_comp(es_pool_t *c, es_job_t *j, es_comp_t *comp)
 {
 	feed_t f;
 	int rc;
@@ -347,7 +347,7 @@ static int _feed_comp(es_core_t *c, es_job_t *j, es_comp_t *comp)
 }
 
 /* Returns the outcome: 0, the read's error, or -ESTALE. */
-static int _fold_energy(es_core_t *c, es_job_t *j, es_comp_t *comp,
+static int _fold_energy(es_pool_t *c, es_job_t *j, es_comp_t *comp,
 			uint64_t now_ns)
 {
 	int rc = j->energy_rc;
@@ -368,7 +368,7 @@ static int _fold_energy(es_core_t *c, es_job_t *j, es_comp_t *comp,
 	return rc;
 }
 
-static int _fold_temp(es_core_t *c, es_job_t *j, es_comp_t *comp,
+static int _fold_temp(es_pool_t *c, es_job_t *j, es_comp_t *comp,
 		      uint64_t now_ns)
 {
 	int rc = j->temp_rc;
@@ -383,7 +383,7 @@ static int _fold_temp(es_core_t *c, es_job_t *j, es_comp_t *comp,
 }
 
 /* Fold finished reads into the components; count outcomes. */
-static void _fold_all(es_core_t *c, es_job_t *done, uint64_t now_ns,
+static void _fold_all(es_pool_t *c, es_job_t *done, uint64_t now_ns,
 		      es_round_stats_t *st)
 {
 	for (es_job_t *j = done; j; j = j->next) {
@@ -410,7 +410,7 @@ static void _fold_all(es_core_t *c, es_job_t *done, uint64_t now_ns,
 }
 
 /* Queue a read for every idle component; returns the jobs, in order. */
-static es_job_t *_queue_all(es_core_t *c, uint64_t deadline_ns,
+static es_job_t *_queue_all(es_pool_t *c, uint64_t deadline_ns,
 			    es_round_stats_t *st)
 {
 	es_job_t *head = NULL, **tail = &head;
@@ -454,7 +454,7 @@ static void _comps_free(es_comp_t *comps, size_t n)
 	free(comps);
 }
 
-static bool _wants(const es_core_t *c, es_kind_t kind, bool energy)
+static bool _wants(const es_pool_t *c, es_kind_t kind, bool energy)
 {
 	static const unsigned want[ES_KIND_COUNT][2] = {
 		[ES_KIND_NODE] = { ES_NODE_TEMP,
@@ -479,7 +479,7 @@ static int _expand(const char *key, const char *tmpl, const char *name,
 	return (*out = strdup(path)) ? 0 : -ENOMEM;
 }
 
-static int _comp_init(const es_core_t *c, es_kind_t kind, es_comp_t *comp,
+static int _comp_init(const es_pool_t *c, es_kind_t kind, es_comp_t *comp,
 		      const char *name, char *err, size_t err_len)
 {
 	int rc = 0;
@@ -528,7 +528,7 @@ static void _comp_adopt(es_comp_t *comp, es_comp_t *old, size_t n_old,
 
 /* ---------------------------------------------------------- public */
 
-static int _start_threads(es_core_t *c, char *err, size_t err_len)
+static int _start_threads(es_pool_t *c, char *err, size_t err_len)
 {
 	sigset_t all, old;
 	int rc = 0;
@@ -573,9 +573,9 @@ static int _conf_copy(es_conf_t *dst, const es_conf_t *src)
 	return 0;
 }
 
-es_core_t *es_core_create(const es_conf_t *conf, char *err, size_t err_len)
+es_pool_t *es_pool_create(const es_conf_t *conf, char *err, size_t err_len)
 {
-	es_core_t *c = calloc(1, sizeof(*c));
+	es_pool_t *c = calloc(1, sizeof(*c));
 	const char *addr;
 
 	if (!c || _conf_copy(&c->conf, conf)) {
@@ -598,14 +598,14 @@ es_core_t *es_core_create(const es_conf_t *conf, char *err, size_t err_len)
 	if (!(c->starts = es_step_starts_create(c->conf.history_ns)))
 		snprintf(err, err_len, "out of memory");
 	if (!c->starts || _start_threads(c, err, err_len)) {
-		es_core_destroy(c, SE_NS_PER_SEC);
+		es_pool_destroy(c, SE_NS_PER_SEC);
 		return NULL;
 	}
 	return c;
 }
 
 /* Join the pacer and every reader by an absolute CLOCK_REALTIME deadline. */
-static bool _join_all(es_core_t *c, uint64_t grace_ns)
+static bool _join_all(es_pool_t *c, uint64_t grace_ns)
 {
 	uint64_t end_ns = se_wall_ns() + grace_ns;
 	struct timespec ts = { (time_t) (end_ns / SE_NS_PER_SEC),
@@ -625,7 +625,7 @@ static bool _join_all(es_core_t *c, uint64_t grace_ns)
 	return all;
 }
 
-void es_core_destroy(es_core_t *c, uint64_t grace_ns)
+void es_pool_destroy(es_pool_t *c, uint64_t grace_ns)
 {
 	if (!c)
 		return;
@@ -665,7 +665,7 @@ void es_core_destroy(es_core_t *c, uint64_t grace_ns)
 	free(c);
 }
 
-int es_core_set_components(es_core_t *c, es_kind_t kind,
+int es_pool_set_components(es_pool_t *c, es_kind_t kind,
 			   const char *const *names, size_t n,
 			   char *err, size_t err_len)
 {
@@ -691,7 +691,7 @@ int es_core_set_components(es_core_t *c, es_kind_t kind,
 }
 
 /* Take the finished reads (a pointer swap under q_lock). */
-static es_job_t *_take_done(es_core_t *c)
+static es_job_t *_take_done(es_pool_t *c)
 {
 	es_job_t *done;
 
@@ -711,7 +711,7 @@ static unsigned _count_jobs(const es_job_t *j)
 	return n;
 }
 
-unsigned es_core_adopt(es_core_t *c, uint64_t now_ns,
+unsigned es_pool_adopt(es_pool_t *c, uint64_t now_ns,
 		       es_round_stats_t *stats)
 {
 	es_round_stats_t st = { 0 };
@@ -729,7 +729,7 @@ unsigned es_core_adopt(es_core_t *c, uint64_t now_ns,
 	return n;
 }
 
-void es_core_round(es_core_t *c, uint64_t now_ns, uint64_t round_ns,
+void es_pool_round(es_pool_t *c, uint64_t now_ns, uint64_t round_ns,
 		   es_round_stats_t *stats)
 {
 	es_round_stats_t st = { 0 };
@@ -772,12 +772,12 @@ static void _wait_until(pthread_cond_t *cond, pthread_mutex_t *lock,
 }
 
 /* One pacer round: queue, wait (bounded) for the reads, adopt, hook. */
-static uint64_t _pacer_round(es_core_t *c)
+static uint64_t _pacer_round(es_pool_t *c)
 {
 	es_round_stats_t st, got;
 	uint64_t wait_ns = c->period_ns / 2, end_ns;
 
-	es_core_round(c, se_wall_ns(), c->period_ns, &st);
+	es_pool_round(c, se_wall_ns(), c->period_ns, &st);
 	if (wait_ns > ES_PACER_WAIT_NS)
 		wait_ns = ES_PACER_WAIT_NS;
 	end_ns = se_mono_ns() + wait_ns;
@@ -785,7 +785,7 @@ static uint64_t _pacer_round(es_core_t *c)
 	while (!c->stop && c->outstanding && se_mono_ns() < end_ns)
 		_wait_until(&c->done_cond, &c->q_lock, end_ns);
 	pthread_mutex_unlock(&c->q_lock);
-	es_core_adopt(c, se_wall_ns(), &got);
+	es_pool_adopt(c, se_wall_ns(), &got);
 	st.ok += got.ok;
 	st.failed += got.failed;
 	st.late += got.late;
@@ -799,7 +799,7 @@ static uint64_t _pacer_round(es_core_t *c)
 
 static void *_pacer(void *arg)
 {
-	es_core_t *c = arg;
+	es_pool_t *c = arg;
 	uint64_t next_ns = se_mono_ns();
 
 	pthread_mutex_lock(&c->q_lock);
@@ -824,7 +824,7 @@ static void *_pacer(void *arg)
 	return NULL;
 }
 
-int es_core_start_pacer(es_core_t *c, uint64_t period_ns,
+int es_pool_start_pacer(es_pool_t *c, uint64_t period_ns,
 			es_pacer_hook_t hook, void *arg)
 {
 	sigset_t all, old;
@@ -844,7 +844,7 @@ int es_core_start_pacer(es_core_t *c, uint64_t period_ns,
 	return rc;
 }
 
-void es_core_kick(es_core_t *c)
+void es_pool_kick(es_pool_t *c)
 {
 	pthread_mutex_lock(&c->q_lock);
 	c->kick = true;
@@ -852,7 +852,7 @@ void es_core_kick(es_core_t *c)
 	pthread_mutex_unlock(&c->q_lock);
 }
 
-void es_core_pacer_stats(es_core_t *c, es_round_stats_t *last,
+void es_pool_pacer_stats(es_pool_t *c, es_round_stats_t *last,
 			 uint64_t *rounds)
 {
 	pthread_mutex_lock(&c->q_lock);
@@ -863,7 +863,7 @@ void es_core_pacer_stats(es_core_t *c, es_round_stats_t *last,
 	pthread_mutex_unlock(&c->q_lock);
 }
 
-static void _values_of(const es_core_t *c, const es_comp_t *comp,
+static void _values_of(const es_pool_t *c, const es_comp_t *comp,
 		       uint64_t now_ns, es_values_t *out)
 {
 	energy_sample_t last;
@@ -883,7 +883,7 @@ static void _values_of(const es_core_t *c, const es_comp_t *comp,
 	}
 }
 
-int es_core_values(es_core_t *c, es_kind_t kind, size_t idx, uint64_t now_ns,
+int es_pool_values(es_pool_t *c, es_kind_t kind, size_t idx, uint64_t now_ns,
 		   es_values_t *out)
 {
 	int rc = -ENOENT;
@@ -897,7 +897,7 @@ int es_core_values(es_core_t *c, es_kind_t kind, size_t idx, uint64_t now_ns,
 	return rc;
 }
 
-size_t es_core_count(es_core_t *c, es_kind_t kind)
+size_t es_pool_count(es_pool_t *c, es_kind_t kind)
 {
 	size_t n;
 
@@ -907,7 +907,7 @@ size_t es_core_count(es_core_t *c, es_kind_t kind)
 	return n;
 }
 
-const char *es_core_name(es_core_t *c, es_kind_t kind, size_t idx)
+const char *es_pool_name(es_pool_t *c, es_kind_t kind, size_t idx)
 {
 	const char *name = NULL;
 
@@ -920,7 +920,7 @@ const char *es_core_name(es_core_t *c, es_kind_t kind, size_t idx)
 	return name;
 }
 
-int es_core_energy_between(es_core_t *c, const size_t *nodes, size_t n,
+int es_pool_energy_between(es_pool_t *c, const size_t *nodes, size_t n,
 			   uint64_t t0_ns, uint64_t t1_ns, uint64_t *energy_mj,
 			   char *err, size_t err_len)
 {
@@ -928,7 +928,7 @@ int es_core_energy_between(es_core_t *c, const size_t *nodes, size_t n,
 	int rc = 0;
 
 	/* a step's end never waits for a round: what is read is used */
-	es_core_adopt(c, se_wall_ns(), NULL);
+	es_pool_adopt(c, se_wall_ns(), NULL);
 	pthread_mutex_lock(&c->st_lock);
 	for (size_t i = 0; i < n && !rc; i++) {
 		const es_comp_t *comp;
@@ -959,12 +959,12 @@ int es_core_energy_between(es_core_t *c, const size_t *nodes, size_t n,
 
 /* ---------------------------------------------------------- step starts */
 
-int es_core_step_begin(es_core_t *c, const es_step_key_t *k, uint64_t t_ns)
+int es_pool_step_begin(es_pool_t *c, const es_step_key_t *k, uint64_t t_ns)
 {
 	return es_step_starts_begin(c->starts, k, t_ns);
 }
 
-uint64_t es_core_step_start(es_core_t *c, const es_step_key_t *k,
+uint64_t es_pool_step_start(es_pool_t *c, const es_step_key_t *k,
 			    uint64_t coarse_ns, bool forget)
 {
 	return es_step_starts_get(c->starts, k, coarse_ns, forget);

@@ -1,5 +1,6 @@
 /*
- * bmc_dcmi.h - DCMI power commands as bytes: build requests, parse responses.
+ * bmc_dcmi_codec.h - DCMI power commands as bytes: build requests, parse
+ * responses.
  *
  * Pure functions, no I/O: the transport (libfreeipmi's ipmi_cmd_raw) sends
  * the bytes, this file knows what they mean.  References are to the DCMI
@@ -10,8 +11,8 @@
  *   §6.6.1  Get Power Reading (cmd 0x02)
  * Multi-byte fields are little-endian (LS byte first), as everywhere in IPMI.
  */
-#ifndef SE_BMC_DCMI_H
-#define SE_BMC_DCMI_H
+#ifndef SE_BMC_DCMI_CODEC_H
+#define SE_BMC_DCMI_CODEC_H
 
 #include <stdbool.h>
 #include <stddef.h>
