@@ -57,6 +57,8 @@ int se_conf_key_parse(const se_conf_key_t *k, void *base,
 
 	if (b->type == SE_CONF_FN)
 		return b->parse(base, w, value, err, err_len);
+	if (b->type == SE_CONF_CUSTOM)
+		return b->convert(field, w, value ? value : "", err, err_len);
 	if (b->type == SE_CONF_STR || b->type == SE_CONF_PATH) {
 		if ((rc = _parse_typed(b, field, w, value, err, err_len)) ||
 		    (b->check && (rc = b->check(w, value, err, err_len))))
@@ -107,7 +109,8 @@ void se_conf_key_show(const se_conf_key_t *k, const void *base, char *buf,
 	case SE_CONF_ENUM:
 		snprintf(buf, len, "%s", b->names[*(const int *) field]);
 		break;
-	default:	/* SE_CONF_FN taken as a map key's row: not shown */
+	default:	/* SE_CONF_FN taken as a map key's row, and
+			 * SE_CONF_CUSTOM without a show: not shown */
 		break;
 	}
 }

@@ -39,6 +39,13 @@ typedef int (*se_conf_parse_fn)(void *conf, const conf_where_t *w,
  * config); buf is "" on entry. */
 typedef void (*se_conf_show_fn)(const void *conf, char *buf, size_t len);
 
+/* Parse value into field (a row's own type: a frequency, a percentage);
+ * writes field only when it returns 0, else a negative errno, message in
+ * err. */
+typedef int (*se_conf_convert_fn)(void *field, const conf_where_t *w,
+				  const char *value, char *err,
+				  size_t err_len);
+
 /* A check of a value as written, before it is kept (conf.h's
  * conf_nonempty, conf_template, ...): 0 or a negative errno, message in
  * err. */
@@ -58,6 +65,9 @@ typedef enum {
 				 * (conf_millis_ns); shown in ms */
 	SE_CONF_ENUM,		/* an enum (int-sized), index into names
 				 * (conf_enum); shown by name */
+	SE_CONF_CUSTOM,		/* any field, parsed by the row's convert
+				 * (which checks it too: no check); shown
+				 * by the row's show, if any */
 } se_conf_type_t;
 
 /*
@@ -80,6 +90,7 @@ typedef struct se_conf_key {
 					 * kept */
 	const char *unset;		/* STR, PATH: shown for NULL */
 	const struct se_conf_key *like;	/* bounded as that row */
+	se_conf_convert_fn convert;	/* SE_CONF_CUSTOM */
 	se_conf_parse_fn parse;		/* SE_CONF_FN */
 	se_conf_show_fn show;		/* SE_CONF_FN; other types: optional,
 					 * instead of the type's printer */
@@ -122,6 +133,9 @@ typedef struct se_conf_key {
 #define SE_KEY_ENUM(name_, T, field, names_)				\
 	{ .name = name_, .type = SE_CONF_ENUM,				\
 	  .offset = SE_CONF_FIELD(T, field, int), .names = names_ }
+#define SE_KEY_CUSTOM(name_, T, field, ctype, convert_)			\
+	{ .name = name_, .type = SE_CONF_CUSTOM,			\
+	  .offset = SE_CONF_FIELD(T, field, ctype), .convert = convert_ }
 /* A map file's key bounded as the configuration key row (conf_map.h). */
 #define SE_KEY_LIKE(name_, T, field, row)				\
 	{ .name = name_, .like = row, .offset = offsetof(T, field) }

@@ -1,7 +1,8 @@
 /*
  * freq_policy.c - reading energy_policy.conf (see freq_policy.h and
- * energy_policy.conf(5)).  Table-driven: one entry per key, each with the
- * scope it is valid in (global line, rule line) and its parser.
+ * energy_policy.conf(5)).  Its keys are rows (conf_desc.h) in two tables:
+ * a global line's over freq_policy_t, a Rule=NAME line's over freq_rule_t
+ * (MaxSlowdown and BudgetCeiling are in both, each over its own field).
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"
@@ -15,25 +16,15 @@
 #include <strings.h>
 
 #include "conf.h"
+#include "conf_desc.h"
 #include "freq_policy.h"
 
 /* ------------------------------------------------------- private types */
-
-enum { SC_GLOBAL = 1, SC_RULE = 2 };
 
 typedef struct {
 	freq_policy_t *p;
 	freq_rule_t *r;		/* the rule being read, NULL on a global line */
 } ctx_t;
-
-typedef int (*set_fn)(ctx_t *c, const conf_where_t *w, const char *v,
-		      char *err, size_t err_len);
-
-typedef struct {
-	const char *key;
-	int scope;
-	set_fn set;
-} key_def_t;
 
 /* ---------------------------------------------------- private variables */
 
@@ -138,110 +129,91 @@ static int _err(const conf_where_t *w, const char *v, char *err,
 	return conf_fail(w, v, err, err_len, -EINVAL, "%s", why);
 }
 
-static int _khz(const conf_where_t *w, const char *v, uint32_t *out,
+/* se_conf_convert_fn: a frequency into a uint32_t of kHz. */
+static int _khz(void *field, const conf_where_t *w, const char *v,
 		char *err, size_t err_len)
 {
-	if (freq_parse_khz(v, out))
+	if (freq_parse_khz(v, field))
 		return _err(w, v, err, err_len,
 			    "not a frequency (kHz, or a number with kHz/MHz/GHz)");
 	return 0;
 }
 
-static int _percent(const conf_where_t *w, const char *v, double *out,
+/* se_conf_convert_fn: "5" and "5%" both mean 5 %, kept as 0.05. */
+static int _percent(void *field, const conf_where_t *w, const char *v,
 		    char *err, size_t err_len)
 {
 	char buf[64];
 	size_t n = strlen(v);
 	double d;
-	int rc;
 
-	/* "5" and "5%" both mean 5 % */
 	if (n && n < sizeof(buf) && v[n - 1] == '%') {
 		memcpy(buf, v, n - 1);
 		buf[n - 1] = '\0';
 	} else {
 		snprintf(buf, sizeof(buf), "%s", v);
 	}
-	if ((rc = conf_double(w, buf, 0, 1000, &d, err, err_len)))
+	if (conf_double(w, buf, 0, 1000, &d, err, err_len))
 		return _err(w, v, err, err_len,
 			    "not a percentage between 0 and 1000");
-	*out = d / 100.0;
+	*(double *) field = d / 100.0;
 	return 0;
 }
 
-/* ---------------------------------------------------- global settings */
-
-static int _g_policy(ctx_t *c, const conf_where_t *w, const char *v,
-		     char *err, size_t err_len)
+/* se_conf_convert_fn: one governor's name into its FREQ_GOV_* bit. */
+static int _gov(void *field, const conf_where_t *w, const char *v,
+		char *err, size_t err_len)
 {
-	int i;
-	int rc = conf_enum(w, v, policy_names, &i, err, err_len);
+	unsigned g = freq_gov_from_name(v);
 
-	if (!rc) {
-		if (c->r) {
-			c->r->policy = (freq_policy_kind_t) i;
-			c->r->has_policy = true;
-		} else {
-			c->p->default_policy = (freq_policy_kind_t) i;
-		}
-	}
-	return rc;
-}
-
-static int _g_slowdown(ctx_t *c, const conf_where_t *w, const char *v,
-		       char *err, size_t err_len)
-{
-	double d;
-	int rc = _percent(w, v, &d, err, err_len);
-
-	if (rc)
-		return rc;
-	if (c->r) {
-		c->r->max_slowdown = d;
-		c->r->has_max_slowdown = true;
-	} else {
-		c->p->max_slowdown = d;
-	}
+	if (!g)
+		return _err(w, v, err, err_len,
+			    "must be one of: conservative, ondemand, "
+			    "performance, powersave, userspace, schedutil");
+	*(unsigned *) field = g;
 	return 0;
 }
 
-static int _g_tolerance(ctx_t *c, const conf_where_t *w, const char *v,
-			char *err, size_t err_len)
+/* se_conf_convert_fn: a comma list of governors ("*": all) into a mask. */
+static int _govs(void *field, const conf_where_t *w, const char *v,
+		 char *err, size_t err_len)
 {
-	return _percent(w, v, &c->p->energy_tolerance, err, err_len);
-}
+	char *dup = strdup(v), *save = NULL, *tok, why[200];
+	unsigned mask = 0, g;
+	int rc = 0;
 
-static int _g_min_hist(ctx_t *c, const conf_where_t *w, const char *v,
-		       char *err, size_t err_len)
-{
-	uint64_t u;
-	int rc = conf_uint(w, v, 1, FREQ_MAX_LIST, &u, err, err_len);
-
+	if (!dup)
+		return -ENOMEM;
+	for (tok = strtok_r(dup, ",", &save); tok && !rc;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "*"))
+			mask = FREQ_GOV_ALL;
+		else if (!(g = freq_gov_from_name(tok))) {
+			/* the whole value, and the item that is wrong */
+			snprintf(why, sizeof(why),
+				 "'%s' is not a governor (known: conservative, ondemand, performance, powersave, userspace, schedutil)",
+				 tok);
+			rc = _err(w, v, err, err_len, why);
+		} else
+			mask |= g;
+	}
+	free(dup);
+	if (!rc && !mask)
+		rc = _err(w, v, err, err_len, "empty list");
 	if (!rc)
-		c->p->min_history_freqs = (unsigned) u;
+		*(unsigned *) field = mask;
 	return rc;
 }
 
-static int _g_history(ctx_t *c, const conf_where_t *w, const char *v,
-		      char *err, size_t err_len)
+/* se_conf_check_fn: a comma list of names, or "*". */
+static int _names(const conf_where_t *w, const char *v, char *err,
+		  size_t err_len)
 {
-	int rc = conf_abs_path(w, v, err, err_len);
-
-	return rc ? rc : conf_set_str(&c->p->history_file, v);
-}
-
-static int _g_budget(ctx_t *c, const conf_where_t *w, const char *v,
-		     char *err, size_t err_len)
-{
-	return conf_double(w, v, 0, 1e12, &c->p->power_budget_w, err,
-			   err_len);
-}
-
-static int _g_ceiling(ctx_t *c, const conf_where_t *w, const char *v,
-		      char *err, size_t err_len)
-{
-	return _khz(w, v, c->r ? &c->r->budget_ceiling_khz :
-			&c->p->budget_ceiling_khz, err, err_len);
+	if (!*v || strchr(v, ' ') || strstr(v, ",,") || v[0] == ',' ||
+	    v[strlen(v) - 1] == ',')
+		return _err(w, v, err, err_len,
+			    "expected a comma list of names, or *");
+	return 0;
 }
 
 static int _cmp_u32(const void *a, const void *b)
@@ -251,9 +223,11 @@ static int _cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int _g_freqs(ctx_t *c, const conf_where_t *w, const char *v,
-		    char *err, size_t err_len)
+/* Frequencies=: the list, ascending, no frequency twice. */
+static int _freqs(void *conf, const conf_where_t *w, const char *v,
+		  char *err, size_t err_len)
 {
+	freq_policy_t *p = conf;
 	char *dup = strdup(v), *save = NULL, *tok, why[160];
 	uint32_t khz[FREQ_MAX_LIST];
 	size_t n = 0;
@@ -291,185 +265,145 @@ static int _g_freqs(ctx_t *c, const conf_where_t *w, const char *v,
 				 khz[i]);
 			return _err(w, v, err, err_len, why);
 		}
-	memcpy(c->p->freqs_khz, khz, n * sizeof(khz[0]));
-	c->p->n_freqs = n;
+	memcpy(p->freqs_khz, khz, n * sizeof(khz[0]));
+	p->n_freqs = n;
 	return 0;
 }
 
-/* -------------------------------------------------------- rule settings */
-
-static int _r_match(char **dst, const conf_where_t *w, const char *v,
-		    char *err, size_t err_len)
-{
-	if (!*v || strchr(v, ' ') || strstr(v, ",,") || v[0] == ',' ||
-	    v[strlen(v) - 1] == ',')
-		return _err(w, v, err, err_len,
-			    "expected a comma list of names, or *");
-	return conf_set_str(dst, v);
-}
-
-static int _r_partition(ctx_t *c, const conf_where_t *w, const char *v,
+/* A rule's Policy=: the kind, and that the rule has one. */
+static int _rule_policy(void *conf, const conf_where_t *w, const char *v,
 			char *err, size_t err_len)
 {
-	return _r_match(&c->r->partitions, w, v, err, err_len);
+	freq_rule_t *r = conf;
+	int i, rc = conf_enum(w, v, policy_names, &i, err, err_len);
+
+	if (!rc) {
+		r->policy = (freq_policy_kind_t) i;
+		r->has_policy = true;
+	}
+	return rc;
 }
 
-static int _r_qos(ctx_t *c, const conf_where_t *w, const char *v,
-		  char *err, size_t err_len)
+/* A rule's MaxSlowdown=: the fraction, and that the rule has one. */
+static int _rule_slowdown(void *conf, const conf_where_t *w, const char *v,
+			  char *err, size_t err_len)
 {
-	return _r_match(&c->r->qos, w, v, err, err_len);
+	freq_rule_t *r = conf;
+	int rc = _percent(&r->max_slowdown, w, v, err, err_len);
+
+	if (!rc)
+		r->has_max_slowdown = true;
+	return rc;
 }
 
-static int _r_account(ctx_t *c, const conf_where_t *w, const char *v,
-		      char *err, size_t err_len)
-{
-	return _r_match(&c->r->accounts, w, v, err, err_len);
-}
-
-static int _r_user(ctx_t *c, const conf_where_t *w, const char *v,
-		   char *err, size_t err_len)
-{
-	return _r_match(&c->r->users, w, v, err, err_len);
-}
-
-static int _r_default_freq(ctx_t *c, const conf_where_t *w, const char *v,
-			   char *err, size_t err_len)
+/* DefaultFreq=: a frequency, or low, medium, high, highm1. */
+static int _rule_default_freq(void *conf, const conf_where_t *w,
+			      const char *v, char *err, size_t err_len)
 {
 	static const char *const kw[] = { "low", "medium", "high", "highm1",
 					  NULL };
+	freq_rule_t *r = conf;
 
 	for (int i = 0; kw[i]; i++)
 		if (!strcasecmp(v, kw[i])) {
-			c->r->default_kw = (freq_kw_t) (FREQ_KW_LOW + i);
-			c->r->default_khz = 0;
+			r->default_kw = (freq_kw_t) (FREQ_KW_LOW + i);
+			r->default_khz = 0;
 			return 0;
 		}
-	c->r->default_kw = FREQ_KW_NONE;
-	if (freq_parse_khz(v, &c->r->default_khz))
+	r->default_kw = FREQ_KW_NONE;
+	if (freq_parse_khz(v, &r->default_khz))
 		return _err(w, v, err, err_len,
 			    "not a frequency (kHz, a number with kHz/MHz/GHz, "
 			    "or low, medium, high, highm1)");
 	return 0;
 }
 
-static int _gov(const conf_where_t *w, const char *v, unsigned *out,
-		char *err, size_t err_len)
-{
-	if (!(*out = freq_gov_from_name(v)))
-		return _err(w, v, err, err_len,
-			    "must be one of: conservative, ondemand, "
-			    "performance, powersave, userspace, schedutil");
-	return 0;
-}
+/* ---------------------------------------------------------- the keys */
 
-static int _r_default_gov(ctx_t *c, const conf_where_t *w, const char *v,
-			  char *err, size_t err_len)
-{
-	return _gov(w, v, &c->r->default_gov, err, err_len);
-}
+static const char *const oor_names[] = { "reject", "clamp", NULL };
 
-static int _r_allowed_min(ctx_t *c, const conf_where_t *w, const char *v,
-			  char *err, size_t err_len)
-{
-	return _khz(w, v, &c->r->allowed_min_khz, err, err_len);
-}
-
-static int _r_allowed_max(ctx_t *c, const conf_where_t *w, const char *v,
-			  char *err, size_t err_len)
-{
-	return _khz(w, v, &c->r->allowed_max_khz, err, err_len);
-}
-
-static int _r_allowed_govs(ctx_t *c, const conf_where_t *w, const char *v,
-			   char *err, size_t err_len)
-{
-	char *dup = strdup(v), *save = NULL, *tok, why[200];
-	unsigned mask = 0, g;
-	int rc = 0;
-
-	if (!dup)
-		return -ENOMEM;
-	for (tok = strtok_r(dup, ",", &save); tok && !rc;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "*"))
-			mask = FREQ_GOV_ALL;
-		else if (!(g = freq_gov_from_name(tok))) {
-			/* the whole value, and the item that is wrong */
-			snprintf(why, sizeof(why),
-				 "'%s' is not a governor (known: conservative, ondemand, performance, powersave, userspace, schedutil)",
-				 tok);
-			rc = _err(w, v, err, err_len, why);
-		} else
-			mask |= g;
-	}
-	free(dup);
-	if (!rc && !mask)
-		rc = _err(w, v, err, err_len, "empty list");
-	if (!rc)
-		c->r->allowed_govs = mask;
-	return rc;
-}
-
-static int _r_oor(ctx_t *c, const conf_where_t *w, const char *v,
-		  char *err, size_t err_len)
-{
-	static const char *const names[] = { "reject", "clamp", NULL };
-	int i;
-	int rc = conf_enum(w, v, names, &i, err, err_len);
-
-	if (!rc)
-		c->r->out_of_range = (freq_oor_t) i;
-	return rc;
-}
-
-static int _r_energy_cap(ctx_t *c, const conf_where_t *w, const char *v,
-			 char *err, size_t err_len)
-{
-	return conf_double(w, v, 0, 1e15, &c->r->energy_cap_j, err, err_len);
-}
-
-static int _r_power_cap(ctx_t *c, const conf_where_t *w, const char *v,
-			char *err, size_t err_len)
-{
-	return conf_double(w, v, 0, 1e12, &c->r->power_cap_w, err, err_len);
-}
-
-static const key_def_t keys[] = {
-	{ "DefaultPolicy", SC_GLOBAL, _g_policy },
-	{ "Policy", SC_RULE, _g_policy },
-	{ "MaxSlowdown", SC_GLOBAL | SC_RULE, _g_slowdown },
-	{ "EnergyTolerance", SC_GLOBAL, _g_tolerance },
-	{ "MinHistoryFrequencies", SC_GLOBAL, _g_min_hist },
-	{ "HistoryFile", SC_GLOBAL, _g_history },
-	{ "PowerBudget", SC_GLOBAL, _g_budget },
-	{ "BudgetCeiling", SC_GLOBAL | SC_RULE, _g_ceiling },
-	{ "Frequencies", SC_GLOBAL, _g_freqs },
-	{ "Partition", SC_RULE, _r_partition },
-	{ "QOS", SC_RULE, _r_qos },
-	{ "Account", SC_RULE, _r_account },
-	{ "User", SC_RULE, _r_user },
-	{ "DefaultFreq", SC_RULE, _r_default_freq },
-	{ "DefaultGovernor", SC_RULE, _r_default_gov },
-	{ "AllowedMin", SC_RULE, _r_allowed_min },
-	{ "AllowedMax", SC_RULE, _r_allowed_max },
-	{ "AllowedGovernors", SC_RULE, _r_allowed_govs },
-	{ "OutOfRange", SC_RULE, _r_oor },
-	{ "EnergyCap", SC_RULE, _r_energy_cap },
-	{ "PowerCap", SC_RULE, _r_power_cap },
-	{ NULL, 0, NULL }
+/* The keys of a global line, over freq_policy_t. */
+static const se_conf_key_t global_keys[] = {
+	SE_KEY_ENUM("DefaultPolicy", freq_policy_t, default_policy,
+		    policy_names),
+	SE_KEY_CUSTOM("MaxSlowdown", freq_policy_t, max_slowdown, double,
+		      _percent),
+	SE_KEY_CUSTOM("EnergyTolerance", freq_policy_t, energy_tolerance,
+		      double, _percent),
+	SE_KEY_UINT("MinHistoryFrequencies", freq_policy_t,
+		    min_history_freqs, 1, FREQ_MAX_LIST),
+	SE_KEY_PATH("HistoryFile", freq_policy_t, history_file, NULL, NULL),
+	SE_KEY_REAL("PowerBudget", freq_policy_t, power_budget_w, 0, 1e12),
+	SE_KEY_CUSTOM("BudgetCeiling", freq_policy_t, budget_ceiling_khz,
+		      uint32_t, _khz),
+	SE_KEY_FN("Frequencies", _freqs, NULL),
 };
+
+/* The keys of a Rule=NAME line, over freq_rule_t. */
+static const se_conf_key_t rule_keys[] = {
+	SE_KEY_FN("Policy", _rule_policy, NULL),
+	SE_KEY_FN("MaxSlowdown", _rule_slowdown, NULL),
+	SE_KEY_CUSTOM("BudgetCeiling", freq_rule_t, budget_ceiling_khz,
+		      uint32_t, _khz),
+	SE_KEY_STR("Partition", freq_rule_t, partitions, _names, NULL),
+	SE_KEY_STR("QOS", freq_rule_t, qos, _names, NULL),
+	SE_KEY_STR("Account", freq_rule_t, accounts, _names, NULL),
+	SE_KEY_STR("User", freq_rule_t, users, _names, NULL),
+	SE_KEY_FN("DefaultFreq", _rule_default_freq, NULL),
+	SE_KEY_CUSTOM("DefaultGovernor", freq_rule_t, default_gov, unsigned,
+		      _gov),
+	SE_KEY_CUSTOM("AllowedMin", freq_rule_t, allowed_min_khz, uint32_t,
+		      _khz),
+	SE_KEY_CUSTOM("AllowedMax", freq_rule_t, allowed_max_khz, uint32_t,
+		      _khz),
+	SE_KEY_CUSTOM("AllowedGovernors", freq_rule_t, allowed_govs,
+		      unsigned, _govs),
+	SE_KEY_ENUM("OutOfRange", freq_rule_t, out_of_range, oor_names),
+	SE_KEY_REAL("EnergyCap", freq_rule_t, energy_cap_j, 0, 1e15),
+	SE_KEY_REAL("PowerCap", freq_rule_t, power_cap_w, 0, 1e12),
+};
+
+#define N_GLOBAL_KEYS	(sizeof(global_keys) / sizeof(global_keys[0]))
+#define N_RULE_KEYS	(sizeof(rule_keys) / sizeof(rule_keys[0]))
+
+static const se_conf_key_t *_row(const se_conf_key_t *keys, size_t n,
+				 const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcasecmp(keys[i].name, key))
+			return &keys[i];
+	return NULL;
+}
 
 /* ------------------------------------------------------ public functions */
 
 const char *freq_policy_key(size_t i, bool *in_rule, bool *global)
 {
-	if (i >= sizeof(keys) / sizeof(keys[0]) - 1)
-		return NULL;
+	const se_conf_key_t *k;
+
+	/* the global keys, then the rule keys not already named */
+	if (i < N_GLOBAL_KEYS) {
+		k = &global_keys[i];
+	} else {
+		size_t j;
+
+		i -= N_GLOBAL_KEYS;
+		for (j = 0; j < N_RULE_KEYS; j++) {
+			if (_row(global_keys, N_GLOBAL_KEYS,
+				 rule_keys[j].name))
+				continue;
+			if (!i--)
+				break;
+		}
+		if (j == N_RULE_KEYS)
+			return NULL;
+		k = &rule_keys[j];
+	}
 	if (in_rule)
-		*in_rule = keys[i].scope & SC_RULE;
+		*in_rule = _row(rule_keys, N_RULE_KEYS, k->name) != NULL;
 	if (global)
-		*global = keys[i].scope & SC_GLOBAL;
-	return keys[i].key;
+		*global = _row(global_keys, N_GLOBAL_KEYS, k->name) != NULL;
+	return k->name;
 }
 
 void freq_policy_init(freq_policy_t *p)
@@ -534,23 +468,25 @@ static int _line(void *arg, const char *path, unsigned line,
 	}
 	for (size_t i = first; i < n_pairs; i++) {
 		conf_where_t w = { path, pairs[i].key, line };
-		const key_def_t *k;
+		const se_conf_key_t *k = c->r ?
+			_row(rule_keys, N_RULE_KEYS, pairs[i].key) :
+			_row(global_keys, N_GLOBAL_KEYS, pairs[i].key);
 
 		if (!strcasecmp(pairs[i].key, "Rule"))
 			return _err(&w, pairs[i].value, err, err_len,
 				    "Rule= must come first on its line");
-		for (k = keys; k->key; k++)
-			if (!strcasecmp(k->key, pairs[i].key))
-				break;
-		if (!k->key)
-			return _err(&w, pairs[i].value, err, err_len,
-				    "unknown key");
-		if (!(k->scope & (c->r ? SC_RULE : SC_GLOBAL)))
+		if (!k && (_row(rule_keys, N_RULE_KEYS, pairs[i].key) ||
+			   _row(global_keys, N_GLOBAL_KEYS, pairs[i].key)))
 			return _err(&w, pairs[i].value, err, err_len,
 				    c->r ? "not valid in a Rule line" :
 				    "only valid in a Rule=NAME line");
-		w.key = k->key;
-		if ((rc = k->set(c, &w, pairs[i].value, err, err_len)))
+		if (!k)
+			return _err(&w, pairs[i].value, err, err_len,
+				    "unknown key");
+		w.key = k->name;
+		if ((rc = se_conf_key_parse(k, c->r ? (void *) c->r :
+					    (void *) c->p, &w,
+					    pairs[i].value, err, err_len)))
 			return rc;
 	}
 	if (c->r) {
