@@ -10,9 +10,10 @@
  * check (parsed by conf.h's helpers, so errors name file, key and value),
  * or functions of its own for the few keys no type fits; and the init /
  * free / optional check of its configuration struct, handed around as
- * void *.  The map files' keys are rows too (conf_map.h).  Nothing here
- * knows Slurm: src/common/se_slurm_conf.h turns a descriptor into Slurm's
- * s_p_options_t and back.
+ * void *.  The map files' keys are rows too (conf_map.h), and
+ * energy_policy.conf's, a table per kind of line (freq_policy.c).  Nothing
+ * here knows Slurm: src/common/se_slurm_conf.h turns a descriptor into
+ * Slurm's s_p_options_t and back.
  *
  *   static const se_conf_key_t keys[] = {
  *           SE_KEY_PATH("EnergyRRDFile", rrd_conf_t, file_tmpl,
