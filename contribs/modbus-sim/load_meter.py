@@ -17,6 +17,17 @@ reads it unchanged, on the counter path or the power path.
         --host 10.199.2.1 --port 15021 --model sdm630
         --trace-out node.trace --truth-out truth.json [--pidfile F]
 
+Or its power follows the CPU frequency Slurm set on a node (the cpufreq
+tests): --freq-unit 1:node1:NODE_DIR reads the node's fake cpufreq tree
+(NODE_DIR/cpu/cpuN/cpufreq, the host side of contribs/cluster's bind
+mounts) at every sample and serves
+
+    power = IDLE_W + sum over its N CPUs of DYN_W / N x (f_cpu / F_MAX) ** 3
+
+(--dyn-watts, --f-max-khz; f_cpu is scaling_setspeed under the userspace
+governor, scaling_max_freq otherwise).  Its truth file has each node's
+energy and power; the trace is written the same way.
+
 How power and energy relate (exact, not sampled twice): the CPU time the
 node used in one sampling interval [t(i-1), t(i)] sets the power of the
 next, [t(i), t(i+1)]; the power register holds it during that interval and
@@ -49,6 +60,7 @@ the truth file and as a comment at the top of the trace.
 """
 import argparse
 import asyncio
+import glob
 import json
 import os
 import re
@@ -112,6 +124,38 @@ class Node:
         self.jobs = {}            # job id -> truth record
 
 
+def effective_khz(cpu_dir):
+    """A CPU's frequency as Slurm set it: scaling_setspeed under the
+    userspace governor, scaling_max_freq otherwise (0: unreadable)."""
+    def rd(name):
+        with open(os.path.join(cpu_dir, "cpufreq", name)) as f:
+            return f.read().strip()
+    try:
+        if rd("scaling_governor") == "userspace":
+            return int(rd("scaling_setspeed"))
+        return int(rd("scaling_max_freq"))
+    except (OSError, ValueError):
+        return 0
+
+
+class FreqNode:
+    """One unit whose power follows its CPUs' frequencies (--freq-unit)."""
+
+    def __init__(self, name, node_dir, dyn_w, f_max_khz):
+        self.name, self.dyn_w, self.f_max = name, dyn_w, f_max_khz
+        self.cpus = sorted(glob.glob(os.path.join(node_dir, "cpu",
+                                                  "cpu[0-9]*")))
+        self.cores = len(self.cpus)
+        self.cpu_s = 0.0
+        self.energy_j = 0.0
+        self.power_w = None
+        self.jobs = {}
+
+    def dynamic_w(self):
+        return sum(self.dyn_w / self.cores *
+                   (effective_khz(c) / self.f_max) ** 3 for c in self.cpus)
+
+
 class LoadMeter:
     def __init__(self, nodes, idle_w, w_per_cpu, trace_out, truth_out):
         self.nodes, self.idle_w, self.k = nodes, idle_w, w_per_cpu
@@ -120,7 +164,8 @@ class LoadMeter:
         self.epoch = time.time()
         self.t_last = 0.0          # trace time of the last sample
         for n in nodes:
-            n.power_w = idle_w
+            n.power_w = idle_w + (n.dynamic_w() if isinstance(n, FreqNode)
+                                  else 0.0)
         self.trace = open(trace_out, "w")
         self.trace.write("# load_meter.py: idle %g W + %g W per busy CPU, "
                          "epoch %.6f\n" % (idle_w, w_per_cpu, self.epoch))
@@ -178,6 +223,10 @@ class LoadMeter:
         # the next interval's power: this interval's load
         node.power_w = self.idle_w + self.k * busy_s / dt
 
+    def _sample_freq(self, node, dt):
+        node.energy_j += node.power_w * dt      # the interval just served
+        node.power_w = self.idle_w + node.dynamic_w()
+
     def sample(self):
         with self.lock:
             t = time.time() - self.epoch
@@ -186,7 +235,10 @@ class LoadMeter:
                 return
             before = [n.power_w for n in self.nodes]
             for n in self.nodes:
-                self._sample_node(n, t, dt)
+                if isinstance(n, FreqNode):
+                    self._sample_freq(n, dt)
+                else:
+                    self._sample_node(n, t, dt)
             self.t_last = t
             self._row(t, before)                      # a step at t
             self._row(t, [n.power_w for n in self.nodes])
@@ -237,10 +289,15 @@ def make_device(unit, node, meter, load):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--unit", action="append", required=True,
+    p.add_argument("--unit", action="append", default=[],
                    help="ID:NODE:CPUACCT_DIR:CPUSET_DIR, repeatable")
+    p.add_argument("--freq-unit", action="append", default=[],
+                   help="ID:NODE:NODE_DIR (power from the CPU frequency), "
+                        "repeatable")
     p.add_argument("--idle-watts", type=float, required=True)
-    p.add_argument("--watts-per-cpu", type=float, required=True)
+    p.add_argument("--watts-per-cpu", type=float, default=0.0)
+    p.add_argument("--dyn-watts", type=float, default=240.0)
+    p.add_argument("--f-max-khz", type=int, default=2400000)
     p.add_argument("--hz", type=float, default=10.0)
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, required=True)
@@ -252,6 +309,8 @@ def main():
     args = p.parse_args()
     if args.idle_watts < 0 or args.watts_per_cpu < 0 or args.hz <= 0:
         p.error("--idle-watts and --watts-per-cpu must be >= 0, --hz > 0")
+    if not args.unit and not args.freq_unit:
+        p.error("give --unit or --freq-unit")
 
     nodes, units = [], []
     for spec in args.unit:
@@ -262,6 +321,15 @@ def main():
             if not os.path.exists(os.path.join(d, f)):
                 p.error("--unit %s: no %s in %s" % (spec, f, d))
         nodes.append(Node(parts[1], parts[2], parts[3]))
+        units.append(int(parts[0]))
+    for spec in args.freq_unit:
+        parts = spec.split(":")
+        if len(parts) != 3 or not parts[0].isdigit():
+            p.error("--freq-unit %s: want ID:NODE:NODE_DIR" % spec)
+        node = FreqNode(parts[1], parts[2], args.dyn_watts, args.f_max_khz)
+        if not node.cpus:
+            p.error("--freq-unit %s: no cpu/cpuN in %s" % (spec, parts[2]))
+        nodes.append(node)
         units.append(int(parts[0]))
 
     # Meter() wants the pymodbus_meter options of a model

@@ -1,7 +1,8 @@
 """cpufreq policies with measured power: the power budget and min_energy
 from a history the sweep tool measured, on the test cluster with
 acct_gather_energy/modbus reading a meter whose power follows the CPU
-frequency Slurm set on node1's CPUs (freq_meter.py: 60 W + 240 W *
+frequency Slurm set on node1's CPUs (selab.meters.FreqMeter, on
+contribs/modbus-sim/load_meter.py and pymodbus: 60 W + 240 W *
 (f/2.4 GHz)^3 with every CPU at f; the steps that must move the meter take
 all of node1's CPUs).  Both nodes read that one meter (so the cluster draws
 twice node1's power).
@@ -17,8 +18,7 @@ import pytest
 
 from selab.cluster import PLUGIN_DIR, poll
 from selab.cpufreq_rig import FREQS, SWEEP, policy, step_view
-
-from freq_meter import FreqMeter
+from selab.meters import FreqMeter
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HISTORY_TOOL = os.path.join(REPO, "contribs", "cpufreq-sweep",
@@ -49,13 +49,14 @@ def mc(cluster, tmp_path_factory):
                             energy_type="acct_gather_energy/modbus",
                             freqs=FREQS) as c:
         c.tmp = d
-        c.meter = FreqMeter(c.node_dir("node1"), "%s.1" % NET, PORT)
+        c.meter = FreqMeter(c.node_dir("node1"), "%s.1" % NET, PORT,
+                            workdir=str(d)).start()
         try:
             poll(lambda: all(watts(c, n) for n in ("node1", "node2")), 30,
                  what="CurrentWatts from the meter on both nodes")
             yield c
         finally:
-            c.meter.close()
+            c.meter.stop()
 
 
 def ncpus(c):

@@ -259,3 +259,33 @@ class LoadMeter(_Process):
         import json
         with open(self.truth_file) as f:
             return json.load(f)
+
+
+class FreqMeter(_Process):
+    """contribs/modbus-sim/load_meter.py --freq-unit: an SDM630 (unit 1)
+    whose power follows the CPU frequency Slurm set on one node, read from
+    its fake cpufreq tree (*node_dir*, the host side of the cluster's bind
+    mounts): idle_w + dyn_w x (f/f_max)^3 with every CPU at f."""
+
+    name = "freq-meter"
+
+    def __init__(self, node_dir, host, port, idle_w=60.0, dyn_w=240.0,
+                 f_max_khz=2400000, hz=10, python=None, workdir=None):
+        super().__init__(workdir)
+        self.pidfile = os.path.join(self.workdir, "freq-meter.pid")
+        self.host, self.port = host, port
+        python = python or os.environ.get("SE_PYMODBUS_PYTHON", "python3")
+        self.argv = [python, LOAD_METER, "--host", host, "--port", str(port),
+                     "--model", "sdm630", "--idle-watts", str(idle_w),
+                     "--dyn-watts", str(dyn_w), "--f-max-khz",
+                     str(f_max_khz), "--hz", str(hz), "--trace-out",
+                     os.path.join(self.workdir, "freq.trace"),
+                     "--truth-out", os.path.join(self.workdir, "truth.json"),
+                     "--pidfile", self.pidfile,
+                     "--freq-unit", "1:node:%s" % node_dir]
+
+    def start(self):
+        self._spawn(self.argv, ready_file=self.pidfile)
+        _wait_listening(self.host, self.port, self.proc)
+        return self
+
