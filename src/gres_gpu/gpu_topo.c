@@ -13,23 +13,35 @@
 
 #include "gpu_topo.h"
 
+/*
+ * The machine's topology with its PCI and OS devices, or xml's (a saved
+ * one: tests).  0, -ENOMEM, or -ENOENT (nothing left to destroy).
+ */
+static int _topo_load(hwloc_topology_t *topo, const char *xml)
+{
+	if (hwloc_topology_init(topo))
+		return -ENOMEM;
+	hwloc_topology_set_io_types_filter(*topo, HWLOC_TYPE_FILTER_KEEP_ALL);
+	if ((xml && hwloc_topology_set_xml(*topo, xml)) ||
+	    hwloc_topology_load(*topo)) {
+		hwloc_topology_destroy(*topo);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 /* Public functions */
 
 int gpu_topo_locality(const char *xml, const char *const *bus_ids, size_t n,
 		      bool *gpu_cpus, size_t ncpus, int *numa)
 {
 	hwloc_topology_t topo;
-	int rv = -ENOENT;
+	int rv;
 
 	if (!bus_ids || !gpu_cpus || !numa)
 		return -EINVAL;
-	if (hwloc_topology_init(&topo))
-		return -ENOMEM;
-	hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
-	if (xml && hwloc_topology_set_xml(topo, xml))
-		goto out;
-	if (hwloc_topology_load(topo))
-		goto out;
+	if ((rv = _topo_load(&topo, xml)))
+		return rv;
 
 	for (size_t i = 0; i < n; i++) {
 		hwloc_obj_t pci = NULL, anc;
@@ -53,10 +65,8 @@ int gpu_topo_locality(const char *xml, const char *const *bus_ids, size_t n,
 		if (anc->nodeset && hwloc_bitmap_weight(anc->nodeset) == 1)
 			numa[i] = hwloc_bitmap_first(anc->nodeset);
 	}
-	rv = 0;
-out:
 	hwloc_topology_destroy(topo);
-	return rv;
+	return 0;
 }
 
 int gpu_topo_osdev_busids(const char *xml, const char *const *names, size_t n,
@@ -64,19 +74,14 @@ int gpu_topo_osdev_busids(const char *xml, const char *const *names, size_t n,
 {
 	hwloc_topology_t topo;
 	hwloc_obj_t os = NULL;
-	int rv = -ENOENT;
+	int rv;
 
 	if (!names || !bus_ids)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
 		bus_ids[i][0] = '\0';
-	if (hwloc_topology_init(&topo))
-		return -ENOMEM;
-	hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_ALL);
-	if (xml && hwloc_topology_set_xml(topo, xml))
-		goto out;
-	if (hwloc_topology_load(topo))
-		goto out;
+	if ((rv = _topo_load(&topo, xml)))
+		return rv;
 	while ((os = hwloc_get_next_osdev(topo, os))) {
 		hwloc_obj_t p = os->parent;
 
@@ -91,8 +96,6 @@ int gpu_topo_osdev_busids(const char *xml, const char *const *names, size_t n,
 					 p->attr->pcidev.dev,
 					 p->attr->pcidev.func);
 	}
-	rv = 0;
-out:
 	hwloc_topology_destroy(topo);
-	return rv;
+	return 0;
 }
