@@ -48,8 +48,6 @@
  * descriptor): 0, or non-zero with the parser's message in err. */
 typedef int (*file_loader_t)(const char *path, char *err, size_t len);
 
-static int _load_policy(const char *path, char *err, size_t len);
-static int _load_history(const char *path, char *err, size_t len);
 
 /* One plugin's configuration: its back-end's descriptor, or its loader. */
 typedef struct {
@@ -74,8 +72,8 @@ static const checker_t checkers[] = {
 	{ "ext_sensors/meters", &es_conf_desc, NULL },
 #endif
 	/* job_submit/energy_policy's energy_policy.conf and history file */
-	{ "energy_policy", NULL, _load_policy },
-	{ "energy_policy/history", NULL, _load_history },
+	{ "energy_policy", NULL, freq_policy_check_file },
+	{ "energy_policy/history", NULL, freq_history_check_file },
 	{ NULL, NULL, NULL },
 };
 
@@ -152,28 +150,6 @@ static int _check(const se_conf_desc_t *d, const char *type, const char *path)
 	}
 	printf("ok   %s: %s\n", type, path);
 	return 0;
-}
-
-static int _load_policy(const char *path, char *err, size_t len)
-{
-	freq_policy_t p;
-	int rc;
-
-	freq_policy_init(&p);
-	rc = freq_policy_load(&p, path, err, len);
-	freq_policy_free(&p);
-	return rc;
-}
-
-static int _load_history(const char *path, char *err, size_t len)
-{
-	freq_history_t h;
-	int rc;
-
-	freq_history_init(&h);
-	rc = freq_history_load(&h, path, err, len);
-	freq_history_free(&h);
-	return rc;
 }
 
 /* A file of its own format, read by the plugin's own loader. */

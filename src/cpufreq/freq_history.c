@@ -119,6 +119,17 @@ int freq_history_load(freq_history_t *h, const char *path, char *err,
 	return 0;
 }
 
+int freq_history_check_file(const char *path, char *err, size_t err_len)
+{
+	freq_history_t h;
+	int rc;
+
+	freq_history_init(&h);
+	rc = freq_history_load(&h, path, err, err_len);
+	freq_history_free(&h);
+	return rc;
+}
+
 int freq_history_refresh(freq_history_t *h, const char *path, char *err,
 			 size_t err_len)
 {

@@ -46,6 +46,10 @@ void freq_history_free(freq_history_t *h);
 int freq_history_load(freq_history_t *h, const char *path, char *err,
 		      size_t err_len);
 
+/* Is path a valid history file?  freq_history_load()'s answer, nothing
+ * kept (se-conf-check). */
+int freq_history_check_file(const char *path, char *err, size_t err_len);
+
 /* Reload only when the file's mtime or size changed since the last load.
  * Returns 1 when reloaded, 0 when unchanged, -errno on error (h kept). */
 int freq_history_refresh(freq_history_t *h, const char *path, char *err,

@@ -526,6 +526,17 @@ int freq_policy_load(freq_policy_t *p, const char *path, char *err,
 	return conf_read_pairs_file(path, _line, &c, err, err_len);
 }
 
+int freq_policy_check_file(const char *path, char *err, size_t err_len)
+{
+	freq_policy_t p;
+	int rc;
+
+	freq_policy_init(&p);
+	rc = freq_policy_load(&p, path, err, err_len);
+	freq_policy_free(&p);
+	return rc;
+}
+
 /* Is name in the comma list (NULL or "*" matches anything)? */
 static bool _in_list(const char *list, const char *name)
 {

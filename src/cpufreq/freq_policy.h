@@ -111,6 +111,10 @@ void freq_policy_free(freq_policy_t *p);
 int freq_policy_load(freq_policy_t *p, const char *path, char *err,
 		     size_t err_len);
 
+/* Is path a valid policy file?  freq_policy_load()'s answer, nothing kept
+ * (se-conf-check, tests). */
+int freq_policy_check_file(const char *path, char *err, size_t err_len);
+
 /* The first rule matching the job (NULL strings match only "any"), or
  * NULL.  user is a user name. */
 const freq_rule_t *freq_policy_match(const freq_policy_t *p,

@@ -732,17 +732,6 @@ static int _read_bmc_password(const char *path, char *err, size_t len)
 	return rc;
 }
 
-static int _read_policy(const char *path, char *err, size_t len)
-{
-	freq_policy_t p;
-	int rc;
-
-	freq_policy_init(&p);
-	rc = freq_policy_load(&p, path, err, len);
-	freq_policy_free(&p);
-	return rc;
-}
-
 typedef struct {
 	const char *what;
 	const char *key;	/* named in the message; NULL: the file is */
@@ -756,7 +745,8 @@ static const file_row_t files[] = {
 	{ "bmc.map", "EnergyBMCMap", _read_bmc_map, "Nodes=n1 Host=h\n" },
 	{ "bmc.password", "EnergyBMCPasswordFile", _read_bmc_password,
 	  "secret\n" },
-	{ "energy_policy.conf", NULL, _read_policy, "DefaultPolicy=none\n" },
+	{ "energy_policy.conf", NULL, freq_policy_check_file,
+	  "DefaultPolicy=none\n" },
 };
 
 static void _check_unreadable(const file_row_t *f, const char *path,
