@@ -62,6 +62,10 @@
  * the headers themselves: ENERGY_SAMPLE_DISCIPLINED (energy_acc.h) marks
  * the fixed accumulator, with energy_acc_anomaly(); before it, the CSV's
  * "anomalies" and "disciplined" columns are not available (written -1).
+ *
+ * One benchmark program in one file, though over 800 lines: the load, the
+ * register encodings, the meter peer and the day's accounting all serve
+ * the one table it prints.
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"

@@ -20,6 +20,9 @@
  * TCP meters are the simulator's sdm630 model (float32 W, float32 kWh);
  * RTU meters use a custom map: float32 W at 0, float32 kWh at REGS - 2,
  * so that one read covers exactly REGS registers.
+ *
+ * One benchmark program in one file, though over 800 lines: its cases share
+ * the simulator, the client and the table they print.
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"

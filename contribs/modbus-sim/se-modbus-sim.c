@@ -18,6 +18,10 @@
  * cannot serve a bus with several unit ids.
  *
  * Faults are driven at run time through a control file (see README.md).
+ *
+ * One program in one file, though over 800 lines: a meter's registers, its
+ * serial and TCP framing and its faults all act on the one unit table the
+ * request loop serves, and an admin reads it as one tool (README.md).
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"

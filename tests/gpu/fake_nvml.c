@@ -72,6 +72,10 @@
  *
  * Time is the kernel's own wall clock (a raw syscall): a GPU's counter
  * does not follow a step of the node's clock (tests/clockstep).
+ *
+ * One file, though over 800 lines: it is the one library (one ABI, one
+ * device table read from its config) that stands in for libnvidia-ml.so.1;
+ * each entry point is short.
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"

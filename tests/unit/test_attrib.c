@@ -2,6 +2,9 @@
  * test_attrib.c - energy attribution on shared nodes (attrib.h) and the
  * cgroup CPU-time reader it feeds on (cg_cpu.h), on fixture trees of both
  * Slurm layouts (cgroup v1 and v2) made in a temporary directory.
+ *
+ * One test program, though over 800 lines: each case is short, all share
+ * the fixture trees.
  */
 #include <check.h>
 #include <errno.h>
@@ -203,15 +206,8 @@ END_TEST
  * is named by the SLUID, which does not hold the job id; its steps'
  * slurmstepd titles do.  A SLUID directory with no slurmstepd is counted
  * as not read. */
-START_TEST(test_scan_v2_sluid)
+START_TEST(test_is_sluid)
 {
-	char root[PATH_MAX];
-	cg_scan_t s = { 0 };
-	const cg_entry_t *e;
-	const char *sc = "system.slice/slurmstepd.scope";
-	char rel[256];
-	char proc_dir[PATH_MAX];	/* cg_set_proc_dir() keeps the pointer */
-
 	ck_assert(cg_is_sluid("s0KQ4B7RZ1M2N3"));
 	ck_assert(cg_is_sluid("S0kq4b7rz1m2n3"));
 	ck_assert(!cg_is_sluid("s0KQ4B7RZ1M2N"));	/* 12 after the s */
@@ -220,48 +216,67 @@ START_TEST(test_scan_v2_sluid)
 	ck_assert(!cg_is_sluid("x0KQ4B7RZ1M2N3"));
 	ck_assert(!cg_is_sluid("system"));
 	ck_assert(!cg_is_sluid("job_12"));
+}
+END_TEST
 
-	snprintf(rel, sizeof(rel), "%s/cpu.stat", sc);
-	_put(rel, "usage_usec 900000\n");
-	snprintf(rel, sizeof(rel), "%s/s0KQ4B7RZ1M2N3/cpu.stat", sc);
-	_put(rel, "usage_usec 3000\n");
-	snprintf(rel, sizeof(rel), "%s/s0KQ4B7RZ1M2N3/step_0/cpu.stat", sc);
-	_put(rel, "usage_usec 2500\n");
-	snprintf(rel, sizeof(rel), "%s/s0KQ4B7RZ1M2N4/step_extern/cpu.stat",
-		 sc);
-	_put(rel, "usage_usec 10\n");
-	snprintf(rel, sizeof(rel), "%s/job_9/cpu.stat", sc);
-	_put(rel, "usage_usec 4000\n");
-	snprintf(rel, sizeof(rel), "%s/system/cpu.stat", sc);
-	_put(rel, "usage_usec 7\n");
+#define SLUID_SCOPE	"system.slice/slurmstepd.scope"
 
-	snprintf(root, sizeof(root), "%s/%s", tmp, sc);
+/* A file under the 26.05 scope, its path relative to it. */
+static void _put_scoped(const char *rel, const char *text)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", SLUID_SCOPE, rel);
+	_put(path, text);
+}
+
+/* Two SLUID-named jobs (one with step 0, one with only its extern step),
+ * a job_9 of the old naming, and a system directory. */
+static void _put_sluid_tree(void)
+{
+	_put_scoped("cpu.stat", "usage_usec 900000\n");
+	_put_scoped("s0KQ4B7RZ1M2N3/cpu.stat", "usage_usec 3000\n");
+	_put_scoped("s0KQ4B7RZ1M2N3/step_0/cpu.stat", "usage_usec 2500\n");
+	_put_scoped("s0KQ4B7RZ1M2N4/step_extern/cpu.stat", "usage_usec 10\n");
+	_put_scoped("job_9/cpu.stat", "usage_usec 4000\n");
+	_put_scoped("system/cpu.stat", "usage_usec 7\n");
+}
+
+/* Step 0's slurmstepd, pid 4242, in step_0/slurm, its title as
+ * setproctitle() leaves it (NULs to argv's end); proc_dir must outlive
+ * the scans (cg_set_proc_dir() keeps the pointer). */
+static void _put_stepd(char *proc_dir, size_t len)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	_put_scoped("s0KQ4B7RZ1M2N3/step_0/slurm/cgroup.procs", "4242\n");
+	_put_scoped("s0KQ4B7RZ1M2N3/step_0/user/cgroup.procs", "4243\n");
+	_put("proc/4242/stat", "");
+	snprintf(path, sizeof(path), "%s/proc/4242/cmdline", tmp);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fwrite("slurmstepd: [77.0]\0\0\0", 1, 21, f);
+	fclose(f);
+	snprintf(proc_dir, len, "%s/proc", tmp);
+	cg_set_proc_dir(proc_dir);
+}
+
+START_TEST(test_scan_v2_sluid)
+{
+	char root[PATH_MAX], proc_dir[PATH_MAX];
+	cg_scan_t s = { 0 };
+	const cg_entry_t *e;
+
+	_put_sluid_tree();
+	snprintf(root, sizeof(root), "%s/%s", tmp, SLUID_SCOPE);
 	ck_assert_int_eq(cg_scan(root, &s), 0);
 	ck_assert_uint_eq(s.sluid_jobs, 2);
 	ck_assert_uint_eq(s.sluid_unread, 2);	/* no slurmstepd in either */
 	ck_assert_uint_eq(s.n, 1);
 	ck_assert_ptr_nonnull(_find(&s, 9, CG_JOB_LEVEL));
 
-	/* step 0's slurmstepd (pid 4242, its title after setproctitle():
-	 * NULs to argv's end) tells the first one's job id */
-	snprintf(rel, sizeof(rel), "%s/s0KQ4B7RZ1M2N3/step_0/slurm/cgroup.procs",
-		 sc);
-	_put(rel, "4242\n");
-	snprintf(rel, sizeof(rel), "%s/s0KQ4B7RZ1M2N3/step_0/user/cgroup.procs",
-		 sc);
-	_put(rel, "4243\n");
-	{
-		char path[PATH_MAX];
-		FILE *f;
-
-		_put("proc/4242/stat", "");
-		snprintf(path, sizeof(path), "%s/proc/4242/cmdline", tmp);
-		ck_assert_ptr_nonnull(f = fopen(path, "w"));
-		fwrite("slurmstepd: [77.0]\0\0\0", 1, 21, f);
-		fclose(f);
-		snprintf(proc_dir, sizeof(proc_dir), "%s/proc", tmp);
-		cg_set_proc_dir(proc_dir);
-	}
+	/* step 0's slurmstepd tells the first one's job id */
+	_put_stepd(proc_dir, sizeof(proc_dir));
 	ck_assert_int_eq(cg_scan(root, &s), 0);
 	ck_assert_uint_eq(s.sluid_jobs, 2);
 	ck_assert_uint_eq(s.sluid_unread, 1);
@@ -273,9 +288,7 @@ START_TEST(test_scan_v2_sluid)
 
 	/* the step ended, the job goes on (no Contain: no slurmstepd now):
 	 * still job 77, remembered */
-	snprintf(rel, sizeof(rel), "%s/s0KQ4B7RZ1M2N3/step_0/slurm/cgroup.procs",
-		 sc);
-	_put(rel, "");
+	_put_scoped("s0KQ4B7RZ1M2N3/step_0/slurm/cgroup.procs", "");
 	ck_assert_int_eq(cg_scan(root, &s), 0);
 	ck_assert_uint_eq(s.sluid_unread, 1);
 	ck_assert_ptr_nonnull(_find(&s, 77, CG_JOB_LEVEL));
@@ -286,13 +299,12 @@ START_TEST(test_scan_v2_sluid)
 		char cmd[PATH_MAX + 32];
 
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s/%s/s0KQ4B7RZ1M2N3'", tmp,
-			 sc);
+			 SLUID_SCOPE);
 		ck_assert_int_eq(system(cmd), 0);
 	}
 	ck_assert_int_eq(cg_scan(root, &s), 0);
 	ck_assert_uint_eq(s.sluid_jobs, 1);
-	snprintf(rel, sizeof(rel), "%s/s0KQ4B7RZ1M2N3/cpu.stat", sc);
-	_put(rel, "usage_usec 5\n");
+	_put_scoped("s0KQ4B7RZ1M2N3/cpu.stat", "usage_usec 5\n");
 	ck_assert_int_eq(cg_scan(root, &s), 0);
 	ck_assert_uint_eq(s.sluid_unread, 2);
 	ck_assert_ptr_null(_find(&s, 77, CG_JOB_LEVEL));
@@ -728,120 +740,142 @@ END_TEST
  * meter outages (samples skipped), GPUs: conservation to the mJ, shares
  * never decreasing, each job's steps never above the job.
  */
+/* The conservation property's random node: jobs come and go, their steps
+ * start and end, each uses CPU time; the split must stay conserved. */
+enum { PROP_JOBS = 12, PROP_STEPS = 4, PROP_ROUNDS = 300 };
+
+typedef struct {
+	struct {
+		bool live[PROP_STEPS];
+		uint64_t cpu[PROP_STEPS + 1];	/* last: job level */
+		bool on;
+	} job[PROP_JOBS];
+	uint64_t last_share[PROP_JOBS][PROP_STEPS];
+	unsigned seed;
+	uint64_t t, e, root;
+	fake_scan_t f;
+} prop_t;
+
+/* Events between samples: a job starts, a step ends or starts, a job
+ * ends; half of the boundaries are told to the split. */
+static void _prop_events(prop_t *p, attrib_t *a, uint64_t dt)
+{
+	for (int k = 0; k < 3; k++) {
+		int j = rand_r(&p->seed) % PROP_JOBS;
+		int s = rand_r(&p->seed) % PROP_STEPS;
+
+		if (!p->job[j].on) {
+			p->job[j].on = true;
+			memset(p->job[j].cpu, 0, sizeof(p->job[j].cpu));
+			if (rand_r(&p->seed) % 2)
+				attrib_step_begin(a, j, s, p->t + dt / 2,
+						  1 + j % 3);
+			p->job[j].live[s] = true;
+		} else if (p->job[j].live[s]) {
+			p->job[j].live[s] = false;
+			if (rand_r(&p->seed) % 2)
+				attrib_step_end(a, j, s, p->t + dt / 3);
+		} else if (rand_r(&p->seed) % 4 == 0) {
+			p->job[j].on = false;
+			memset(p->job[j].live, 0, sizeof(p->job[j].live));
+		} else {
+			p->job[j].live[s] = true;
+		}
+	}
+}
+
+/* The cgroup scan after an interval: each live step's CPU time grows. */
+static void _prop_scan(prop_t *p)
+{
+	_scan_reset(&p->f, 0);
+	for (int j = 0; j < PROP_JOBS; j++) {
+		if (!p->job[j].on)
+			continue;
+		for (int s = 0; s < PROP_STEPS; s++) {
+			uint64_t use = p->job[j].live[s] ?
+				rand_r(&p->seed) % S : 0;
+
+			p->job[j].cpu[s] += use;
+			p->job[j].cpu[PROP_STEPS] += use;
+			p->root += use;
+			if (p->job[j].live[s])
+				_scan_add(&p->f, j, s, p->job[j].cpu[s], 0);
+		}
+		_scan_add(&p->f, j, CG_JOB_LEVEL, p->job[j].cpu[PROP_STEPS],
+			  rand_r(&p->seed) % 3);
+	}
+	p->root += rand_r(&p->seed) % 1000;
+	p->f.s.root_cpu_ns = p->root;
+}
+
+/* Every job's steps together never get more than the job. */
+static void _prop_check_jobs(prop_t *p, attrib_t *a)
+{
+	for (int j = 0; j < PROP_JOBS; j++) {
+		uint64_t js = 0, sum = 0, mj, last;
+
+		if (attrib_share(a, j, CG_STEP_EXTERN, &js, &last))
+			continue;
+		for (int s = 0; s < PROP_STEPS; s++) {
+			if (attrib_share(a, j, s, &mj, &last))
+				continue;
+			/* a forgotten job starts again */
+			if (mj >= p->last_share[j][s])
+				p->last_share[j][s] = mj;
+			sum += mj;
+		}
+		ck_assert_uint_le(sum, js);
+	}
+}
+
+/* One round: events, an interval of energy and CPU time, sometimes a
+ * GPU's energy, sometimes an outage (no sample); then the checks. */
+static void _prop_round(prop_t *p, attrib_t *a)
+{
+	attrib_gpu_t g[2];
+	size_t ng = 0;
+	uint64_t dt = 1 + rand_r(&p->seed) % (3 * S);
+
+	_prop_events(p, a, dt);
+	p->t += dt;
+	p->e += rand_r(&p->seed) % 500000;
+	_prop_scan(p);
+	if (rand_r(&p->seed) % 3 == 0) {
+		g[ng++] = (attrib_gpu_t) {
+			.energy_mj = rand_r(&p->seed) % 300000,
+			.owned = rand_r(&p->seed) % 2,
+			.job_id = rand_r(&p->seed) % PROP_JOBS,
+			.step_id = rand_r(&p->seed) % PROP_STEPS };
+	}
+	if (rand_r(&p->seed) % 7 == 0)
+		return;		/* an outage: this sample never comes */
+	ck_assert_int_eq(attrib_interval(a, p->t, p->e, &p->f.s, g, ng), 0);
+	_conserved(a);
+	_prop_check_jobs(p, a);
+}
+
 START_TEST(test_property_conservation)
 {
-	enum { JOBS = 12, STEPS = 4, ROUNDS = 300 };
-	struct {
-		bool live[STEPS];
-		uint64_t cpu[STEPS + 1];	/* last: job level */
-		bool on;
-	} job[JOBS];
-	uint64_t last_share[JOBS][STEPS];
-	unsigned seed = 12345;
+	prop_t p = { .seed = 12345 };
 
 	for (int run = 0; run < 40; run++) {
-		attrib_params_t p = {
+		attrib_params_t params = {
 			.idle = (run & 1) ? ATTRIB_IDLE_NONE : ATTRIB_IDLE_SHARE,
 			.idle_set = run % 3 == 0, .idle_mw = 50000,
 			.node_cpus = (run % 4) ? 8 : 0,
 			.retain_ns = (run % 5) ? 0 : 3 * S,
 		};
-		attrib_t *a = attrib_new(&p);
-		uint64_t t = 0, e = 0, root = 0;
-		fake_scan_t f;
+		attrib_t *a = attrib_new(&params);
+		attrib_totals_t tt;
 
-		memset(job, 0, sizeof(job));
-		memset(last_share, 0, sizeof(last_share));
-		for (int r = 0; r < ROUNDS; r++) {
-			attrib_gpu_t g[2];
-			size_t ng = 0;
-			uint64_t dt = 1 + rand_r(&seed) % (3 * S);
-
-			/* events between samples */
-			for (int k = 0; k < 3; k++) {
-				int j = rand_r(&seed) % JOBS;
-				int s = rand_r(&seed) % STEPS;
-
-				if (!job[j].on) {
-					job[j].on = true;
-					memset(job[j].cpu, 0,
-					       sizeof(job[j].cpu));
-					if (rand_r(&seed) % 2)
-						attrib_step_begin(a, j, s,
-							t + dt / 2, 1 + j % 3);
-					job[j].live[s] = true;
-				} else if (job[j].live[s]) {
-					job[j].live[s] = false;
-					if (rand_r(&seed) % 2)
-						attrib_step_end(a, j, s,
-								t + dt / 3);
-				} else if (rand_r(&seed) % 4 == 0) {
-					job[j].on = false;
-					memset(job[j].live, 0,
-					       sizeof(job[j].live));
-				} else {
-					job[j].live[s] = true;
-				}
-			}
-			t += dt;
-			e += rand_r(&seed) % 500000;
-			_scan_reset(&f, 0);
-			for (int j = 0; j < JOBS; j++) {
-				if (!job[j].on)
-					continue;
-				for (int s = 0; s < STEPS; s++) {
-					uint64_t use = job[j].live[s] ?
-						rand_r(&seed) % S : 0;
-
-					job[j].cpu[s] += use;
-					job[j].cpu[STEPS] += use;
-					root += use;
-					if (job[j].live[s])
-						_scan_add(&f, j, s,
-							  job[j].cpu[s], 0);
-				}
-				_scan_add(&f, j, CG_JOB_LEVEL,
-					  job[j].cpu[STEPS], rand_r(&seed) % 3);
-			}
-			root += rand_r(&seed) % 1000;
-			f.s.root_cpu_ns = root;
-			if (rand_r(&seed) % 3 == 0) {
-				g[ng++] = (attrib_gpu_t) {
-					.energy_mj = rand_r(&seed) % 300000,
-					.owned = rand_r(&seed) % 2,
-					.job_id = rand_r(&seed) % JOBS,
-					.step_id = rand_r(&seed) % STEPS };
-			}
-			/* an outage: this sample never comes */
-			if (rand_r(&seed) % 7 == 0)
-				continue;
-			ck_assert_int_eq(attrib_interval(a, t, e, &f.s, g, ng),
-					 0);
-			_conserved(a);
-			for (int j = 0; j < JOBS; j++) {
-				uint64_t js = 0, sum = 0, mj, last;
-
-				if (attrib_share(a, j, CG_STEP_EXTERN, &js,
-						 &last))
-					continue;
-				for (int s = 0; s < STEPS; s++) {
-					if (attrib_share(a, j, s, &mj, &last))
-						continue;
-					/* a forgotten job starts again */
-					if (mj >= last_share[j][s])
-						last_share[j][s] = mj;
-					sum += mj;
-				}
-				ck_assert_uint_le(sum, js);
-			}
-		}
-		{
-			attrib_totals_t tt;
-
-			attrib_totals(a, &tt);
-			ck_assert_uint_gt(tt.charged_mj, 0);
-			ck_assert_uint_le(tt.measured_mj, e);
-		}
+		memset(p.job, 0, sizeof(p.job));
+		memset(p.last_share, 0, sizeof(p.last_share));
+		p.t = p.e = p.root = 0;
+		for (int r = 0; r < PROP_ROUNDS; r++)
+			_prop_round(&p, a);
+		attrib_totals(a, &tt);
+		ck_assert_uint_gt(tt.charged_mj, 0);
+		ck_assert_uint_le(tt.measured_mj, p.e);
 		attrib_free(a);
 	}
 }
@@ -914,6 +948,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_count_cpus);
 	tcase_add_test(tc, test_scan_v1);
 	tcase_add_test(tc, test_scan_v2);
+	tcase_add_test(tc, test_is_sluid);
 	tcase_add_test(tc, test_scan_v2_sluid);
 	tcase_add_test(tc, test_stepd_title_job);
 	tcase_add_test(tc, test_root_path);

@@ -20,6 +20,9 @@
  * What the daemons do with these errors (refuse to start, or keep the last
  * good configuration) is in each man page's BAD CONFIGURATION section and
  * is proven on real daemons by tests/integration/test_bad_config.py.
+ *
+ * One test program, though over 800 lines: one table-driven check of every
+ * key of every configuration, and the rows are the bulk.
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"

@@ -3,6 +3,9 @@
  * libnvidia-ml.so.1 of tests/gpu: devices, energy counter vs the power
  * trace's truth (through a sampler), clocks, --gpu-freq's locked or
  * application clocks (nvml_lib_set_clocks), errors, two jobs' energy.
+ *
+ * One test program, though over 800 lines: each case is short, all share
+ * the fake library's fixture.
  */
 #include <check.h>
 #include <errno.h>

@@ -1,6 +1,8 @@
 /*
  * test_modbus_conf.c - acct_gather_energy/modbus configuration: keys, model
  * defaults, cross-key rules, the map file, share split and resolution.
+ *
+ * One test program, though just over 800 lines: each case is short.
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"
