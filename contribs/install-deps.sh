@@ -68,7 +68,8 @@ liblz4-dev
 # The host's only (not in --list, and not installed inside a release root,
 # contribs/release/in-root sets SE_IN_RELEASE_ROOT: the roots run neither):
 # clang and its libFuzzer/sanitizer runtimes for tests/fuzz (make fuzz),
-# valgrind for tests/valgrind.sh.  Unversioned names: clang-14 on Debian 12,
+# valgrind for tests/valgrind.sh, chromium for the energy report's HTML page
+# (tests/integration/test_energy_report.py opens it headless).  Unversioned names: clang-14 on Debian 12,
 # the release's own clang elsewhere (configure looks for clang-14, then
 # clang).  The sanitizer build of the unit tests uses gcc's own runtimes
 # (libasan8, libubsan1: gcc-12 has them through libgcc-12-dev).
@@ -76,6 +77,7 @@ HOST_PKGS="
 clang
 libclang-rt-dev
 valgrind
+chromium
 "
 [ -z "${SE_IN_RELEASE_ROOT:-}" ] || HOST_PKGS=""
 # Installed when the release has them: ext_sensors/rrd (and its package) is

@@ -7,11 +7,17 @@ running the cluster's sacct itself, must give each account and each user
 the sum of its jobs' sacct energy to the joule, and the truth (the trace's
 exact integral over each task's own start and end, selab.energy) within
 the jobs' own 1 %; its cost and CO2 must be the energy times a flat price
-and intensity.
+and intensity.  Its plots are drawn from these jobs, and its HTML page is
+opened in headless Chromium, which must decode every figure.
 """
+import functools
+import http.server
 import json
 import os
+import re
+import shutil
 import subprocess
+import threading
 import time
 
 import pytest
@@ -93,6 +99,15 @@ def report(cluster, tmp_path_factory):
                     env=c.env, capture_output=True, text=True, timeout=60)
                 assert p.returncode == 0, p.stderr
                 docs[by] = json.loads(p.stdout)
+            p = subprocess.run(
+                ["/usr/bin/python3", REPORT, "--by", "account,user",
+                 "--start", str(start), "--end", str(end),
+                 "--price", str(PRICE), "--intensity", str(INTENSITY),
+                 "--html", os.path.join(workdir, "report.html"),
+                 "--plot", os.path.join(workdir, "plots")],
+                env=c.env, capture_output=True, text=True, timeout=120)
+            assert p.returncode == 0, p.stderr
+            docs["workdir"] = workdir
             yield docs, jobs, recorded, truth
         finally:
             for what in (("user", "where", "name=nobody"),
@@ -152,3 +167,104 @@ def test_cost_and_co2_are_energy_times_price_and_intensity(report):
         assert row["cost"] == pytest.approx(kwh * PRICE, rel=1e-9)
         assert row["co2_kg"] == pytest.approx(kwh * INTENSITY / 1000,
                                               rel=1e-9)
+
+
+# ------------------------------------------------------ plots and page
+def test_plots_drawn_from_the_cluster_jobs(report):
+    """Each plot a PNG of the cluster's jobs: it decodes, and it is a
+    picture (thousands of distinct pixels), not an empty canvas."""
+    import matplotlib.image
+    plots = os.path.join(report[0]["workdir"], "plots")
+    names = sorted(os.listdir(plots))
+    assert names == ["energy-per-account-month.png",
+                     "energy-vs-node-hours.png"], names
+    for name in names:
+        img = matplotlib.image.imread(os.path.join(plots, name))
+        h, w = img.shape[:2]
+        assert w >= 400 and h >= 300, (name, img.shape)
+        colours = {tuple(px) for px in img.reshape(-1, img.shape[2])[::7]}
+        assert len(colours) > 20, (name, len(colours))
+
+
+# The report's page in an iframe of the same origin (both served on
+# loopback): every <img> once decoded, with its natural size, and the
+# page's text.
+CHECK_PAGE = """<!DOCTYPE html><html><body>
+<iframe id="r" src="report.html" width="1200" height="900"></iframe>
+<pre id="out">pending</pre>
+<script>
+document.getElementById("r").onload = function () {
+  var d = this.contentDocument, imgs = d.images, res = [], left = imgs.length;
+  function done() {
+    document.getElementById("out").textContent = JSON.stringify(
+      {images: res, text: d.body.innerText});
+  }
+  if (!left) { done(); return; }
+  Array.prototype.forEach.call(imgs, function (im) {
+    function rec() {
+      res.push({alt: im.alt, w: im.naturalWidth, h: im.naturalHeight});
+      if (--left === 0) done();
+    }
+    if (im.complete) rec(); else { im.onload = rec; im.onerror = rec; }
+  });
+};
+</script></body></html>
+"""
+
+
+def _chromium():
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.fail("no chromium (contribs/install-deps.sh installs it)")
+
+
+def _served(directory):
+    """An HTTP server of directory on loopback, in a thread."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler,
+                                directory=directory)
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_html_page_opens_in_chromium_with_its_figures(report):
+    """Headless Chromium opens the page: its two figures decode at the
+    PNGs' own sizes, and its tables name both accounts and users."""
+    import matplotlib.image
+    workdir = report[0]["workdir"]
+    with open(os.path.join(workdir, "check.html"), "w") as f:
+        f.write(CHECK_PAGE)
+    server = _served(workdir)
+    try:
+        url = "http://127.0.0.1:%d/check.html" % server.server_address[1]
+        # loopback only: anything else goes to a closed local port
+        p = subprocess.run(
+            [_chromium(), "--headless", "--no-sandbox", "--disable-gpu",
+             "--no-first-run", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync",
+             "--proxy-server=127.0.0.1:9", "--user-data-dir=%s"
+             % os.path.join(workdir, "chromium-profile"),
+             "--virtual-time-budget=10000", "--dump-dom", url],
+            capture_output=True, text=True, timeout=120)
+    finally:
+        server.shutdown()
+        server.server_close()
+    m = re.search(r'<pre id="out">(.*?)</pre>', p.stdout, re.S)
+    assert m and m.group(1) != "pending", (p.returncode, p.stderr[-2000:])
+    import html as html_mod
+    got = json.loads(html_mod.unescape(m.group(1)))
+    want = {}
+    for name in sorted(os.listdir(os.path.join(workdir, "plots"))):
+        h, w = matplotlib.image.imread(
+            os.path.join(workdir, "plots", name)).shape[:2]
+        want[(w, h)] = want.get((w, h), 0) + 1
+    sizes = {}
+    for im in got["images"]:
+        sizes[(im["w"], im["h"])] = sizes.get((im["w"], im["h"]), 0) + 1
+    assert sizes == want, got["images"]
+    for name in ("phys", "chem", "root", "nobody"):
+        assert name in got["text"], got["text"][:2000]
+
