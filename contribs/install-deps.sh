@@ -69,7 +69,9 @@ liblz4-dev
 # contribs/release/in-root sets SE_IN_RELEASE_ROOT: the roots run neither):
 # clang and its libFuzzer/sanitizer runtimes for tests/fuzz (make fuzz),
 # valgrind for tests/valgrind.sh, chromium for the energy report's HTML page
-# (tests/integration/test_energy_report.py opens it headless).  Unversioned names: clang-14 on Debian 12,
+# (tests/integration/test_energy_report.py opens it headless), Slurm's HDF5
+# profile plugin and sh5util for the report's power profiles (the same
+# test profiles a job).  Unversioned names: clang-14 on Debian 12,
 # the release's own clang elsewhere (configure looks for clang-14, then
 # clang).  The sanitizer build of the unit tests uses gcc's own runtimes
 # (libasan8, libubsan1: gcc-12 has them through libgcc-12-dev).
@@ -78,6 +80,7 @@ clang
 libclang-rt-dev
 valgrind
 chromium
+slurm-wlm-hdf5-plugin
 "
 [ -z "${SE_IN_RELEASE_ROOT:-}" ] || HOST_PKGS=""
 # Installed when the release has them: ext_sensors/rrd (and its package) is

@@ -8,7 +8,10 @@ the sum of its jobs' sacct energy to the joule, and the truth (the trace's
 exact integral over each task's own start and end, selab.energy) within
 the jobs' own 1 %; its cost and CO2 must be the energy times a flat price
 and intensity.  Its plots are drawn from these jobs, and its HTML page is
-opened in headless Chromium, which must decode every figure.
+opened in headless Chromium, which must decode every figure.  The first
+job is profiled (acct_gather_profile/hdf5, --profile=energy, a sample a
+second): its power profile, read back through sh5util, must follow the
+trace and add up to the job's energy.
 """
 import functools
 import http.server
@@ -24,6 +27,7 @@ import pytest
 
 from selab import energy
 from selab.cluster import PLUGIN_DIR, poll
+from selab.trace import Trace
 from selab.meters import ModbusSim
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -37,6 +41,8 @@ JOB_SECONDS = 30
 TOLERANCE = 0.01            # each job's own bound (test_modbus_energy)
 PRICE = 0.25                # per kWh
 INTENSITY = 300.0           # g/kWh
+# the first job's srun options: an energy sample a second in its profile
+PROFILED = ("--profile=energy", "--acctg-freq=energy=1")
 # (name, user, account, node)
 JOBS = (("rep-phys-root", "root", "phys", "node1"),
         ("rep-chem-root", "root", "chem", "node2"),
@@ -52,12 +58,18 @@ def report(cluster, tmp_path_factory):
     map_file = os.path.join(workdir, "modbus.map")
     with open(map_file, "w") as f:
         f.write("Nodes=node1 Unit=1\nNodes=node[2-3] Unit=2 Share=equal\n")
+    hdf5_dir = os.path.join(workdir, "hdf5")
+    os.makedirs(hdf5_dir)
     conf = ("EnergyModbusDevice=tcp://%s:%d\nEnergyModbusModel=sdm630\n"
             "EnergyModbusMap=%s\nEnergyModbusFrequency=1\n"
-            "EnergyModbusTimeout=500\n" % (METER[0], METER[1], map_file))
+            "EnergyModbusTimeout=500\n"
+            "ProfileHDF5Dir=%s\nProfileHDF5Default=None\n"
+            % (METER[0], METER[1], map_file, hdf5_dir))
     with cluster.configured(plugin_dirs=[PLUGIN_DIR],
                             energy_type="acct_gather_energy/modbus",
-                            acct_gather_conf=conf) as c, \
+                            acct_gather_conf=conf,
+                            slurm_conf="AcctGatherProfileType="
+                                       "acct_gather_profile/hdf5\n") as c, \
             ModbusSim(TRACE, epoch, UNITS, ["--model", "sdm630"],
                       tcp=METER).start():
         name = c.scontrol("show", "config").stdout
@@ -75,6 +87,7 @@ def report(cluster, tmp_path_factory):
             start = int(time.time())
             procs = [(n, c.popen(["srun", "-J", n, "-A", acct, "-w", node,
                                   "--uid=" + user, "--chdir=/tmp",
+                                  *(PROFILED if n == JOBS[0][0] else ()),
                                   *energy.timed_command(JOB_SECONDS)]))
                      for n, user, acct, node in JOBS]
             jobs = {}
@@ -108,6 +121,15 @@ def report(cluster, tmp_path_factory):
                 env=c.env, capture_output=True, text=True, timeout=120)
             assert p.returncode == 0, p.stderr
             docs["workdir"] = workdir
+            p = subprocess.run(
+                ["/usr/bin/python3", REPORT, "--json", "--start",
+                 str(start), "--end", str(end), "--profile",
+                 str(jobs[JOBS[0][0]][0]), "--profile-dir", hdf5_dir],
+                env=c.env, capture_output=True, text=True, timeout=120)
+            assert p.returncode == 0, p.stderr
+            docs["profile"] = json.loads(p.stdout)["profiles"][0]
+            docs["epoch"] = epoch
+            docs["env"] = c.env
             yield docs, jobs, recorded, truth
         finally:
             for what in (("user", "where", "name=nobody"),
@@ -268,3 +290,44 @@ def test_html_page_opens_in_chromium_with_its_figures(report):
     for name in ("phys", "chem", "root", "nobody"):
         assert name in got["text"], got["text"][:2000]
 
+
+# --------------------------------------------------------- power profile
+def test_power_profile_follows_the_trace(report):
+    """The profiled job: a sample a second on node1 over its whole run,
+    whose energy (each sample held a second) is the trace's over the same
+    seconds.  A sample is the power slurmd's sampler last read (once a
+    second), so the samples lag the trace by a second or so: the bound is
+    that lag times the trace's change over the span, plus 1 %."""
+    docs, jobs, _, _ = report
+    pr, epoch = docs["profile"], docs["epoch"]
+    name = JOBS[0][0]
+    assert pr["job"] == jobs[name][0] and pr["nodes"] == ["node1"], pr
+    assert pr["samples"] >= JOB_SECONDS - 2, pr
+    (t0, t1), = jobs[name][1].values()
+    assert pr["start"] <= t0 + 2 and pr["end"] >= t1 - 2, (pr, t0, t1)
+    truth = energy.trace_joules(TRACE, "node1", epoch, pr["start"],
+                                pr["end"])
+    pts = Trace(TRACE).series("node1", pr["start"] - epoch,
+                              pr["end"] - epoch, 1.0)
+    allowed = 2.0 * abs(pts[-1][1] - pts[0][1]) + 0.01 * truth
+    print("profile of %s: %d samples, %.0f J, trace %.0f J over the same "
+          "%d s (%+.2f %%, allowed +/-%.0f J)"
+          % (name, pr["samples"], pr["joules"], truth,
+             pr["end"] - pr["start"], 100 * (pr["joules"] - truth) / truth,
+             allowed))
+    assert abs(pr["joules"] - truth) <= allowed, (pr, truth)
+
+
+def test_power_profile_plotted(report):
+    """--profile with --plot: the job's power as a figure of its own."""
+    docs, jobs = report[0], report[1]
+    jobid = jobs[JOBS[0][0]][0]
+    out = os.path.join(docs["workdir"], "profile-plots")
+    p = subprocess.run(
+        ["/usr/bin/python3", REPORT, "--sacct-file", "/dev/null",
+         "--profile", str(jobid), "--profile-user", "root",
+         "--profile-dir", os.path.join(docs["workdir"], "hdf5"),
+         "--plot", out], env=docs["env"], capture_output=True, text=True,
+        timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "power-profile-%d.png" % jobid in os.listdir(out)

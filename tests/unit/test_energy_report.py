@@ -371,6 +371,47 @@ else:
     check(rc == 1 and "python3-matplotlib" in err,
           "--html without matplotlib: exit 1 naming python3-matplotlib")
 
+# --profile: sh5util's extract (a fake sh5util writing one, as Slurm 22.05's
+# does: the first sample twice, once with ElapsedTime -1) of job 1, alice's.
+FAKE_SH5 = write("sh5util", """#!/bin/sh
+echo "$*" >> "%s/sh5util.calls"
+for a in "$@"; do [ "$prev" = -o ] && out=$a; prev=$a; done
+case " $* " in
+*" -E "*) printf 'Step,Node,ElapsedTime,EpochTime,Power\\n\
+0,n01,18446744073709551615,1791180000,100\\n0,n01,0,1791180000,100\\n\
+0,n01,1,1791180001,250\\n0,n02,0,1791180000,50\\n\
+0,n02,2,1791180002,70\\n' > "$out" ;;
+*) : > "$out" ;;
+esac
+""" % TMP)
+os.chmod(FAKE_SH5, 0o755)
+doc = report("--sacct-file", jobs, "--month", "2026-10", "--profile", "1",
+             "--sh5util", FAKE_SH5)
+if doc:
+    pr = doc["profiles"][0]
+    # n01: 100 W for 1 s, n02: 50 W for 2 s; the last samples end them
+    check(pr["job"] == 1 and pr["samples"] == 4 and
+          pr["nodes"] == ["n01", "n02"] and pr["joules"] == 200.0 and
+          pr["max_w"] == 250.0 and pr["mean_w"] == 117.5,
+          "--profile: 4 samples on 2 nodes, 200 J, highest 250 W")
+calls = open(os.path.join(TMP, "sh5util.calls")).read().splitlines()
+check(len(calls) == 2 and " -S " in calls[0] + " " and
+      "--user=alice" in calls[0] and " -s Energy -l Node:TimeSeries " in
+      calls[1], "--profile: merged keeping the node-step files (-S), as "
+      "the job's user (alice, from the sacct file), Energy series extracted")
+if have_mpl:
+    rc, out, err = run(*base, "--html", page, "--profile", "1", "--sh5util",
+                       FAKE_SH5)
+    text = open(page).read() if rc == 0 else ""
+    check(rc == 0 and text.count("data:image/png;base64,") == 3 and
+          "Power profile of job 1" in text and
+          "power profile of job 1: 4 samples on n01,n02" in text,
+          "--html --profile: a third figure and the profile's line")
+rc, out, err = run("--sacct-file", jobs, "--month", "2026-10", "--profile",
+                   "1", "--sh5util", os.path.join(TMP, "none"))
+check(rc == 1 and "cannot run" in err and "none" in err,
+      "--profile without sh5util: exit 1 naming it")
+
 shutil.rmtree(TMP, ignore_errors=True)
 print("%d failed" % len(FAILS))
 sys.exit(1 if FAILS else 0)
