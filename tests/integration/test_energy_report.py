@@ -244,9 +244,10 @@ def _chromium():
 
 def _served(directory):
     """An HTTP server of directory on loopback, in a thread."""
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler,
-                                directory=directory)
-    handler.log_message = lambda *a: None
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+    handler = functools.partial(Quiet, directory=directory)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
@@ -316,6 +317,26 @@ def test_power_profile_follows_the_trace(report):
              pr["end"] - pr["start"], 100 * (pr["joules"] - truth) / truth,
              allowed))
     assert abs(pr["joules"] - truth) <= allowed, (pr, truth)
+
+
+def test_power_profile_samples_are_the_meters_power(report):
+    """Each sample is the trace's power at an instant of the second before
+    its time stamp (slurmd's last reading, stamped in whole seconds), in
+    whole watts as the profile keeps it: within 1 W of the trace's range
+    over [t - 2, t + 1]."""
+    docs = report[0]
+    pr, epoch = docs["profile"], docs["epoch"]
+    tr = Trace(TRACE)
+    worst = 0.0
+    for node, _, t, w in pr["series"]:
+        pts = [p for _, p in tr.series(node, t - 2 - epoch, t + 1 - epoch,
+                                       0.05)]
+        lo, hi = min(pts), max(pts)
+        off = max(lo - w, w - hi, 0.0)
+        worst = max(worst, off)
+        assert off <= 1.0, (t, w, lo, hi)
+    print("%d samples, worst %.2f W outside the trace's range"
+          % (len(pr["series"]), worst))
 
 
 def test_power_profile_plotted(report):
