@@ -305,27 +305,42 @@ if [ "${SE_SKIP_DISTCHECK:-0}" != 1 ]; then
 fi
 
 # The releases built from their tarballs cost minutes of CPU to make (Slurm,
-# then the suite against it), and the integration tests below mostly wait
-# on the clock: make them meanwhile, on the CPU time they leave idle.  The release's
-# own stage later finds them made (slurm-from-tarball waits on a lock while
-# a build of the same tarball runs; build.sh is then incremental) and
-# records its stages as usual.
-# SCHED_IDLE (and the lowest I/O class): the build only gets CPU time the
-# tests leave unused, so their timing is as without it.
+# then the suite against it), a Debian release's root minutes of unpacking,
+# the Debian packages a compilation, and the integration tests below mostly
+# wait on the clock: make them meanwhile, on the CPU time they leave idle.
+# The release's own stage later finds them made (slurm-from-tarball waits
+# on a lock while a build of the same tarball runs; build.sh is then
+# incremental; mkroot reuses a complete root) and records its stages as
+# usual; the packages' stage waits for their build.
+# SCHED_IDLE (and the lowest I/O class): the builds only get CPU time the
+# tests leave unused, so their timing is as without them.
 idle="chrt --idle 0 ionice -c 3 nice -n 19"
-bg_pid=
-if [ -z "${SE_SLURM_RELEASE:-}" ] && [ -n "${SE_SLURM_TARBALLS:-}" ]; then
+bg_pid= pkg_pid=
+if [ -z "${SE_SLURM_RELEASE:-}" ]; then
 	(
 	for r in $test_releases; do
-		case $r in *.*.*) ;; *) continue ;; esac
-		out=$($idle "$top/contribs/release/slurm-from-tarball" "$r") || continue
-		SE_SLURM_PREFIX=$(printf '%s\n' "$out" | sed -n 's/^SE_SLURM_PREFIX=//p') \
-		SE_SLURM_SRC=$(printf '%s\n' "$out" | sed -n 's/^SE_SLURM_SRC=//p') \
-		SE_BUILD_DIR="$build/src-releases/$r" \
-			$idle "$top/contribs/build.sh" || :
+		case $r in
+		*.*.*)
+			[ -n "${SE_SLURM_TARBALLS:-}" ] || continue
+			out=$($idle "$top/contribs/release/slurm-from-tarball" "$r") || continue
+			SE_SLURM_PREFIX=$(printf '%s\n' "$out" | sed -n 's/^SE_SLURM_PREFIX=//p') \
+			SE_SLURM_SRC=$(printf '%s\n' "$out" | sed -n 's/^SE_SLURM_SRC=//p') \
+			SE_BUILD_DIR="$build/src-releases/$r" \
+				$idle "$top/contribs/build.sh" || :
+			;;
+		*)
+			$idle "$top/contribs/release/mkroot" "$r" || :
+			;;
+		esac
 	done
 	) >"$build/releases-ahead.log" 2>&1 &
 	bg_pid=$!
+	if [ "${SE_SKIP_PACKAGES:-0}" != 1 ]; then
+		rm -f "$build/debs.list"
+		$idle "$top/contribs/packages/build" "$build/debs" \
+			>"$build/debs.list" 2>"$build/debs-build.log" &
+		pkg_pid=$!
+	fi
 fi
 
 say "pymodbus (an independent Modbus server for the tests) in a venv"
@@ -377,13 +392,20 @@ fi
 # nodes find them, a smoke test run from them (a job per meter plugin with
 # its energy, a --gres=gpu:2 job, a policy-chosen frequency), then purged,
 # and nothing may be left.  SE_SKIP_PACKAGES=1 skips it.
+# What was made ahead is done before the packages are installed: mkroot
+# may install mmdebstrap through apt, which the install would wait on.
+if [ -z "${SE_SLURM_RELEASE:-}" ] && [ -n "$bg_pid" ]; then
+	wait "$bg_pid" || :
+fi
 if [ -z "${SE_SLURM_RELEASE:-}" ] && [ "${SE_SKIP_PACKAGES:-0}" != 1 ]; then
 	say "Debian packages: build, install, smoke test, purge (contribs/packages)"
 	t0=$(date +%s)
-	if debs=$("$top/contribs/packages/build" "$build/debs") &&
+	# built above, beside the tests ($build/debs-build.log)
+	if wait "$pkg_pid" && debs=$(cat "$build/debs.list") &&
 		"$top/contribs/packages/smoke" "$(printf '%s\n' "$debs" | tail -n 1)"; then
 		record packages ok "$t0" "build, install, smoke, purge"
 	else
+		tail -n 60 "$build/debs-build.log" >&2
 		record packages FAIL "$t0" "contribs/packages/build, smoke"
 		rc=1
 	fi
@@ -393,7 +415,6 @@ fi
 # unless this run is one of them: SE_TEST_RELEASES (default "24.11 26.05.3";
 # empty: none), less the host's own release.
 if [ -z "${SE_SLURM_RELEASE:-}" ]; then
-	[ -z "$bg_pid" ] || wait "$bg_pid" || :
 	host=$(slurmd -V | sed -E 's/^[^0-9]*([0-9]+\.[0-9]+).*/\1/')
 	for r in $test_releases; do
 		[ "$r" = "$host" ] && continue
