@@ -55,7 +55,7 @@ typedef struct {
 	uint64_t reported_mj;	/* highest energy ever answered */
 	uint64_t prev_reported_j; /* consumed_energy of the previous answer */
 	bool have_first;	/* first_* valid (for ave_watts) */
-	uint64_t first_ns;
+	uint64_t first_ns;	/* the instant first_mj stands for */
 	uint64_t first_mj;
 	/* the steps' energy queries (live sources) */
 	energy_query_server_t *query_server;
@@ -170,7 +170,7 @@ static uint64_t _node_energy_mj(const sampler_status_t *st)
 static int _node_fill(acct_gather_energy_t *e)
 {
 	sampler_status_t st;
-	uint64_t now_ns = se_mono_ns(), mj;
+	uint64_t now_ns = se_mono_ns(), mj, t_ns;
 
 	memset(e, 0, sizeof(*e));
 	e->current_watts = NO_VAL;
@@ -191,14 +191,23 @@ static int _node_fill(acct_gather_energy_t *e)
 
 	e->current_watts = _mw_to_w(st.power_mw);
 	e->poll_time = _mono_to_wall_s(st.last_sample_ns);
+	/*
+	 * The average between the instants the energies stand for: the
+	 * last sample's, not the time of asking.  A late source (RRD rows,
+	 * 10-20 s behind) is behind by a different amount at each question;
+	 * timed by the questions, its average was off by that difference
+	 * over the time since the first (487 W on a node of 100-400 W, a
+	 * minute after start).  A reload's carry still pending stands for
+	 * now.
+	 */
+	t_ns = node.carry.valid ? now_ns : st.last_sample_ns;
 	if (!node.have_first) {
 		node.have_first = true;
-		node.first_ns = now_ns;
+		node.first_ns = t_ns;
 		node.first_mj = mj;
 	}
-	if (now_ns - node.first_ns >= SE_NS_PER_SEC)
-		e->ave_watts = _avg_w(mj - node.first_mj,
-				      now_ns - node.first_ns);
+	if (t_ns >= node.first_ns + SE_NS_PER_SEC && mj >= node.first_mj)
+		e->ave_watts = _avg_w(mj - node.first_mj, t_ns - node.first_ns);
 	else
 		e->ave_watts = e->current_watts;
 	return SLURM_SUCCESS;
