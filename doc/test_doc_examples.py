@@ -19,7 +19,8 @@ What each kind is fed to:
 
   acct_gather.conf       se-conf-check --type PLUGIN for each plugin whose
                          keys the block has (EnergyModbus*, EnergyBMC*,
-                         EnergyRRD*, the EnergyAttribution keys)
+                         EnergyRRD*, the EnergyAttribution keys, the
+                         EnergySettle keys)
   ext_sensors.conf       se-conf-check --type ext_sensors/meters
   energy_policy.conf     se-conf-check --type energy_policy
   energy_policy/history  se-conf-check --type energy_policy/history
@@ -82,7 +83,8 @@ KEY_PLUGINS = (("EnergyModbus", "acct_gather_energy/modbus"),
                ("EnergyRRD", "acct_gather_energy/rrd"),
                ("EnergyAttribution", "acct_gather_energy/attribution"),
                ("EnergyIdle", "acct_gather_energy/attribution"),
-               ("EnergyCgroupRoot", "acct_gather_energy/attribution"))
+               ("EnergyCgroupRoot", "acct_gather_energy/attribution"),
+               ("EnergySettle", "acct_gather_energy/settle"))
 BASE_SLURM_CONF = """\
 ClusterName=doc
 SlurmctldHost=localhost

@@ -10,7 +10,8 @@ test cluster (contribs/cluster; 3 nodes, 2 fake GPUs each):
   column nodeN of contribs/trace/examples/cluster.trace (60 s period: sines
   and a ramp, 120 to 400 W); acct_gather_energy/modbus reads it as an SDM630
   on the counter path (its float32 kWh energy register), every second, and
-  spank_energy_settle.so takes each step's energy at its own boundaries;
+  takes each step's energy at its own boundaries (the settle in the
+  plugin's fini(); no SPANK line for it since issue #30);
 * DVFS policy: job_submit/, cli_filter/energy_policy and
   spank_energy_policy.so with an energy_policy.conf whose rule gives jobs
   that ask for no frequency 1.6 GHz; the other jobs ask --cpu-freq
@@ -478,6 +479,12 @@ LAUNCH_CONFIGS = {
     # name: (the suite's parts in it, srun options of every step[, srun
     # options of the stock cluster's steps, default none]).  stock:
     # AcctGatherEnergyType=acct_gather_energy/none and no plugin of ours.
+    # Parts: modbus (our meter plugin, which settles each step in its
+    # fini(), EnergySettle=yes, issue #30), nosettle (EnergySettle=no),
+    # settle (spank_energy_settle.so listed in plugstack.conf, as sites
+    # configured before #30), policy / policy-nofreq (job_submit,
+    # cli_filter and spank_energy_policy.so), shell-X (a SPANK plugin with
+    # the hooks of ours and no work), plugindir.
     "stock": ((), ""),
     # the frequency the suite's policy gives these steps, asked explicitly
     "stock+cpufreq": ((), "--cpu-freq=%d" % POLICY_FREQ),
@@ -485,30 +492,35 @@ LAUNCH_CONFIGS = {
     # (and gpu/nvml) take stock's place, energy stays acct_gather/none
     "plugindir": (("plugindir",), ""),
     # Slurm's own cost of hosting the suite's srun and slurmstepd plugins:
-    # the suite's plugin directory, in place of our policy plugins
-    # cli_filter/none and a SPANK plugin with the hooks and options of ours
-    # and no work (shell-policy, bench/launch/se_bench_spank_shell.c), in
-    # place of our settle another such shell (shell-settle), energy
-    # acct_gather_energy/none; then our parts put back one at a time
-    "floor": (("shell-policy", "shell-settle"), ""),
-    "floor+modbus": (("modbus", "shell-policy", "shell-settle"), ""),
-    "floor+modbus+settle": (("modbus", "settle", "shell-policy"), ""),
+    # the suite's plugin directory, cli_filter/none in place of our policy
+    # plugins and a SPANK plugin with the hooks and options of ours and no
+    # work (shell-policy, bench/launch/se_bench_spank_shell.c), energy
+    # acct_gather_energy/none.  Since #30 the suite has one SPANK plugin;
+    # floor-2spank is the fifth round's floor (a second shell in place of
+    # the SPANK settle).
+    "floor": (("shell-policy",), ""),
+    "floor-2spank": (("shell-policy", "shell-settle"), ""),
+    "floor+modbus": (("modbus", "shell-policy"), ""),
+    # an energy-only site: the meter plugin, settle inside, no plugstack
     "modbus": (("modbus",), ""),
+    "modbus-nosettle": (("modbus", "nosettle"), ""),
     "modbus+settle": (("modbus", "settle"), ""),
     "policy": (("policy",), ""),
     # a step that asks for a frequency: cli_filter checks it against the
     # rules (energy_policy.conf) instead of reading the job from slurmctld
     "policy+cpufreq": (("policy",), "--cpu-freq=%d" % POLICY_FREQ),
-    "suite": (("modbus", "settle", "policy"), ""),
+    "suite": (("modbus", "policy"), ""),
+    # the fifth round's suite: the SPANK settle listed too
+    "suite+settle": (("modbus", "settle", "policy"), ""),
     # the policy plugins loaded, choosing no frequency for these steps
     "policy-nofreq": (("policy-nofreq",), ""),
     "modbus+policy-nofreq": (("modbus", "policy-nofreq"), ""),
     # the suite loaded, its policy choosing no frequency for these steps
-    "suite-nofreq": (("modbus", "settle", "policy-nofreq"), ""),
+    "suite-nofreq": (("modbus", "policy-nofreq"), ""),
     # the suite against stock Slurm doing the same frequency work (the
     # policy gives these steps 1.6 GHz; Slurm's own --cpu-freq code sets
     # and restores it on every step, whoever chose it)
-    "suite/stock+cpufreq": (("modbus", "settle", "policy"), "",
+    "suite/stock+cpufreq": (("modbus", "policy"), "",
                             "--cpu-freq=%d" % POLICY_FREQ),
 }
 
@@ -519,8 +531,7 @@ def launch_config(name):
     return c[0], c[1], c[2] if len(c) > 2 else ""
 
 
-def suite_config(work, debug_flags=True, parts=("modbus", "settle",
-                                                  "policy")):
+def suite_config(work, debug_flags=True, parts=("modbus", "policy")):
     """cluster.up_args() keywords: the soak's configuration (every part),
     or a part of it for the launch-rate rows."""
     if not parts:
@@ -550,7 +561,9 @@ def suite_config(work, debug_flags=True, parts=("modbus", "settle",
                       "EnergyModbusDevice=tcp://%s:%d\n"
                       "EnergyModbusModel=sdm630\nEnergyModbusMap=%s\n"
                       "EnergyModbusFrequency=1\nEnergyModbusTimeout=500\n"
-                      % (METER[0], METER[1], mapf)))
+                      "%s" % (METER[0], METER[1], mapf,
+                              "EnergySettle=no\n" if "nosettle" in parts
+                              else "")))
     if policy:
         kw["slurm_conf"] += ("JobSubmitPlugins=energy_policy\n"
                              "CliFilterPlugins=energy_policy\n")
@@ -828,7 +841,7 @@ def main():
             log("cluster up with the %s (soak configuration)"
                 % ("stock configuration" if stock else "suite"))
             c.up(c.up_args(**suite_config(work, parts=() if stock else
-                                          ("modbus", "settle", "policy"))))
+                                          ("modbus", "policy"))))
             if not stock:
                 meter = start_meter()
                 wait_power(c)

@@ -20,6 +20,7 @@
 #endif
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@
 #include "es_conf.h"
 #endif
 #include "attrib.h"
+#include "settle_conf.h"
 #include "freq_history.h"
 #include "freq_policy.h"
 
@@ -68,6 +70,8 @@ static const checker_t checkers[] = {
 #endif
 	/* EnergyAttribution and its keys, beside any energy plugin's */
 	{ "acct_gather_energy/attribution", &attrib_conf_desc, NULL },
+	/* EnergySettle and EnergySettleMaxWait, the same */
+	{ "acct_gather_energy/settle", &settle_energy_conf_desc, NULL },
 #ifdef SE_CHECK_EXT_SENSORS
 	{ "ext_sensors/meters", &es_conf_desc, NULL },
 #endif
@@ -92,6 +96,16 @@ static size_t _prefix_len(const se_conf_desc_t *d)
 	return n;
 }
 
+/* key belongs to another table of ours (acct_gather.conf holds several:
+ * a back-end's, the attribution's, the settle's). */
+static bool _other_table_key(const char *key)
+{
+	for (const checker_t *c = checkers; c->type; c++)
+		if (c != checker && c->desc && se_conf_key_index(c->desc, key) >= 0)
+			return true;
+	return false;
+}
+
 static int _line(void *conf, const char *path, unsigned line,
 		 const conf_pair_t *pairs, size_t n, char *err, size_t len)
 {
@@ -103,7 +117,7 @@ static int _line(void *conf, const char *path, unsigned line,
 
 		if (k < 0 && plen &&
 		    !strncasecmp(pairs[i].key, checker->desc->keys[0].name,
-				 plen)) {
+				 plen) && !_other_table_key(pairs[i].key)) {
 			snprintf(err, len,
 				 "%s: %s=%s: unknown key (line %u; slurmd refuses it too)",
 				 path, pairs[i].key, pairs[i].value, line);

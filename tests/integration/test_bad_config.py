@@ -122,15 +122,11 @@ def test_unquoted_sensor_names_stop_slurmctld(restore):
 def modbus_cluster(restore, tmp_path_factory):
     c = restore
     work = str(tmp_path_factory.mktemp("bad-config-modbus"))
-    plugstack = write_file(os.path.join(work, "plugstack.conf"),
-                           "required %s/spank_energy_settle.so max_wait=10\n"
-                           % PLUGIN_DIR, 0o644)
     epoch = time.time()
     c.restart(plugin_dirs=[PLUGIN_DIR],
               energy_type="acct_gather_energy/modbus",
-              acct_gather_conf=modbus_conf(work),
-              slurm_conf="DebugFlags=Energy\nPlugStackConfig=%s\n"
-                         % plugstack)
+              acct_gather_conf=modbus_conf(work) + "EnergySettleMaxWait=10\n",
+              slurm_conf="DebugFlags=Energy\n")
     with ModbusSim(TRACE, epoch, UNITS, ["--model", "sdm630"],
                    tcp=METER).start():
         poll(lambda: energy.node_power(c, "node1"), timeout=60,

@@ -126,17 +126,14 @@ def bmc_cluster(request, cluster, workdir, password):
     epoch = time.time()
     bmcs = Bmcs(work, epoch, pwfile,
                 poll_ms=SENSOR_POLL_MS if method == "sensors" else 1000)
-    # Steps settle at their boundaries (spank_energy_settle), as a site
-    # following the man page runs them.
-    plugstack = write_file(os.path.join(work, "plugstack.conf"),
-                           "required %s/spank_energy_settle.so max_wait=10\n"
-                           % PLUGIN_DIR, 0o644)
+    # Steps settle at their boundaries in the plugin (EnergySettle=yes, the
+    # default; no plugstack.conf), as a site following the man page runs
+    # them.
     with cluster.configured(plugin_dirs=[PLUGIN_DIR],
                             energy_type="acct_gather_energy/bmc",
-                            acct_gather_conf=bmc_conf(work, method, pwfile),
-                            slurm_conf="DebugFlags=Energy\n"
-                                       "PlugStackConfig=%s\n" % plugstack
-                            ) as c:
+                            acct_gather_conf=bmc_conf(work, method, pwfile) +
+                            "EnergySettleMaxWait=10\n",
+                            slurm_conf="DebugFlags=Energy\n") as c:
         bmcs.start()
         try:
             energy.wait_for_power(c, NODES)

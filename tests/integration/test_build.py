@@ -32,7 +32,7 @@ if WHERE.other_release and PLUGIN_DIR:
 # plugins); anything else exported is a leak.
 ENTRY_POINT = re.compile(
     r"^(plugin_name|plugin_type|plugin_version|init|fini|"
-    r"se_energy_step_settle|"
+    r"se_energy_step_settle|se_energy_settle_spank_present|"
     r"acct_gather_energy_p_\w+|ext_sensors_p_\w+|gres_p_\w+|gpu_p_\w+|"
     r"job_submit|job_modify|job_submit_p_\w+|cli_filter_p_\w+|"
     r"slurm_spank_\w+|spank_\w+)$")
@@ -137,3 +137,50 @@ def test_only_entry_points_exported():
         leaked = [n for n in names if not ENTRY_POINT.match(n)]
         assert not leaked, "%s exports %s" % (os.path.basename(path), leaked)
         assert "plugin_version" in names and "plugin_type" in names
+
+
+def _check_tool_with(tmp_path, acct_gather, plugstack=None):
+    """slurm-energy-check --slurm-conf on a Modbus node's files in
+    tmp_path (bound into a release's root, as /tmp is): its output and
+    exit status."""
+    (tmp_path / "modbus.map").write_text("Nodes=node1 Unit=1\n")
+    conf = ["AcctGatherEnergyType=acct_gather_energy/modbus",
+            "PluginDir=%s" % PLUGIN_DIR]
+    if plugstack is not None:
+        (tmp_path / "plugstack.conf.d").mkdir(exist_ok=True)
+        (tmp_path / "plugstack.conf").write_text(
+            "include %s/plugstack.conf.d/*.conf\n" % tmp_path)
+        (tmp_path / "plugstack.conf.d" / "energy.conf").write_text(plugstack)
+        conf.append("PlugStackConfig=%s/plugstack.conf" % tmp_path)
+    (tmp_path / "slurm.conf").write_text("\n".join(conf) + "\n")
+    (tmp_path / "acct_gather.conf").write_text(
+        "EnergyModbusDevice=tcp://127.0.0.1:502\nEnergyModbusModel=sdm630\n"
+        "EnergyModbusMap=%s/modbus.map\n%s" % (tmp_path, acct_gather))
+    res = subprocess.run(WHERE.in_root([
+        os.path.join(SBIN_DIR, "slurm-energy-check"), "--plugin-dir",
+        PLUGIN_DIR, "--slurm-conf", str(tmp_path / "slurm.conf"),
+        "--conf-check", os.path.join(SBIN_DIR, "se-conf-check")]),
+        capture_output=True, text=True)
+    return res.stdout + res.stderr, res.returncode
+
+
+def test_check_tool_on_the_settle(tmp_path):
+    """Issue #30: the settle is the energy plugin's; slurm-energy-check
+    says a listed spank_energy_settle.so (here through an include) is no
+    longer needed, says when nothing settles, and refuses a bad settle key
+    naming file, key and value."""
+    out, rc = _check_tool_with(tmp_path, "", "optional %s/spank_energy_"
+                               "settle.so max_wait=30\n" % PLUGIN_DIR)
+    assert rc == 0, out
+    assert re.search(r"^ok   acct_gather_energy/settle: ", out, re.M), out
+    assert re.search(r"^note .*energy\.conf: spank_energy_settle\.so is no "
+                     r"longer needed: acct_gather_energy/modbus settles "
+                     r"each step itself", out, re.M), out
+    out, rc = _check_tool_with(tmp_path, "EnergySettle=no\n", "")
+    assert rc == 0, out
+    assert "EnergySettle=no and no spank_energy_settle.so" in out, out
+    out, rc = _check_tool_with(tmp_path, "EnergySettleMaxWait=5s\n")
+    assert rc == 1, out
+    assert ("FAIL acct_gather_energy/settle: %s/acct_gather.conf: "
+            "EnergySettleMaxWait=5s: not an unsigned integer" % tmp_path
+            in out), out

@@ -196,14 +196,6 @@ def acct_gather_conf(workdir, plan):
             % map_file)
 
 
-def plugstack(workdir):
-    path = os.path.join(workdir, "plugstack.conf")
-    with open(path, "w") as handle:
-        handle.write("required %s/spank_energy_settle.so max_wait=10\n"
-                     % PLUGIN_DIR)
-    return path
-
-
 # ---------------------------------------------------------------- fixtures
 RESULTS = []
 ROUNDS = []
@@ -235,9 +227,9 @@ def test_models_in_service_jobs_within_1pct(rounds, tmp_path, plan):
     trace = write_trace(str(tmp_path / "nodes.trace"))
     c.restart(plugin_dirs=[PLUGIN_DIR],
               energy_type="acct_gather_energy/modbus",
-              acct_gather_conf=acct_gather_conf(str(tmp_path), plan),
-              slurm_conf="DebugFlags=Energy\nPlugStackConfig=%s\n"
-              % plugstack(str(tmp_path)))
+              acct_gather_conf=acct_gather_conf(str(tmp_path), plan) +
+              "EnergySettleMaxWait=10\n",
+              slurm_conf="DebugFlags=Energy\n")
     # Each round plays another part of the trace.
     ROUNDS.append(plan)
     epoch = time.time() - 21.0 * (len(ROUNDS) - 1)

@@ -117,15 +117,12 @@ def test_no_password_in_any_log_at_debug5(cluster):
 def _run(cluster, work, password):
     pwfile = write_file(os.path.join(work, "bmc.password"), password + "\n",
                         0o600)
-    plugstack = write_file(os.path.join(work, "plugstack.conf"),
-                           "required %s/spank_energy_settle.so max_wait=10\n"
-                           % PLUGIN_DIR, 0o644)
     bmcs = Bmcs(work, time.time(), pwfile, poll_ms=250)
     with cluster.configured(plugin_dirs=[PLUGIN_DIR],
                             energy_type="acct_gather_energy/bmc",
-                            acct_gather_conf=acct_gather_conf(work, pwfile),
-                            slurm_conf="DebugFlags=%s\nPlugStackConfig=%s\n"
-                                       % (DEBUG_FLAGS, plugstack),
+                            acct_gather_conf=acct_gather_conf(work, pwfile) +
+                            "EnergySettleMaxWait=10\n",
+                            slurm_conf="DebugFlags=%s\n" % DEBUG_FLAGS,
                             debug="debug5") as c:
         bmcs.start()
         try:

@@ -1,11 +1,13 @@
 """A step's energy exact at its boundaries, for live meters (issue #19).
 
-With spank_energy_settle.so in plugstack.conf, a step on a live meter
-(Modbus, BMC) takes its energy from slurmd's sampler history: E(t1) - E(t0)
-once a reading after each boundary exists, each boundary kicking that
-reading (src/common/energy_query.h, se_energy_step_settle).  Without it, a
-step's end is the running figure, extrapolated flat from the last sample:
-on an irregular load that is off by where the end falls between samples.
+A step on a live meter (Modbus, BMC) takes its energy from slurmd's sampler
+history: E(t1) - E(t0) once a reading after each boundary exists, each
+boundary kicking that reading (src/common/energy_query.h,
+se_energy_step_settle).  The energy plugin settles in its own fini() at the
+step's end (EnergySettle, issue #30): the cluster here has no plugstack.conf
+at all.  Without a settle, a step's end is the running figure, extrapolated
+flat from the last sample: on an irregular load that is off by where the end
+falls between samples.
 
 Ten 30 s jobs on an irregular trace (random steps and ramps, 300-2500 W,
 written into the test's tmp dir), submitted at staggered instants so that
@@ -124,12 +126,6 @@ def irregular_trace(path, seed=19, period=600):
     return write_file(path, "\n".join(lines) + "\n", 0o644)
 
 
-def plugstack(workdir):
-    return write_file(os.path.join(workdir, "plugstack.conf"),
-                      "required %s/spank_energy_settle.so max_wait=%d\n"
-                      % (PLUGIN_DIR, SETTLE_MAX_S), 0o644)
-
-
 # ------------------------------------------------------------ the meters
 class Bmcs:
     """One bmc-sim (DCMI) per node, as in test_bmc_energy.py."""
@@ -172,8 +168,10 @@ def modbus_conf(workdir, path):
                                   for i, n in enumerate(NODES, 1)), 0o644)
     return ("EnergyModbusDevice=tcp://%s:%d\n%s%sEnergyModbusMap=%s\n"
             "EnergyModbusFrequency=1\nEnergyModbusTimeout=500\n"
+            "EnergySettleMaxWait=%d\n"
             % (HOST, MODBUS_PORT, CONF_MAP,
-               CONF_ENERGY if path == "counter" else "", map_file))
+               CONF_ENERGY if path == "counter" else "", map_file,
+               SETTLE_MAX_S))
 
 
 def bmc_conf(workdir, password_file):
@@ -185,9 +183,9 @@ def bmc_conf(workdir, password_file):
             "EnergyBMCPasswordFile=%s\nEnergyBMCPrivilege=admin\n"
             "EnergyBMCWorkaroundFlags=opensesspriv\n"
             "EnergyBMCFrequency=1\nEnergyBMCTimeout=500\n"
-            "EnergyBMCSdrCacheDir=%s\n"
+            "EnergyBMCSdrCacheDir=%s\nEnergySettleMaxWait=%d\n"
             % (map_file, password_file,
-               os.path.join(workdir, "sdr-cache-%n")))
+               os.path.join(workdir, "sdr-cache-%n"), SETTLE_MAX_S))
 
 
 # ------------------------------------------------------------ the runs
@@ -225,9 +223,11 @@ def live_cluster(request, cluster, workdir):
         kw = dict(energy_type="acct_gather_energy/modbus",
                   acct_gather_conf=modbus_conf(work, path))
     with cluster.configured(plugin_dirs=[PLUGIN_DIR],
-                            slurm_conf="DebugFlags=Energy\n"
-                                       "PlugStackConfig=%s\n"
-                                       % plugstack(work), **kw) as c:
+                            slurm_conf="DebugFlags=Energy\n", **kw) as c:
+        conf = open(c.env["SLURM_CONF"]).read()
+        assert "PlugStack" not in conf, "this module runs without SPANK"
+        assert not os.path.exists(os.path.join(
+            os.path.dirname(c.env["SLURM_CONF"]), "plugstack.conf"))
         meter.start()
         try:
             poll(lambda: all(energy.node_power(c, n) for n in NODES),

@@ -244,6 +244,15 @@ static const row_t settle_rows[] = {
 	{ NULL }
 };
 
+static const row_t settle_energy_rows[] = {
+	{ "EnergySettle", "no",
+	  "maybe", "must be one of: yes, no", NULL, NULL },
+	{ "EnergySettleMaxWait", "5",
+	  "5s", "not an unsigned integer",
+	  "601", "must be between 0 and 600" },
+	{ NULL }
+};
+
 static const row_t option_rows[] = {
 	{ "energy-policy", "min_energy",
 	  "greenest", "must be one of: none, performance, min_energy, min_time",
@@ -260,6 +269,7 @@ static const family_t families[] = {
 	{ &rrd_conf_desc, rrd_rows },
 	{ &es_conf_desc, es_rows },
 	{ &settle_conf_desc, settle_rows },
+	{ &settle_energy_conf_desc, settle_energy_rows },
 	{ &freq_options_desc, option_rows },
 };
 

@@ -97,7 +97,8 @@ def true_energy(trace, epoch, node_windows, column_of=None, share_of=None):
 def consumed_energy(cluster, jobid):
     """{JobID: ConsumedEnergyRaw (int J, or None)} for a job and its steps,
     once sacct has the completed record.  The job must first leave the
-    queue: a step that settles its energy (spank_energy_settle) reports it
+    queue: a step that settles its energy (in the energy plugin's fini(), or
+    spank_energy_settle) reports it
     after its job ended, while the job is still completing, and until then
     sacct shows the step with the job's end and no energy."""
     cluster.wait_job_gone(jobid, timeout=120)

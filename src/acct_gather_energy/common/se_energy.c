@@ -110,19 +110,22 @@ void se_energy_conf_set(int context_id_in, const char *meter_name,
 	slurm_mutex_unlock(&se_state_lock);
 }
 
-bool se_energy_fini(void)
+bool se_energy_fini(const settle_conf_t *settle)
 {
 	bool keep;
 
 	slurm_mutex_lock(&se_state_lock);
 	se_step_tell_end();
 	se_node_fini();
+	slurm_mutex_unlock(&se_state_lock);
+	se_settle_at_fini(settle);
+	slurm_mutex_lock(&se_state_lock);
 	/*
 	 * slurmstepd unloads the plugin (acct_gather_profile_fini()) before
-	 * slurm_spank_exit, where the settle runs: the step keeps its state
-	 * (the .so stays mapped, -z nodelete; the process ends right after the
-	 * step's completion is sent), and a step that may still settle tells
-	 * the caller to keep the configuration too.
+	 * slurm_spank_exit: a step left to spank_energy_settle.so keeps its
+	 * state (the .so stays mapped, -z nodelete; the process ends right
+	 * after the step's completion is sent) and tells the caller to keep
+	 * the configuration too.
 	 */
 	keep = se_role == ROLE_STEPD && !se_settle_refused();
 	if (se_role != ROLE_STEPD) {

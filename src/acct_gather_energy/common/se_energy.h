@@ -40,6 +40,7 @@
 #include "conf_desc.h"
 #include "meter.h"
 #include "sampler.h"
+#include "settle_conf.h"
 
 /*
  * The suite's version and the Slurm release it was built for (se_version.c:
@@ -136,11 +137,15 @@ void se_energy_conf_set(int context_id, const char *meter_name,
 void se_energy_set_attribution(const attrib_conf_t *c);
 
 /*
- * From fini(): stop the sampler (slurmd), drop all state.  Returns true in
- * a slurmstepd whose step may still settle (se_energy_step_settle): the
- * plugin then keeps its configuration too.
+ * From fini(): stop the sampler (slurmd), drop all state.  In slurmstepd at
+ * the step's end (after its tasks, before its completion is sent: every
+ * release calls fini() there, doc/design-settle-in-plugin.md), settle the
+ * step as settle says (EnergySettle, EnergySettleMaxWait), unless it is
+ * left to spank_energy_settle.so (se_energy_settle_spank_present).
+ * Returns true in a slurmstepd whose step may still settle later (the
+ * SPANK plugin's): the plugin then keeps its configuration too.
  */
-bool se_energy_fini(void);
+bool se_energy_fini(const settle_conf_t *settle);
 
 /* The three data entry points, to be returned from the plugin's own. */
 int se_energy_update_node_energy(void);
@@ -148,9 +153,11 @@ int se_energy_get_data(int data_type, void *data);
 int se_energy_set_data(int data_type, void *data);
 
 /*
- * Step settle, called in slurmstepd by the SPANK plugin spank_energy_settle.so
- * (slurm_spank_exit: after srun has been told the tasks ended, before the
- * step's completion goes to slurmctld), found with dlsym().
+ * Step settle: from the plugin's own fini() (se_energy_fini), or called in
+ * slurmstepd by the optional SPANK plugin spank_energy_settle.so
+ * (slurm_spank_exit: after srun has been told the tasks ended, up to
+ * 25.11, before the step's completion goes to slurmctld), found with
+ * dlsym().  A step settles once: a second call returns 1 at once.
  *  - A plugin with window_energy waits up to max_wait_s seconds for the
  *    data to cover the step's end, then sets the step's energy to
  *    window_energy() over the step's own [start, end] (the tasks' end: the
@@ -170,6 +177,16 @@ int se_energy_set_data(int data_type, void *data);
  * past max_wait_s (cut clear of UnkillableStepTimeout).
  */
 int se_energy_step_settle(unsigned max_wait_s);
+
+/*
+ * Called in slurmstepd by spank_energy_settle.so's slurm_spank_init (found
+ * with dlsym(), as the settle): the SPANK plugin is listed and will call
+ * se_energy_step_settle() at the step's end.  Up to Slurm 25.11 fini()
+ * then leaves the settle to it (slurm_spank_exit runs after srun is told
+ * the tasks ended, so a wait there does not hold srun); on 26.05 srun waits
+ * for both alike and fini() settles.  Returns 0.
+ */
+int se_energy_settle_spank_present(void);
 
 /* Node name of this slurmd/slurmstepd (NodeName, also with -N); NULL
  * in other processes. */

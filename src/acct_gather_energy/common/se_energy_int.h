@@ -157,6 +157,8 @@ typedef struct {
 	uint64_t start_wall_ns;	/* the step's window, wall clock */
 	uint64_t end_wall_ns;	/* last poll before the step began ending */
 	bool settled;		/* step_j is final: no more refreshes */
+	bool settle_tried;	/* a settle ran (fini's or SPANK's): once */
+	bool settle_in_fini;	/* ... and it was fini's */
 	bool conf_bad;		/* acct_gather.conf refused in this step */
 	/* for the live settle (no window_energy): slurmd's query channel */
 	char energy_query_path[108];	/* "" when there is none */
@@ -213,7 +215,11 @@ int se_step_share(uint64_t t1_ns, bool end, uint64_t timeout_ns,
 
 /* ----------------------------------------------- se_energy_settle.c */
 
-/* Why this step will not settle, or NULL when it may. */
+/* Why this step will not settle, or NULL when it may (se_state_lock). */
 const char *se_settle_refused(void);
+
+/* From fini() (no lock held): settle the step now unless settle (the
+ * acct_gather.conf keys) or a listed SPANK settle says otherwise. */
+void se_settle_at_fini(const settle_conf_t *settle);
 
 #endif

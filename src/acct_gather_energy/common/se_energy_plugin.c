@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "src/common/slurm_xlator.h"
 #include "slurm_compat_energy.h"
@@ -42,27 +43,46 @@ static char **last_good;
 static bool conf_kept;
 
 /*
- * The attribution keys (attrib.h), the same for every plugin; static
- * zeroes are their defaults.  A reload whose attribution keys are refused
- * keeps the ones slurmd had, like the back-end's (see last_good).
+ * The keys every plugin of the suite reads beside its back-end's: the
+ * attribution (attrib.h) and the settle (settle_conf.h); static zeroes
+ * until conf_set.  A reload whose keys of a table are refused keeps the
+ * ones slurmd had, like the back-end's (see last_good).
  */
 static attrib_conf_t attrib_conf;
-static bool attrib_conf_loaded;
+static settle_conf_t settle_conf;
+
+typedef struct {
+	const se_conf_desc_t *desc;
+	void *conf;		/* the values in force */
+	bool loaded;		/* conf was parsed once */
+} shared_table_t;
+
+static shared_table_t shared_tables[] = {
+	{ &attrib_conf_desc, &attrib_conf, false },
+	{ &settle_energy_conf_desc, &settle_conf, false },
+};
+
+#define N_SHARED_TABLES	(sizeof(shared_tables) / sizeof(shared_tables[0]))
 
 /* ------------------------------------------------------- entry points */
 
 extern int init(void)
 {
 	se_energy_init();
-	if (!conf_kept)
+	if (!conf_kept) {
 		se_energy_plugin.conf_desc->init(se_energy_plugin.conf);
+		settle_conf_init(&settle_conf);
+	}
 	return SLURM_SUCCESS;
 }
 
 extern int fini(void)
 {
-	/* a step that may still settle needs its configuration */
-	if ((conf_kept = se_energy_fini()))
+	/*
+	 * In slurmstepd at a step's end this settles the step (EnergySettle);
+	 * a step left to spank_energy_settle.so needs its configuration.
+	 */
+	if ((conf_kept = se_energy_fini(&settle_conf)))
 		return SLURM_SUCCESS;
 	se_energy_plugin.conf_desc->free(se_energy_plugin.conf);
 	xfree(conf_path);
@@ -94,32 +114,46 @@ extern void acct_gather_energy_p_conf_options(s_p_options_t **full_options,
 
 	transfer_s_p_options(full_options, options, full_options_cnt);
 	xfree(options);
-	options = se_slurm_conf_options(&attrib_conf_desc);
-	transfer_s_p_options(full_options, options, full_options_cnt);
-	xfree(options);
+	for (size_t i = 0; i < N_SHARED_TABLES; i++) {
+		options = se_slurm_conf_options(shared_tables[i].desc);
+		transfer_s_p_options(full_options, options, full_options_cnt);
+		xfree(options);
+	}
 }
 
-/* The attribution keys from tbl into attrib_conf: 0, or the error (a
+/* One shared table's keys from tbl into its conf: 0, or the error (a
  * reload's is logged and the previous keys kept). */
-static int _attrib_conf_set(s_p_hashtbl_t *tbl, char *err, size_t len)
+static int _shared_table_set(shared_table_t *t, s_p_hashtbl_t *tbl,
+			     char *err, size_t len)
 {
-	attrib_conf_t c = { 0 };
+	const se_conf_desc_t *d = t->desc;
+	void *c = xcalloc(1, d->size);
 	int rc;
 
-	rc = se_slurm_conf_parse(&attrib_conf_desc, &c, tbl, conf_path, err,
-				 len);
-	if (rc && attrib_conf_loaded && se_in_slurmd()) {
-		error("%s: %s: keeping the attribution slurmd had (scontrol reconfigure); fix the file and reconfigure again",
-		      plugin_type, err);
-		attrib_conf_desc.free(&c);
+	rc = se_slurm_conf_parse(d, c, tbl, conf_path, err, len);
+	if (rc && t->loaded && se_in_slurmd()) {
+		error("%s: %s: keeping the %s keys slurmd had (scontrol reconfigure); fix the file and reconfigure again",
+		      plugin_type, err, d->name);
+		d->free(c);
 		rc = 0;
 	} else if (!rc) {
-		attrib_conf_desc.free(&attrib_conf);
-		attrib_conf = c;
-		attrib_conf_loaded = true;
+		d->free(t->conf);
+		memcpy(t->conf, c, d->size);
+		t->loaded = true;
 	} else {
-		attrib_conf_desc.free(&c);
+		d->free(c);
 	}
+	xfree(c);
+	return rc;
+}
+
+/* Every shared table from tbl: 0, or the first error. */
+static int _shared_tables_set(s_p_hashtbl_t *tbl, char *err, size_t len)
+{
+	int rc = 0;
+
+	for (size_t i = 0; !rc && i < N_SHARED_TABLES; i++)
+		rc = _shared_table_set(&shared_tables[i], tbl, err, len);
 	se_energy_set_attribution(&attrib_conf);
 	return rc;
 }
@@ -174,7 +208,7 @@ extern void acct_gather_energy_p_conf_set(int context_id_in,
 		rc = _parse_good(d, err, sizeof(err));
 	}
 	if (!rc)
-		rc = _attrib_conf_set(tbl, err, sizeof(err));
+		rc = _shared_tables_set(tbl, err, sizeof(err));
 	se_energy_conf_set(context_id_in, se_energy_plugin.meter_name,
 			   rc ? err : NULL, se_energy_plugin.make_meter,
 			   conf_path);
@@ -184,5 +218,7 @@ extern void acct_gather_energy_p_conf_values(se_list_t *data)
 {
 	se_slurm_conf_values(se_energy_plugin.conf_desc, se_energy_plugin.conf,
 			     *data);
-	se_slurm_conf_values(&attrib_conf_desc, &attrib_conf, *data);
+	for (size_t i = 0; i < N_SHARED_TABLES; i++)
+		se_slurm_conf_values(shared_tables[i].desc,
+				     shared_tables[i].conf, *data);
 }

@@ -3,14 +3,18 @@
  * own window instead of the running figure (se_energy_step_settle,
  * se_energy.h).
  *
- * Called in slurmstepd by the SPANK plugin spank_energy_settle.so
- * (src/acct_gather_energy/settle/), found with dlsym(), from
- * slurm_spank_exit: after srun has been told the tasks ended, before the
- * step's completion goes to slurmctld.  By then jobacct_gather has stopped
- * polling and slurmstepd has unloaded the plugin (acct_gather_profile_fini
- * runs first; the .so stays mapped, -z nodelete): the step's state is what
- * se_energy_step.c left.  What is set here goes into job->jobacct, which
- * slurmstepd sends to slurmctld as the step's TRES energy.
+ * Run in slurmstepd from the plugin's own fini() (se_settle_at_fini), which
+ * every release calls at a step's end after its last task's accounting
+ * poll and before the step's completion is sent (acct_gather_profile_fini
+ * in job_manager() and the extern step's path; doc/design-settle-in-
+ * plugin.md has the call order of each release), or, when it is listed,
+ * by the SPANK plugin spank_energy_settle.so (src/acct_gather_energy/
+ * settle/, found with dlsym()) from slurm_spank_exit, later in the same
+ * stretch.  By then jobacct_gather has stopped polling: the step's state
+ * is what se_energy_step.c left.  What is set here goes into
+ * job->jobacct, which slurmstepd sends to slurmctld as the step's TRES
+ * energy.  Inside fini() Slurm holds the profile's and the energy
+ * plugins' context locks: nothing here calls acct_gather_*_g_*().
  *
  * Three ways, by source:
  *  window  (window_energy: RRD rows) the source's own history over the
@@ -374,6 +378,8 @@ const char *se_settle_refused(void)
 		return "no step record";
 	if (se_step.settled)
 		return "already settled";
+	if (se_step.settle_tried)
+		return "a settle already ran for this step";
 	if (se_share_mode())
 		return se_step.energy_query_path[0] ? NULL :
 		       "no energy query socket for this node";
@@ -391,7 +397,17 @@ const char *se_settle_refused(void)
 	return NULL;
 }
 
-int se_energy_step_settle(unsigned max_wait_s)
+/* spank_energy_settle.so is listed in plugstack.conf (its spank_init). */
+static bool spank_settle_listed;
+
+int se_energy_settle_spank_present(void)
+{
+	spank_settle_listed = true;
+	return 0;
+}
+
+/* The settle itself, once per step: 0, 1 (nothing to do) or -errno. */
+static int _settle(unsigned max_wait_s, bool in_fini)
 {
 	se_energy_window_fn window = se_energy_plugin.window_energy;
 	stepd_step_rec_t *job;
@@ -400,6 +416,10 @@ int se_energy_step_settle(unsigned max_wait_s)
 	slurm_mutex_lock(&se_state_lock);
 	job = se_step.job;
 	why = se_settle_refused();
+	if (!why) {
+		se_step.settle_tried = true;
+		se_step.settle_in_fini = in_fini;
+	}
 	slurm_mutex_unlock(&se_state_lock);
 	if (why) {
 		log_flag(ENERGY, "%s: no settle for this step (%s)",
@@ -411,4 +431,60 @@ int se_energy_step_settle(unsigned max_wait_s)
 	if (window)
 		return _settle_window(job, window, max_wait_s);
 	return _settle_live(job, max_wait_s);
+}
+
+/*
+ * Why fini() does not settle this step, or NULL when it does.  Up to 25.11
+ * a listed SPANK settle runs after srun is told the tasks ended, so a wait
+ * there holds no user: fini() leaves it that one.  On 26.05 srun is told
+ * after both (mgr.c sends the exit messages after the completion): fini()
+ * settles and the SPANK plugin finds nothing left to do.
+ */
+static const char *_fini_leaves(const settle_conf_t *settle)
+{
+	if (settle->in_plugin == SETTLE_IN_PLUGIN_NO)
+		return "EnergySettle=no";
+	if (!se_step.job || se_step.job->state < SLURMSTEPD_STEP_ENDING)
+		return "the step is not ending";
+#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(26, 5, 0)
+	if (spank_settle_listed)
+		return "left to spank_energy_settle.so in plugstack.conf";
+#endif
+	return NULL;
+}
+
+void se_settle_at_fini(const settle_conf_t *settle)
+{
+	const char *why;
+	uint64_t running_j;
+
+	if (se_role != ROLE_STEPD)
+		return;
+	slurm_mutex_lock(&se_state_lock);
+	why = se_settle_refused();
+	if (!why)
+		why = _fini_leaves(settle);
+	running_j = se_step.step_j;
+	slurm_mutex_unlock(&se_state_lock);
+	if (why) {
+		log_flag(ENERGY, "%s: fini: no settle for this step (%s); the step's energy so far: %"PRIu64" J",
+			 plugin_type, why, running_j);
+		return;
+	}
+	(void) _settle(settle->max_wait_s, true);
+}
+
+int se_energy_step_settle(unsigned max_wait_s)
+{
+	bool by_fini;
+
+	slurm_mutex_lock(&se_state_lock);
+	by_fini = se_step.settle_tried && se_step.settle_in_fini;
+	slurm_mutex_unlock(&se_state_lock);
+	if (by_fini) {
+		log_flag(ENERGY, "%s: the step was settled by the energy plugin at its end; spank_energy_settle.so is not needed",
+			 plugin_type);
+		return 1;
+	}
+	return _settle(max_wait_s, false);
 }

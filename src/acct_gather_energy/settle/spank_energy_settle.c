@@ -1,37 +1,27 @@
 /*
- * spank_energy_settle.c - SPANK plugin: take a step's energy at its own
- * boundaries, once the data covering them exists, before it is recorded.
+ * spank_energy_settle.c - SPANK plugin, optional since the energy plugins
+ * settle a step themselves (EnergySettle in acct_gather.conf, default yes):
  *
  *   plugstack.conf:  optional /usr/lib/slurm-energy/spank_energy_settle.so max_wait=30
  *
- * Slurm records a step's energy as it ends, from the running figure.  Two
- * kinds of source settle here instead:
- *  - late data (rrd): an RRD row is written a step (plus the collector's
- *    delay) after the power it averages, so when a step's tasks end, the
- *    rows covering its end do not exist yet; the settle waits for them, up
- *    to max_wait, and takes the step's energy over its window from them.
- *    Batch, extern and interactive steps do not wait (their end is the
- *    job's).
- *  - live meters (modbus, bmc): slurmd's sampler keeps a history; each
- *    boundary of the step kicks a reading (src/common/energy_query.h), and
- *    the settle takes E(end) - E(start) from that history once the reading
- *    after the end exists: normally at once, at most one poll period plus
- *    the read timeout (and never past max_wait).  Every step settles.
- * In both, a settle that cannot be exact keeps the running figure.
- * slurmstepd runs
- * slurm_spank_exit after it has told srun the tasks ended and before it
- * sends the step's completion (with its energy) to slurmctld (job_manager(),
- * src/slurmd/slurmstepd/mgr.c): waiting there costs the user nothing; the
- * node stays in the job (completing) while it waits, and the step's end
- * time in sacct is when the wait ended.
+ * What a settle is (a step's energy over its own boundaries, once the data
+ * covering them exists) and its rules are in
+ * src/acct_gather_energy/common/se_energy_settle.c.  The energy plugin
+ * settles in its fini(), which slurmstepd calls after the step's last task
+ * and before the step's completion is sent.  This plugin exists for
+ * configurations that list it, and for one case: up to Slurm 25.11,
+ * slurm_spank_exit runs after srun has been told the tasks ended, while
+ * fini() runs before, so a long wait (RRD rows, 14-20 s for 10 s rows)
+ * holds srun in fini() but not here.  When this plugin is listed it says
+ * so to the energy plugin at slurm_spank_init, and on those releases the
+ * energy plugin leaves the settle to it.  On 26.05 srun is told after
+ * both; the energy plugin settles and this plugin finds nothing to do (a
+ * step settles once).
  *
- * This file only finds the energy plugin of the suite in this slurmstepd and
- * calls its se_energy_step_settle(max_wait); the work and the rules (which
- * steps wait, for what) are in src/acct_gather_energy/common/se_energy_settle.c.
- * Slurm loads plugins with RTLD_LOCAL, so the symbol is looked up in each
- * loaded acct_gather_energy_*.so through dlopen(RTLD_NOLOAD), which neither
- * loads nor initialises anything.  A plugin of ours with nothing to settle
- * for this step answers so at once; stock ones lack the symbol.
+ * Slurm loads plugins with RTLD_LOCAL, so the energy plugin's symbols are
+ * looked up in each loaded acct_gather_energy_*.so through
+ * dlopen(RTLD_NOLOAD), which neither loads nor initialises anything.  Stock
+ * plugins lack them.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -48,8 +38,10 @@
 SPANK_PLUGIN(energy_settle, 1);
 
 #define SETTLE_SYMBOL		"se_energy_step_settle"
+#define PRESENT_SYMBOL		"se_energy_settle_spank_present"
 
 typedef int (*settle_fn)(unsigned max_wait_s);
+typedef int (*present_fn)(void);
 
 static unsigned max_wait_s = SETTLE_DEF_MAX_WAIT_S;
 
@@ -95,19 +87,19 @@ static int _collect(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* The settle entry point of the first loaded plugin that has one; *handle
- * is to be dlclose'd.  NULL when none has. */
-static settle_fn _find_settle(void **handle)
+/* The symbol name of the first loaded energy plugin that has one;
+ * *handle is to be dlclose'd.  NULL when none has. */
+static void *_find_symbol(const char *name, void **handle)
 {
 	candidates_t c = { { NULL }, 0 };
-	settle_fn fn = NULL;
+	void *fn = NULL;
 
 	dl_iterate_phdr(_collect, &c);
 	for (int i = 0; i < c.n; i++) {
 		void *h = fn ? NULL :
 			  dlopen(c.path[i], RTLD_LAZY | RTLD_NOLOAD);
 
-		if (h && (fn = (settle_fn) dlsym(h, SETTLE_SYMBOL)))
+		if (h && (fn = dlsym(h, name)))
 			*handle = h;
 		else if (h)
 			dlclose(h);
@@ -120,8 +112,20 @@ static settle_fn _find_settle(void **handle)
 
 int slurm_spank_init(spank_t sp, int ac, char **av)
 {
+	void *handle = NULL;
+	present_fn present;
+
 	(void) sp;
-	return _parse_args(ac, av) ? ESPANK_BAD_ARG : ESPANK_SUCCESS;
+	if (_parse_args(ac, av))
+		return ESPANK_BAD_ARG;
+	if (spank_context() != S_CTX_REMOTE)
+		return ESPANK_SUCCESS;
+	/* the energy plugin is loaded before the SPANK stack (mgr.c) */
+	if ((present = (present_fn) _find_symbol(PRESENT_SYMBOL, &handle))) {
+		present();
+		dlclose(handle);
+	}
+	return ESPANK_SUCCESS;
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av)
@@ -135,7 +139,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	(void) av;
 	if (spank_context() != S_CTX_REMOTE)
 		return ESPANK_SUCCESS;
-	if (!(settle = _find_settle(&handle))) {
+	if (!(settle = (settle_fn) _find_symbol(SETTLE_SYMBOL, &handle))) {
 		slurm_debug("energy_settle: no energy plugin of slurm-energy-plugins in this slurmstepd; nothing to settle");
 		return ESPANK_SUCCESS;
 	}

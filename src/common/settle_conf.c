@@ -1,5 +1,6 @@
 /*
- * settle_conf.c - spank_energy_settle.so's arguments (see settle_conf.h).
+ * settle_conf.c - the settle's keys in acct_gather.conf and
+ * spank_energy_settle.so's arguments (see settle_conf.h).
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"
@@ -15,6 +16,14 @@
 
 #define SETTLE_FILE	"plugstack.conf"
 
+static const char *const yes_no[] = { "yes", "no", NULL };
+
+static const se_conf_key_t energy_keys[] = {
+	SE_KEY_ENUM("EnergySettle", settle_conf_t, in_plugin, yes_no),
+	SE_KEY_UINT("EnergySettleMaxWait", settle_conf_t, max_wait_s, 0,
+		    SETTLE_MAX_MAX_WAIT_S),
+};
+
 static const se_conf_key_t keys[] = {
 	SE_KEY_UINT("max_wait", settle_conf_t, max_wait_s, 0,
 		    SETTLE_MAX_MAX_WAIT_S),
@@ -22,6 +31,7 @@ static const se_conf_key_t keys[] = {
 
 void settle_conf_init(settle_conf_t *c)
 {
+	c->in_plugin = SETTLE_IN_PLUGIN_YES;
 	c->max_wait_s = SETTLE_DEF_MAX_WAIT_S;
 }
 
@@ -32,6 +42,17 @@ void settle_conf_free(settle_conf_t *c)
 
 SE_CONF_DESC_DEFINE_NOCHECK(settle_conf_desc, settle_conf, settle_conf_t,
 			    "energy_settle", SETTLE_FILE, keys);
+
+/* The same struct and hooks (settle_conf_desc_init/free, defined above). */
+const se_conf_desc_t settle_energy_conf_desc = {
+	.name = "settle",
+	.file = "acct_gather.conf",
+	.keys = energy_keys,
+	.n_keys = sizeof(energy_keys) / sizeof(energy_keys[0]),
+	.size = sizeof(settle_conf_t),
+	.init = settle_conf_desc_init,
+	.free = settle_conf_desc_free,
+};
 
 int settle_conf_args(settle_conf_t *c, int ac, char **av, char *err,
 		     size_t err_len)
