@@ -170,7 +170,7 @@ static uint64_t _node_energy_mj(const sampler_status_t *st)
 static int _node_fill(acct_gather_energy_t *e)
 {
 	sampler_status_t st;
-	uint64_t now_ns = se_mono_ns(), mj, t_ns;
+	uint64_t now_ns = se_mono_ns(), mj, t_ns, at_mj;
 
 	memset(e, 0, sizeof(*e));
 	e->current_watts = NO_VAL;
@@ -192,22 +192,27 @@ static int _node_fill(acct_gather_energy_t *e)
 	e->current_watts = _mw_to_w(st.power_mw);
 	e->poll_time = _mono_to_wall_s(st.last_sample_ns);
 	/*
-	 * The average between the instants the energies stand for: the
-	 * last sample's, not the time of asking.  A late source (RRD rows,
-	 * 10-20 s behind) is behind by a different amount at each question;
-	 * timed by the questions, its average was off by that difference
-	 * over the time since the first (487 W on a node of 100-400 W, a
-	 * minute after start).  A reload's carry still pending stands for
-	 * now.
+	 * The average between two samples' instants and energies, not the
+	 * energy extrapolated to the times of asking: a late source (RRD rows,
+	 * 10-20 s behind) is extrapolated by a different amount at each
+	 * question, and over the minute after start that read 487 W on a
+	 * node of 100-400 W.  A reload's carry still pending stands for now.
 	 */
-	t_ns = node.carry.valid ? now_ns : st.last_sample_ns;
+	t_ns = now_ns;
+	at_mj = mj;
+	if (!node.carry.valid &&
+	    !sampler_energy_at(node.sampler, st.last_sample_ns, &at_mj)) {
+		t_ns = st.last_sample_ns;
+		at_mj = _node_mj(at_mj);
+	}
 	if (!node.have_first) {
 		node.have_first = true;
 		node.first_ns = t_ns;
-		node.first_mj = mj;
+		node.first_mj = at_mj;
 	}
-	if (t_ns >= node.first_ns + SE_NS_PER_SEC && mj >= node.first_mj)
-		e->ave_watts = _avg_w(mj - node.first_mj, t_ns - node.first_ns);
+	if (t_ns >= node.first_ns + SE_NS_PER_SEC && at_mj >= node.first_mj)
+		e->ave_watts = _avg_w(at_mj - node.first_mj,
+				      t_ns - node.first_ns);
 	else
 		e->ave_watts = e->current_watts;
 	return SLURM_SUCCESS;
