@@ -412,7 +412,7 @@ def test_short_steps_ask_slurmd_little(live_cluster):
     is there (Modbus: a reading's instant is the middle of its
     transaction); a BMC's rolling average stamps its reading half its
     window back, so the settle asks until one is past the end, pausing
-    twice as long each time (5 ms, 10 ms, ... 160 ms; at 5 ms throughout it
+    twice as long each time (1 ms, 2 ms, ... 160 ms; at 5 ms throughout it
     asked about a hundred times, each kicking a BMC read).  The settle line
     counts both; every step still settles.
 

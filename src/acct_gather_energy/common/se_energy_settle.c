@@ -52,9 +52,14 @@
  * reading's instant lags its read, as a BMC's rolling average does by half
  * its window, would otherwise be read back to back until the instant
  * passes the end), and what is added to the sampler's period + deadline
- * for the query round trips themselves.
+ * for the query round trips themselves.  The first pause is short: the
+ * reading after the end was kicked by the step's last poll and is usually
+ * in within a millisecond or two (a Modbus transaction), and since the
+ * settle runs in fini() srun waits for it up to 25.11 (5 ms first, as it
+ * was, cost every short step that asked twice a tenth of its launch).
  */
 #define LIVE_QUERY_TIMEOUT_NS	(250 * SE_NS_PER_MS)
+#define LIVE_FIRST_PAUSE_NS	(1 * SE_NS_PER_MS)
 #define LIVE_RETRY_NS		(5 * SE_NS_PER_MS)
 #define LIVE_RETRY_MAX_NS	(160 * SE_NS_PER_MS)
 #define LIVE_MARGIN_NS		(250 * SE_NS_PER_MS)
@@ -88,9 +93,10 @@ static unsigned _settle_cap(unsigned max_wait_s)
 }
 
 /*
- * How long a settle's wait pauses before it asks again: *pause_ns, which
- * doubles each time up to LIVE_RETRY_MAX_NS, but never past LIVE_RETRY_NS
- * before limit_ns, where the last question goes.  0: no time left.
+ * How long a settle's wait pauses before it asks again: *pause_ns (first
+ * LIVE_FIRST_PAUSE_NS), which doubles each time up to LIVE_RETRY_MAX_NS,
+ * but never past LIVE_RETRY_NS before limit_ns, where the last question
+ * goes.  0: no time left.
  */
 static uint64_t _settle_pause(uint64_t *pause_ns, uint64_t limit_ns)
 {
@@ -118,7 +124,7 @@ static uint64_t _settle_pause(uint64_t *pause_ns, uint64_t limit_ns)
 static int _settle_ask_until(settle_ask_fn ask, void *arg, uint64_t begin_ns,
 			     uint64_t limit_ns, energy_query_answer_t *a)
 {
-	uint64_t pause = LIVE_RETRY_NS, wait, read_limit;
+	uint64_t pause = LIVE_FIRST_PAUSE_NS, wait, read_limit;
 	bool done = false;
 	int rc;
 
