@@ -180,16 +180,21 @@ static const char *_live_verdict(const energy_query_answer_t *a, bool *done)
 	return "no reading after the step's boundaries in time";
 }
 
-/* A live settle's question: E(t0) and E(t1), kicking the reading after t1. */
+/* A live settle's question: E(t0) and E(t1), kicking the reading after t1
+ * unless the read the step's last poll kicked for t1 may still be on its
+ * way (until read_due_ns): a kick during a read makes the sampler read
+ * again right after it, a meter transaction per step for nothing. */
 typedef struct {
 	uint64_t t1_ns;
+	uint64_t read_due_ns;	/* 0: no read in flight for t1 */
 	const char *why;	/* the last answer's verdict (_live_verdict) */
 } live_ask_t;
 
 static int _live_ask(void *arg, energy_query_answer_t *a, bool *done)
 {
 	live_ask_t *q = arg;
-	int rc = se_step_query(q->t1_ns, true, LIVE_QUERY_TIMEOUT_NS, a);
+	bool kick = se_mono_ns() >= q->read_due_ns;
+	int rc = se_step_query(q->t1_ns, kick, LIVE_QUERY_TIMEOUT_NS, a);
 
 	if (!rc)
 		q->why = _live_verdict(a, done);
@@ -214,6 +219,9 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 	asked = se_step.queries;
 	t0 = se_step_t0();
 	q.t1_ns = se_step.end_ns > t0 ? se_step.end_ns : se_mono_ns();
+	if (q.t1_ns == se_step.end_ns && se_step.poll_answered &&
+	    se_step.poll_answer.kicked)
+		q.read_due_ns = se_step.end_ns + se_step.poll_answer.deadline_ns;
 	running_j = se_step.step_j;
 	rc = _settle_ask_until(_live_ask, &q, begin, limit, &a);
 	if (rc || q.why) {
