@@ -196,7 +196,11 @@ static int _node_fill(acct_gather_energy_t *e)
 	 * energy extrapolated to the times of asking: a late source (RRD rows,
 	 * 10-20 s behind) is extrapolated by a different amount at each
 	 * question, and over the minute after start that read 487 W on a
-	 * node of 100-400 W.  A reload's carry still pending stands for now.
+	 * node of 100-400 W.  The first instant is one the node's figure
+	 * counts from: a late source's newest row at start is older than the
+	 * sampler's start, where the figure begins (_node_join), and an
+	 * average from there read 13 W on a node of 120-240 W.  A reload's
+	 * carry still pending stands for now.
 	 */
 	t_ns = now_ns;
 	at_mj = mj;
@@ -205,12 +209,13 @@ static int _node_fill(acct_gather_energy_t *e)
 		t_ns = st.last_sample_ns;
 		at_mj = _node_mj(at_mj);
 	}
-	if (!node.have_first) {
+	if (!node.have_first && t_ns >= node.start_ns) {
 		node.have_first = true;
 		node.first_ns = t_ns;
 		node.first_mj = at_mj;
 	}
-	if (t_ns >= node.first_ns + SE_NS_PER_SEC && at_mj >= node.first_mj)
+	if (node.have_first && t_ns >= node.first_ns + SE_NS_PER_SEC &&
+	    at_mj >= node.first_mj)
 		e->ave_watts = _avg_w(at_mj - node.first_mj,
 				      t_ns - node.first_ns);
 	else
