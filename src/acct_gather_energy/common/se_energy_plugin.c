@@ -44,12 +44,16 @@ static bool conf_kept;
 
 /*
  * The keys every plugin of the suite reads beside its back-end's: the
- * attribution (attrib.h) and the settle (settle_conf.h); static zeroes
- * until conf_set.  A reload whose keys of a table are refused keeps the
- * ones slurmd had, like the back-end's (see last_good).
+ * attribution (attrib.h) and the settle (settle_conf.h); their defaults
+ * until conf_set (attribution's are static zeroes).  A reload whose keys
+ * of a table are refused keeps the ones slurmd had, like the back-end's
+ * (see last_good).
  */
 static attrib_conf_t attrib_conf;
-static settle_conf_t settle_conf;
+static settle_conf_t settle_conf = {
+	.in_plugin = SETTLE_IN_PLUGIN_YES,
+	.max_wait_s = SETTLE_DEF_MAX_WAIT_S,
+};
 
 typedef struct {
 	const se_conf_desc_t *desc;
@@ -69,10 +73,8 @@ static shared_table_t shared_tables[] = {
 extern int init(void)
 {
 	se_energy_init();
-	if (!conf_kept) {
+	if (!conf_kept)
 		se_energy_plugin.conf_desc->init(se_energy_plugin.conf);
-		settle_conf_init(&settle_conf);
-	}
 	return SLURM_SUCCESS;
 }
 
