@@ -44,15 +44,8 @@ SE_CONF_DESC_DEFINE_NOCHECK(settle_conf_desc, settle_conf, settle_conf_t,
 			    "energy_settle", SETTLE_FILE, keys);
 
 /* The same struct and hooks (settle_conf_desc_init/free, defined above). */
-const se_conf_desc_t settle_energy_conf_desc = {
-	.name = "settle",
-	.file = "acct_gather.conf",
-	.keys = energy_keys,
-	.n_keys = sizeof(energy_keys) / sizeof(energy_keys[0]),
-	.size = sizeof(settle_conf_t),
-	.init = settle_conf_desc_init,
-	.free = settle_conf_desc_free,
-};
+SE_CONF_DESC_(settle_energy_conf_desc, settle_conf, settle_conf_t, "settle",
+	      "acct_gather.conf", energy_keys, NULL);
 
 int settle_conf_args(settle_conf_t *c, int ac, char **av, char *err,
 		     size_t err_len)

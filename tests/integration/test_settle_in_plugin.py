@@ -36,7 +36,9 @@ METER = (NET + ".1", 15022)
 UNITS = {1: "node1"}
 JOB_SECONDS = 6
 STEPS = 2
-TOLERANCE = 0.01        # a settled step, as test_bad_config's
+# a settled step: measured +0.065 ... +0.205 % (22.05, three runs of this
+# module); about twice the worst
+TOLERANCE = 0.005
 # 26.05 tells srun the tasks ended only after the step's completion, so the
 # plugin settles there whatever plugstack.conf lists (se_energy_settle.c)
 PLUGIN_SETTLES_WITH_SPANK = tuple(int(x) for x in RELEASE.split(".")[:2]) \
