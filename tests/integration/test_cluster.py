@@ -9,6 +9,7 @@ the cluster down and up again.
 
 import os
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -191,6 +192,53 @@ def test_up_when_up_fails_clearly(cluster):
     assert cluster.pids() == before
     assert sorted(cluster.srun("-N3", "hostname").stdout.split()) == \
         ["node1", "node2", "node3"]
+
+
+def test_up_clears_the_remains_of_a_killed_cluster(cluster):
+    """A run killed with its cluster (a CI job cancelled, a machine that
+    lost its processes) leaves namespaces and a bridge with no daemon
+    alive; the next `up` with that identity clears them and starts, where
+    it used to fail "already (partly) up" on every later run.  A cluster
+    of its own identity beside the session's, one node."""
+    env = dict(cluster.env)
+    # beside the session's state dir: munged (user munge) must reach it
+    state = cluster.state.rstrip("/") + "-k"
+    net = NET_PREFIX.rsplit(".", 1)
+    env.update({
+        "SE_CLUSTER_STATE": state,
+        "SE_CLUSTER_NET": "%s.%d" % (net[0], (int(net[1]) + 50) % 250 + 1),
+        "SE_CLUSTER_BRIDGE": (BRIDGE + "k")[:15],
+        "SE_CLUSTER_NS_PREFIX": NS_PREFIX + "k-",
+        "SE_CLUSTER_VETH_PREFIX": (VETH_PREFIX[:6] + "k")[:8],
+        "SE_CLUSTER_NAME": env.get("SE_CLUSTER_NAME", "secluster") + "k",
+        "SLURM_CONF": os.path.join(state, "etc", "slurm.conf"),
+    })
+    for key, default in (("CTLD_PORT", 16817), ("SLURMD_PORT", 16818),
+                         ("DBD_PORT", 16819), ("DB_PORT", 16306)):
+        env["SE_CLUSTER_" + key] = str(
+            int(os.environ.get("SE_CLUSTER_" + key, default)) + 500)
+    ns = env["SE_CLUSTER_NS_PREFIX"] + "node1"
+    bridge = env["SE_CLUSTER_BRIDGE"]
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    subprocess.run(["ip", "link", "add", bridge, "type", "bridge"],
+                   check=True)
+    run = lambda *a: subprocess.run(  # noqa: E731
+        [cluster.script, *a], capture_output=True, text=True, env=env,
+        timeout=300)
+    try:
+        up = run("up", "--nodes", "1")
+        assert up.returncode == 0, up.stdout + up.stderr
+        assert "no daemon alive: clearing them first" in up.stdout + up.stderr
+        assert run("status").returncode == 0
+    finally:
+        down = run("down")
+    assert down.returncode == 0, down.stdout + down.stderr
+    assert ns not in subprocess.run(["ip", "netns", "list"],
+                                    capture_output=True, text=True).stdout
+    assert subprocess.run(["ip", "link", "show", bridge],
+                          capture_output=True).returncode != 0
+    assert run("status").returncode == 3
+    shutil.rmtree(state)
 
 
 def _config(cluster):
