@@ -69,6 +69,17 @@
  *                             MJ too high (a garbled read)
  *   NODE power IDX MW         the power reading is MW (4294967295: a
  *                             negative value cast, or any absurd one)
+ *   NODE col IDX COLUMN WALL  from wall-clock WALL on, the GPU plays trace
+ *                             column COLUMN (a GPU-heavy job landing on
+ *                             whichever GPU Slurm gave it); its counter
+ *                             stays continuous: the integral of the old
+ *                             column up to WALL, then of the new one.
+ *                             Several switches of one GPU apply in WALL
+ *                             order.  Unlike a fault, a switch is
+ *                             history: keep its line in the file (removing
+ *                             it rewrites the counter's past), and write
+ *                             WALL ahead of now, so that no reader has
+ *                             already counted past it
  *
  * Time is the kernel's own wall clock (a raw syscall): a GPU's counter
  * does not follow a step of the node's clock (tests/clockstep).
@@ -101,13 +112,13 @@
 #define FAKE_MAX_CLOCKS	16
 #define FAKE_MAX_CPUS	1024
 #define FAKE_MAX_FAILS	8
-#define FAKE_MAX_FAULTS	16
+#define FAKE_MAX_FAULTS	32
 #define CONTROL_RECHECK_S 0.1
 
 /* A run-time fault of the control file (see the top). */
 typedef enum {
 	FAULT_INIT = 1, FAULT_ERROR, FAULT_LOST, FAULT_HANG, FAULT_RESET,
-	FAULT_SPIKE, FAULT_POWER,
+	FAULT_SPIKE, FAULT_POWER, FAULT_COL,
 } fault_kind_t;
 
 typedef struct {
@@ -116,6 +127,7 @@ typedef struct {
 	nvmlReturn_t rc;		/* init, error */
 	double value;			/* seconds, wall, mJ, mW */
 	int used;			/* spike: already given */
+	int col;			/* col: the trace column from value */
 } fault_t;
 
 struct nvmlDevice_st {
@@ -257,6 +269,23 @@ static int _for_this_node(const char *field)
 	return !strcmp(field, host);
 }
 
+/*
+ * "NODE col IDX COLUMN WALL": the column by name (a column the trace lacks,
+ * or no trace: the line is ignored) and WALL as trace time.
+ */
+static int _parse_col(const char *line, fault_t *ft)
+{
+	char name[64], wall[64];
+
+	if (sscanf(line, "%*s %*s %*s %63s %63s", name, wall) != 2 ||
+	    !st.trace)
+		return -1;
+	ft->kind = FAULT_COL;
+	ft->col = power_trace_column(st.trace, name);
+	ft->value = strtod(wall, NULL) - st.epoch;
+	return ft->col < 0 ? -1 : 0;
+}
+
 static void _control_parse(FILE *f)
 {
 	char line[256], node[128], kind[32], gpu[32], arg[64];
@@ -280,7 +309,10 @@ static void _control_parse(FILE *f)
 		}
 		ft->gpu = strcmp(gpu, "*") ? atoi(gpu) : -1;
 		ft->value = strtod(arg, NULL);
-		if (!strcmp(kind, "error") && n == 4) {
+		if (!strcmp(kind, "col")) {
+			if (_parse_col(line, ft) < 0)
+				continue;
+		} else if (!strcmp(kind, "error") && n == 4) {
 			ft->kind = FAULT_ERROR;
 			ft->rc = _error_named(arg);
 		} else if (!strcmp(kind, "lost")) {
@@ -562,10 +594,79 @@ static int _valid(nvmlDevice_t d)
 	return st.inited && d >= &st.gpus[0] && d < &st.gpus[st.count];
 }
 
-static double _watts(nvmlDevice_t d, double t)
+/* What a GPU plays from trace time `from` on: a trace column, or its
+ * constant power (col -1). */
+typedef struct {
+	double from;
+	int col;
+} play_t;
+
+/*
+ * A GPU's schedule (under st_lock): its state-file column from -infinity,
+ * then its col switches in time order (a stable insertion sort: of two
+ * switches at one instant, the later line wins).  Copied out, so that the
+ * integral runs without the lock, as the other reads do.
+ */
+static int _schedule(nvmlDevice_t d, play_t *out, int max)
 {
-	if (d->col >= 0)
-		return power_trace_watts(st.trace, d->col, t);
+	int n = 1;
+
+	_control_check();
+	out[0].from = -INFINITY;
+	out[0].col = d->col;
+	for (int i = 0; i < st.n_faults && n < max; i++) {
+		const fault_t *f = &st.faults[i];
+		int j;
+
+		if (f->kind != FAULT_COL ||
+		    (f->gpu >= 0 && f->gpu != (int) d->index))
+			continue;
+		for (j = n++; j > 1 && out[j - 1].from > f->value; j--)
+			out[j] = out[j - 1];
+		out[j].from = f->value;
+		out[j].col = f->col;
+	}
+	return n;
+}
+
+static double _play_joules(nvmlDevice_t d, int col, double t0, double t1)
+{
+	if (col >= 0)
+		return power_trace_joules(st.trace, col, t0, t1);
+	return d->power_w * (t1 - t0);
+}
+
+/* Energy over [t0, t1] of what the schedule played: the exact integral of
+ * each piece over its part of the window. */
+static double _schedule_joules(nvmlDevice_t d, const play_t *p, int n,
+			       double t0, double t1)
+{
+	double j = 0;
+
+	for (int i = 0; i < n; i++) {
+		double a = fmax(t0, p[i].from);
+		double b = (i + 1 < n) ? fmin(t1, p[i + 1].from) : t1;
+
+		if (b > a)
+			j += _play_joules(d, p[i].col, a, b);
+	}
+	return j;
+}
+
+/* The column a schedule plays at trace time t. */
+static int _schedule_col(const play_t *p, int n, double t)
+{
+	int col = p[0].col;
+
+	for (int i = 1; i < n && p[i].from <= t; i++)
+		col = p[i].col;
+	return col;
+}
+
+static double _watts(nvmlDevice_t d, int col, double t)
+{
+	if (col >= 0)
+		return power_trace_watts(st.trace, col, t);
 	return d->power_w;
 }
 
@@ -769,8 +870,10 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d,
 						 unsigned long long *mj)
 {
 	double t, t0 = 0, j, extra_mj = 0, hang_s = 0;
+	play_t play[FAKE_MAX_FAULTS + 1];
 	const fault_t *f;
 	nvmlReturn_t rc;
+	int n_play;
 
 	if (!_valid(d) || !mj)
 		return NVML_ERROR_INVALID_ARGUMENT;
@@ -778,6 +881,7 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d,
 		return NVML_ERROR_UNKNOWN;
 	pthread_mutex_lock(&st_lock);
 	rc = _read_fault((int) d->index);
+	n_play = _schedule(d, play, FAKE_MAX_FAULTS + 1);
 	if ((f = _fault(FAULT_HANG, (int) d->index)))
 		hang_s = f->value;
 	if ((f = _fault(FAULT_RESET, (int) d->index)))
@@ -794,21 +898,18 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d,
 	t = _wall_now() - st.epoch;
 	if (t0 < 0)
 		t0 = 0;
-	if (t <= t0)
-		j = 0;
-	else if (d->col >= 0)
-		j = power_trace_joules(st.trace, d->col, t0, t);
-	else
-		j = d->power_w * (t - t0);
+	j = (t <= t0) ? 0 : _schedule_joules(d, play, n_play, t0, t);
 	*mj = (unsigned long long) llround(j * 1000.0 + extra_mj);
 	return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw)
 {
+	play_t play[FAKE_MAX_FAULTS + 1];
 	const fault_t *f;
 	nvmlReturn_t rc;
-	double forced = -1;
+	double forced = -1, t;
+	int n_play;
 
 	if (!_valid(d) || !mw)
 		return NVML_ERROR_INVALID_ARGUMENT;
@@ -818,14 +919,16 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw)
 	rc = _read_fault((int) d->index);
 	if ((f = _fault(FAULT_POWER, (int) d->index)))
 		forced = f->value;
+	n_play = _schedule(d, play, FAKE_MAX_FAULTS + 1);
 	pthread_mutex_unlock(&st_lock);
 	if (rc != NVML_SUCCESS)
 		return rc;
+	t = _wall_now() - st.epoch;
 	if (forced >= 0)
 		*mw = (unsigned int) forced;
 	else
-		*mw = (unsigned int) lround(_watts(d, _wall_now() - st.epoch) *
-					    1000);
+		*mw = (unsigned int) lround(
+			_watts(d, _schedule_col(play, n_play, t), t) * 1000);
 	return NVML_SUCCESS;
 }
 

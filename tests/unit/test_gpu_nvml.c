@@ -712,6 +712,94 @@ START_TEST(test_figures_and_faults)
 }
 END_TEST
 
+/* GPU i's counter and power now, with the wall instants around the read. */
+static void _read_now(const nvml_lib_t *lib, unsigned i,
+		      unsigned long long *mj, unsigned int *mw, double *w0,
+		      double *w1)
+{
+	nvmlDevice_t d;
+
+	ck_assert_int_eq(lib->DeviceGetHandleByIndex(i, &d), NVML_SUCCESS);
+	*w0 = _wall() - epoch;
+	ck_assert_int_eq(lib->DeviceGetTotalEnergyConsumption(d, mj),
+			 NVML_SUCCESS);
+	ck_assert_int_eq(lib->DeviceGetPowerUsage(d, mw), NVML_SUCCESS);
+	*w1 = _wall() - epoch;
+}
+
+/* The true counter (mJ) at trace time t of a GPU playing column c0, then
+ * c1 from s1, then c0 again from s2 (s1 < s2). */
+static double _switched_mj(const power_trace_t *tr, int c0, int c1,
+			   double s1, double s2, double t)
+{
+	double j = power_trace_joules(tr, c0, 0, fmin(t, s1));
+
+	if (t > s1)
+		j += power_trace_joules(tr, c1, s1, fmin(t, s2));
+	if (t > s2)
+		j += power_trace_joules(tr, c0, s2, t);
+	return j * 1000;
+}
+
+static void _assert_counter(const char *what, unsigned long long mj,
+			    double lo, double hi)
+{
+	ck_assert_msg(mj >= lo - 1 && mj <= hi + 1,
+		      "%s: %llu mJ not in [%.0f, %.0f]", what, mj, lo, hi);
+}
+
+/*
+ * "col": NVML index 0 plays gpu0, then gpu1 from s1, then gpu0 again from
+ * s2 (the lines in the file out of time order), its counter continuous:
+ * the integral of each column over its part.  GPU 1, another node's
+ * switch and a column the trace lacks change nothing.
+ */
+START_TEST(test_col_switch)
+{
+	const nvml_lib_t *lib = _open();
+	double s1 = ceil(_wall()) + 1.0 - epoch, s2 = s1 + 0.7, w0, w1;
+	unsigned long long mj;
+	power_trace_t *tr;
+	unsigned int mw;
+	char err[256], text[512];
+
+	ck_assert_int_eq(power_trace_load(trace_path, &tr, err, sizeof(err)),
+			 0);
+	snprintf(text, sizeof(text),
+		 "* col 0 gpu0 %.3f\n* col 0 gpu1 %.3f\n"
+		 "no-such-node col 1 gpu0 %.3f\n* col 1 nosuchcol %.3f\n",
+		 s2 + epoch, s1 + epoch, s1 + epoch, s1 + epoch);
+	_control(text);
+	/* before the first switch: gpu0 since the epoch */
+	_read_now(lib, 0, &mj, &mw, &w0, &w1);
+	ck_assert(w1 < s1);
+	_assert_counter("before", mj, 1000 * power_trace_joules(tr, 0, 0, w0),
+			1000 * power_trace_joules(tr, 0, 0, w1));
+	/* between: gpu1's energy since s1 on top of gpu0's up to s1 */
+	usleep((useconds_t) ((s1 + 0.3 - (_wall() - epoch)) * 1e6));
+	_read_now(lib, 0, &mj, &mw, &w0, &w1);
+	ck_assert(w0 > s1 && w1 < s2);
+	_assert_counter("between", mj, _switched_mj(tr, 0, 1, s1, s2, w0),
+			_switched_mj(tr, 0, 1, s1, s2, w1));
+	ck_assert_uint_eq(mw, lround(1000 * power_trace_watts(tr, 1, w1)));
+	/* after the switch back */
+	usleep((useconds_t) ((s2 + 0.3 - (_wall() - epoch)) * 1e6));
+	_read_now(lib, 0, &mj, &mw, &w0, &w1);
+	ck_assert(w0 > s2);
+	_assert_counter("after", mj, _switched_mj(tr, 0, 1, s1, s2, w0),
+			_switched_mj(tr, 0, 1, s1, s2, w1));
+	/* not gpu0 throughout: gpu1 draws 50 W or more below it, 0.7 s */
+	ck_assert_double_gt(fabs(mj - 1000 * power_trace_joules(tr, 0, 0, w1)),
+			    30000);
+	/* GPU 1 still plays gpu1 from the epoch */
+	_read_now(lib, 1, &mj, &mw, &w0, &w1);
+	_assert_counter("GPU 1", mj, 1000 * power_trace_joules(tr, 1, 0, w0),
+			1000 * power_trace_joules(tr, 1, 0, w1));
+	power_trace_free(tr);
+	nvml_lib_close();
+}
+END_TEST
+
 static void _write_scale(unsigned i, unsigned long long raw,
 			 unsigned long long fig)
 {
@@ -850,6 +938,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_open_errors);
 	tcase_add_test(tc, test_read_failure);
 	tcase_add_test(tc, test_figures_and_faults);
+	tcase_add_test(tc, test_col_switch);
 	tcase_add_test(tc, test_scale_kept);
 	tcase_add_test(tc, test_step_view);
 	suite_add_tcase(s, tc);
