@@ -1,14 +1,19 @@
 """The fake GPUs of test_gpu and test_examples: the fake NVML
 (tests/gpu, SE_FAKE_NVML_DIR) playing a power trace per GPU column, the
 cluster options that put it under slurmd, a timed job on a node's GPUs and
-the trace's truth for it (se-trace).
+the trace's truth for it (se-trace).  col_switch() makes a GPU play another
+column from a given instant (the fake's "col" control line, which
+load_meter.py --gpu-control follows too) and played_j() gives a GPU's true
+joules across such switches.
 """
+import math
 import os
 import re
 import subprocess
 import time
 
 from .cluster import PLUGIN_DIR, REPO
+from .trace import Trace
 
 GPU_DIR = os.path.join(REPO, "tests", "gpu")
 BIN_DIR = os.environ.get(
@@ -119,3 +124,47 @@ def truth_j(c, col, t0, t1):
                           "%.6f" % (t1 - c.gpu["epoch"])],
                          capture_output=True, text=True, check=True).stdout
     return float(out.split()[0])
+
+
+def col_switch(control, node, idx, column, wall=None, lead=1.0):
+    """Make GPU idx (NVML index) of node play trace column `column` from
+    wall-clock `wall` on (default: now + lead s), in the fake NVML's control
+    file `control` (<state>.control), and return that instant.
+
+    The line is appended to what the file holds (the faults already there
+    stay), through a rename so that no reader sees half of it.  A switch is
+    history, not a fault: keep its line there.  `lead` must leave the
+    readers time to see it first (the fake re-reads the file every 100 ms,
+    load_meter.py at each sample and freezes each tick it begins: lead of
+    two ticks at least; 1 s is ample at 10 Hz)."""
+    if wall is None:
+        wall = time.time() + lead
+    try:
+        with open(control) as f:
+            text = f.read()
+    except FileNotFoundError:
+        text = ""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    tmp = control + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text + "%s col %s %s %.6f\n" % (node, idx, column, wall))
+    os.replace(tmp, control)
+    return wall
+
+
+def played_j(trace, epoch, column, switches, t0, t1):
+    """True joules (what the fake NVML's counter adds) of a GPU over
+    wall-clock [t0, t1]: it plays `column` of `trace` (a path or a
+    selab.trace.Trace, time 0 at wall `epoch`), then from each switch
+    (wall, column) on, that column.  switches: as col_switch wrote them for
+    this GPU (any order; of two at one instant, the later one wins)."""
+    tr = trace if isinstance(trace, Trace) else Trace(trace)
+    pieces = [(-math.inf, column)] + sorted(switches, key=lambda s: s[0])
+    total = 0.0
+    for i, (start, col) in enumerate(pieces):
+        end = pieces[i + 1][0] if i + 1 < len(pieces) else math.inf
+        a, b = max(t0, start), min(t1, end)
+        if b > a:
+            total += tr.joules(col, a - epoch, b - epoch)
+    return total

@@ -224,12 +224,20 @@ class LoadMeter(_Process):
     """contribs/modbus-sim/load_meter.py: power = idle + k x the CPU use of
     each node's cgroup tree, served as a Modbus model (units {id: node}),
     recording the power it served (``trace``) and every job's true share
-    (``truth()``)."""
+    (``truth()``).
+
+    With GPUs (issue #31): gpu_cols {unit id: [the trace columns its GPUs
+    play, NVML index order]} adds psu_factor x their power, played from
+    gpu_trace with time 0 at wall gpu_epoch, following the "col" switches of
+    gpu_control (the fake NVML's control file: gpu_rig.col_switch); the
+    truth then has gpu_j per GPU (load_meter.py's docstring)."""
 
     name = "load-meter"
 
     def __init__(self, state, units, host, port, idle_watts, watts_per_cpu,
-                 hz=10, model="sdm630", python=None, workdir=None):
+                 hz=10, model="sdm630", python=None, workdir=None,
+                 gpu_trace=None, gpu_epoch=None, gpu_cols=None,
+                 psu_factor=1.0, gpu_control=None):
         super().__init__(workdir)
         self.pidfile = os.path.join(self.workdir, "load-meter.pid")
         self.trace = os.path.join(self.workdir, "load.trace")
@@ -248,6 +256,14 @@ class LoadMeter(_Process):
                 raise RuntimeError("node %s has no cgroup tree in %s "
                                    "(cluster up --cgroup no?)" % (node, state))
             self.argv += ["--unit", "%d:%s:%s:%s" % (unit, node, *dirs)]
+        if gpu_cols:
+            self.argv += ["--gpu-trace", gpu_trace, "--gpu-epoch",
+                          "%.6f" % gpu_epoch, "--psu-factor",
+                          repr(float(psu_factor)), "--gpu-cols",
+                          ";".join("%d:%s" % (u, ",".join(cols))
+                                   for u, cols in sorted(gpu_cols.items()))]
+            if gpu_control:
+                self.argv += ["--gpu-control", gpu_control]
 
     def start(self):
         self._spawn(self.argv, ready_file=self.pidfile)
