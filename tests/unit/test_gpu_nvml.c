@@ -1060,6 +1060,76 @@ START_TEST(test_async_driver_late)
 }
 END_TEST
 
+/* Intervals of 300 ms on real samplers until GPU gpu is in again. */
+static unsigned _intervals_until_in(gpu_energy_t *ge, unsigned gpu,
+				    uint64_t *t0, gpu_interval_t *seen,
+				    unsigned max)
+{
+	for (unsigned n = 0; n < max; n++) {
+		uint64_t t1;
+
+		usleep(300 * 1000);
+		t1 = se_mono_ns();
+		ck_assert_int_eq(gpu_energy_interval(ge, gpu, *t0, t1,
+						     &seen[n]), 0);
+		*t0 = t1;
+		if (seen[n].why == GPU_IN)
+			return n + 1;
+	}
+	ck_abort_msg("GPU %u not in again after %u intervals", gpu, max);
+	return max;
+}
+
+/*
+ * gpu_energy_interval on the fake: a GPU lost mid-run is out ("GPU
+ * lost", said at its first out interval), the other stays in; once it
+ * reads again it is in after the interval its gap falls in, and says
+ * how many intervals it was out.
+ */
+START_TEST(test_interval_lost_gpu)
+{
+	char err[256] = "";
+	gpu_interval_t iv, seen[40];
+	gpu_energy_figure_t f;
+	gpu_energy_t *ge;
+	uint64_t t0, t1;
+	unsigned n;
+
+	ge = gpu_energy_start(FAKE_NVML_LIB, 100 * MS, err, sizeof(err));
+	ck_assert_msg(ge != NULL, "%s", err);
+	for (unsigned i = 0; i < 2; i++)
+		_figure_after(ge, i, 0, &f);
+	ck_assert_int_eq(gpu_energy_interval(ge, 2, 0, 1, &iv), -EINVAL);
+	t0 = se_mono_ns();
+	usleep(300 * 1000);
+	t1 = se_mono_ns();
+	for (unsigned i = 0; i < 2; i++) {
+		ck_assert_int_eq(gpu_energy_interval(ge, i, t0, t1, &iv), 0);
+		ck_assert_int_eq(iv.why, GPU_IN);
+		/* 50 to 300 W over at most 0.3 s */
+		ck_assert_uint_gt(iv.energy_mj, 0);
+		ck_assert_uint_le(iv.energy_mj, 90000);
+	}
+	/* NVML 1 is GPU 0 (minor 0) */
+	_control("* lost 1\n");
+	usleep(600 * 1000);
+	t0 = t1;
+	t1 = se_mono_ns();
+	ck_assert_int_eq(gpu_energy_interval(ge, 0, t0, t1, &iv), 0);
+	ck_assert_int_eq(iv.why, GPU_OUT_LOST);
+	ck_assert_uint_eq(iv.out_run, 1);
+	ck_assert_int_eq(gpu_energy_interval(ge, 1, t0, t1, &iv), 0);
+	ck_assert_int_eq(iv.why, GPU_IN);
+	_control("");
+	/* the sampler backs off: up to 0.8 s before it tries again */
+	n = _intervals_until_in(ge, 0, &t1, seen, 20);
+	ck_assert_uint_ge(n, 2);	/* its gap's interval is out too */
+	ck_assert_int_eq(seen[n - 2].why, GPU_OUT_GAP);
+	ck_assert_uint_eq(seen[n - 1].out_run, n);
+	gpu_energy_stop(ge);
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("gpu_nvml");
@@ -1085,6 +1155,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_open_errno);
 	tcase_add_test(tc, test_async_tries_counted);
 	tcase_add_test(tc, test_async_driver_late);
+	tcase_add_test(tc, test_interval_lost_gpu);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -55,6 +55,7 @@ struct gpu_energy {
 	unsigned count;
 	uint64_t period_ns, deadline_ns;	/* the samplers' */
 	int *minors;		/* by GPU i; -1: NVML could not read it */
+	gpu_cursor_t *cursors;	/* gpu_energy_interval's, by GPU i */
 	nvml_meter_t *meters;
 	sampler_t **samplers;
 	int leaked;		/* a sampler outlived its deadline */
@@ -171,6 +172,7 @@ static void _on_sample(void *arg, uint64_t t_ns, uint64_t energy_mj)
 static void _free(gpu_energy_t *ge)
 {
 	free(ge->minors);
+	free(ge->cursors);
 	free(ge->samplers);
 	free(ge->meters);
 	free(ge->figs);
@@ -213,6 +215,7 @@ gpu_energy_t *gpu_energy_start_kept(const char *lib_path, uint64_t period_ns,
 	ge->period_ns = period_ns;
 	ge->deadline_ns = 2 * period_ns;
 	if (!(ge->minors = calloc(n, sizeof(*ge->minors))) ||
+	    !(ge->cursors = calloc(n, sizeof(*ge->cursors))) ||
 	    !(ge->meters = calloc(n, sizeof(*ge->meters))) ||
 	    !(ge->samplers = calloc(n, sizeof(*ge->samplers))) ||
 	    !(ge->figs = calloc(n, sizeof(*ge->figs))) ||
@@ -347,6 +350,43 @@ int gpu_energy_between(gpu_energy_t *ge, unsigned i, uint64_t t0_ns,
 	return sampler_energy_between(ge->samplers[i], t0_ns, t1_ns, mj);
 }
 
+
+/* ------------------------------------ the node meter's intervals */
+
+static void _source_status(void *src, sampler_status_t *out)
+{
+	sampler_status(src, out);
+}
+
+static int _source_energy_at(void *src, uint64_t t_ns, uint64_t *mj)
+{
+	return sampler_energy_at(src, t_ns, mj);
+}
+
+static uint32_t _source_flags(void *src, uint64_t t0_ns, uint64_t t1_ns)
+{
+	return sampler_flags_between(src, t0_ns, t1_ns);
+}
+
+static const gpu_source_ops_t sampler_source = {
+	.status = _source_status,
+	.energy_at = _source_energy_at,
+	.flags_between = _source_flags,
+};
+
+int gpu_energy_interval(gpu_energy_t *ge, unsigned i, uint64_t t0_ns,
+			uint64_t t1_ns, gpu_interval_t *out)
+{
+	if (!ge || i >= ge->count) {
+		memset(out, 0, sizeof(*out));
+		out->why = GPU_OUT_STARTING;
+		return -EINVAL;
+	}
+	gpu_cursor_interval(&ge->cursors[i], &sampler_source, ge->samplers[i],
+			    t0_ns, t1_ns, ge->period_ns + ge->deadline_ns,
+			    out);
+	return 0;
+}
 
 /* ----------------------------------- NVML not there at start: retry */
 

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu_cursor.h"
 #include "sampler.h"
 
 typedef struct gpu_energy gpu_energy_t;
@@ -108,6 +109,15 @@ unsigned gpu_energy_async_tries(gpu_energy_async_t *a);
 /* End the retries (joins the thread: waits for a try in progress), stop
  * the GPUs if there are and free a.  a may be NULL. */
 void gpu_energy_async_stop(gpu_energy_async_t *a);
+
+/*
+ * GPU i's part of the node meter's interval (t0_ns, t1_ns], on GPU i's
+ * own cursor (gpu_cursor_interval; stale past its period plus its read
+ * deadline).  One caller at a time (slurmd's meter sampler thread).
+ * 0, or -EINVAL for a bad ge or i (out->why GPU_OUT_STARTING then).
+ */
+int gpu_energy_interval(gpu_energy_t *ge, unsigned i, uint64_t t0_ns,
+			uint64_t t1_ns, gpu_interval_t *out);
 
 /*
  * GPU i's figure, what slurmd hands out for it, on the GPU's own scale
