@@ -547,6 +547,26 @@ int energy_acc_energy_between(const energy_acc_t *acc, uint64_t t0_ns,
 	return rc0 ? rc0 : rc1;
 }
 
+uint32_t energy_acc_flags_between(const energy_acc_t *acc, uint64_t t0_ns,
+				  uint64_t t1_ns)
+{
+	uint32_t flags = 0;
+	size_t i = 0;
+
+	if (!acc->count || t0_ns >= t1_ns)
+		return 0;
+	if (t0_ns < _at(acc, 0)->t_ns) {
+		/* what happened before the oldest sample kept is unknown */
+		if (acc->dropped)
+			flags |= ENERGY_SAMPLE_GAP;
+	} else {
+		i = _find(acc, t0_ns) + 1;	/* the first after t0 */
+	}
+	for (; i < acc->count && _at(acc, i)->t_ns <= t1_ns; i++)
+		flags |= _at(acc, i)->flags;
+	return flags;
+}
+
 int energy_acc_last(const energy_acc_t *acc, energy_sample_t *out)
 {
 	const acc_entry_t *last;

@@ -143,6 +143,17 @@ int energy_acc_energy_at(const energy_acc_t *acc, uint64_t t_ns,
 int energy_acc_energy_between(const energy_acc_t *acc, uint64_t t0_ns,
 			      uint64_t t1_ns, uint64_t *energy_mj);
 
+/*
+ * The OR of the flags (ENERGY_SAMPLE_*) of the samples at instants in
+ * (t0_ns, t1_ns]: each describes the interval that ends at it, so a GAP or
+ * RESET among them means part of (t0_ns, t1_ns] was filled in, not
+ * measured.  When t0_ns is older than the history kept (samples were
+ * dropped), the unknown part counts as ENERGY_SAMPLE_GAP.  0 when t0_ns >=
+ * t1_ns or no sample.  A binary search, then one step per sample in range.
+ */
+uint32_t energy_acc_flags_between(const energy_acc_t *acc, uint64_t t0_ns,
+				  uint64_t t1_ns);
+
 /* The newest sample; -ENODATA when none. */
 int energy_acc_last(const energy_acc_t *acc, energy_sample_t *out);
 

@@ -310,6 +310,7 @@ static void _succeeded(sampler_t *s, const energy_sample_t *smp)
 	failures = s->st.consecutive_failures;
 	s->st.state = SAMPLER_OK;
 	s->st.consecutive_failures = 0;
+	s->st.last_error = 0;
 	s->st.reads_ok++;
 	s->st.last_sample_ns = smp->t_ns;
 	if (!s->st.first_sample_ns)
@@ -360,6 +361,7 @@ static void _failed(sampler_t *s, const char *what, int rc, const char *msg)
 	pthread_mutex_lock(&s->lock);
 	s->st.state = SAMPLER_FAILING;
 	failures = ++s->st.consecutive_failures;
+	s->st.last_error = rc;
 	s->st.reads_failed++;
 	pthread_mutex_unlock(&s->lock);
 
@@ -759,6 +761,16 @@ int sampler_energy_between(sampler_t *s, uint64_t t0_ns, uint64_t t1_ns,
 	if (e1 > e0)
 		*energy_mj = e1 - e0;
 	return rc0 ? rc0 : rc1;
+}
+
+uint32_t sampler_flags_between(sampler_t *s, uint64_t t0_ns, uint64_t t1_ns)
+{
+	uint32_t flags;
+
+	pthread_mutex_lock(&s->lock);
+	flags = energy_acc_flags_between(s->acc, t0_ns, t1_ns);
+	pthread_mutex_unlock(&s->lock);
+	return flags;
 }
 
 void sampler_kick(sampler_t *s)

@@ -58,6 +58,10 @@ typedef struct {
 	unsigned long gaps;
 	uint64_t first_sample_ns;	/* monotonic: the first sample's
 					 * instant (its energy is 0); 0 none */
+	int last_error;			/* the last failed open or read's
+					 * -errno (-ENODEV: device gone),
+					 * 0 after a good one or a refused
+					 * reading */
 } sampler_status_t;
 
 typedef struct sampler sampler_t;
@@ -129,6 +133,13 @@ int sampler_energy_at(sampler_t *s, uint64_t t_ns, uint64_t *energy_mj);
  * taken as by sampler_energy_at.  Returns as energy_acc_energy_between. */
 int sampler_energy_between(sampler_t *s, uint64_t t0_ns, uint64_t t1_ns,
 			   uint64_t *energy_mj);
+
+/*
+ * The OR of the flags of the samples in (t0_ns, t1_ns]
+ * (energy_acc_flags_between): ENERGY_SAMPLE_GAP or ENERGY_SAMPLE_RESET
+ * there means part of it was filled in, not measured.
+ */
+uint32_t sampler_flags_between(sampler_t *s, uint64_t t0_ns, uint64_t t1_ns);
 
 /*
  * Ask for a read as soon as possible (e.g. Slurm's NODE_ENERGY_UP); never

@@ -34,9 +34,11 @@
  *              fail (a fault) that is an estimate, and when they resume
  *              the counter's figure replaces it, lower or higher.  A GPU
  *              without a good read yet has no figure (NO_VAL watts).
- *  NVML missing as slurmd starts (driver not loaded yet): a thread retries
- *              every RETRY_FIRST_S, doubling to RETRY_MAX_S, never in an
- *              RPC; the steps report 0 J for the GPUs until it works.
+ *  NVML missing as slurmd starts (driver not loaded yet): gpu_energy's
+ *              thread retries every RETRY_FIRST_S, doubling to
+ *              RETRY_MAX_S, never in an RPC; the steps report 0 J for the
+ *              GPUs until it works.  No NVML library at all (no driver
+ *              installed) is said once and not retried.
  *  elsewhere   nothing (slurmctld only loads the plugin to parse config).
  * Units: records hold J and W; samples are mJ on monotonic ns.
  */
@@ -80,12 +82,9 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 static int context_id = -1;
 
-/* slurmd */
-static gpu_energy_t *gpus;
-static pthread_t retry_thread;		/* NVML not there at start */
-static bool retry_running;
-static bool retry_stop;
-static pthread_cond_t retry_cond = PTHREAD_COND_INITIALIZER;
+/* slurmd: the GPUs, maybe later (NVML not ready at start) */
+static gpu_energy_async_t *gpus_async;
+static bool gpus_missing;		/* no NVML library: said once */
 
 /* slurmstepd */
 static char *step_node;
@@ -105,102 +104,50 @@ static const char *_state_dir(void)
 	return (&conf && conf) ? conf->spooldir : NULL;
 }
 
-static gpu_energy_t *_open_gpus(char *err, size_t len)
+/* slurmd: the GPUs when NVML has answered, else NULL. */
+static gpu_energy_t *_gpus(void)
 {
-	return gpu_energy_start_kept(getenv(ENV_LIBRARY), SAMPLE_PERIOD_NS,
-				     _state_dir(), err, len);
+	return gpu_energy_async_get(gpus_async);
 }
 
-static void _started(const char *after)
+static void _started(void)
 {
 	const char *dir = _state_dir();
 
-	info("%s: sampling the energy counters of %u GPU(s) through NVML every %llu ms%s (slurm-energy-plugins)",
-	     plugin_type, gpu_energy_count(gpus),
-	     (unsigned long long) (SAMPLE_PERIOD_NS / SE_NS_PER_MS), after);
+	info("%s: sampling the energy counters of %u GPU(s) through NVML every %llu ms (slurm-energy-plugins)",
+	     plugin_type, gpu_energy_count(_gpus()),
+	     (unsigned long long) (SAMPLE_PERIOD_NS / SE_NS_PER_MS));
 	debug("%s: each GPU's energy scale is kept across slurmd restarts in %s",
 	      plugin_type, dir ? dir : "no directory (SlurmdSpoolDir unknown)");
 }
 
 /*
- * slurmd, NVML failed at start: try again in this thread (nvmlInit may
- * take seconds on a real node; no RPC ever waits for it), every
- * RETRY_FIRST_S doubling to RETRY_MAX_S, until it works or fini.
+ * slurmd: start the samplers once (state_lock held).  NVML not ready
+ * (driver not loaded yet) is tried again in gpu_energy's own thread,
+ * never in an RPC; no NVML library at all is said once, not retried.
  */
-static void *_retry_main(void *arg)
-{
-	unsigned wait_s = RETRY_FIRST_S, tries = 1;
-	uint64_t since = se_mono_ns();
-
-	slurm_mutex_lock(&state_lock);
-	while (!retry_stop) {
-		struct timespec until;
-		gpu_energy_t *ge;
-		char err[256] = "", after[96];
-
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += wait_s;
-		pthread_cond_timedwait(&retry_cond, &state_lock, &until);
-		if (retry_stop)
-			break;
-		slurm_mutex_unlock(&state_lock);
-		ge = _open_gpus(err, sizeof(err));
-		slurm_mutex_lock(&state_lock);
-		tries++;
-		if (ge && retry_stop) {
-			gpu_energy_stop(ge);
-			break;
-		}
-		if (ge) {
-			gpus = ge;
-			snprintf(after, sizeof(after),
-				 " (NVML available after %u tries over %.0f s)",
-				 tries, (double) (se_mono_ns() - since) / 1e9);
-			_started(after);
-			break;
-		}
-		debug("%s: NVML still unavailable: %s; next try in %u s",
-		      plugin_type, err, wait_s);
-		wait_s = wait_s * 2 > RETRY_MAX_S ? RETRY_MAX_S : wait_s * 2;
-	}
-	slurm_mutex_unlock(&state_lock);
-	return NULL;
-}
-
-/* slurmd: start the samplers once (state_lock held). */
 static void _slurmd_start(void)
 {
+	gpu_energy_async_config_t cfg = {
+		.lib_path = getenv(ENV_LIBRARY),
+		.period_ns = SAMPLE_PERIOD_NS,
+		.state_dir = _state_dir(),
+		.retry_first_ns = RETRY_FIRST_S * SE_NS_PER_SEC,
+		.retry_max_ns = RETRY_MAX_S * SE_NS_PER_SEC,
+		.meanwhile = "steps count no GPU energy until it works",
+	};
 	char err[256] = "";
 
-	if (gpus || retry_running)
+	if (gpus_async || gpus_missing)
 		return;
-	gpus = _open_gpus(err, sizeof(err));
-	if (gpus) {
-		_started("");
-		return;
-	}
-	error("%s: no GPU energy on this node yet: %s; trying again in the background every %d s, then less often (up to %d s); steps count no GPU energy until it works",
-	      plugin_type, err, RETRY_FIRST_S, RETRY_MAX_S);
-	retry_stop = false;
-	if (pthread_create(&retry_thread, NULL, _retry_main, NULL)) {
-		error("%s: cannot start the NVML retry thread: %m",
-		      plugin_type);
+	gpus_async = gpu_energy_start_async(&cfg, err, sizeof(err));
+	if (!gpus_async) {
+		gpus_missing = true;
+		error("%s: no GPU energy on this node: %s", plugin_type, err);
 		return;
 	}
-	retry_running = true;
-}
-
-/* slurmd: end the retry thread (state_lock held; released meanwhile). */
-static void _slurmd_stop_retry(void)
-{
-	if (!retry_running)
-		return;
-	retry_stop = true;
-	pthread_cond_broadcast(&retry_cond);
-	slurm_mutex_unlock(&state_lock);
-	pthread_join(retry_thread, NULL);
-	slurm_mutex_lock(&state_lock);
-	retry_running = false;
+	if (_gpus())
+		_started();
 }
 
 /*
@@ -214,7 +161,7 @@ static void _gpu_record(unsigned i, uint64_t now_ns, acct_gather_energy_t *e)
 
 	memset(e, 0, sizeof(*e));
 	se_energy_set_start_time(e);
-	if (gpu_energy_figure(gpus, i, now_ns, &f)) {
+	if (gpu_energy_figure(_gpus(), i, now_ns, &f)) {
 		e->current_watts = NO_VAL;	/* no data yet: skipped */
 		return;
 	}
@@ -235,7 +182,7 @@ static void _slurmd_records(acct_gather_energy_t *e, unsigned n)
 static void _slurmd_sum(acct_gather_energy_t *sum)
 {
 	uint64_t now = se_mono_ns();
-	unsigned n = gpu_energy_count(gpus);
+	unsigned n = gpu_energy_count(_gpus());
 
 	memset(sum, 0, sizeof(*sum));
 	se_energy_set_start_time(sum);
@@ -406,9 +353,9 @@ extern int init(void)
 extern int fini(void)
 {
 	slurm_mutex_lock(&state_lock);
-	_slurmd_stop_retry();
-	gpu_energy_stop(gpus);
-	gpus = NULL;
+	gpu_energy_async_stop(gpus_async);
+	gpus_async = NULL;
+	gpus_missing = false;
 	xfree(step_node);
 	FREE_NULL_BITMAP(step_gpus);
 	slurm_mutex_unlock(&state_lock);
@@ -428,7 +375,7 @@ extern int acct_gather_energy_p_get_data(enum acct_energy_type data_type,
 
 	slurm_mutex_lock(&state_lock);
 	if (se_in_slurmd()) {
-		unsigned n = gpu_energy_count(gpus);
+		unsigned n = gpu_energy_count(_gpus());
 
 		switch (data_type) {
 		case ENERGY_DATA_SENSOR_CNT:

@@ -30,7 +30,8 @@
  * nvmlDeviceGetTotalEnergyConsumption reports it.  links= lists, per other
  * GPU index, the NvLink count (-1 for itself), like gres.conf Links=.
  * A "fail X" line makes entry point X (nvmlDeviceGetTotalEnergyConsumption,
- * nvmlDeviceGetPowerUsage or a locked-clock call) return
+ * nvmlDeviceGetPowerUsage, nvmlDeviceGetMinorNumber or a locked-clock
+ * call) return
  * NVML_ERROR_UNKNOWN.
  *
  * Clocks: the log gets one line per call that sets or resets one,
@@ -848,6 +849,8 @@ nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned int *minor)
 {
 	if (!_valid(d) || !minor)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	if (_failing(__func__))
+		return NVML_ERROR_UNKNOWN;
 	*minor = d->minor;
 	return NVML_SUCCESS;
 }

@@ -10,6 +10,7 @@
 #include <check.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include "nvml_lib.h"
 #include "power_trace.h"
 #include "sampler.h"
+#include "se_log.h"
 #include "se_time.h"
 
 #ifndef FAKE_NVML_LIB
@@ -35,6 +37,22 @@ static double epoch;
 static double _wall(void)
 {
 	return se_wall_ns() / 1e9;
+}
+
+/* The fake's devices: NVML 0 (bus 86) and 1 (bus 3b), with these minors. */
+static void _write_state(unsigned minor0, unsigned minor1)
+{
+	FILE *f = fopen(state, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "epoch %.3f\ntrace %s\nlog %s\n", epoch, trace_path,
+		log_path);
+	fprintf(f, "mem_clocks 877 405\ngfx_clocks 1530 900 135\n");
+	fprintf(f, "gpu bus=0000:86:00.0 uuid=GPU-a name=Tesla_V100 minor=%u "
+		   "cpus=4-5,7 col=gpu0 links=-1,2\n", minor0);
+	fprintf(f, "gpu bus=0000:3b:00.0 uuid=GPU-b name=Tesla_V100 minor=%u "
+		   "cpus=0-3 col=gpu1 links=2,-1\n", minor1);
+	fclose(f);
 }
 
 /* Two GPUs: a ramp 100 -> 300 W over 4 s, and a 50/150 W square. */
@@ -54,16 +72,7 @@ static void _setup(void)
 		   "4 300 150\n");
 	fclose(f);
 	epoch = floor(_wall()) - 10;
-	f = fopen(state, "w");
-	ck_assert_ptr_nonnull(f);
-	fprintf(f, "epoch %.3f\ntrace %s\nlog %s\n", epoch, trace_path,
-		log_path);
-	fprintf(f, "mem_clocks 877 405\ngfx_clocks 1530 900 135\n");
-	fprintf(f, "gpu bus=0000:86:00.0 uuid=GPU-a name=Tesla_V100 minor=1 "
-		   "cpus=4-5,7 col=gpu0 links=-1,2\n");
-	fprintf(f, "gpu bus=0000:3b:00.0 uuid=GPU-b name=Tesla_V100 minor=0 "
-		   "cpus=0-3 col=gpu1 links=2,-1\n");
-	fclose(f);
+	_write_state(1, 0);
 	setenv("FAKE_NVML_STATE", state, 1);
 }
 
@@ -114,7 +123,7 @@ START_TEST(test_devices)
 	{
 		unsigned order[4];
 
-		ck_assert_int_eq(nvml_lib_minor_order(lib, order, 4), 2);
+		ck_assert_int_eq(nvml_lib_minor_order(lib, order, NULL, 4), 2);
 		ck_assert_uint_eq(order[0], 1);
 		ck_assert_uint_eq(order[1], 0);
 	}
@@ -919,6 +928,296 @@ START_TEST(test_step_view)
 }
 END_TEST
 
+/* ------------------------------------- minors, errno, async start */
+
+/* The core's log lines, for the async start's two. */
+static pthread_mutex_t said_lock = PTHREAD_MUTEX_INITIALIZER;
+static char said_text[8192];
+
+static void _said_sink(void *arg, se_log_level_t level, const char *msg)
+{
+	size_t len;
+
+	(void) arg;
+	if (level > SE_LOG_INFO)
+		return;
+	pthread_mutex_lock(&said_lock);
+	len = strlen(said_text);
+	snprintf(said_text + len, sizeof(said_text) - len, "%d|%s\n", level,
+		 msg);
+	pthread_mutex_unlock(&said_lock);
+}
+
+static void _said_start(void)
+{
+	said_text[0] = '\0';
+	se_log_set_sink(_said_sink, NULL);
+}
+
+/* How often the core's log holds needle. */
+static int _said(const char *needle)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&said_lock);
+	for (const char *p = said_text; (p = strstr(p, needle)); p++)
+		n++;
+	pthread_mutex_unlock(&said_lock);
+	return n;
+}
+
+/* Each sampler's minor, and the way back from a minor. */
+START_TEST(test_minors)
+{
+	char err[256] = "";
+	gpu_energy_t *ge;
+	FILE *f;
+
+	_write_state(7, 2);
+	ge = gpu_energy_start(FAKE_NVML_LIB, 100 * MS, err, sizeof(err));
+	ck_assert_msg(ge != NULL, "%s", err);
+	/* GPU 0 has the smallest minor: NVML 1's */
+	ck_assert_int_eq(gpu_energy_minor(ge, 0), 2);
+	ck_assert_int_eq(gpu_energy_minor(ge, 1), 7);
+	ck_assert_int_eq(gpu_energy_minor(ge, 2), -1);
+	ck_assert_int_eq(gpu_energy_index_of_minor(ge, 7), 1);
+	ck_assert_int_eq(gpu_energy_index_of_minor(ge, 2), 0);
+	ck_assert_int_eq(gpu_energy_index_of_minor(ge, 0), -1);
+	gpu_energy_stop(ge);
+	/* NVML cannot read them: -1, which no minor maps to */
+	f = fopen(state, "a");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "fail nvmlDeviceGetMinorNumber\n");
+	fclose(f);
+	ge = gpu_energy_start(FAKE_NVML_LIB, 100 * MS, err, sizeof(err));
+	ck_assert_msg(ge != NULL, "%s", err);
+	ck_assert_int_eq(gpu_energy_minor(ge, 0), -1);
+	ck_assert_int_eq(gpu_energy_minor(ge, 1), -1);
+	ck_assert_int_eq(gpu_energy_index_of_minor(ge, 2), -1);
+	ck_assert_int_eq(gpu_energy_index_of_minor(ge, -1), -1);
+	gpu_energy_stop(ge);
+}
+END_TEST
+
+/*
+ * errno tells a library that is not there (no driver installed: never
+ * retried) from one whose nvmlInit fails (driver not loaded yet).
+ */
+START_TEST(test_open_errno)
+{
+	gpu_energy_async_config_t cfg = {
+		.lib_path = "/nonexistent/libnvidia-ml.so.1",
+		.period_ns = 100 * MS,
+		.retry_first_ns = 10 * MS,
+	};
+	char err[256] = "";
+
+	ck_assert_ptr_null(nvml_lib_open(cfg.lib_path, err, sizeof(err)));
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_ptr_null(gpu_energy_start(cfg.lib_path, 100 * MS, err,
+					    sizeof(err)));
+	ck_assert_int_eq(errno, ENOENT);
+	/* a library, but not NVML (or too old a one) */
+	ck_assert_ptr_null(nvml_lib_open("libc.so.6", err, sizeof(err)));
+	ck_assert_int_eq(errno, ENOEXEC);
+	ck_assert_ptr_nonnull(strstr(err, "no symbol nvmlInit_v2"));
+	/* the fake without its state: nvmlInit fails */
+	unsetenv("FAKE_NVML_STATE");
+	ck_assert_ptr_null(nvml_lib_open(FAKE_NVML_LIB, err, sizeof(err)));
+	ck_assert_int_eq(errno, EAGAIN);
+	ck_assert_ptr_null(gpu_energy_start(FAKE_NVML_LIB, 100 * MS, err,
+					    sizeof(err)));
+	ck_assert_int_eq(errno, EAGAIN);
+	setenv("FAKE_NVML_STATE", state, 1);
+	/* async: a missing library is the caller's to say, not retried */
+	_said_start();
+	ck_assert_ptr_null(gpu_energy_start_async(&cfg, err, sizeof(err)));
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, "cannot load"));
+	usleep(50 * 1000);
+	ck_assert_str_eq(said_text, "");
+	se_log_set_sink(NULL, NULL);
+}
+END_TEST
+
+/* NVML that fails `fail` times, then the fake's. */
+typedef struct {
+	unsigned fail;
+	unsigned calls;
+} flaky_t;
+
+static gpu_energy_t *_flaky_open(void *arg, char *err, size_t len)
+{
+	flaky_t *f = arg;
+
+	if (f->calls++ < f->fail) {
+		snprintf(err, len, "nvmlInit: Driver Not Loaded");
+		errno = EAGAIN;
+		return NULL;
+	}
+	return gpu_energy_start(FAKE_NVML_LIB, 100 * MS, err, len);
+}
+
+/* The GPUs of a once NVML answers (at most 5 s). */
+static gpu_energy_t *_await(gpu_energy_async_t *a)
+{
+	uint64_t until = se_mono_ns() + 5000 * MS;
+	gpu_energy_t *ge;
+
+	while (!(ge = gpu_energy_async_get(a))) {
+		ck_assert_msg(se_mono_ns() < until, "NVML never came");
+		usleep(5 * 1000);
+	}
+	return ge;
+}
+
+/*
+ * NVML failing 4 times then answering: 5 tries, waits of 10, 20, 40 and
+ * 40 ms (doubled up to the maximum) between them, one line when the
+ * retries start and one when NVML answers.
+ */
+START_TEST(test_async_tries_counted)
+{
+	flaky_t flaky = { .fail = 4 };
+	gpu_energy_async_config_t cfg = {
+		.period_ns = 100 * MS,
+		.retry_first_ns = 10 * MS,
+		.retry_max_ns = 40 * MS,
+		.meanwhile = "steps count no GPU energy until it works",
+		.open = _flaky_open,
+		.open_arg = &flaky,
+	};
+	char err[256] = "";
+	gpu_energy_async_t *a;
+	gpu_energy_t *ge;
+	uint64_t t0;
+
+	_said_start();
+	t0 = se_mono_ns();
+	a = gpu_energy_start_async(&cfg, err, sizeof(err));
+	ck_assert_ptr_nonnull(a);
+	ge = _await(a);
+	ck_assert_uint_ge(se_mono_ns() - t0, 110 * MS);
+	ck_assert_uint_eq(gpu_energy_async_tries(a), 5);
+	ck_assert_uint_eq(flaky.calls, 5);
+	ck_assert_uint_eq(gpu_energy_count(ge), 2);
+	/* one error line in all (the samplers add info lines of theirs) */
+	ck_assert_int_eq(_said("0|"), 1);
+	ck_assert_int_eq(_said("0|no GPU energy on this node yet: nvmlInit: Driver Not Loaded; trying again in the background"), 1);
+	ck_assert_int_eq(_said("; steps count no GPU energy until it works\n"), 1);
+	ck_assert_int_eq(_said("1|NVML available after 5 tries over 0 s: sampling the energy counters of 2 GPU(s) every 100 ms"), 1);
+	gpu_energy_async_stop(a);
+	se_log_set_sink(NULL, NULL);
+}
+END_TEST
+
+/*
+ * The fake's driver not loaded at start, then loaded: the GPUs come by
+ * themselves.  And a stop while retrying ends the retries at once.
+ */
+START_TEST(test_async_driver_late)
+{
+	gpu_energy_async_config_t cfg = {
+		.lib_path = FAKE_NVML_LIB,
+		.period_ns = 100 * MS,
+		.retry_first_ns = 20 * MS,
+		.retry_max_ns = 20 * MS,
+	};
+	char err[256] = "";
+	gpu_energy_async_t *a;
+	uint64_t t;
+
+	_control("* init DRIVER_NOT_LOADED\n");
+	a = gpu_energy_start_async(&cfg, err, sizeof(err));
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(strstr(err, "Driver Not Loaded"));
+	usleep(200 * 1000);
+	ck_assert_ptr_null(gpu_energy_async_get(a));
+	ck_assert_uint_ge(gpu_energy_async_tries(a), 3);
+	_control("");
+	ck_assert_uint_eq(gpu_energy_count(_await(a)), 2);
+	gpu_energy_async_stop(a);
+
+	_control("* init DRIVER_NOT_LOADED\n");
+	cfg.retry_first_ns = cfg.retry_max_ns = 3600 * SE_NS_PER_SEC;
+	a = gpu_energy_start_async(&cfg, err, sizeof(err));
+	ck_assert_ptr_nonnull(a);
+	t = se_mono_ns();
+	gpu_energy_async_stop(a);
+	ck_assert_uint_lt(se_mono_ns() - t, SE_NS_PER_SEC);
+}
+END_TEST
+
+/* Intervals of 300 ms on real samplers until GPU gpu is in again. */
+static unsigned _intervals_until_in(gpu_energy_t *ge, unsigned gpu,
+				    uint64_t *t0, gpu_interval_t *seen,
+				    unsigned max)
+{
+	for (unsigned n = 0; n < max; n++) {
+		uint64_t t1;
+
+		usleep(300 * 1000);
+		t1 = se_mono_ns();
+		ck_assert_int_eq(gpu_energy_interval(ge, gpu, *t0, t1,
+						     &seen[n]), 0);
+		*t0 = t1;
+		if (seen[n].why == GPU_IN)
+			return n + 1;
+	}
+	ck_abort_msg("GPU %u not in again after %u intervals", gpu, max);
+	return max;
+}
+
+/*
+ * gpu_energy_interval on the fake: a GPU lost mid-run is out ("GPU
+ * lost", said at its first out interval), the other stays in; once it
+ * reads again it is in after the interval its gap falls in, and says
+ * how many intervals it was out.
+ */
+START_TEST(test_interval_lost_gpu)
+{
+	char err[256] = "";
+	gpu_interval_t iv, seen[40];
+	gpu_energy_figure_t f;
+	gpu_energy_t *ge;
+	uint64_t t0, t1;
+	unsigned n;
+
+	ge = gpu_energy_start(FAKE_NVML_LIB, 100 * MS, err, sizeof(err));
+	ck_assert_msg(ge != NULL, "%s", err);
+	for (unsigned i = 0; i < 2; i++)
+		_figure_after(ge, i, 0, &f);
+	ck_assert_int_eq(gpu_energy_interval(ge, 2, 0, 1, &iv), -EINVAL);
+	t0 = se_mono_ns();
+	usleep(300 * 1000);
+	t1 = se_mono_ns();
+	for (unsigned i = 0; i < 2; i++) {
+		ck_assert_int_eq(gpu_energy_interval(ge, i, t0, t1, &iv), 0);
+		ck_assert_int_eq(iv.why, GPU_IN);
+		/* 50 to 300 W over at most 0.3 s */
+		ck_assert_uint_gt(iv.energy_mj, 0);
+		ck_assert_uint_le(iv.energy_mj, 90000);
+	}
+	/* NVML 1 is GPU 0 (minor 0) */
+	_control("* lost 1\n");
+	usleep(600 * 1000);
+	t0 = t1;
+	t1 = se_mono_ns();
+	ck_assert_int_eq(gpu_energy_interval(ge, 0, t0, t1, &iv), 0);
+	ck_assert_int_eq(iv.why, GPU_OUT_LOST);
+	ck_assert_uint_eq(iv.out_run, 1);
+	ck_assert_int_eq(gpu_energy_interval(ge, 1, t0, t1, &iv), 0);
+	ck_assert_int_eq(iv.why, GPU_IN);
+	_control("");
+	/* the sampler backs off: up to 0.8 s before it tries again */
+	n = _intervals_until_in(ge, 0, &t1, seen, 20);
+	ck_assert_uint_ge(n, 2);	/* its gap's interval is out too */
+	ck_assert_int_eq(seen[n - 2].why, GPU_OUT_GAP);
+	ck_assert_uint_eq(seen[n - 1].out_run, n);
+	gpu_energy_stop(ge);
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("gpu_nvml");
@@ -941,6 +1240,11 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_col_switch);
 	tcase_add_test(tc, test_scale_kept);
 	tcase_add_test(tc, test_step_view);
+	tcase_add_test(tc, test_minors);
+	tcase_add_test(tc, test_open_errno);
+	tcase_add_test(tc, test_async_tries_counted);
+	tcase_add_test(tc, test_async_driver_late);
+	tcase_add_test(tc, test_interval_lost_gpu);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -16,6 +16,7 @@
 
 #include "gpu_energy.h"
 #include "nvml_lib.h"
+#include "se_log.h"
 #include "se_time.h"
 
 /* Sampling policy: history of > 1 h at 1 s; 5 kW is no GPU. */
@@ -25,6 +26,9 @@
 #define EXTRAPOLATE_MAX_NS	(600 * SE_NS_PER_SEC)
 /* The scale file of a GPU is rewritten at most this often (and at stop). */
 #define KEEP_EVERY_NS		(10 * SE_NS_PER_SEC)
+/* NVML not ready at start: tried again this often, doubling up to max. */
+#define RETRY_FIRST_NS		(5 * SE_NS_PER_SEC)
+#define RETRY_MAX_NS		(300 * SE_NS_PER_SEC)
 
 /*
  * GPU i's figure: origin_mj + the sampler's energy.  The origin is set at
@@ -49,6 +53,9 @@ typedef struct {
 
 struct gpu_energy {
 	unsigned count;
+	uint64_t period_ns, deadline_ns;	/* the samplers' */
+	int *minors;		/* by GPU i; -1: NVML could not read it */
+	gpu_cursor_t *cursors;	/* gpu_energy_interval's, by GPU i */
 	nvml_meter_t *meters;
 	sampler_t **samplers;
 	int leaked;		/* a sampler outlived its deadline */
@@ -164,6 +171,8 @@ static void _on_sample(void *arg, uint64_t t_ns, uint64_t energy_mj)
 
 static void _free(gpu_energy_t *ge)
 {
+	free(ge->minors);
+	free(ge->cursors);
 	free(ge->samplers);
 	free(ge->meters);
 	free(ge->figs);
@@ -186,14 +195,16 @@ gpu_energy_t *gpu_energy_start_kept(const char *lib_path, uint64_t period_ns,
 {
 	const nvml_lib_t *lib = nvml_lib_open(lib_path, err, err_len);
 	unsigned order[64];
+	int minors[64];
 	gpu_energy_t *ge;
-	int n = 0;
+	int n = 0, why = ENOMEM;
 
 	if (!lib)
-		return NULL;
-	if ((n = nvml_lib_minor_order(lib, order, 64)) <= 0) {
+		return NULL;	/* errno: nvml_lib_open's */
+	if ((n = nvml_lib_minor_order(lib, order, minors, 64)) <= 0) {
 		snprintf(err, err_len, "NVML reports no GPU");
 		nvml_lib_close();
+		errno = ENODEV;
 		return NULL;
 	}
 	if (!(ge = calloc(1, sizeof(*ge)))) {
@@ -201,7 +212,11 @@ gpu_energy_t *gpu_energy_start_kept(const char *lib_path, uint64_t period_ns,
 		goto fail;
 	}
 	pthread_mutex_init(&ge->fig_lock, NULL);
-	if (!(ge->meters = calloc(n, sizeof(*ge->meters))) ||
+	ge->period_ns = period_ns;
+	ge->deadline_ns = 2 * period_ns;
+	if (!(ge->minors = calloc(n, sizeof(*ge->minors))) ||
+	    !(ge->cursors = calloc(n, sizeof(*ge->cursors))) ||
+	    !(ge->meters = calloc(n, sizeof(*ge->meters))) ||
 	    !(ge->samplers = calloc(n, sizeof(*ge->samplers))) ||
 	    !(ge->figs = calloc(n, sizeof(*ge->figs))) ||
 	    (state_dir && *state_dir &&
@@ -210,6 +225,7 @@ gpu_energy_t *gpu_energy_start_kept(const char *lib_path, uint64_t period_ns,
 		goto fail;
 	}
 	ge->count = n;
+	memcpy(ge->minors, minors, n * sizeof(*minors));
 	for (unsigned i = 0; i < (unsigned) n; i++) {
 		ge->figs[i].ge = ge;
 		ge->figs[i].i = i;
@@ -218,8 +234,8 @@ gpu_energy_t *gpu_energy_start_kept(const char *lib_path, uint64_t period_ns,
 	for (unsigned i = 0; i < (unsigned) n; i++) {
 		char label[32];
 		sampler_config_t cfg = {
-			.period_ns = period_ns,
-			.deadline_ns = 2 * period_ns,
+			.period_ns = ge->period_ns,
+			.deadline_ns = ge->deadline_ns,
 			.backoff_max_ns = BACKOFF_MAX_NS,
 			.use_counter = true,
 			.counter = { .width_bits = NVML_ENERGY_COUNTER_BITS,
@@ -238,8 +254,9 @@ gpu_energy_t *gpu_energy_start_kept(const char *lib_path, uint64_t period_ns,
 		ge->samplers[i] = sampler_start(&nvml_meter_ops,
 						&ge->meters[i], &cfg);
 		if (!ge->samplers[i]) {
+			why = errno;
 			snprintf(err, err_len, "GPU %u: sampler: %s", i,
-				 strerror(errno));
+				 strerror(why));
 			goto fail;
 		}
 	}
@@ -248,6 +265,7 @@ fail:
 	gpu_energy_stop(ge);
 	if (!ge)
 		nvml_lib_close();
+	errno = why;
 	return NULL;
 }
 
@@ -274,6 +292,23 @@ void gpu_energy_stop(gpu_energy_t *ge)
 unsigned gpu_energy_count(const gpu_energy_t *ge)
 {
 	return ge ? ge->count : 0;
+}
+
+int gpu_energy_minor(const gpu_energy_t *ge, unsigned i)
+{
+	if (!ge || i >= ge->count)
+		return -1;
+	return ge->minors[i];
+}
+
+int gpu_energy_index_of_minor(const gpu_energy_t *ge, int minor)
+{
+	if (minor < 0)
+		return -1;	/* unreadable minors match nothing */
+	for (unsigned i = 0; ge && i < ge->count; i++)
+		if (ge->minors[i] == minor)
+			return (int) i;
+	return -1;
 }
 
 int gpu_energy_figure(gpu_energy_t *ge, unsigned i, uint64_t now_ns,
@@ -315,6 +350,259 @@ int gpu_energy_between(gpu_energy_t *ge, unsigned i, uint64_t t0_ns,
 	return sampler_energy_between(ge->samplers[i], t0_ns, t1_ns, mj);
 }
 
+
+/* ------------------------------------ the node meter's intervals */
+
+static void _source_status(void *src, sampler_status_t *out)
+{
+	sampler_status(src, out);
+}
+
+static int _source_energy_at(void *src, uint64_t t_ns, uint64_t *mj)
+{
+	return sampler_energy_at(src, t_ns, mj);
+}
+
+static uint32_t _source_flags(void *src, uint64_t t0_ns, uint64_t t1_ns)
+{
+	return sampler_flags_between(src, t0_ns, t1_ns);
+}
+
+static const gpu_source_ops_t sampler_source = {
+	.status = _source_status,
+	.energy_at = _source_energy_at,
+	.flags_between = _source_flags,
+};
+
+int gpu_energy_interval(gpu_energy_t *ge, unsigned i, uint64_t t0_ns,
+			uint64_t t1_ns, gpu_interval_t *out)
+{
+	if (!ge || i >= ge->count) {
+		memset(out, 0, sizeof(*out));
+		out->why = GPU_OUT_STARTING;
+		return -EINVAL;
+	}
+	gpu_cursor_interval(&ge->cursors[i], &sampler_source, ge->samplers[i],
+			    t0_ns, t1_ns, ge->period_ns + ge->deadline_ns,
+			    out);
+	return 0;
+}
+
+/* ----------------------------------- NVML not there at start: retry */
+
+struct gpu_energy_async {
+	gpu_energy_async_config_t cfg;	/* strings copied below */
+	char *lib_path, *state_dir, *meanwhile;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;		/* stop, for the thread */
+	pthread_t thread;
+	bool running;			/* the thread was started */
+	bool stop;			/* under lock */
+	gpu_energy_t *ge;		/* under lock; set once */
+	unsigned tries;			/* under lock */
+	uint64_t since_ns;		/* the first try */
+};
+
+static gpu_energy_t *_async_open(gpu_energy_async_t *a, char *err,
+				 size_t len)
+{
+	if (a->cfg.open)
+		return a->cfg.open(a->cfg.open_arg, err, len);
+	return gpu_energy_start_kept(a->lib_path, a->cfg.period_ns,
+				     a->state_dir, err, len);
+}
+
+/* A library that cannot be loaded, or too old: retrying cannot help. */
+static bool _hopeless(int why)
+{
+	return why == ENOENT || why == ENOEXEC;
+}
+
+static void _async_free(gpu_energy_async_t *a)
+{
+	pthread_cond_destroy(&a->wake);
+	pthread_mutex_destroy(&a->lock);
+	free(a->lib_path);
+	free(a->state_dir);
+	free(a->meanwhile);
+	free(a);
+}
+
+static char *_strdup_or_null(const char *s, bool *fail)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	if (!(d = strdup(s)))
+		*fail = true;
+	return d;
+}
+
+static gpu_energy_async_t *_async_new(const gpu_energy_async_config_t *cfg)
+{
+	gpu_energy_async_t *a = calloc(1, sizeof(*a));
+	pthread_condattr_t ca;
+	bool fail = false;
+
+	if (!a)
+		return NULL;
+	a->cfg = *cfg;
+	if (!a->cfg.retry_first_ns)
+		a->cfg.retry_first_ns = RETRY_FIRST_NS;
+	if (!a->cfg.retry_max_ns)
+		a->cfg.retry_max_ns = RETRY_MAX_NS;
+	a->lib_path = _strdup_or_null(cfg->lib_path, &fail);
+	a->state_dir = _strdup_or_null(cfg->state_dir, &fail);
+	a->meanwhile = _strdup_or_null(cfg->meanwhile, &fail);
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&a->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	if (fail) {
+		_async_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* Sleep wait_ns or until stop (lock held); false on stop. */
+static bool _async_wait(gpu_energy_async_t *a, uint64_t wait_ns)
+{
+	uint64_t until = se_mono_ns() + wait_ns;
+	struct timespec ts = { .tv_sec = until / SE_NS_PER_SEC,
+			       .tv_nsec = until % SE_NS_PER_SEC };
+
+	while (!a->stop && se_mono_ns() < until)
+		pthread_cond_timedwait(&a->wake, &a->lock, &ts);
+	return !a->stop;
+}
+
+static void _async_ready(gpu_energy_async_t *a, gpu_energy_t *ge)
+{
+	se_log(SE_LOG_INFO,
+	       "NVML available after %u tries over %.0f s: sampling the energy counters of %u GPU(s) every %llu ms",
+	       a->tries, (double) (se_mono_ns() - a->since_ns) / 1e9,
+	       gpu_energy_count(ge),
+	       (unsigned long long) (a->cfg.period_ns / SE_NS_PER_MS));
+}
+
+/*
+ * The retry thread: nvmlInit may take seconds on a real node, so it is
+ * never called in a daemon's RPC; waits double up to retry_max_ns.
+ */
+static void *_async_main(void *arg)
+{
+	gpu_energy_async_t *a = arg;
+	uint64_t wait_ns = a->cfg.retry_first_ns;
+
+	pthread_mutex_lock(&a->lock);
+	while (_async_wait(a, wait_ns)) {
+		char err[256] = "";
+		gpu_energy_t *ge;
+
+		pthread_mutex_unlock(&a->lock);
+		ge = _async_open(a, err, sizeof(err));
+		pthread_mutex_lock(&a->lock);
+		a->tries++;
+		if (ge && a->stop) {
+			gpu_energy_stop(ge);	/* too late: stopping */
+			break;
+		}
+		if (ge) {
+			a->ge = ge;
+			_async_ready(a, ge);
+			break;
+		}
+		se_log(SE_LOG_DEBUG, "NVML still unavailable: %s; next try in %.0f s",
+		       err, (double) wait_ns / SE_NS_PER_SEC);
+		wait_ns = wait_ns > a->cfg.retry_max_ns / 2 ?
+			  a->cfg.retry_max_ns : wait_ns * 2;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return NULL;
+}
+
+static void _async_retry(gpu_energy_async_t *a, const char *why)
+{
+	const char *meanwhile = a->meanwhile ? a->meanwhile : "";
+	int rc;
+
+	se_log(SE_LOG_ERROR,
+	       "no GPU energy on this node yet: %s; trying again in the background every %.0f s, then less often (up to %.0f s)%s%s",
+	       why, (double) a->cfg.retry_first_ns / SE_NS_PER_SEC,
+	       (double) a->cfg.retry_max_ns / SE_NS_PER_SEC,
+	       *meanwhile ? "; " : "", meanwhile);
+	if ((rc = pthread_create(&a->thread, NULL, _async_main, a))) {
+		se_log(SE_LOG_ERROR, "cannot start the NVML retry thread: %s",
+		       strerror(rc));
+		return;
+	}
+	a->running = true;
+}
+
+gpu_energy_async_t *gpu_energy_start_async(
+	const gpu_energy_async_config_t *cfg, char *err, size_t err_len)
+{
+	gpu_energy_async_t *a = _async_new(cfg);
+	int why;
+
+	if (!a) {
+		snprintf(err, err_len, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	a->since_ns = se_mono_ns();
+	a->tries = 1;
+	if ((a->ge = _async_open(a, err, err_len)))
+		return a;
+	why = errno;
+	if (_hopeless(why)) {
+		_async_free(a);
+		errno = why;
+		return NULL;
+	}
+	_async_retry(a, err);
+	return a;
+}
+
+gpu_energy_t *gpu_energy_async_get(gpu_energy_async_t *a)
+{
+	gpu_energy_t *ge;
+
+	if (!a)
+		return NULL;
+	pthread_mutex_lock(&a->lock);
+	ge = a->ge;
+	pthread_mutex_unlock(&a->lock);
+	return ge;
+}
+
+unsigned gpu_energy_async_tries(gpu_energy_async_t *a)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&a->lock);
+	n = a->tries;
+	pthread_mutex_unlock(&a->lock);
+	return n;
+}
+
+void gpu_energy_async_stop(gpu_energy_async_t *a)
+{
+	if (!a)
+		return;
+	if (a->running) {
+		pthread_mutex_lock(&a->lock);
+		a->stop = true;
+		pthread_cond_broadcast(&a->wake);
+		pthread_mutex_unlock(&a->lock);
+		pthread_join(a->thread, NULL);
+	}
+	gpu_energy_stop(a->ge);
+	_async_free(a);
+}
 
 /* ------------------------------------------------ a step's view (J) */
 

@@ -9,8 +9,10 @@
 #ifndef SE_GPU_ENERGY_H
 #define SE_GPU_ENERGY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include "gpu_cursor.h"
 #include "sampler.h"
 
 typedef struct gpu_energy gpu_energy_t;
@@ -20,7 +22,9 @@ typedef struct gpu_energy gpu_energy_t;
  * GPU, reading every period_ns.  GPU i below is the one with the i-th
  * smallest minor number (Slurm's gres device index, see
  * nvml_lib_minor_order), not NVML's index.  Returns NULL with a reason in
- * err.
+ * err and errno as nvml_lib_open's (ENOENT: no NVML library installed,
+ * ENOEXEC: too old a one; EAGAIN: nvmlInit failed), or ENODEV (NVML
+ * reports no GPU), ENOMEM, or a sampler's.
  */
 gpu_energy_t *gpu_energy_start(const char *lib_path, uint64_t period_ns,
 			       char *err, size_t err_len);
@@ -44,6 +48,76 @@ void gpu_energy_stop(gpu_energy_t *ge);
 
 /* Number of GPUs sampled. */
 unsigned gpu_energy_count(const gpu_energy_t *ge);
+
+/*
+ * The minor number (/dev/nvidia<minor>) of GPU i, as NVML gave it at
+ * start; -1 when NVML could not read it (or no such GPU).  Minors are
+ * what a step's device cgroup names, so slurmd maps a step's GPUs to
+ * samplers with gpu_energy_index_of_minor().
+ */
+int gpu_energy_minor(const gpu_energy_t *ge, unsigned i);
+
+/* The GPU i whose minor is minor; -1 when no sampler has it. */
+int gpu_energy_index_of_minor(const gpu_energy_t *ge, int minor);
+
+/*
+ * NVML may be missing when the daemon starts (the driver not loaded
+ * yet): gpu_energy_start_async() tries once at once and, if NVML is not
+ * ready, again in a thread of its own every retry_first_ns doubling up to
+ * retry_max_ns, until it answers or gpu_energy_async_stop().  Nothing
+ * ever waits for it: gpu_energy_async_get() gives the GPUs once there.
+ * It says one line when it starts retrying (error level: "no GPU energy
+ * on this node yet: <reason>; ...; <meanwhile>") and one when NVML
+ * answers (info: "NVML available after N tries over S s: ..."), through
+ * se_log; each failed retry only at debug level.
+ */
+typedef struct {
+	const char *lib_path;	/* NULL: libnvidia-ml.so.1 */
+	uint64_t period_ns;	/* the samplers' */
+	const char *state_dir;	/* scales kept there (see _kept); NULL not */
+	uint64_t retry_first_ns; /* 0: 5 s */
+	uint64_t retry_max_ns;	/* 0: 300 s */
+	const char *meanwhile;	/* what happens until NVML answers, for the
+				 * log (e.g. "steps count no GPU energy
+				 * until it works"); NULL: nothing said */
+	/* Tests: how to start the GPUs (NULL: gpu_energy_start_kept with
+	 * the fields above); errno as gpu_energy_start's on failure. */
+	gpu_energy_t *(*open)(void *arg, char *err, size_t err_len);
+	void *open_arg;
+} gpu_energy_async_config_t;
+
+typedef struct gpu_energy_async gpu_energy_async_t;
+
+/*
+ * Start as above (cfg is copied).  NULL, with the reason in err and errno
+ * ENOENT or ENOEXEC, when the NVML library cannot be used at all (not
+ * installed, too old): then nothing is retried and nothing logged, the
+ * caller says it once (a CPU node sharing the cluster's configuration
+ * is no error).  NULL with ENOMEM when out of memory.  Otherwise the
+ * handle, whose GPUs may come later.
+ */
+gpu_energy_async_t *gpu_energy_start_async(
+	const gpu_energy_async_config_t *cfg, char *err, size_t err_len);
+
+/* The GPUs, or NULL while NVML has not answered.  Valid until
+ * gpu_energy_async_stop(a).  a may be NULL. */
+gpu_energy_t *gpu_energy_async_get(gpu_energy_async_t *a);
+
+/* Tries made so far, the first (synchronous) one included. */
+unsigned gpu_energy_async_tries(gpu_energy_async_t *a);
+
+/* End the retries (joins the thread: waits for a try in progress), stop
+ * the GPUs if there are and free a.  a may be NULL. */
+void gpu_energy_async_stop(gpu_energy_async_t *a);
+
+/*
+ * GPU i's part of the node meter's interval (t0_ns, t1_ns], on GPU i's
+ * own cursor (gpu_cursor_interval; stale past its period plus its read
+ * deadline).  One caller at a time (slurmd's meter sampler thread).
+ * 0, or -EINVAL for a bad ge or i (out->why GPU_OUT_STARTING then).
+ */
+int gpu_energy_interval(gpu_energy_t *ge, unsigned i, uint64_t t0_ns,
+			uint64_t t1_ns, gpu_interval_t *out);
 
 /*
  * GPU i's figure, what slurmd hands out for it, on the GPU's own scale

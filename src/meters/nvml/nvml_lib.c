@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,6 +78,7 @@ const nvml_lib_t *nvml_lib_open(const char *path, char *err, size_t err_len)
 	nvml_lib_t tmp = { 0 };
 	void *h = NULL;
 	nvmlReturn_t rc;
+	int why = 0;
 
 	pthread_mutex_lock(&lib_lock);
 	if (lib_users) {
@@ -88,6 +90,7 @@ const nvml_lib_t *nvml_lib_open(const char *path, char *err, size_t err_len)
 		path = NVML_LIB_DEFAULT;
 	if (!(h = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
 		snprintf(err, err_len, "cannot load %s: %s", path, dlerror());
+		why = ENOENT;
 		goto out;
 	}
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
@@ -96,6 +99,7 @@ const nvml_lib_t *nvml_lib_open(const char *path, char *err, size_t err_len)
 		if (!f && syms[i].required) {
 			snprintf(err, err_len, "%s: no symbol %s", path,
 				 syms[i].name);
+			why = ENOEXEC;
 			goto fail;
 		}
 		/* A function pointer stored through its slot in the table. */
@@ -103,6 +107,7 @@ const nvml_lib_t *nvml_lib_open(const char *path, char *err, size_t err_len)
 	}
 	if ((rc = tmp.Init()) != NVML_SUCCESS) {
 		snprintf(err, err_len, "nvmlInit: %s", tmp.ErrorString(rc));
+		why = EAGAIN;
 		goto fail;
 	}
 	lib = tmp;
@@ -114,6 +119,8 @@ fail:
 	dlclose(h);
 out:
 	pthread_mutex_unlock(&lib_lock);
+	if (!rv)
+		errno = why;
 	return rv;
 }
 
@@ -142,7 +149,8 @@ const char *nvml_lib_strerror(const nvml_lib_t *l, nvmlReturn_t rc)
 	return buf;
 }
 
-int nvml_lib_minor_order(const nvml_lib_t *l, unsigned *order, unsigned max)
+int nvml_lib_minor_order(const nvml_lib_t *l, unsigned *order, int *minors,
+			 unsigned max)
 {
 	unsigned minor[64];
 	unsigned int n = 0;
@@ -171,6 +179,9 @@ int nvml_lib_minor_order(const nvml_lib_t *l, unsigned *order, unsigned max)
 		}
 		order[j] = o;
 	}
+	for (unsigned k = 0; minors && k < n; k++)
+		minors[k] = minor[order[k]] > INT_MAX ? -1 :
+			    (int) minor[order[k]];
 	return (int) n;
 }
 

@@ -54,9 +54,16 @@ typedef struct {
 /*
  * Load the library (path NULL: NVML_LIB_DEFAULT, found through the usual
  * dynamic-linker search) and call nvmlInit_v2.  Returns the process-wide
- * table, or NULL with a reason in err: a missing library or required
- * symbol, or nvmlInit's error string.  Optional entry points (marked opt)
- * may be NULL.  Thread-safe; every success needs one nvml_lib_close().
+ * table, or NULL with a reason in err and errno telling whether trying
+ * again can help:
+ *   ENOENT   the library cannot be loaded: no NVIDIA driver installed (a
+ *            CPU node sharing the cluster's configuration); retrying is
+ *            pointless until it is installed;
+ *   ENOEXEC  it lacks a required symbol (too old a driver); the same;
+ *   EAGAIN   nvmlInit failed (driver not loaded yet, no permission...):
+ *            it may work later.
+ * Optional entry points (marked opt) may be NULL.  Thread-safe; every
+ * success needs one nvml_lib_close().
  */
 const nvml_lib_t *nvml_lib_open(const char *path, char *err, size_t err_len);
 
@@ -72,10 +79,12 @@ const char *nvml_lib_strerror(const nvml_lib_t *lib, nvmlReturn_t rc);
  * the device files are /dev/nvidia<minor> (sorted by name), while NVML
  * numbers GPUs in PCI bus order: the two differ when the minor numbers are
  * not in bus order.  A GPU whose minor cannot be read sorts last.
- * Returns the count, or -ENODEV when NVML gives none.
+ * minors (NULL: not wanted) gets minors[k], the minor of order[k], or -1
+ * for one that cannot be read.  Returns the count, or -ENODEV when NVML
+ * gives none.
  */
 int nvml_lib_minor_order(const nvml_lib_t *lib, unsigned *order,
-			 unsigned max);
+			 int *minors, unsigned max);
 
 /*
  * --gpu-freq on one GPU.  What nvml_lib_set_clocks() set, as bits: the
