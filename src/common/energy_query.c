@@ -211,9 +211,9 @@ static size_t _rep_size(unsigned version)
 					   sizeof(energy_query_wire_rep_t);
 }
 
-/* The version of a message of n bytes whose head is h (the request's or
- * the reply's: both start with magic, version and size): EQ_VERSION or
- * EQ_VERSION_OLD when all three agree with n, else 0. */
+/* The version of a message (a request, or a reply) of n bytes whose head
+ * holds magic, version and size: EQ_VERSION or EQ_VERSION_OLD when all
+ * three agree with each other and with n, else 0. */
 static unsigned _version_of(uint32_t magic, uint16_t version, uint16_t size,
 			    uint32_t want_magic, ssize_t n, bool reply)
 {
