@@ -27,6 +27,13 @@
  * server starts: the sampler's energy counts from its own start, so energies
  * from two generations (slurmd restarted or reconfigured between a step's
  * start and end) must not be subtracted.
+ *
+ * Versions (energy_query.c): version 4 adds the step's GPUs (NVIDIA minor
+ * numbers) to a request and the GPU part to a reply.  Both ends speak 3
+ * too, so that a step and slurmd of different builds keep working across
+ * an upgrade: the server answers in the version it was asked in, and a
+ * client refused by a version-3 server asks again in 3 (no GPU part), and
+ * keeps asking in 3 at that socket for EQ_OLD_SERVER_REMEMBER_NS.
  */
 #ifndef SE_ENERGY_QUERY_H
 #define SE_ENERGY_QUERY_H
@@ -41,7 +48,31 @@
 /* How long the server waits for one client's request or reply. */
 #define EQ_SERVER_IO_TIMEOUT_NS	(100 * SE_NS_PER_MS)
 
+/* How long a client keeps asking a socket whose server refused version 4
+ * in version 3, before it tries 4 again (slurmd upgraded meanwhile). */
+#define EQ_OLD_SERVER_REMEMBER_NS	(60 * SE_NS_PER_SEC)
+
+/* A set of GPU minor numbers 0..EQ_MINORS_MAX - 1, one bit each. */
+#define EQ_MINORS_MAX	256
+#define EQ_MINOR_WORDS	(EQ_MINORS_MAX / 64)
+
 typedef struct energy_query_server energy_query_server_t;
+
+/*
+ * The GPU part of an answer (version 4; all zero from a version-3 server).
+ * The server's hooks fill it; metered says the node meters its GPUs at all,
+ * part that the energies below are an answer for the step asked about.
+ */
+typedef struct {
+	bool metered;		/* the server meters the node's GPUs ... */
+	uint32_t count;		/* ... this many */
+	bool part;		/* the fields below are an answer */
+	uint64_t part_mj;	/* share mode: the step's charged GPU energy
+				 * so far (the job's, for the extern step) */
+	uint64_t e0_mj;		/* node mode: the step's GPUs' energy (times
+				 * the factor) at t0, cumulative ... */
+	uint64_t e1_mj;		/* ... and at t1 */
+} energy_query_gpu_t;
 
 /* One answer of the server. */
 typedef struct {
@@ -71,6 +102,9 @@ typedef struct {
 	uint64_t figure_mj;	/* the node total now */
 	uint64_t figure_power_mw; /* power at the newest sample */
 	uint64_t figure_sample_ns; /* newest sample (monotonic), 0: none */
+	/* version 4 */
+	unsigned version;	/* the version the server answered in */
+	energy_query_gpu_t gpu;	/* all zero in a version-3 answer */
 } energy_query_answer_t;
 
 /* A step, as a query names it (attribution, attrib.h). */
@@ -80,17 +114,47 @@ typedef struct {
 	uint32_t ncpus;			/* its job's CPUs on the node, 0: ? */
 	bool begin;			/* the step began at t0 */
 	bool end;			/* the step ended at t1 */
+	/*
+	 * The GPUs the step may open (the device cgroup's rule): its own and
+	 * its job's on this node, as sets of minor numbers (empty ones too).
+	 * gpus_known false: the step did not say (a version-3 step, or its
+	 * GRES could not be read), the sets are empty and mean nothing.
+	 */
+	bool gpus_known;
+	uint64_t step_minors[EQ_MINOR_WORDS];
+	uint64_t job_minors[EQ_MINOR_WORDS];
 } energy_query_step_t;
+
+/* Add minor to set: 0, or -ERANGE past EQ_MINORS_MAX (set unchanged). */
+int energy_query_minors_add(uint64_t set[EQ_MINOR_WORDS], unsigned minor);
+
+/* Whether set holds minor (false past EQ_MINORS_MAX). */
+bool energy_query_minors_has(const uint64_t set[EQ_MINOR_WORDS],
+			     unsigned minor);
 
 /*
  * The server's share hook (slurmd in EnergyAttribution=share): called in
  * the server thread for each query naming a step, with the query's
- * instants; fills the step's share and the end of the last interval split,
- * returns 0 or a negative errno.  Must not block.
+ * instants and the step's GPUs; fills the step's share, the end of the
+ * last interval split and (same snapshot) the step's GPU part, returns 0
+ * or a negative errno.  gpu arrives zeroed; it reaches the client only in a
+ * version-4 answer.  Must not block.
  */
 typedef int (*energy_query_share_fn)(void *arg, const energy_query_step_t *step,
 				     uint64_t t0_ns, uint64_t t1_ns,
-				     uint64_t *share_mj, uint64_t *last_ns);
+				     uint64_t *share_mj, uint64_t *last_ns,
+				     energy_query_gpu_t *gpu);
+
+/*
+ * The server's GPU hook (slurmd with GPUs in node mode, where no share hook
+ * runs): called in the server thread for each version-4 query naming a
+ * step, after the share hook if there is one (gpu holds what that one
+ * filled); fills the step's GPU part.  Its return is not sent: an error
+ * leaves gpu as it was.  Must not block.
+ */
+typedef int (*energy_query_gpu_fn)(void *arg, const energy_query_step_t *step,
+				   uint64_t t0_ns, uint64_t t1_ns,
+				   energy_query_gpu_t *gpu);
 
 /*
  * The socket path of node `node` in spool_dir: "<spool_dir>/slurm-energy-
@@ -123,6 +187,10 @@ void energy_query_server_stop(energy_query_server_t *srv);
  * query whose share is not final yet (last_ns < t1) kicks the sampler. */
 void energy_query_server_set_share(energy_query_server_t *srv,
 				   energy_query_share_fn fn, void *arg);
+
+/* Install the GPU hook (NULL: none); may be called while serving. */
+void energy_query_server_set_gpus(energy_query_server_t *srv,
+				  energy_query_gpu_fn fn, void *arg);
 
 /*
  * The server's figure hook (slurmd): the owner's running total now, in its
@@ -175,9 +243,16 @@ int energy_query_known(const char *path, uint64_t t0_ns, uint64_t t1_ns,
 		       uint64_t timeout_ns, energy_query_answer_t *out);
 
 /* The same as energy_query(), naming a step (NULL: as energy_query()) for
- * its share. */
+ * its share and its GPU part (its GPUs sent when step->gpus_known). */
 int energy_query_step(const char *path, uint64_t t0_ns, uint64_t t1_ns,
 		      const energy_query_step_t *step, uint64_t timeout_ns,
 		      energy_query_answer_t *out);
+
+/* The same as energy_query_known(), naming a step (NULL: as
+ * energy_query_known()): a node-mode step's profile sample of its GPU
+ * part, which is no boundary. */
+int energy_query_step_known(const char *path, uint64_t t0_ns, uint64_t t1_ns,
+			    const energy_query_step_t *step,
+			    uint64_t timeout_ns, energy_query_answer_t *out);
 
 #endif

@@ -139,12 +139,13 @@ def test_only_entry_points_exported():
         assert "plugin_version" in names and "plugin_type" in names
 
 
-def _check_tool_with(tmp_path, acct_gather, plugstack=None):
+def _check_tool_with(tmp_path, acct_gather, plugstack=None,
+                     energy_type="acct_gather_energy/modbus"):
     """slurm-energy-check --slurm-conf on a Modbus node's files in
     tmp_path (bound into a release's root, as /tmp is): its output and
     exit status."""
     (tmp_path / "modbus.map").write_text("Nodes=node1 Unit=1\n")
-    conf = ["AcctGatherEnergyType=acct_gather_energy/modbus",
+    conf = ["AcctGatherEnergyType=%s" % energy_type,
             "PluginDir=%s" % PLUGIN_DIR]
     if plugstack is not None:
         (tmp_path / "plugstack.conf.d").mkdir(exist_ok=True)
@@ -184,3 +185,44 @@ def test_check_tool_on_the_settle(tmp_path):
     assert ("FAIL acct_gather_energy/settle: %s/acct_gather.conf: "
             "EnergySettleMaxWait=5s: not an unsigned integer" % tmp_path
             in out), out
+
+
+def test_check_tool_on_stacked_energy_plugins(tmp_path):
+    """Issue #31: Slurm loads every plugin AcctGatherEnergyType lists and
+    adds their figures.  slurm-energy-check reads the list (with or without
+    the acct_gather_energy/ prefix): it still checks acct_gather.conf for
+    the first plugin of ours (a bad key fails the list as it fails the
+    plugin alone), and warns, keeping the exit status, that gpu beside it
+    counts every GPU twice (the way to do it: EnergyGPU=nvml) and that two
+    node meters count the node twice."""
+    stacked = "acct_gather_energy/modbus,acct_gather_energy/gpu"
+    out, rc = _check_tool_with(tmp_path, "", energy_type=stacked)
+    assert rc == 0, out
+    assert re.search(r"^ok   acct_gather_energy/modbus: ", out, re.M), out
+    assert re.search(r"^ok   acct_gather_energy/settle: ", out, re.M), out
+    warn = [line for line in out.splitlines() if line.startswith("WARN ")]
+    assert len(warn) == 1, out
+    assert warn[0].startswith("WARN %s: AcctGatherEnergyType=%s: Slurm adds "
+                              "the plugins' figures, so every GPU is counted "
+                              "twice" % (tmp_path / "slurm.conf", stacked)), out
+    assert ("Use AcctGatherEnergyType=acct_gather_energy/modbus and "
+            "EnergyGPU=nvml in acct_gather.conf" in warn[0]), out
+    out, rc = _check_tool_with(tmp_path, "EnergySettleMaxWait=5s\n",
+                               energy_type=stacked)
+    assert rc == 1, out
+    assert "FAIL acct_gather_energy/settle: " in out, out
+    # no prefix, ours second: the same plugin is found and checked
+    out, rc = _check_tool_with(tmp_path, "", energy_type="gpu,modbus")
+    assert rc == 0, out
+    assert re.search(r"^ok   acct_gather_energy/modbus: ", out, re.M), out
+    assert "every GPU is counted twice" in out, out
+    out, rc = _check_tool_with(tmp_path, "", energy_type="modbus,bmc")
+    assert rc == 0, out
+    assert re.search(r"^WARN .*: AcctGatherEnergyType=modbus,bmc: .*the node "
+                     r"is counted twice .* Use one: AcctGatherEnergyType="
+                     r"acct_gather_energy/modbus\.$", out, re.M), out
+    assert "every GPU" not in out, out
+    # one plugin: no warning
+    out, rc = _check_tool_with(tmp_path, "")
+    assert rc == 0, out
+    assert "WARN" not in out, out

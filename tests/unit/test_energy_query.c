@@ -123,8 +123,10 @@ static uint64_t hook_t0, hook_t1;
 static int hook_calls;
 
 static int _hook(void *arg, const energy_query_step_t *step, uint64_t t0_ns,
-		 uint64_t t1_ns, uint64_t *share_mj, uint64_t *last_ns)
+		 uint64_t t1_ns, uint64_t *share_mj, uint64_t *last_ns,
+		 energy_query_gpu_t *gpu)
 {
+	(void) gpu;
 	pthread_mutex_lock(&hook_lock);
 	hook_step = *step;
 	hook_t0 = t0_ns;
@@ -457,6 +459,451 @@ START_TEST(test_stale_socket_replaced_other_file_kept)
 }
 END_TEST
 
+/* ---------------------------------------------------------- version 4 */
+
+/*
+ * The wire of version 3 as an old build has it, written out here (not from
+ * energy_query.c): what a step started before the upgrade sends, and what
+ * slurmd before the upgrade answers.
+ */
+typedef struct {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t size;
+	uint64_t t0_ns;
+	uint64_t t1_ns;
+	uint32_t flags;
+	uint32_t job_id;
+	uint32_t step_id;
+	uint32_t ncpus;
+} old_req_t;
+
+typedef struct {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t size;
+	int32_t status;
+	uint32_t flags;
+	int32_t rc0;
+	int32_t rc1;
+	uint64_t generation;
+	uint64_t e0_mj;
+	uint64_t e1_mj;
+	uint64_t last_sample_ns;
+	uint64_t period_ns;
+	uint64_t deadline_ns;
+	int32_t share_rc;
+	uint32_t pad;
+	uint64_t share_mj;
+	uint64_t share_last_ns;
+	uint64_t figure_id;
+	uint64_t figure_mj;
+	uint64_t figure_power_mw;
+	uint64_t figure_sample_ns;
+} old_rep_t;
+
+#define OLD_REQ_MAGIC	0x53455131u
+#define OLD_REP_MAGIC	0x53455231u
+#define OLD_SHARE	0x8	/* reply flag */
+#define OLD_REQ_STEP	0x1
+#define OLD_REQ_BEGIN	0x2
+#define V4_REP_SIZE	160	/* a version-4 reply, as the server sends it */
+
+/* Share and GPU hooks that answer from the step's sets, so that what the
+ * client reads proves the sets crossed: part_mj is the step's first minor
+ * times 1000, count the number of minors in the job's set. */
+static int _count_minors(const uint64_t set[EQ_MINOR_WORDS])
+{
+	int n = 0;
+
+	for (unsigned m = 0; m < EQ_MINORS_MAX; m++)
+		n += energy_query_minors_has(set, m);
+	return n;
+}
+
+static int _first_minor(const uint64_t set[EQ_MINOR_WORDS])
+{
+	for (unsigned m = 0; m < EQ_MINORS_MAX; m++)
+		if (energy_query_minors_has(set, m))
+			return m;
+	return -1;
+}
+
+static int _gpu_share_hook(void *arg, const energy_query_step_t *step,
+			   uint64_t t0_ns, uint64_t t1_ns, uint64_t *share_mj,
+			   uint64_t *last_ns, energy_query_gpu_t *gpu)
+{
+	pthread_mutex_lock(&hook_lock);
+	hook_step = *step;
+	hook_calls++;
+	pthread_mutex_unlock(&hook_lock);
+	(void) arg;
+	(void) t0_ns;
+	*share_mj = 5000;
+	*last_ns = t1_ns;	/* final: no kick */
+	gpu->metered = true;
+	gpu->count = 8;
+	if (!step->gpus_known)
+		return 0;
+	gpu->part = true;
+	gpu->part_mj = 1000 * (uint64_t) _first_minor(step->step_minors);
+	gpu->e0_mj = _count_minors(step->job_minors);
+	return 0;
+}
+
+/* Node mode's GPU hook: e0/e1 from the instants; refuses job 99. */
+static int _gpu_hook(void *arg, const energy_query_step_t *step,
+		     uint64_t t0_ns, uint64_t t1_ns, energy_query_gpu_t *gpu)
+{
+	(void) arg;
+	if (step->job_id == 99) {
+		gpu->count = 1234;	/* must not reach the client */
+		return -ENOENT;
+	}
+	gpu->metered = true;
+	gpu->count = 2;
+	gpu->part = step->gpus_known;
+	gpu->e0_mj = t0_ns * 3;
+	gpu->e1_mj = t1_ns * 3;
+	return 0;
+}
+
+START_TEST(test_minor_sets)
+{
+	uint64_t set[EQ_MINOR_WORDS] = { 0 };
+
+	ck_assert_int_eq(energy_query_minors_add(set, 0), 0);
+	ck_assert_int_eq(energy_query_minors_add(set, 63), 0);
+	ck_assert_int_eq(energy_query_minors_add(set, 64), 0);
+	ck_assert_int_eq(energy_query_minors_add(set, 255), 0);
+	ck_assert_int_eq(energy_query_minors_add(set, 256), -ERANGE);
+	ck_assert_uint_eq(set[0], 0x8000000000000001ULL);
+	ck_assert_uint_eq(set[1], 1);
+	ck_assert_uint_eq(set[2], 0);
+	ck_assert_uint_eq(set[3], 0x8000000000000000ULL);
+	ck_assert(energy_query_minors_has(set, 64));
+	ck_assert(!energy_query_minors_has(set, 65));
+	ck_assert(!energy_query_minors_has(set, 256));
+	ck_assert_int_eq(_count_minors(set), 4);
+}
+END_TEST
+
+/* v4 client, v4 server: the sets reach the hook bit for bit, the GPU
+ * part comes back; a step that does not know its GPUs sends no set. */
+START_TEST(test_v4_round_trip_with_gpu_sets)
+{
+	energy_query_step_t st = { .job_id = 7, .step_id = 2, .ncpus = 4,
+				   .begin = true, .gpus_known = true };
+	energy_query_step_t seen;
+	energy_query_answer_t a;
+	uint64_t t0, t1;
+	int calls;
+	fixture_t f;
+
+	ck_assert_int_eq(energy_query_minors_add(st.step_minors, 130), 0);
+	ck_assert_int_eq(energy_query_minors_add(st.step_minors, 255), 0);
+	for (unsigned m = 0; m < EQ_MINORS_MAX; m += 37)
+		ck_assert_int_eq(energy_query_minors_add(st.job_minors, m), 0);
+	pthread_mutex_lock(&hook_lock);
+	hook_calls = 0;		/* CK_FORK=no (valgrind): one process */
+	pthread_mutex_unlock(&hook_lock);
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
+	energy_query_server_set_share(f.srv, _gpu_share_hook, NULL);
+	ck_assert_int_eq(energy_query_step(f.path, 5, 6, &st, SEC, &a), 0);
+	ck_assert_uint_eq(a.version, 4);
+	ck_assert(a.share);
+	ck_assert_uint_eq(a.share_mj, 5000);
+	ck_assert(a.gpu.metered && a.gpu.part);
+	ck_assert_uint_eq(a.gpu.count, 8);
+	ck_assert_uint_eq(a.gpu.part_mj, 130000);
+	ck_assert_uint_eq(a.gpu.e0_mj, 7);	/* 0, 37, ..., 222 */
+	_hook_seen(&seen, &t0, &t1, &calls);
+	ck_assert(seen.gpus_known);
+	ck_assert_mem_eq(seen.step_minors, st.step_minors,
+			 sizeof(st.step_minors));
+	ck_assert_mem_eq(seen.job_minors, st.job_minors,
+			 sizeof(st.job_minors));
+
+	/* not known: the sets are not sent, whatever the struct holds */
+	st.gpus_known = false;
+	ck_assert_int_eq(energy_query_step(f.path, 5, 6, &st, SEC, &a), 0);
+	ck_assert(a.gpu.metered && !a.gpu.part);
+	ck_assert_uint_eq(a.gpu.part_mj, 0);
+	_hook_seen(&seen, &t0, &t1, &calls);
+	ck_assert(!seen.gpus_known);
+	ck_assert_int_eq(_count_minors(seen.step_minors), 0);
+	ck_assert_int_eq(_count_minors(seen.job_minors), 0);
+	ck_assert_int_eq(calls, 2);
+
+	/* node mode: the GPU hook alone, on step queries only */
+	energy_query_server_set_share(f.srv, NULL, NULL);
+	energy_query_server_set_gpus(f.srv, _gpu_hook, NULL);
+	st.gpus_known = true;
+	ck_assert_int_eq(energy_query_step_known(f.path, 10, 20, &st, SEC, &a),
+			 0);
+	ck_assert(!a.share && !a.kicked);
+	ck_assert(a.gpu.metered && a.gpu.part);
+	ck_assert_uint_eq(a.gpu.count, 2);
+	ck_assert_uint_eq(a.gpu.e0_mj, 30);
+	ck_assert_uint_eq(a.gpu.e1_mj, 60);
+	ck_assert_int_eq(energy_query(f.path, 10, 20, SEC, &a), 0);
+	ck_assert(!a.gpu.metered && !a.gpu.part);
+	ck_assert_uint_eq(a.gpu.count, 0);
+	/* a hook that cannot answer leaves the part empty */
+	st.job_id = 99;
+	ck_assert_int_eq(energy_query_step(f.path, 10, 20, &st, SEC, &a), 0);
+	ck_assert_uint_eq(a.gpu.count, 0);
+	ck_assert(!a.gpu.part);
+	eqf_down(&f);
+}
+END_TEST
+
+/* Send len bytes of msg raw and read the reply into rep (up to rep_len);
+ * the reply's real length. */
+static ssize_t _raw_ask(const char *path, const void *msg, size_t len,
+			void *rep, size_t rep_len)
+{
+	ssize_t n;
+	int fd = _raw_connect(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(send(fd, msg, len, 0), (ssize_t) len);
+	n = recv(fd, rep, rep_len, MSG_TRUNC);
+	close(fd);
+	return n;
+}
+
+/* A step still running from before the upgrade sends version 3: answered,
+ * in the version-3 layout it reads, and its GPUs are unknown. */
+START_TEST(test_v3_request_answered_in_v3_layout)
+{
+	old_req_t req = {
+		.magic = OLD_REQ_MAGIC, .version = 3, .size = sizeof(req),
+		.flags = OLD_REQ_STEP | OLD_REQ_BEGIN,
+		.job_id = 7, .step_id = 1, .ncpus = 2,
+	};
+	unsigned long answered, refused;
+	energy_query_step_t seen;
+	sampler_status_t sst;
+	uint64_t t0, t1;
+	old_rep_t rep;
+	char buf[512];
+	fixture_t f;
+	int calls;
+
+	ck_assert_uint_eq(sizeof(req), 40);
+	ck_assert_uint_eq(sizeof(rep), 128);
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
+	energy_query_server_set_share(f.srv, _gpu_share_hook, NULL);
+	sampler_status(f.s, &sst);
+	req.t0_ns = req.t1_ns = sst.last_sample_ns;	/* complete, both */
+	ck_assert_int_eq(_raw_ask(f.path, &req, sizeof(req), buf, sizeof(buf)),
+			 sizeof(rep));
+	memcpy(&rep, buf, sizeof(rep));
+	ck_assert_uint_eq(rep.magic, OLD_REP_MAGIC);
+	ck_assert_uint_eq(rep.version, 3);
+	ck_assert_uint_eq(rep.size, 128);
+	ck_assert_int_eq(rep.status, 0);
+	ck_assert_int_eq(rep.rc0, 0);
+	ck_assert_int_eq(rep.rc1, 0);
+	ck_assert_uint_eq(rep.flags, 0x3 | OLD_SHARE);	/* complete, share */
+	ck_assert_uint_eq(rep.e0_mj, rep.e1_mj);
+	ck_assert_uint_eq(rep.last_sample_ns, sst.last_sample_ns);
+	ck_assert_uint_ne(rep.generation, 0);
+	ck_assert_uint_eq(rep.period_ns, 100 * SEC);
+	ck_assert_uint_eq(rep.deadline_ns, 200 * MS);
+	ck_assert_uint_eq(rep.share_mj, 5000);
+	ck_assert_uint_eq(rep.share_last_ns, sst.last_sample_ns);
+	_hook_seen(&seen, &t0, &t1, &calls);
+	ck_assert_uint_eq(seen.job_id, 7);
+	ck_assert_uint_eq(seen.ncpus, 2);
+	ck_assert(seen.begin);
+	ck_assert(!seen.gpus_known);
+
+	/* its refusals come in its layout too */
+	req.t0_ns = req.t1_ns + 1;
+	ck_assert_int_eq(_raw_ask(f.path, &req, sizeof(req), buf, sizeof(buf)),
+			 sizeof(rep));
+	memcpy(&rep, buf, sizeof(rep));
+	ck_assert_uint_eq(rep.version, 3);
+	ck_assert_int_eq(rep.status, -EINVAL);
+	energy_query_server_counts(f.srv, &answered, &refused);
+	ck_assert_uint_eq(answered, 1);
+	ck_assert_uint_eq(refused, 1);
+	eqf_down(&f);
+}
+END_TEST
+
+/*
+ * slurmd before the upgrade, played by hand: a version-3 server (it
+ * refuses any other size or version with a version-3 refusal, -EPROTO),
+ * for a given number of connections; it keeps the size of each request.
+ * bogus: it answers every request in version 3, status 0 (no server
+ * does: a client must not take it for an answer to version 4).
+ */
+typedef struct {
+	int lfd;
+	int conns;
+	bool bogus;
+	ssize_t sizes[8];
+	int seen;
+	pthread_t thread;
+} old_server_t;
+
+static void *_old_server_main(void *arg)
+{
+	old_server_t *o = arg;
+
+	for (int i = 0; i < o->conns; i++) {
+		old_req_t req = { 0 };
+		old_rep_t rep = { .magic = OLD_REP_MAGIC, .version = 3,
+				  .size = sizeof(rep) };
+		int fd = accept(o->lfd, NULL, NULL);
+		ssize_t n;
+
+		if (fd < 0)
+			break;
+		n = recv(fd, &req, sizeof(req), MSG_TRUNC);
+		o->sizes[o->seen++] = n;
+		if (!o->bogus && (n != sizeof(req) || req.version != 3)) {
+			rep.status = -EPROTO;
+		} else {
+			rep.generation = 77;
+			rep.e0_mj = req.t0_ns * 10;
+			rep.e1_mj = req.t1_ns * 10;
+			rep.flags = 0x3;
+		}
+		(void) send(fd, &rep, sizeof(rep), MSG_NOSIGNAL);
+		close(fd);
+	}
+	return NULL;
+}
+
+static void _old_server_up(old_server_t *o, const char *path, int conns,
+			   bool bogus)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	memset(o, 0, sizeof(*o));
+	o->conns = conns;
+	o->bogus = bogus;
+	strcpy(sa.sun_path, path);
+	o->lfd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	ck_assert_int_ge(o->lfd, 0);
+	ck_assert_int_eq(bind(o->lfd, (struct sockaddr *) &sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(o->lfd, 8), 0);
+	ck_assert_int_eq(pthread_create(&o->thread, NULL, _old_server_main, o),
+			 0);
+}
+
+/* Joined: its sizes are ours to read. */
+static void _old_server_down(old_server_t *o, const char *path)
+{
+	pthread_join(o->thread, NULL);
+	close(o->lfd);
+	unlink(path);
+}
+
+START_TEST(test_v4_client_falls_back_to_v3_server)
+{
+	energy_query_step_t st = { .job_id = 7, .gpus_known = true };
+	char old_path[200];
+	energy_query_answer_t a;
+	old_server_t o;
+	fixture_t f;
+
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
+	snprintf(old_path, sizeof(old_path), "%s/old.sock", f.dir);
+	_old_server_up(&o, old_path, 4, false);
+
+	/* refused in v3: asked again in v3, answered */
+	ck_assert_int_eq(energy_query_step(old_path, 2, 3, &st, SEC, &a), 0);
+	ck_assert_uint_eq(a.version, 3);
+	ck_assert_uint_eq(a.generation, 77);
+	ck_assert_uint_eq(a.e0_mj, 20);
+	ck_assert_uint_eq(a.e1_mj, 30);
+	ck_assert(a.complete0 && a.complete1);
+	ck_assert(!a.gpu.metered && !a.gpu.part);
+	/* remembered: the next queries ask in v3 at once */
+	ck_assert_int_eq(energy_query(old_path, 4, 5, SEC, &a), 0);
+	ck_assert_uint_eq(a.e1_mj, 50);
+	/* ... at that socket only: the new server is asked in v4 */
+	ck_assert_int_eq(energy_query(f.path, 0, 0, SEC, &a), 0);
+	ck_assert_uint_eq(a.version, 4);
+	ck_assert_int_eq(energy_query_known(old_path, 6, 6, SEC, &a), 0);
+	ck_assert_uint_eq(a.version, 3);
+	_old_server_down(&o, old_path);
+	ck_assert_int_eq(o.seen, 4);
+	ck_assert_int_eq(o.sizes[0], 104);	/* v4 first */
+	ck_assert_int_eq(o.sizes[1], 40);	/* then v3 */
+	ck_assert_int_eq(o.sizes[2], 40);	/* remembered */
+	ck_assert_int_eq(o.sizes[3], 40);
+	eqf_down(&f);
+}
+END_TEST
+
+/* A version-3 reply to a version-4 question is only ever a refusal. */
+START_TEST(test_v3_answer_to_v4_is_not_an_answer)
+{
+	char dir[64] = "/tmp/se-eq-XXXXXX", path[160];
+	energy_query_answer_t a;
+	old_server_t o;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/bogus.sock", dir);
+	_old_server_up(&o, path, 2, true);
+	ck_assert_int_eq(energy_query(path, 2, 3, SEC, &a), -EPROTO);
+	/* not taken for an old server: asked in v4 again */
+	ck_assert_int_eq(energy_query(path, 2, 3, SEC, &a), -EPROTO);
+	_old_server_down(&o, path);
+	ck_assert_int_eq(o.seen, 2);
+	ck_assert_int_eq(o.sizes[0], 104);
+	ck_assert_int_eq(o.sizes[1], 104);
+	rmdir(dir);
+}
+END_TEST
+
+/* Sizes and versions that are neither 3 nor 4 are refused, in v4. */
+START_TEST(test_wrong_sizes_and_versions_refused)
+{
+	static const struct {
+		uint16_t version, size;
+		size_t sent;
+	} bad[] = {
+		{ 4, 104, 40 },		/* v4 header, v3 size */
+		{ 4, 104, 41 },
+		{ 4, 40, 40 },		/* v4 claiming v3's size */
+		{ 3, 40, 104 },		/* v3 header, v4 size */
+		{ 3, 104, 104 },
+		{ 4, 104, 200 },	/* too long */
+		{ 5, 104, 104 },	/* a later version */
+		{ 2, 40, 40 },		/* an earlier one */
+	};
+	unsigned long answered, refused;
+	char msg[256] = { 0 }, buf[512];
+	old_rep_t rep;
+	fixture_t f;
+
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		old_req_t h = { .magic = OLD_REQ_MAGIC, .version = bad[i].version,
+				.size = bad[i].size };
+
+		memcpy(msg, &h, sizeof(h));
+		ck_assert_int_eq(_raw_ask(f.path, msg, bad[i].sent, buf,
+					  sizeof(buf)), V4_REP_SIZE);
+		memcpy(&rep, buf, sizeof(rep));
+		ck_assert_uint_eq(rep.version, 4);
+		ck_assert_uint_eq(rep.size, V4_REP_SIZE);
+		ck_assert_int_eq(rep.status, -EPROTO);
+	}
+	energy_query_server_counts(f.srv, &answered, &refused);
+	ck_assert_uint_eq(answered, 0);
+	ck_assert_uint_eq(refused, sizeof(bad) / sizeof(bad[0]));
+	eqf_down(&f);
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("energy_query");
@@ -476,6 +923,12 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_path_too_long);
 	tcase_add_test(tc, test_stop_unlinks_and_restart_is_new_generation);
 	tcase_add_test(tc, test_stale_socket_replaced_other_file_kept);
+	tcase_add_test(tc, test_minor_sets);
+	tcase_add_test(tc, test_v4_round_trip_with_gpu_sets);
+	tcase_add_test(tc, test_v3_request_answered_in_v3_layout);
+	tcase_add_test(tc, test_v4_client_falls_back_to_v3_server);
+	tcase_add_test(tc, test_v3_answer_to_v4_is_not_an_answer);
+	tcase_add_test(tc, test_wrong_sizes_and_versions_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -127,7 +127,7 @@ void se_share_start(const char *node_name, sampler_config_t *cfg);
  * se_state_lock). */
 int se_share_answer(void *arg, const energy_query_step_t *st,
 		    uint64_t t0_ns, uint64_t t1_ns, uint64_t *share_mj,
-		    uint64_t *last_ns);
+		    uint64_t *last_ns, energy_query_gpu_t *gpu);
 
 /* ------------------------------------------------- se_energy_step.c */
 

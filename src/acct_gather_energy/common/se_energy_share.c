@@ -151,11 +151,12 @@ static void _attr_on_sample(void *arg, uint64_t t_ns, uint64_t energy_mj)
 
 int se_share_answer(void *arg, const energy_query_step_t *st,
 		    uint64_t t0_ns, uint64_t t1_ns, uint64_t *share_mj,
-		    uint64_t *last_ns)
+		    uint64_t *last_ns, energy_query_gpu_t *gpu)
 {
 	int rc = -ENOENT;
 
 	(void) arg;
+	(void) gpu;	/* no GPUs metered yet: the answer says none */
 	slurm_mutex_lock(&split_lock);
 	if (split) {
 		if (st->begin)
