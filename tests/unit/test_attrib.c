@@ -705,6 +705,306 @@ START_TEST(test_gpu_and_cpu)
 }
 END_TEST
 
+static attrib_step_share_t _parts(attrib_t *a, uint32_t job, uint32_t step)
+{
+	attrib_step_share_t sh;
+
+	ck_assert_int_eq(attrib_step_share(a, job, step, &sh), 0);
+	return sh;
+}
+
+/* A step that began at 1 ns (0 is "not registered") and holds the GPUs
+ * of its masks (bit i: GPU i). */
+static void _gpu_step(attrib_t *a, uint32_t job, uint32_t step,
+		      uint64_t step_mask, uint64_t job_mask)
+{
+	ck_assert_int_eq(attrib_step_begin(a, job, step, 1, 1), 0);
+	ck_assert_int_eq(attrib_step_gpus(a, job, step, step_mask, job_mask,
+					  true), 0);
+}
+
+/* Valid readings: energy_mj as given, raw_mj half of it (a factor 2). */
+static void _readings(attrib_gpu_energy_t *g, const uint64_t *mj, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		g[i] = (attrib_gpu_energy_t) { .energy_mj = mj[i],
+					       .raw_mj = mj[i] / 2,
+					       .valid = true };
+}
+
+/*
+ * The owner rules of attrib_interval_gpus: GPU 0 to the srun step holding
+ * it, GPU 1 (job 1's, no srun step's) to job 1's batch step, GPU 2 to job
+ * 2's interactive step, GPU 3 to job 3 only (no batch or interactive
+ * step), GPU 4 nobody's (unattributed), GPU 5 not read (in the rest).
+ */
+START_TEST(test_gpu_owner_rules)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 8);
+	uint64_t mj[6] = { 100000, 200000, 300000, 400000, 50000, 0 };
+	attrib_gpu_energy_t g[6];
+	attrib_totals_t t;
+	fake_scan_t f;
+
+	_gpu_step(a, 1, 0, 1 << 0, 0x3);
+	_gpu_step(a, 1, CG_STEP_BATCH, 0, 0x3);
+	_gpu_step(a, 1, CG_STEP_EXTERN, 0, 0x3);
+	_gpu_step(a, 2, CG_STEP_INTERACTIVE, 0, 1 << 2);
+	_gpu_step(a, 3, CG_STEP_EXTERN, 0, 1 << 3);
+	_readings(g, mj, 6);
+	g[5] = (attrib_gpu_energy_t) { .energy_mj = 1000000, .raw_mj = 7,
+				       .valid = false };
+	_scan_reset(&f, 0);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 0, 2);
+	_scan_add(&f, 1, 0, 0, 0);
+	ck_assert_int_eq(attrib_interval_gpus(a, 0, 0, &f.s, g, 6), 0);
+	_scan_reset(&f, S);
+	_scan_add(&f, 1, CG_JOB_LEVEL, S, 2);
+	_scan_add(&f, 1, 0, S, 0);
+	/* 10 kJ: 1050 J of GPUs read, the rest (GPU 5's within) by CPU
+	 * time, all of which step 1.0 used */
+	ck_assert_int_eq(attrib_interval_gpus(a, S, 10000000, &f.s, g, 6), 0);
+	ck_assert_uint_eq(_parts(a, 1, 0).gpu_mj, 100000);
+	ck_assert_uint_eq(_parts(a, 1, 0).share_mj, 100000 + 8950000);
+	ck_assert_uint_eq(_parts(a, 1, CG_STEP_BATCH).gpu_mj, 200000);
+	ck_assert_uint_eq(_parts(a, 1, CG_STEP_BATCH).share_mj, 200000);
+	ck_assert_uint_eq(_parts(a, 1, CG_STEP_EXTERN).gpu_mj, 300000);
+	ck_assert_uint_eq(_parts(a, 1, CG_STEP_EXTERN).share_mj, 9250000);
+	ck_assert_uint_eq(_parts(a, 2, CG_STEP_INTERACTIVE).gpu_mj, 300000);
+	ck_assert_uint_eq(_parts(a, 2, CG_STEP_EXTERN).share_mj, 300000);
+	ck_assert_uint_eq(_parts(a, 3, CG_STEP_EXTERN).gpu_mj, 400000);
+	ck_assert_uint_eq(_parts(a, 3, CG_STEP_EXTERN).share_mj, 400000);
+	/* attrib_share() answers as before */
+	ck_assert_uint_eq(_share(a, 1, 0), 9050000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_charged_mj, 1000000);
+	ck_assert_uint_eq(t.gpu_unowned_mj, 50000);
+	ck_assert_uint_eq(t.unattributed_mj, 50000);
+	ck_assert_uint_eq(t.gpu_to_rest_mj, 0);
+	ck_assert_uint_eq(t.gpu_raw_mj, 525000);	/* GPU 5 not counted */
+	ck_assert_uint_eq(t.gpu_out_intervals, 1);
+	ck_assert_uint_eq(t.gpu_clipped_intervals, 0);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/*
+ * k holders share equally: two overlapping srun steps (the batch step,
+ * which also holds GPU 0 by the job mask, gets none of it), and GPU 1
+ * held through the job masks of two jobs (shards).
+ */
+START_TEST(test_gpu_holders_equal)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 8);
+	uint64_t mj[2] = { 1001, 3 };
+	attrib_gpu_energy_t g[2];
+	fake_scan_t f;
+
+	_gpu_step(a, 1, 0, 1 << 0, 0x3);
+	_gpu_step(a, 1, 1, 1 << 0, 0x3);
+	_gpu_step(a, 1, CG_STEP_BATCH, 0, 0x3);
+	_gpu_step(a, 2, CG_STEP_EXTERN, 0, 1 << 1);
+	_readings(g, mj, 2);
+	_scan_reset(&f, 0);
+	ck_assert_int_eq(attrib_interval_gpus(a, 0, 0, &f.s, g, 2), 0);
+	/* 1004 mJ: the GPUs' exactly */
+	ck_assert_int_eq(attrib_interval_gpus(a, S, 1004, &f.s, g, 2), 0);
+	ck_assert_uint_eq(_parts(a, 1, 0).gpu_mj, 501);
+	ck_assert_uint_eq(_parts(a, 1, 1).gpu_mj, 500);
+	ck_assert_uint_eq(_parts(a, 1, CG_STEP_BATCH).gpu_mj, 2);
+	ck_assert_uint_eq(_parts(a, 2, CG_STEP_EXTERN).gpu_mj, 1);
+	ck_assert_uint_eq(_parts(a, 1, CG_STEP_EXTERN).gpu_mj, 1003);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/*
+ * A step that could not tell its GPUs: while it is present (up to the
+ * interval in which it ended), a GPU nobody holds stays in the rest (by
+ * CPU time, here all its job's); once it is over, such a GPU is
+ * unattributed again.
+ */
+START_TEST(test_gpu_unknown_to_rest)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 8);
+	uint64_t mj[1] = { 500000 };
+	attrib_gpu_energy_t g[1];
+	attrib_totals_t t;
+	fake_scan_t f;
+
+	attrib_step_begin(a, 1, 0, 1, 1);
+	attrib_step_gpus(a, 1, 0, 1 << 0, 1 << 0, false); /* masks ignored */
+	_readings(g, mj, 1);
+	_scan_reset(&f, 0);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 0, 1);
+	_scan_add(&f, 1, 0, 0, 0);
+	attrib_interval_gpus(a, 0, 0, &f.s, g, 1);
+	_scan_reset(&f, S);
+	_scan_add(&f, 1, CG_JOB_LEVEL, S, 1);
+	_scan_add(&f, 1, 0, S, 0);
+	ck_assert_int_eq(attrib_interval_gpus(a, S, 800000, &f.s, g, 1), 0);
+	ck_assert_uint_eq(_parts(a, 1, 0).share_mj, 800000);
+	ck_assert_uint_eq(_parts(a, 1, 0).gpu_mj, 0);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_to_rest_mj, 500000);
+	ck_assert_uint_eq(t.gpu_unowned_mj, 0);
+	ck_assert_uint_eq(t.unattributed_mj, 0);
+
+	/* the job ends at 1 s (cgroups gone): the step still counts in the
+	 * interval its cgroup vanished in, whose rest, with the job over, is
+	 * nobody's; from the next one the GPU is nobody's */
+	attrib_step_end(a, 1, CG_STEP_EXTERN, S);
+	attrib_step_end(a, 1, 0, S);
+	_scan_reset(&f, S);
+	attrib_interval_gpus(a, 2 * S, 1600000, &f.s, g, 1);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_to_rest_mj, 1000000);
+	ck_assert_uint_eq(t.unattributed_mj, 800000);
+	attrib_interval_gpus(a, 3 * S, 2400000, &f.s, g, 1);
+	ck_assert_uint_eq(_parts(a, 1, 0).share_mj, 800000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_to_rest_mj, 1000000);
+	ck_assert_uint_eq(t.gpu_unowned_mj, 500000);
+	ck_assert_uint_eq(t.unattributed_mj, 800000 + 500000 + 300000);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/*
+ * GPUs above the node's meter are cut in proportion (900:300 of 1 kJ is
+ * 750:250; the index-order clip gave 900:100), said by the return value
+ * and counted; an interval within the meter is not cut.
+ */
+START_TEST(test_gpu_cut_proportional)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 8);
+	uint64_t mj[2] = { 900000, 300000 };
+	attrib_gpu_energy_t g[2];
+	attrib_totals_t t;
+	fake_scan_t f;
+
+	_gpu_step(a, 1, 0, 1 << 0, 1 << 0);
+	_gpu_step(a, 2, 0, 1 << 1, 1 << 1);
+	_readings(g, mj, 2);
+	_scan_reset(&f, 0);
+	attrib_interval_gpus(a, 0, 0, &f.s, g, 2);
+	ck_assert_int_eq(attrib_interval_gpus(a, S, 1000000, &f.s, g, 2),
+			 ATTRIB_GPUS_CUT);
+	ck_assert_uint_eq(_parts(a, 1, 0).gpu_mj, 750000);
+	ck_assert_uint_eq(_parts(a, 2, 0).gpu_mj, 250000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_clipped_mj, 200000);
+	ck_assert_uint_eq(t.gpu_clipped_intervals, 1);
+	ck_assert_uint_eq(t.gpu_charged_mj, 1000000);
+	ck_assert_uint_eq(t.gpu_raw_mj, 600000);
+	/* 1.3 kJ next: room for both */
+	ck_assert_int_eq(attrib_interval_gpus(a, 2 * S, 2300000, &f.s, g, 2),
+			 0);
+	ck_assert_uint_eq(_parts(a, 1, 0).gpu_mj, 750000 + 900000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_clipped_mj, 200000);
+	ck_assert_uint_eq(t.gpu_clipped_intervals, 1);
+	/* no CPU used: the 100 J left by presence, 1:1 */
+	ck_assert_uint_eq(_parts(a, 1, CG_STEP_EXTERN).share_mj,
+			  750000 + 900000 + 50000);
+	ck_assert_uint_eq(t.unattributed_mj, 0);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/* The callers' owners (attrib_interval) are cut in proportion too. */
+START_TEST(test_gpu_cut_owned)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 8);
+	attrib_gpu_t g[2] = {
+		{ .energy_mj = 900000, .owned = true, .job_id = 1,
+		  .step_id = 0 },
+		{ .energy_mj = 300000, .owned = true, .job_id = 2,
+		  .step_id = 0 },
+	};
+	attrib_totals_t t;
+	fake_scan_t f;
+
+	_scan_reset(&f, 0);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 0, 1);
+	_scan_add(&f, 1, 0, 0, 0);
+	_scan_add(&f, 2, CG_JOB_LEVEL, 0, 1);
+	_scan_add(&f, 2, 0, 0, 0);
+	attrib_interval(a, 0, 0, &f.s, NULL, 0);
+	ck_assert_int_eq(attrib_interval(a, S, 1000000, &f.s, g, 2), 0);
+	ck_assert_uint_eq(_parts(a, 1, 0).gpu_mj, 750000);
+	ck_assert_uint_eq(_share(a, 2, 0), 250000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_clipped_mj, 200000);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/*
+ * Idle learned from the node less its GPUs read (owned or not) while no
+ * job runs: 150 W with a 50 W GPU is 100 W of idle; the cut interval (the
+ * GPU above the node) is not learned from.
+ */
+START_TEST(test_gpu_idle_learned_without)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, false, 0, 8);
+	uint64_t mj[1] = { 50000 };
+	attrib_gpu_energy_t g[1];
+	attrib_totals_t t;
+	fake_scan_t f;
+
+	_readings(g, mj, 1);
+	_scan_reset(&f, 0);
+	attrib_interval_gpus(a, 0, 0, &f.s, g, 1);
+	for (int i = 1; i <= 3; i++)
+		attrib_interval_gpus(a, i * S, i * 150000, &f.s, g, 1);
+	attrib_totals(a, &t);
+	ck_assert(t.idle_learned);
+	ck_assert_uint_eq(t.idle_mw, 100000);
+	ck_assert_uint_eq(t.gpu_unowned_mj, 150000);
+	/* a 20 J interval with the 50 J GPU: cut, 0 W not learned */
+	for (int i = 4; i <= 6; i++)
+		ck_assert_int_eq(attrib_interval_gpus(a, i * S,
+						      450000 + (i - 3) * 20000,
+						      &f.s, g, 1),
+				 ATTRIB_GPUS_CUT);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.idle_mw, 100000);
+	ck_assert_uint_eq(t.gpu_clipped_mj, 3 * 30000);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/* The GPU part adds up over intervals; a GPU index past the masks is
+ * refused. */
+START_TEST(test_gpu_part_accumulates)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 8);
+	uint64_t mj[1] = { 7000 };
+	attrib_gpu_energy_t g[ATTRIB_MAX_GPUS + 1];
+	fake_scan_t f;
+
+	_gpu_step(a, 5, 3, 1 << 0, 1 << 0);
+	_readings(g, mj, 1);
+	_scan_reset(&f, 0);
+	attrib_interval_gpus(a, 0, 0, &f.s, g, 1);
+	for (int i = 1; i <= 4; i++)
+		attrib_interval_gpus(a, i * S, i * 10000, &f.s, g, 1);
+	ck_assert_uint_eq(_parts(a, 5, 3).gpu_mj, 4 * 7000);
+	ck_assert_uint_eq(_parts(a, 5, CG_STEP_EXTERN).gpu_mj, 4 * 7000);
+	ck_assert_int_eq(attrib_interval_gpus(a, 5 * S, 50000, &f.s, g,
+					      ATTRIB_MAX_GPUS + 1), -EINVAL);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
 /* A meter outage: one long interval, all of it split, nothing invented. */
 START_TEST(test_outage)
 {
@@ -963,6 +1263,13 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_vanished_job);
 	tcase_add_test(tc, test_job_over_at_extern_end);
 	tcase_add_test(tc, test_gpu_and_cpu);
+	tcase_add_test(tc, test_gpu_owner_rules);
+	tcase_add_test(tc, test_gpu_holders_equal);
+	tcase_add_test(tc, test_gpu_unknown_to_rest);
+	tcase_add_test(tc, test_gpu_cut_proportional);
+	tcase_add_test(tc, test_gpu_cut_owned);
+	tcase_add_test(tc, test_gpu_idle_learned_without);
+	tcase_add_test(tc, test_gpu_part_accumulates);
 	tcase_add_test(tc, test_outage);
 	tcase_add_test(tc, test_property_conservation);
 	tcase_add_test(tc, test_conf_keys);
