@@ -1038,11 +1038,16 @@ END_TEST
  * Property: random interleavings of jobs and steps starting and ending
  * (seen in scans or not, registered or not), samples at random intervals,
  * meter outages (samples skipped), GPUs: conservation to the mJ, shares
- * never decreasing, each job's steps never above the job.
+ * never decreasing, each job's steps never above the job.  In half of the
+ * runs 1-8 GPUs are read at every sample (attrib_interval_gpus), with
+ * random masks told by the steps, random validity and energies that often
+ * exceed the node's: each GPU's energy is all accounted (or cut to the
+ * node's), goes only to steps and jobs whose masks hold it, and all of it
+ * to the one step holding it when no other could.
  */
 /* The conservation property's random node: jobs come and go, their steps
  * start and end, each uses CPU time; the split must stay conserved. */
-enum { PROP_JOBS = 12, PROP_STEPS = 4, PROP_ROUNDS = 300 };
+enum { PROP_JOBS = 12, PROP_STEPS = 4, PROP_ROUNDS = 300, PROP_SRUN = 2 };
 
 typedef struct {
 	struct {
@@ -1054,7 +1059,22 @@ typedef struct {
 	unsigned seed;
 	uint64_t t, e, root;
 	fake_scan_t f;
+	/* GPU runs: n GPUs, masks fixed for the run (a step tells the same
+	 * ones whenever it tells), told: since its job last started */
+	bool gpus, based;	/* based: the first sample was taken */
+	size_t ng;
+	uint64_t job_mask[PROP_JOBS], step_mask[PROP_JOBS][PROP_STEPS];
+	bool known[PROP_JOBS][PROP_STEPS], told[PROP_JOBS][PROP_STEPS];
 } prop_t;
+
+/* The model's steps 0 and 1 are srun steps, 2 interactive, 3 batch. */
+static uint32_t _prop_sid(int s)
+{
+	static const uint32_t id[PROP_STEPS] = {
+		0, 1, CG_STEP_INTERACTIVE, CG_STEP_BATCH };
+
+	return id[s];
+}
 
 /* Events between samples: a job starts, a step ends or starts, a job
  * ends; half of the boundaries are told to the split. */
@@ -1068,20 +1088,58 @@ static void _prop_events(prop_t *p, attrib_t *a, uint64_t dt)
 			p->job[j].on = true;
 			memset(p->job[j].cpu, 0, sizeof(p->job[j].cpu));
 			if (rand_r(&p->seed) % 2)
-				attrib_step_begin(a, j, s, p->t + dt / 2,
-						  1 + j % 3);
+				attrib_step_begin(a, j, _prop_sid(s),
+						  p->t + dt / 2, 1 + j % 3);
 			p->job[j].live[s] = true;
 		} else if (p->job[j].live[s]) {
 			p->job[j].live[s] = false;
 			if (rand_r(&p->seed) % 2)
-				attrib_step_end(a, j, s, p->t + dt / 3);
+				attrib_step_end(a, j, _prop_sid(s),
+						p->t + dt / 3);
 		} else if (rand_r(&p->seed) % 4 == 0) {
 			p->job[j].on = false;
 			memset(p->job[j].live, 0, sizeof(p->job[j].live));
+			memset(p->told[j], 0, sizeof(p->told[j]));
 		} else {
 			p->job[j].live[s] = true;
 		}
 	}
+}
+
+/* A GPU run's masks: each job some of the GPUs, its srun steps some of
+ * the job's; one step in 6 cannot tell. */
+static void _prop_gpu_setup(prop_t *p, bool gpus)
+{
+	uint64_t all;
+
+	p->gpus = gpus;
+	p->ng = 1 + rand_r(&p->seed) % 8;
+	all = (1ULL << p->ng) - 1;
+	for (int j = 0; j < PROP_JOBS; j++) {
+		p->job_mask[j] = (uint64_t) rand_r(&p->seed) & all;
+		for (int s = 0; s < PROP_STEPS; s++) {
+			p->step_mask[j][s] = s < PROP_SRUN ?
+				p->job_mask[j] & rand_r(&p->seed) : 0;
+			p->known[j][s] = rand_r(&p->seed) % 6 != 0;
+			p->told[j][s] = false;
+		}
+	}
+}
+
+/* Living steps tell their GPUs now and then (slurmstepd's queries). */
+static void _prop_tell(prop_t *p, attrib_t *a)
+{
+	for (int j = 0; j < PROP_JOBS; j++)
+		for (int s = 0; s < PROP_STEPS; s++) {
+			if (!p->job[j].live[s] || p->told[j][s] ||
+			    rand_r(&p->seed) % 2)
+				continue;
+			ck_assert_int_eq(attrib_step_gpus(a, j, _prop_sid(s),
+							  p->step_mask[j][s],
+							  p->job_mask[j],
+							  p->known[j][s]), 0);
+			p->told[j][s] = true;
+		}
 }
 
 /* The cgroup scan after an interval: each live step's CPU time grows. */
@@ -1099,7 +1157,8 @@ static void _prop_scan(prop_t *p)
 			p->job[j].cpu[PROP_STEPS] += use;
 			p->root += use;
 			if (p->job[j].live[s])
-				_scan_add(&p->f, j, s, p->job[j].cpu[s], 0);
+				_scan_add(&p->f, j, _prop_sid(s),
+					  p->job[j].cpu[s], 0);
 		}
 		_scan_add(&p->f, j, CG_JOB_LEVEL, p->job[j].cpu[PROP_STEPS],
 			  rand_r(&p->seed) % 3);
@@ -1108,28 +1167,181 @@ static void _prop_scan(prop_t *p)
 	p->f.s.root_cpu_ns = p->root;
 }
 
-/* Every job's steps together never get more than the job. */
+/* Every job's steps together never get more than the job; the GPU part
+ * is within the share. */
 static void _prop_check_jobs(prop_t *p, attrib_t *a)
 {
 	for (int j = 0; j < PROP_JOBS; j++) {
-		uint64_t js = 0, sum = 0, mj, last;
+		attrib_step_share_t js, st;
+		uint64_t sum = 0, gpu_sum = 0;
 
-		if (attrib_share(a, j, CG_STEP_EXTERN, &js, &last))
+		if (attrib_step_share(a, j, CG_STEP_EXTERN, &js))
 			continue;
+		ck_assert_uint_le(js.gpu_mj, js.share_mj);
 		for (int s = 0; s < PROP_STEPS; s++) {
-			if (attrib_share(a, j, s, &mj, &last))
+			if (attrib_step_share(a, j, _prop_sid(s), &st))
 				continue;
 			/* a forgotten job starts again */
-			if (mj >= p->last_share[j][s])
-				p->last_share[j][s] = mj;
-			sum += mj;
+			if (st.share_mj >= p->last_share[j][s])
+				p->last_share[j][s] = st.share_mj;
+			ck_assert_uint_le(st.gpu_mj, st.share_mj);
+			sum += st.share_mj;
+			gpu_sum += st.gpu_mj;
 		}
-		ck_assert_uint_le(sum, js);
+		ck_assert_uint_le(sum, js.share_mj);
+		ck_assert_uint_le(gpu_sum, js.gpu_mj);
 	}
 }
 
+/* Every job's and step's GPU part (-1: not known to the split). */
+typedef struct {
+	int64_t job[PROP_JOBS], step[PROP_JOBS][PROP_STEPS];
+	attrib_totals_t t;
+} prop_gpu_snap_t;
+
+static int64_t _prop_gpu_mj(attrib_t *a, int j, uint32_t step_id)
+{
+	attrib_step_share_t sh;
+
+	return attrib_step_share(a, j, step_id, &sh) ? -1 :
+	       (int64_t) sh.gpu_mj;
+}
+
+static void _prop_gpu_snap(attrib_t *a, prop_gpu_snap_t *snap)
+{
+	for (int j = 0; j < PROP_JOBS; j++) {
+		snap->job[j] = _prop_gpu_mj(a, j, CG_STEP_EXTERN);
+		for (int s = 0; s < PROP_STEPS; s++)
+			snap->step[j][s] = _prop_gpu_mj(a, j, _prop_sid(s));
+	}
+	attrib_totals(a, &snap->t);
+}
+
+/* What one interval gave: after - before, 0 when the split did not know
+ * it before; -1 when it forgot it. */
+static int64_t _prop_delta(int64_t before, int64_t after)
+{
+	if (after < 0)
+		return -1;
+	return after - (before < 0 ? 0 : before);
+}
+
+/* The valid GPUs' energy among mask. */
+static uint64_t _prop_mask_mj(const attrib_gpu_energy_t *g, size_t n,
+			      uint64_t mask)
+{
+	uint64_t mj = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (g[i].valid && (mask & (1ULL << i)))
+			mj += g[i].energy_mj;
+	return mj;
+}
+
+/* The model step holding GPU i for sure: the only srun step whose mask
+ * holds it, living in this scan, having told its masks.  -1: none. */
+static int _prop_sure_holder(const prop_t *p, size_t i, int *step)
+{
+	int holder = -1, n = 0;
+
+	for (int j = 0; j < PROP_JOBS; j++)
+		for (int s = 0; s < PROP_SRUN; s++)
+			if (p->step_mask[j][s] & (1ULL << i)) {
+				n++;
+				holder = j;
+				*step = s;
+			}
+	if (n != 1 || !p->job[holder].on || !p->job[holder].live[*step] ||
+	    !p->told[holder][*step] || !p->known[holder][*step])
+		return -1;
+	return holder;
+}
+
+/* One GPU interval's checks against the snapshot taken before it. */
+static void _prop_gpu_check(const prop_t *p, attrib_t *a,
+			    const attrib_gpu_energy_t *g, bool cut,
+			    const prop_gpu_snap_t *b)
+{
+	prop_gpu_snap_t n;
+	uint64_t sure[PROP_JOBS][PROP_SRUN] = { { 0 } };
+	uint64_t valid = _prop_mask_mj(g, p->ng, UINT64_MAX), e, given;
+	int64_t jobs_sum = 0;
+	bool forgot = false;
+
+	_prop_gpu_snap(a, &n);
+	e = n.t.measured_mj - b->t.measured_mj;
+	given = (n.t.gpu_charged_mj - b->t.gpu_charged_mj) +
+		(n.t.gpu_unowned_mj - b->t.gpu_unowned_mj) +
+		(n.t.gpu_to_rest_mj - b->t.gpu_to_rest_mj);
+	/* all the GPUs' energy accounted, or cut to the node's */
+	ck_assert_int_eq(cut, valid > e);
+	ck_assert_uint_eq(given, (cut ? e : valid));
+	ck_assert_uint_eq(n.t.gpu_clipped_mj - b->t.gpu_clipped_mj,
+			  cut ? valid - e : 0);
+	for (size_t i = 0; !cut && i < p->ng; i++) {
+		int s, j = g[i].valid ? _prop_sure_holder(p, i, &s) : -1;
+
+		if (j >= 0)
+			sure[j][s] += g[i].energy_mj;
+	}
+	for (int j = 0; j < PROP_JOBS; j++) {
+		int64_t dj = _prop_delta(b->job[j], n.job[j]);
+
+		forgot |= dj < 0;
+		if (dj < 0)
+			continue;
+		jobs_sum += dj;
+		/* only where the job's GPUs are */
+		ck_assert_uint_le(dj, _prop_mask_mj(g, p->ng, p->job_mask[j]));
+		for (int s = 0; s < PROP_STEPS; s++) {
+			int64_t ds = _prop_delta(b->step[j][s], n.step[j][s]);
+			uint64_t mask = s < PROP_SRUN ? p->step_mask[j][s] :
+				p->job_mask[j];
+
+			if (ds < 0)
+				continue;
+			ck_assert_uint_le(ds, _prop_mask_mj(g, p->ng, mask));
+			if (s < PROP_SRUN)
+				ck_assert_uint_ge(ds, sure[j][s]);
+		}
+	}
+	if (!forgot)
+		ck_assert_uint_eq(jobs_sum, n.t.gpu_charged_mj -
+					    b->t.gpu_charged_mj);
+}
+
+/* A GPU run's readings: often above the node's, one in 5 not read. */
+static void _prop_readings(prop_t *p, attrib_gpu_energy_t *g)
+{
+	for (size_t i = 0; i < p->ng; i++) {
+		uint64_t top = rand_r(&p->seed) % 4 ? 100000 : 600000;
+
+		g[i].energy_mj = rand_r(&p->seed) % top;
+		g[i].raw_mj = g[i].energy_mj;
+		g[i].valid = rand_r(&p->seed) % 5 != 0;
+	}
+}
+
+/* A GPU run's interval: the snapshot, the split, the checks. */
+static void _prop_gpu_interval(prop_t *p, attrib_t *a)
+{
+	attrib_gpu_energy_t g[8];
+	prop_gpu_snap_t before;
+	int rc;
+
+	_prop_tell(p, a);
+	_prop_readings(p, g);
+	_prop_gpu_snap(a, &before);
+	rc = attrib_interval_gpus(a, p->t, p->e, &p->f.s, g, p->ng);
+	ck_assert(rc == 0 || rc == ATTRIB_GPUS_CUT);
+	if (p->based)
+		_prop_gpu_check(p, a, g, rc == ATTRIB_GPUS_CUT, &before);
+	p->based = true;
+}
+
 /* One round: events, an interval of energy and CPU time, sometimes a
- * GPU's energy, sometimes an outage (no sample); then the checks. */
+ * GPU's energy (GPU runs: every GPU's), sometimes an outage (no sample);
+ * then the checks. */
 static void _prop_round(prop_t *p, attrib_t *a)
 {
 	attrib_gpu_t g[2];
@@ -1140,16 +1352,20 @@ static void _prop_round(prop_t *p, attrib_t *a)
 	p->t += dt;
 	p->e += rand_r(&p->seed) % 500000;
 	_prop_scan(p);
-	if (rand_r(&p->seed) % 3 == 0) {
+	if (!p->gpus && rand_r(&p->seed) % 3 == 0) {
 		g[ng++] = (attrib_gpu_t) {
 			.energy_mj = rand_r(&p->seed) % 300000,
 			.owned = rand_r(&p->seed) % 2,
 			.job_id = rand_r(&p->seed) % PROP_JOBS,
-			.step_id = rand_r(&p->seed) % PROP_STEPS };
+			.step_id = _prop_sid(rand_r(&p->seed) % PROP_STEPS) };
 	}
 	if (rand_r(&p->seed) % 7 == 0)
 		return;		/* an outage: this sample never comes */
-	ck_assert_int_eq(attrib_interval(a, p->t, p->e, &p->f.s, g, ng), 0);
+	if (p->gpus)
+		_prop_gpu_interval(p, a);
+	else
+		ck_assert_int_eq(attrib_interval(a, p->t, p->e, &p->f.s, g,
+						 ng), 0);
 	_conserved(a);
 	_prop_check_jobs(p, a);
 }
@@ -1157,6 +1373,7 @@ static void _prop_round(prop_t *p, attrib_t *a)
 START_TEST(test_property_conservation)
 {
 	prop_t p = { .seed = 12345 };
+	unsigned long cut = 0, gpu_charged = 0;
 
 	for (int run = 0; run < 40; run++) {
 		attrib_params_t params = {
@@ -1171,13 +1388,20 @@ START_TEST(test_property_conservation)
 		memset(p.job, 0, sizeof(p.job));
 		memset(p.last_share, 0, sizeof(p.last_share));
 		p.t = p.e = p.root = 0;
+		p.based = false;
+		_prop_gpu_setup(&p, (run / 2) % 2);
 		for (int r = 0; r < PROP_ROUNDS; r++)
 			_prop_round(&p, a);
 		attrib_totals(a, &tt);
 		ck_assert_uint_gt(tt.charged_mj, 0);
 		ck_assert_uint_le(tt.measured_mj, p.e);
+		cut += tt.gpu_clipped_intervals;
+		gpu_charged += p.gpus ? tt.gpu_charged_mj != 0 : 0;
 		attrib_free(a);
 	}
+	/* the GPU runs did cut, and did charge GPUs */
+	ck_assert_uint_gt(cut, 100);
+	ck_assert_uint_ge(gpu_charged, 18);
 }
 END_TEST
 
