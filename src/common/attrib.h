@@ -16,7 +16,8 @@
  *     totals).
  *  2. Idle part: idle power x interval (EnergyIdleWatts, or learned: the
  *     median power, less the GPUs read, of the last 64 intervals with no
- *     job on the node, once there are 3), at most what is left.  With EnergyIdle=share it goes to
+ *     job on the node and no cut, once there are 3), at most what is
+ *     left.  With EnergyIdle=share it goes to
  *     the jobs by allocated CPUs x time present in the interval, the
  *     unallocated CPUs' part unattributed; with EnergyIdle=none all of it is
  *     unattributed.
