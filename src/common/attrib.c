@@ -20,6 +20,8 @@
 #define ATTRIB_RETAIN_NS	(600 * SE_NS_PER_SEC)
 #define IDLE_RING		64
 #define IDLE_MIN_SAMPLES	3
+/* Slurm's SLURM_MAX_NORMAL_STEP_ID: above it, the named steps (cg_cpu.h) */
+#define AT_MAX_SRUN_STEP	0xfffffff0u
 
 typedef struct {
 	uint32_t step_id;
@@ -32,6 +34,10 @@ typedef struct {
 	uint64_t delta_ns;	/* CPU time in this interval */
 	uint64_t begin_ns, end_ns; /* registered by its slurmstepd, 0: not */
 	uint64_t share_mj;
+	uint64_t gpu_mj;	/* its GPUs' part of share_mj */
+	uint64_t step_gpus;	/* GPU masks told by attrib_step_gpus */
+	uint64_t job_gpus;
+	bool gpus_unknown;	/* ... which said it could not tell */
 } at_step_t;
 
 typedef struct {
@@ -42,12 +48,14 @@ typedef struct {
 	uint32_t ncpus_cg;	/* from its cpuset */
 	uint32_t ncpus_reg;	/* from its steps' registration */
 	uint64_t share_mj;
+	uint64_t gpu_mj;	/* its GPUs' part of share_mj */
 	uint64_t last_present_ns;
 	at_step_t *steps;
 	size_t n, cap;
 	/* this interval */
 	uint64_t present_ns;	/* time present in the interval */
 	uint64_t part_mj;	/* its idle + CPU part, to its steps */
+	uint64_t job_gpus;	/* its steps' job masks */
 } at_job_t;
 
 struct attrib {
@@ -58,6 +66,9 @@ struct attrib {
 	uint64_t root_cpu_ns;
 	uint64_t measured_mj, charged_mj, unattributed_mj;
 	unsigned long intervals;
+	uint64_t gpu_raw_mj, gpu_charged_mj, gpu_unowned_mj, gpu_to_rest_mj;
+	uint64_t gpu_clipped_mj;
+	unsigned long gpu_clipped_intervals, gpu_out_intervals;
 	at_job_t *jobs;
 	size_t n, cap;
 	uint64_t idle_ring[IDLE_RING];	/* mW of job-free intervals */
@@ -65,7 +76,18 @@ struct attrib {
 	uint64_t *w;			/* scratch weights and results */
 	uint64_t *out;
 	size_t w_cap;
+	/* this interval */
+	uint64_t t0, dt, e;
+	uint32_t node_cpus;
+	bool any_job;
 };
+
+/* This interval's GPU part. */
+typedef struct {
+	uint64_t taken_mj;	/* out of the node's: to holders or nobody */
+	uint64_t read_mj;	/* the GPUs read, after a cut (idle learning) */
+	bool cut;
+} at_gpu_part_t;
 
 /* ------------------------------------------------------------ apportion */
 
@@ -404,28 +426,204 @@ static void _give(attrib_t *a, const uint64_t *part)
 	a->unattributed_mj += part[a->n];
 }
 
-static uint64_t _split_gpus(attrib_t *a, uint64_t e, const attrib_gpu_t *g,
-			    size_t n)
-{
-	uint64_t used = 0;
+/* ------------------------------------------------------------ GPUs */
 
+/*
+ * The GPUs' charged energies g[0..n-1], in place, cut in proportion when
+ * together above the node's e (the meter sees the GPUs too: more than it
+ * is a factor set too high or a lag).  Returns the energy cut.
+ */
+static uint64_t _cut_gpus(attrib_t *a, uint64_t e, uint64_t *g, size_t n)
+{
+	unsigned __int128 sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sum += g[i];
+	if (sum <= e)
+		return 0;
+	attrib_apportion(e, g, n, a->out);
+	memcpy(g, a->out, n * sizeof(*g));
+	return sum - e > UINT64_MAX ? UINT64_MAX : (uint64_t) (sum - e);
+}
+
+/* Charge a GPU's energy to its job and, unless it is the extern step (the
+ * job's own figure), to its step. */
+static void _give_gpu(attrib_t *a, at_job_t *j, at_step_t *s, uint64_t mj)
+{
+	j->share_mj += mj;
+	j->gpu_mj += mj;
+	a->charged_mj += mj;
+	a->gpu_charged_mj += mj;
+	if (s && s->step_id != CG_STEP_EXTERN) {
+		s->share_mj += mj;
+		s->gpu_mj += mj;
+	}
+}
+
+/* Part idx of mj split among k equally: what attrib_apportion gives with
+ * k weights of 1 (the lower index first on the tie), without its sort. */
+static uint64_t _equal_part(uint64_t mj, size_t k, size_t idx)
+{
+	return mj / k + (idx < mj % k);
+}
+
+/* GPUs cut and counted: the totals' and the interval's GPU figures. */
+static void _count_gpus(attrib_t *a, at_gpu_part_t *gp, uint64_t clipped,
+			size_t n)
+{
+	gp->cut = clipped != 0;
+	a->gpu_clipped_mj += clipped;
+	a->gpu_clipped_intervals += gp->cut;
+	for (size_t i = 0; i < n; i++)
+		gp->read_mj += a->w[i];
+}
+
+/* The callers' owners (attrib_interval): the owner's job, its step if
+ * known; an owner whose job is not known is nobody. */
+static void _split_owned_gpus(attrib_t *a, const attrib_gpu_t *g, size_t n,
+			      at_gpu_part_t *gp)
+{
 	for (size_t i = 0; i < n; i++) {
-		uint64_t mj = g[i].energy_mj < e - used ?
-			      g[i].energy_mj : e - used;
+		a->w[i] = g[i].energy_mj;
+		a->gpu_raw_mj += g[i].energy_mj;
+	}
+	_count_gpus(a, gp, _cut_gpus(a, a->e, a->w, n), n);
+	for (size_t i = 0; i < n; i++) {
 		at_job_t *j = g[i].owned ? _job(a, g[i].job_id, false) : NULL;
 		at_step_t *s = j ? _step(j, g[i].step_id, false) : NULL;
 
-		used += mj;
-		if (!j) {
-			a->unattributed_mj += mj;
+		gp->taken_mj += a->w[i];
+		if (j) {
+			_give_gpu(a, j, s, a->w[i]);
 			continue;
 		}
-		j->share_mj += mj;
-		a->charged_mj += mj;
-		if (s && s->step_id != CG_STEP_EXTERN)
-			s->share_mj += mj;
+		a->unattributed_mj += a->w[i];
+		a->gpu_unowned_mj += a->w[i];
 	}
-	return used;
+}
+
+static bool _is_srun_step(uint32_t step_id)
+{
+	return step_id <= AT_MAX_SRUN_STEP;
+}
+
+/*
+ * Before the owners: each job's GPUs (its steps' job masks), the GPUs of
+ * the present srun steps, and whether a present step could not tell its
+ * GPUs.
+ */
+static uint64_t _gpu_masks(attrib_t *a, bool *unknown)
+{
+	uint64_t t1 = a->t0 + a->dt, srun = 0;
+
+	*unknown = false;
+	for (size_t i = 0; i < a->n; i++) {
+		at_job_t *j = &a->jobs[i];
+
+		j->job_gpus = 0;
+		for (size_t k = 0; k < j->n; k++) {
+			const at_step_t *s = &j->steps[k];
+
+			j->job_gpus |= s->job_gpus;
+			if (!_step_present(s, a->t0, t1))
+				continue;
+			*unknown |= s->gpus_unknown;
+			if (_is_srun_step(s->step_id))
+				srun |= s->step_gpus;
+		}
+	}
+	return srun;
+}
+
+/* Rule 1: a present srun step whose own GPUs hold bit. */
+static bool _srun_holds(const attrib_t *a, const at_step_t *s, uint64_t bit)
+{
+	return (s->step_gpus & bit) && _is_srun_step(s->step_id) &&
+	       _step_present(s, a->t0, a->t0 + a->dt);
+}
+
+/* Rule 2: who in a job holds its job-wide GPUs: its batch step, else its
+ * interactive step, if present; else nobody but the job (NULL). */
+static at_step_t *_job_holder(const attrib_t *a, at_job_t *j)
+{
+	at_step_t *interactive = NULL;
+
+	for (size_t k = 0; k < j->n; k++) {
+		at_step_t *s = &j->steps[k];
+
+		if (!_step_present(s, a->t0, a->t0 + a->dt))
+			continue;
+		if (s->step_id == CG_STEP_BATCH)
+			return s;
+		if (s->step_id == CG_STEP_INTERACTIVE)
+			interactive = s;
+	}
+	return interactive;
+}
+
+/* GPU bit's energy mj to its holders (3.4), equally.  Returns false when
+ * nobody holds it. */
+static bool _give_to_holders(attrib_t *a, uint64_t bit, uint64_t srun,
+			     uint64_t mj)
+{
+	size_t k = 0, idx = 0;
+
+	if (srun & bit) {
+		for (size_t i = 0; i < a->n; i++)
+			for (size_t m = 0; m < a->jobs[i].n; m++)
+				k += _srun_holds(a, &a->jobs[i].steps[m], bit);
+		for (size_t i = 0; i < a->n; i++)
+			for (size_t m = 0; m < a->jobs[i].n; m++)
+				if (_srun_holds(a, &a->jobs[i].steps[m], bit))
+					_give_gpu(a, &a->jobs[i],
+						  &a->jobs[i].steps[m],
+						  _equal_part(mj, k, idx++));
+		return true;
+	}
+	for (size_t i = 0; i < a->n; i++)
+		k += a->jobs[i].present_ns && (a->jobs[i].job_gpus & bit);
+	if (!k)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->jobs[i].present_ns && (a->jobs[i].job_gpus & bit))
+			_give_gpu(a, &a->jobs[i], _job_holder(a, &a->jobs[i]),
+				  _equal_part(mj, k, idx++));
+	return true;
+}
+
+/* The GPUs read (attrib_interval_gpus) to the holders the steps' masks
+ * give; an unread GPU stays in the node's energy. */
+static void _split_read_gpus(attrib_t *a, const attrib_gpu_energy_t *g,
+			     size_t n, at_gpu_part_t *gp)
+{
+	bool unknown, out = false;
+	uint64_t srun = _gpu_masks(a, &unknown);
+
+	for (size_t i = 0; i < n; i++) {
+		a->w[i] = g[i].valid ? g[i].energy_mj : 0;
+		if (g[i].valid)
+			a->gpu_raw_mj += g[i].raw_mj;
+		out |= !g[i].valid;
+	}
+	a->gpu_out_intervals += out;
+	_count_gpus(a, gp, _cut_gpus(a, a->e, a->w, n), n);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t mj = a->w[i];
+
+		if (!g[i].valid)
+			continue;	/* in the node's energy, by CPU time */
+		if (_give_to_holders(a, 1ULL << i, srun, mj)) {
+			gp->taken_mj += mj;
+			continue;
+		}
+		if (unknown) {		/* maybe that step's: by CPU time */
+			a->gpu_to_rest_mj += mj;
+			continue;
+		}
+		gp->taken_mj += mj;
+		a->unattributed_mj += mj;
+		a->gpu_unowned_mj += mj;
+	}
 }
 
 /* The idle part: by allocated CPUs x presence, or unattributed. */
@@ -552,15 +750,18 @@ void attrib_free(attrib_t *a)
 	free(a);
 }
 
-int attrib_interval(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
-		    const cg_scan_t *scan, const attrib_gpu_t *gpus,
-		    size_t n_gpus)
+/*
+ * An interval's start: the scan taken, the baselines, the interval's
+ * figures (a->t0, dt, e), scratch for n_gpus.  *split false: nothing to
+ * split (first sample, or time or energy went back: rc -EINVAL).
+ */
+static int _interval_open(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
+			  const cg_scan_t *scan, size_t n_gpus, bool *split)
 {
-	uint64_t e, dt, t0 = a->t_ns, idle, gpu_mj, idle_mw;
-	uint32_t node_cpus = _node_cpus(a, scan);
-	bool learned, any_job = false;
+	size_t need;
 	int rc;
 
+	*split = false;
 	if ((rc = _take_scan(a, scan)))
 		return rc;
 	if (a->started && (t_ns < a->t_ns || energy_mj < a->energy_mj)) {
@@ -577,41 +778,89 @@ int attrib_interval(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
 		a->root_cpu_ns = scan ? scan->root_cpu_ns : 0;
 		return rc;
 	}
-	e = energy_mj - a->energy_mj;
-	dt = t_ns - a->t_ns;
-	if ((rc = _scratch(a, (a->n > _max_steps(a) ? a->n : _max_steps(a)) +
-			      1)))
+	/* the scan may have added jobs and steps */
+	need = (a->n > _max_steps(a) ? a->n : _max_steps(a)) + 1;
+	if ((rc = _scratch(a, need > n_gpus ? need : n_gpus)))
 		return rc;
+	a->t0 = a->t_ns;
+	a->dt = t_ns - a->t_ns;
+	a->e = energy_mj - a->energy_mj;
+	a->node_cpus = _node_cpus(a, scan);
+	a->any_job = false;
 	_vanished_jobs(a, scan);
 	for (size_t i = 0; i < a->n; i++) {
 		_vanished_steps(&a->jobs[i]);
-		a->jobs[i].present_ns = _job_present_ns(&a->jobs[i], t0, t_ns);
+		a->jobs[i].present_ns = _job_present_ns(&a->jobs[i], a->t0,
+							t_ns);
 		a->jobs[i].part_mj = 0;
-		any_job |= a->jobs[i].present_ns != 0;
+		a->any_job |= a->jobs[i].present_ns != 0;
 	}
+	a->measured_mj += a->e;
+	*split = true;
+	return 0;
+}
 
-	a->measured_mj += e;
-	gpu_mj = _split_gpus(a, e, gpus, n_gpus);
-	idle_mw = _idle_mw(a, &learned);
-	idle = (uint64_t) ((unsigned __int128) idle_mw * dt / SE_NS_PER_SEC);
-	if (idle > e - gpu_mj)
-		idle = e - gpu_mj;
-	_split_idle(a, idle, node_cpus, dt);
-	_split_rest(a, e - gpu_mj - idle, node_cpus, t0, dt);
+/* After the GPU part: the idle part, the rest, the jobs' parts to their
+ * steps, idle learning, the new baselines. */
+static void _interval_close(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
+			    const at_gpu_part_t *gp)
+{
+	uint64_t left = a->e - gp->taken_mj, idle;
+	bool learned;
+
+	idle = (uint64_t) ((unsigned __int128) _idle_mw(a, &learned) * a->dt /
+			   SE_NS_PER_SEC);
+	if (idle > left)
+		idle = left;
+	_split_idle(a, idle, a->node_cpus, a->dt);
+	_split_rest(a, left - idle, a->node_cpus, a->t0, a->dt);
 	for (size_t i = 0; i < a->n; i++) {
-		_split_job(a, &a->jobs[i], t0, t_ns);
+		_split_job(a, &a->jobs[i], a->t0, t_ns);
 		for (size_t k = 0; k < a->jobs[i].n; k++)
 			if (_step_vanished(&a->jobs[i].steps[k]))
 				a->jobs[i].steps[k].closed = true;
 	}
-	if (!any_job && !n_gpus)
-		_learn_idle(a, e, dt);
+	/* the node without its GPUs; a cut interval tells nothing of it */
+	if (!a->any_job && !gp->cut)
+		_learn_idle(a, a->e - gp->read_mj, a->dt);
 
 	a->intervals++;
 	a->t_ns = t_ns;
 	a->energy_mj = energy_mj;
 	_retire(a, t_ns);
+}
+
+int attrib_interval(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
+		    const cg_scan_t *scan, const attrib_gpu_t *gpus,
+		    size_t n_gpus)
+{
+	at_gpu_part_t gp = { 0 };
+	bool split;
+	int rc = _interval_open(a, t_ns, energy_mj, scan, n_gpus, &split);
+
+	if (!split)
+		return rc;
+	_split_owned_gpus(a, gpus, n_gpus, &gp);
+	_interval_close(a, t_ns, energy_mj, &gp);
 	return 0;
+}
+
+int attrib_interval_gpus(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
+			 const cg_scan_t *scan, const attrib_gpu_energy_t *g,
+			 size_t n)
+{
+	at_gpu_part_t gp = { 0 };
+	bool split;
+	int rc;
+
+	if (n > ATTRIB_MAX_GPUS)
+		return -EINVAL;
+	rc = _interval_open(a, t_ns, energy_mj, scan, n, &split);
+	if (!split)
+		return rc;
+	_split_read_gpus(a, g, n, &gp);
+	_interval_close(a, t_ns, energy_mj, &gp);
+	return gp.cut ? ATTRIB_GPUS_CUT : 0;
 }
 
 void attrib_rebase(attrib_t *a)
@@ -647,23 +896,51 @@ int attrib_step_end(attrib_t *a, uint32_t job_id, uint32_t step_id,
 	return 0;
 }
 
-int attrib_share(const attrib_t *a, uint32_t job_id, uint32_t step_id,
-		 uint64_t *share_mj, uint64_t *last_ns)
+int attrib_step_gpus(attrib_t *a, uint32_t job_id, uint32_t step_id,
+		     uint64_t step_mask, uint64_t job_mask, bool known)
+{
+	at_job_t *j = _job(a, job_id, true);
+	at_step_t *s = j ? _step(j, step_id, true) : NULL;
+
+	if (!s)
+		return -ENOMEM;
+	s->step_gpus = known ? step_mask : 0;
+	s->job_gpus = known ? job_mask : 0;
+	s->gpus_unknown = !known;
+	return 0;
+}
+
+int attrib_step_share(const attrib_t *a, uint32_t job_id, uint32_t step_id,
+		      attrib_step_share_t *out)
 {
 	at_job_t *j = _job((attrib_t *) a, job_id, false);
 	at_step_t *s;
 
-	*last_ns = a->started ? a->t_ns : 0;
+	out->last_ns = a->started ? a->t_ns : 0;
 	if (!j)
 		return -ENOENT;
 	if (step_id == CG_STEP_EXTERN) {
-		*share_mj = j->share_mj;
+		out->share_mj = j->share_mj;
+		out->gpu_mj = j->gpu_mj;
 		return 0;
 	}
 	if (!(s = _step(j, step_id, false)))
 		return -ENOENT;
-	*share_mj = s->share_mj;
+	out->share_mj = s->share_mj;
+	out->gpu_mj = s->gpu_mj;
 	return 0;
+}
+
+int attrib_share(const attrib_t *a, uint32_t job_id, uint32_t step_id,
+		 uint64_t *share_mj, uint64_t *last_ns)
+{
+	attrib_step_share_t sh;
+	int rc = attrib_step_share(a, job_id, step_id, &sh);
+
+	*last_ns = sh.last_ns;
+	if (!rc)
+		*share_mj = sh.share_mj;
+	return rc;
 }
 
 void attrib_totals(const attrib_t *a, attrib_totals_t *out)
@@ -675,4 +952,11 @@ void attrib_totals(const attrib_t *a, attrib_totals_t *out)
 	out->idle_mw = _idle_mw(a, &out->idle_learned);
 	out->intervals = a->intervals;
 	out->jobs = a->n;
+	out->gpu_raw_mj = a->gpu_raw_mj;
+	out->gpu_charged_mj = a->gpu_charged_mj;
+	out->gpu_unowned_mj = a->gpu_unowned_mj;
+	out->gpu_to_rest_mj = a->gpu_to_rest_mj;
+	out->gpu_clipped_mj = a->gpu_clipped_mj;
+	out->gpu_clipped_intervals = a->gpu_clipped_intervals;
+	out->gpu_out_intervals = a->gpu_out_intervals;
 }

@@ -6,12 +6,18 @@
  * (cg_cpu.h) to attrib_interval(), which splits the energy measured since
  * the previous sample:
  *
- *  1. GPU part: each GPU's energy in the interval to the step owning it
- *     (callers that have per-GPU energy); a GPU nobody owns is
- *     unattributed.
+ *  1. GPU part: each GPU's energy in the interval to the step(s) holding
+ *     it (attrib_interval_gpus: the holders come from the masks the steps
+ *     registered with attrib_step_gpus); a GPU nobody holds is
+ *     unattributed, but stays in the rest (3.) when a step present in the
+ *     interval could not tell its GPUs.  A GPU that could not be read
+ *     stays in the rest.  When the GPUs together report more than the
+ *     node's meter, each is cut in proportion to fit (counted in the
+ *     totals).
  *  2. Idle part: idle power x interval (EnergyIdleWatts, or learned: the
- *     median power of the last 64 intervals with no job on the node, once
- *     there are 3), at most what is left.  With EnergyIdle=share it goes to
+ *     median power, less the GPUs read, of the last 64 intervals with no
+ *     job on the node and no cut, once there are 3), at most what is
+ *     left.  With EnergyIdle=share it goes to
  *     the jobs by allocated CPUs x time present in the interval, the
  *     unallocated CPUs' part unattributed; with EnergyIdle=none all of it is
  *     unattributed.
@@ -92,6 +98,17 @@ typedef struct {
 	uint32_t job_id, step_id;
 } attrib_gpu_t;
 
+/* One GPU's reading in the interval, for attrib_interval_gpus(). */
+typedef struct {
+	uint64_t energy_mj;	/* charged energy: NVML's x EnergyGPUFactor */
+	uint64_t raw_mj;	/* NVML's own, for the totals only */
+	bool valid;		/* false: not read; its energy stays in the
+				 * node's and is split by CPU time */
+} attrib_gpu_energy_t;
+
+/* Most GPUs a node's split knows: bit i of a mask is the GPU sampler i. */
+#define ATTRIB_MAX_GPUS	64
+
 typedef struct {
 	uint64_t measured_mj;	/* since the first sample */
 	uint64_t charged_mj;	/* sum of the jobs' shares */
@@ -100,6 +117,16 @@ typedef struct {
 	bool idle_learned;	/* ... learned, not configured */
 	unsigned long intervals;
 	size_t jobs;		/* jobs held */
+	/* GPUs: charged + unowned + to_rest + clipped == the energy_mj of
+	 * the GPUs read (valid) */
+	uint64_t gpu_raw_mj;	/* what NVML gave (valid GPUs) */
+	uint64_t gpu_charged_mj; /* to their holders (in charged_mj) */
+	uint64_t gpu_unowned_mj; /* nobody's (in unattributed_mj) */
+	uint64_t gpu_to_rest_mj; /* nobody's, left in the CPU split: a
+				  * present step's GPUs were unknown */
+	uint64_t gpu_clipped_mj; /* cut: the GPUs above the node's meter */
+	unsigned long gpu_clipped_intervals;
+	unsigned long gpu_out_intervals; /* with a GPU not read (!valid) */
 } attrib_totals_t;
 
 typedef struct attrib attrib_t;
@@ -118,6 +145,23 @@ int attrib_interval(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
 		    const cg_scan_t *scan, const attrib_gpu_t *gpus,
 		    size_t n_gpus);
 
+/*
+ * As attrib_interval(), the GPUs' holders found by the split itself: g[i]
+ * (n, at most ATTRIB_MAX_GPUS) is GPU sampler i's reading over the
+ * interval.  GPU i goes to (1) the numbered (srun) steps present in the
+ * interval whose step mask holds i; else (2) each present job whose job
+ * mask holds i: its batch step if present, else its interactive step if
+ * present, else the job only (as the extern step); else (3) nobody.  k
+ * holders get equal parts.  Returns 0, ATTRIB_GPUS_CUT (the GPUs read more
+ * than the node over the interval and were cut to it: the caller may say
+ * so; the totals tell by how much), -EINVAL (as attrib_interval, or n too
+ * large), -ENOMEM.
+ */
+#define ATTRIB_GPUS_CUT	1
+int attrib_interval_gpus(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
+			 const cg_scan_t *scan, const attrib_gpu_energy_t *g,
+			 size_t n);
+
 /* The energy source restarted (its cumulative energy counts from 0
  * again): the next sample is a new baseline; shares are kept. */
 void attrib_rebase(attrib_t *a);
@@ -134,12 +178,34 @@ int attrib_step_end(attrib_t *a, uint32_t job_id, uint32_t step_id,
 		    uint64_t t_ns);
 
 /*
+ * The GPUs a step may use (bit i: GPU sampler i): step_mask its own (a
+ * numbered step's; 0 for the job-wide batch, interactive and extern
+ * steps), job_mask its job's on this node.  known false: the step could
+ * not tell (an older slurmstepd, GRES unread); the masks are then ignored
+ * and, while it is present, GPUs nobody holds stay in the CPU split.  A
+ * step never told holds no GPU and blocks nothing.  Each call replaces
+ * the step's masks.  Returns 0, -ENOMEM.
+ */
+int attrib_step_gpus(attrib_t *a, uint32_t job_id, uint32_t step_id,
+		     uint64_t step_mask, uint64_t job_mask, bool known);
+
+/*
  * A step's share so far (the extern step: its job's whole share).
  * *last_ns is the end of the last interval split (a share is final for
  * a step that ended before it).  Returns 0, -ENOENT unknown step.
  */
 int attrib_share(const attrib_t *a, uint32_t job_id, uint32_t step_id,
 		 uint64_t *share_mj, uint64_t *last_ns);
+
+/* A step's share with its GPU part, as attrib_share(). */
+typedef struct {
+	uint64_t share_mj;	/* all of it, GPUs included */
+	uint64_t gpu_mj;	/* of which its GPUs' (extern: the job's) */
+	uint64_t last_ns;
+} attrib_step_share_t;
+
+int attrib_step_share(const attrib_t *a, uint32_t job_id, uint32_t step_id,
+		      attrib_step_share_t *out);
 
 void attrib_totals(const attrib_t *a, attrib_totals_t *out);
 

@@ -705,6 +705,306 @@ START_TEST(test_gpu_and_cpu)
 }
 END_TEST
 
+static attrib_step_share_t _parts(attrib_t *a, uint32_t job, uint32_t step)
+{
+	attrib_step_share_t sh;
+
+	ck_assert_int_eq(attrib_step_share(a, job, step, &sh), 0);
+	return sh;
+}
+
+/* A step that began at 1 ns (0 is "not registered") and holds the GPUs
+ * of its masks (bit i: GPU i). */
+static void _gpu_step(attrib_t *a, uint32_t job, uint32_t step,
+		      uint64_t step_mask, uint64_t job_mask)
+{
+	ck_assert_int_eq(attrib_step_begin(a, job, step, 1, 1), 0);
+	ck_assert_int_eq(attrib_step_gpus(a, job, step, step_mask, job_mask,
+					  true), 0);
+}
+
+/* Valid readings: energy_mj as given, raw_mj half of it (a factor 2). */
+static void _readings(attrib_gpu_energy_t *g, const uint64_t *mj, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		g[i] = (attrib_gpu_energy_t) { .energy_mj = mj[i],
+					       .raw_mj = mj[i] / 2,
+					       .valid = true };
+}
+
+/*
+ * The owner rules of attrib_interval_gpus: GPU 0 to the srun step holding
+ * it, GPU 1 (job 1's, no srun step's) to job 1's batch step, GPU 2 to job
+ * 2's interactive step, GPU 3 to job 3 only (no batch or interactive
+ * step), GPU 4 nobody's (unattributed), GPU 5 not read (in the rest).
+ */
+START_TEST(test_gpu_owner_rules)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 8);
+	uint64_t mj[6] = { 100000, 200000, 300000, 400000, 50000, 0 };
+	attrib_gpu_energy_t g[6];
+	attrib_totals_t t;
+	fake_scan_t f;
+
+	_gpu_step(a, 1, 0, 1 << 0, 0x3);
+	_gpu_step(a, 1, CG_STEP_BATCH, 0, 0x3);
+	_gpu_step(a, 1, CG_STEP_EXTERN, 0, 0x3);
+	_gpu_step(a, 2, CG_STEP_INTERACTIVE, 0, 1 << 2);
+	_gpu_step(a, 3, CG_STEP_EXTERN, 0, 1 << 3);
+	_readings(g, mj, 6);
+	g[5] = (attrib_gpu_energy_t) { .energy_mj = 1000000, .raw_mj = 7,
+				       .valid = false };
+	_scan_reset(&f, 0);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 0, 2);
+	_scan_add(&f, 1, 0, 0, 0);
+	ck_assert_int_eq(attrib_interval_gpus(a, 0, 0, &f.s, g, 6), 0);
+	_scan_reset(&f, S);
+	_scan_add(&f, 1, CG_JOB_LEVEL, S, 2);
+	_scan_add(&f, 1, 0, S, 0);
+	/* 10 kJ: 1050 J of GPUs read, the rest (GPU 5's within) by CPU
+	 * time, all of which step 1.0 used */
+	ck_assert_int_eq(attrib_interval_gpus(a, S, 10000000, &f.s, g, 6), 0);
+	ck_assert_uint_eq(_parts(a, 1, 0).gpu_mj, 100000);
+	ck_assert_uint_eq(_parts(a, 1, 0).share_mj, 100000 + 8950000);
+	ck_assert_uint_eq(_parts(a, 1, CG_STEP_BATCH).gpu_mj, 200000);
+	ck_assert_uint_eq(_parts(a, 1, CG_STEP_BATCH).share_mj, 200000);
+	ck_assert_uint_eq(_parts(a, 1, CG_STEP_EXTERN).gpu_mj, 300000);
+	ck_assert_uint_eq(_parts(a, 1, CG_STEP_EXTERN).share_mj, 9250000);
+	ck_assert_uint_eq(_parts(a, 2, CG_STEP_INTERACTIVE).gpu_mj, 300000);
+	ck_assert_uint_eq(_parts(a, 2, CG_STEP_EXTERN).share_mj, 300000);
+	ck_assert_uint_eq(_parts(a, 3, CG_STEP_EXTERN).gpu_mj, 400000);
+	ck_assert_uint_eq(_parts(a, 3, CG_STEP_EXTERN).share_mj, 400000);
+	/* attrib_share() answers as before */
+	ck_assert_uint_eq(_share(a, 1, 0), 9050000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_charged_mj, 1000000);
+	ck_assert_uint_eq(t.gpu_unowned_mj, 50000);
+	ck_assert_uint_eq(t.unattributed_mj, 50000);
+	ck_assert_uint_eq(t.gpu_to_rest_mj, 0);
+	ck_assert_uint_eq(t.gpu_raw_mj, 525000);	/* GPU 5 not counted */
+	ck_assert_uint_eq(t.gpu_out_intervals, 1);
+	ck_assert_uint_eq(t.gpu_clipped_intervals, 0);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/*
+ * k holders share equally: two overlapping srun steps (the batch step,
+ * which also holds GPU 0 by the job mask, gets none of it), and GPU 1
+ * held through the job masks of two jobs (shards).
+ */
+START_TEST(test_gpu_holders_equal)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 8);
+	uint64_t mj[2] = { 1001, 3 };
+	attrib_gpu_energy_t g[2];
+	fake_scan_t f;
+
+	_gpu_step(a, 1, 0, 1 << 0, 0x3);
+	_gpu_step(a, 1, 1, 1 << 0, 0x3);
+	_gpu_step(a, 1, CG_STEP_BATCH, 0, 0x3);
+	_gpu_step(a, 2, CG_STEP_EXTERN, 0, 1 << 1);
+	_readings(g, mj, 2);
+	_scan_reset(&f, 0);
+	ck_assert_int_eq(attrib_interval_gpus(a, 0, 0, &f.s, g, 2), 0);
+	/* 1004 mJ: the GPUs' exactly */
+	ck_assert_int_eq(attrib_interval_gpus(a, S, 1004, &f.s, g, 2), 0);
+	ck_assert_uint_eq(_parts(a, 1, 0).gpu_mj, 501);
+	ck_assert_uint_eq(_parts(a, 1, 1).gpu_mj, 500);
+	ck_assert_uint_eq(_parts(a, 1, CG_STEP_BATCH).gpu_mj, 2);
+	ck_assert_uint_eq(_parts(a, 2, CG_STEP_EXTERN).gpu_mj, 1);
+	ck_assert_uint_eq(_parts(a, 1, CG_STEP_EXTERN).gpu_mj, 1003);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/*
+ * A step that could not tell its GPUs: while it is present (up to the
+ * interval in which it ended), a GPU nobody holds stays in the rest (by
+ * CPU time, here all its job's); once it is over, such a GPU is
+ * unattributed again.
+ */
+START_TEST(test_gpu_unknown_to_rest)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 8);
+	uint64_t mj[1] = { 500000 };
+	attrib_gpu_energy_t g[1];
+	attrib_totals_t t;
+	fake_scan_t f;
+
+	attrib_step_begin(a, 1, 0, 1, 1);
+	attrib_step_gpus(a, 1, 0, 1 << 0, 1 << 0, false); /* masks ignored */
+	_readings(g, mj, 1);
+	_scan_reset(&f, 0);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 0, 1);
+	_scan_add(&f, 1, 0, 0, 0);
+	attrib_interval_gpus(a, 0, 0, &f.s, g, 1);
+	_scan_reset(&f, S);
+	_scan_add(&f, 1, CG_JOB_LEVEL, S, 1);
+	_scan_add(&f, 1, 0, S, 0);
+	ck_assert_int_eq(attrib_interval_gpus(a, S, 800000, &f.s, g, 1), 0);
+	ck_assert_uint_eq(_parts(a, 1, 0).share_mj, 800000);
+	ck_assert_uint_eq(_parts(a, 1, 0).gpu_mj, 0);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_to_rest_mj, 500000);
+	ck_assert_uint_eq(t.gpu_unowned_mj, 0);
+	ck_assert_uint_eq(t.unattributed_mj, 0);
+
+	/* the job ends at 1 s (cgroups gone): the step still counts in the
+	 * interval its cgroup vanished in, whose rest, with the job over, is
+	 * nobody's; from the next one the GPU is nobody's */
+	attrib_step_end(a, 1, CG_STEP_EXTERN, S);
+	attrib_step_end(a, 1, 0, S);
+	_scan_reset(&f, S);
+	attrib_interval_gpus(a, 2 * S, 1600000, &f.s, g, 1);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_to_rest_mj, 1000000);
+	ck_assert_uint_eq(t.unattributed_mj, 800000);
+	attrib_interval_gpus(a, 3 * S, 2400000, &f.s, g, 1);
+	ck_assert_uint_eq(_parts(a, 1, 0).share_mj, 800000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_to_rest_mj, 1000000);
+	ck_assert_uint_eq(t.gpu_unowned_mj, 500000);
+	ck_assert_uint_eq(t.unattributed_mj, 800000 + 500000 + 300000);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/*
+ * GPUs above the node's meter are cut in proportion (900:300 of 1 kJ is
+ * 750:250; the index-order clip gave 900:100), said by the return value
+ * and counted; an interval within the meter is not cut.
+ */
+START_TEST(test_gpu_cut_proportional)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 8);
+	uint64_t mj[2] = { 900000, 300000 };
+	attrib_gpu_energy_t g[2];
+	attrib_totals_t t;
+	fake_scan_t f;
+
+	_gpu_step(a, 1, 0, 1 << 0, 1 << 0);
+	_gpu_step(a, 2, 0, 1 << 1, 1 << 1);
+	_readings(g, mj, 2);
+	_scan_reset(&f, 0);
+	attrib_interval_gpus(a, 0, 0, &f.s, g, 2);
+	ck_assert_int_eq(attrib_interval_gpus(a, S, 1000000, &f.s, g, 2),
+			 ATTRIB_GPUS_CUT);
+	ck_assert_uint_eq(_parts(a, 1, 0).gpu_mj, 750000);
+	ck_assert_uint_eq(_parts(a, 2, 0).gpu_mj, 250000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_clipped_mj, 200000);
+	ck_assert_uint_eq(t.gpu_clipped_intervals, 1);
+	ck_assert_uint_eq(t.gpu_charged_mj, 1000000);
+	ck_assert_uint_eq(t.gpu_raw_mj, 600000);
+	/* 1.3 kJ next: room for both */
+	ck_assert_int_eq(attrib_interval_gpus(a, 2 * S, 2300000, &f.s, g, 2),
+			 0);
+	ck_assert_uint_eq(_parts(a, 1, 0).gpu_mj, 750000 + 900000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_clipped_mj, 200000);
+	ck_assert_uint_eq(t.gpu_clipped_intervals, 1);
+	/* no CPU used: the 100 J left by presence, 1:1 */
+	ck_assert_uint_eq(_parts(a, 1, CG_STEP_EXTERN).share_mj,
+			  750000 + 900000 + 50000);
+	ck_assert_uint_eq(t.unattributed_mj, 0);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/* The callers' owners (attrib_interval) are cut in proportion too. */
+START_TEST(test_gpu_cut_owned)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 8);
+	attrib_gpu_t g[2] = {
+		{ .energy_mj = 900000, .owned = true, .job_id = 1,
+		  .step_id = 0 },
+		{ .energy_mj = 300000, .owned = true, .job_id = 2,
+		  .step_id = 0 },
+	};
+	attrib_totals_t t;
+	fake_scan_t f;
+
+	_scan_reset(&f, 0);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 0, 1);
+	_scan_add(&f, 1, 0, 0, 0);
+	_scan_add(&f, 2, CG_JOB_LEVEL, 0, 1);
+	_scan_add(&f, 2, 0, 0, 0);
+	attrib_interval(a, 0, 0, &f.s, NULL, 0);
+	ck_assert_int_eq(attrib_interval(a, S, 1000000, &f.s, g, 2), 0);
+	ck_assert_uint_eq(_parts(a, 1, 0).gpu_mj, 750000);
+	ck_assert_uint_eq(_share(a, 2, 0), 250000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_clipped_mj, 200000);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/*
+ * Idle learned from the node less its GPUs read (owned or not) while no
+ * job runs: 150 W with a 50 W GPU is 100 W of idle; the cut interval (the
+ * GPU above the node) is not learned from.
+ */
+START_TEST(test_gpu_idle_learned_without)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, false, 0, 8);
+	uint64_t mj[1] = { 50000 };
+	attrib_gpu_energy_t g[1];
+	attrib_totals_t t;
+	fake_scan_t f;
+
+	_readings(g, mj, 1);
+	_scan_reset(&f, 0);
+	attrib_interval_gpus(a, 0, 0, &f.s, g, 1);
+	for (int i = 1; i <= 3; i++)
+		attrib_interval_gpus(a, i * S, i * 150000, &f.s, g, 1);
+	attrib_totals(a, &t);
+	ck_assert(t.idle_learned);
+	ck_assert_uint_eq(t.idle_mw, 100000);
+	ck_assert_uint_eq(t.gpu_unowned_mj, 150000);
+	/* a 20 J interval with the 50 J GPU: cut, 0 W not learned */
+	for (int i = 4; i <= 6; i++)
+		ck_assert_int_eq(attrib_interval_gpus(a, i * S,
+						      450000 + (i - 3) * 20000,
+						      &f.s, g, 1),
+				 ATTRIB_GPUS_CUT);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.idle_mw, 100000);
+	ck_assert_uint_eq(t.gpu_clipped_mj, 3 * 30000);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/* The GPU part adds up over intervals; a GPU index past the masks is
+ * refused. */
+START_TEST(test_gpu_part_accumulates)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 8);
+	uint64_t mj[1] = { 7000 };
+	attrib_gpu_energy_t g[ATTRIB_MAX_GPUS + 1];
+	fake_scan_t f;
+
+	_gpu_step(a, 5, 3, 1 << 0, 1 << 0);
+	_readings(g, mj, 1);
+	_scan_reset(&f, 0);
+	attrib_interval_gpus(a, 0, 0, &f.s, g, 1);
+	for (int i = 1; i <= 4; i++)
+		attrib_interval_gpus(a, i * S, i * 10000, &f.s, g, 1);
+	ck_assert_uint_eq(_parts(a, 5, 3).gpu_mj, 4 * 7000);
+	ck_assert_uint_eq(_parts(a, 5, CG_STEP_EXTERN).gpu_mj, 4 * 7000);
+	ck_assert_int_eq(attrib_interval_gpus(a, 5 * S, 50000, &f.s, g,
+					      ATTRIB_MAX_GPUS + 1), -EINVAL);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
 /* A meter outage: one long interval, all of it split, nothing invented. */
 START_TEST(test_outage)
 {
@@ -738,11 +1038,16 @@ END_TEST
  * Property: random interleavings of jobs and steps starting and ending
  * (seen in scans or not, registered or not), samples at random intervals,
  * meter outages (samples skipped), GPUs: conservation to the mJ, shares
- * never decreasing, each job's steps never above the job.
+ * never decreasing, each job's steps never above the job.  In half of the
+ * runs 1-8 GPUs are read at every sample (attrib_interval_gpus), with
+ * random masks told by the steps, random validity and energies that often
+ * exceed the node's: each GPU's energy is all accounted (or cut to the
+ * node's), goes only to steps and jobs whose masks hold it, and all of it
+ * to the one step holding it when no other could.
  */
 /* The conservation property's random node: jobs come and go, their steps
  * start and end, each uses CPU time; the split must stay conserved. */
-enum { PROP_JOBS = 12, PROP_STEPS = 4, PROP_ROUNDS = 300 };
+enum { PROP_JOBS = 12, PROP_STEPS = 4, PROP_ROUNDS = 300, PROP_SRUN = 2 };
 
 typedef struct {
 	struct {
@@ -754,7 +1059,22 @@ typedef struct {
 	unsigned seed;
 	uint64_t t, e, root;
 	fake_scan_t f;
+	/* GPU runs: n GPUs, masks fixed for the run (a step tells the same
+	 * ones whenever it tells), told: since its job last started */
+	bool gpus, based;	/* based: the first sample was taken */
+	size_t ng;
+	uint64_t job_mask[PROP_JOBS], step_mask[PROP_JOBS][PROP_STEPS];
+	bool known[PROP_JOBS][PROP_STEPS], told[PROP_JOBS][PROP_STEPS];
 } prop_t;
+
+/* The model's steps 0 and 1 are srun steps, 2 interactive, 3 batch. */
+static uint32_t _prop_sid(int s)
+{
+	static const uint32_t id[PROP_STEPS] = {
+		0, 1, CG_STEP_INTERACTIVE, CG_STEP_BATCH };
+
+	return id[s];
+}
 
 /* Events between samples: a job starts, a step ends or starts, a job
  * ends; half of the boundaries are told to the split. */
@@ -768,20 +1088,58 @@ static void _prop_events(prop_t *p, attrib_t *a, uint64_t dt)
 			p->job[j].on = true;
 			memset(p->job[j].cpu, 0, sizeof(p->job[j].cpu));
 			if (rand_r(&p->seed) % 2)
-				attrib_step_begin(a, j, s, p->t + dt / 2,
-						  1 + j % 3);
+				attrib_step_begin(a, j, _prop_sid(s),
+						  p->t + dt / 2, 1 + j % 3);
 			p->job[j].live[s] = true;
 		} else if (p->job[j].live[s]) {
 			p->job[j].live[s] = false;
 			if (rand_r(&p->seed) % 2)
-				attrib_step_end(a, j, s, p->t + dt / 3);
+				attrib_step_end(a, j, _prop_sid(s),
+						p->t + dt / 3);
 		} else if (rand_r(&p->seed) % 4 == 0) {
 			p->job[j].on = false;
 			memset(p->job[j].live, 0, sizeof(p->job[j].live));
+			memset(p->told[j], 0, sizeof(p->told[j]));
 		} else {
 			p->job[j].live[s] = true;
 		}
 	}
+}
+
+/* A GPU run's masks: each job some of the GPUs, its srun steps some of
+ * the job's; one step in 6 cannot tell. */
+static void _prop_gpu_setup(prop_t *p, bool gpus)
+{
+	uint64_t all;
+
+	p->gpus = gpus;
+	p->ng = 1 + rand_r(&p->seed) % 8;
+	all = (1ULL << p->ng) - 1;
+	for (int j = 0; j < PROP_JOBS; j++) {
+		p->job_mask[j] = (uint64_t) rand_r(&p->seed) & all;
+		for (int s = 0; s < PROP_STEPS; s++) {
+			p->step_mask[j][s] = s < PROP_SRUN ?
+				p->job_mask[j] & rand_r(&p->seed) : 0;
+			p->known[j][s] = rand_r(&p->seed) % 6 != 0;
+			p->told[j][s] = false;
+		}
+	}
+}
+
+/* Living steps tell their GPUs now and then (slurmstepd's queries). */
+static void _prop_tell(prop_t *p, attrib_t *a)
+{
+	for (int j = 0; j < PROP_JOBS; j++)
+		for (int s = 0; s < PROP_STEPS; s++) {
+			if (!p->job[j].live[s] || p->told[j][s] ||
+			    rand_r(&p->seed) % 2)
+				continue;
+			ck_assert_int_eq(attrib_step_gpus(a, j, _prop_sid(s),
+							  p->step_mask[j][s],
+							  p->job_mask[j],
+							  p->known[j][s]), 0);
+			p->told[j][s] = true;
+		}
 }
 
 /* The cgroup scan after an interval: each live step's CPU time grows. */
@@ -799,7 +1157,8 @@ static void _prop_scan(prop_t *p)
 			p->job[j].cpu[PROP_STEPS] += use;
 			p->root += use;
 			if (p->job[j].live[s])
-				_scan_add(&p->f, j, s, p->job[j].cpu[s], 0);
+				_scan_add(&p->f, j, _prop_sid(s),
+					  p->job[j].cpu[s], 0);
 		}
 		_scan_add(&p->f, j, CG_JOB_LEVEL, p->job[j].cpu[PROP_STEPS],
 			  rand_r(&p->seed) % 3);
@@ -808,28 +1167,181 @@ static void _prop_scan(prop_t *p)
 	p->f.s.root_cpu_ns = p->root;
 }
 
-/* Every job's steps together never get more than the job. */
+/* Every job's steps together never get more than the job; the GPU part
+ * is within the share. */
 static void _prop_check_jobs(prop_t *p, attrib_t *a)
 {
 	for (int j = 0; j < PROP_JOBS; j++) {
-		uint64_t js = 0, sum = 0, mj, last;
+		attrib_step_share_t js, st;
+		uint64_t sum = 0, gpu_sum = 0;
 
-		if (attrib_share(a, j, CG_STEP_EXTERN, &js, &last))
+		if (attrib_step_share(a, j, CG_STEP_EXTERN, &js))
 			continue;
+		ck_assert_uint_le(js.gpu_mj, js.share_mj);
 		for (int s = 0; s < PROP_STEPS; s++) {
-			if (attrib_share(a, j, s, &mj, &last))
+			if (attrib_step_share(a, j, _prop_sid(s), &st))
 				continue;
 			/* a forgotten job starts again */
-			if (mj >= p->last_share[j][s])
-				p->last_share[j][s] = mj;
-			sum += mj;
+			if (st.share_mj >= p->last_share[j][s])
+				p->last_share[j][s] = st.share_mj;
+			ck_assert_uint_le(st.gpu_mj, st.share_mj);
+			sum += st.share_mj;
+			gpu_sum += st.gpu_mj;
 		}
-		ck_assert_uint_le(sum, js);
+		ck_assert_uint_le(sum, js.share_mj);
+		ck_assert_uint_le(gpu_sum, js.gpu_mj);
 	}
 }
 
+/* Every job's and step's GPU part (-1: not known to the split). */
+typedef struct {
+	int64_t job[PROP_JOBS], step[PROP_JOBS][PROP_STEPS];
+	attrib_totals_t t;
+} prop_gpu_snap_t;
+
+static int64_t _prop_gpu_mj(attrib_t *a, int j, uint32_t step_id)
+{
+	attrib_step_share_t sh;
+
+	return attrib_step_share(a, j, step_id, &sh) ? -1 :
+	       (int64_t) sh.gpu_mj;
+}
+
+static void _prop_gpu_snap(attrib_t *a, prop_gpu_snap_t *snap)
+{
+	for (int j = 0; j < PROP_JOBS; j++) {
+		snap->job[j] = _prop_gpu_mj(a, j, CG_STEP_EXTERN);
+		for (int s = 0; s < PROP_STEPS; s++)
+			snap->step[j][s] = _prop_gpu_mj(a, j, _prop_sid(s));
+	}
+	attrib_totals(a, &snap->t);
+}
+
+/* What one interval gave: after - before, 0 when the split did not know
+ * it before; -1 when it forgot it. */
+static int64_t _prop_delta(int64_t before, int64_t after)
+{
+	if (after < 0)
+		return -1;
+	return after - (before < 0 ? 0 : before);
+}
+
+/* The valid GPUs' energy among mask. */
+static uint64_t _prop_mask_mj(const attrib_gpu_energy_t *g, size_t n,
+			      uint64_t mask)
+{
+	uint64_t mj = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (g[i].valid && (mask & (1ULL << i)))
+			mj += g[i].energy_mj;
+	return mj;
+}
+
+/* The model step holding GPU i for sure: the only srun step whose mask
+ * holds it, living in this scan, having told its masks.  -1: none. */
+static int _prop_sure_holder(const prop_t *p, size_t i, int *step)
+{
+	int holder = -1, n = 0;
+
+	for (int j = 0; j < PROP_JOBS; j++)
+		for (int s = 0; s < PROP_SRUN; s++)
+			if (p->step_mask[j][s] & (1ULL << i)) {
+				n++;
+				holder = j;
+				*step = s;
+			}
+	if (n != 1 || !p->job[holder].on || !p->job[holder].live[*step] ||
+	    !p->told[holder][*step] || !p->known[holder][*step])
+		return -1;
+	return holder;
+}
+
+/* One GPU interval's checks against the snapshot taken before it. */
+static void _prop_gpu_check(const prop_t *p, attrib_t *a,
+			    const attrib_gpu_energy_t *g, bool cut,
+			    const prop_gpu_snap_t *b)
+{
+	prop_gpu_snap_t n;
+	uint64_t sure[PROP_JOBS][PROP_SRUN] = { { 0 } };
+	uint64_t valid = _prop_mask_mj(g, p->ng, UINT64_MAX), e, given;
+	int64_t jobs_sum = 0;
+	bool forgot = false;
+
+	_prop_gpu_snap(a, &n);
+	e = n.t.measured_mj - b->t.measured_mj;
+	given = (n.t.gpu_charged_mj - b->t.gpu_charged_mj) +
+		(n.t.gpu_unowned_mj - b->t.gpu_unowned_mj) +
+		(n.t.gpu_to_rest_mj - b->t.gpu_to_rest_mj);
+	/* all the GPUs' energy accounted, or cut to the node's */
+	ck_assert_int_eq(cut, valid > e);
+	ck_assert_uint_eq(given, (cut ? e : valid));
+	ck_assert_uint_eq(n.t.gpu_clipped_mj - b->t.gpu_clipped_mj,
+			  cut ? valid - e : 0);
+	for (size_t i = 0; !cut && i < p->ng; i++) {
+		int s, j = g[i].valid ? _prop_sure_holder(p, i, &s) : -1;
+
+		if (j >= 0)
+			sure[j][s] += g[i].energy_mj;
+	}
+	for (int j = 0; j < PROP_JOBS; j++) {
+		int64_t dj = _prop_delta(b->job[j], n.job[j]);
+
+		forgot |= dj < 0;
+		if (dj < 0)
+			continue;
+		jobs_sum += dj;
+		/* only where the job's GPUs are */
+		ck_assert_uint_le(dj, _prop_mask_mj(g, p->ng, p->job_mask[j]));
+		for (int s = 0; s < PROP_STEPS; s++) {
+			int64_t ds = _prop_delta(b->step[j][s], n.step[j][s]);
+			uint64_t mask = s < PROP_SRUN ? p->step_mask[j][s] :
+				p->job_mask[j];
+
+			if (ds < 0)
+				continue;
+			ck_assert_uint_le(ds, _prop_mask_mj(g, p->ng, mask));
+			if (s < PROP_SRUN)
+				ck_assert_uint_ge(ds, sure[j][s]);
+		}
+	}
+	if (!forgot)
+		ck_assert_uint_eq(jobs_sum, n.t.gpu_charged_mj -
+					    b->t.gpu_charged_mj);
+}
+
+/* A GPU run's readings: often above the node's, one in 5 not read. */
+static void _prop_readings(prop_t *p, attrib_gpu_energy_t *g)
+{
+	for (size_t i = 0; i < p->ng; i++) {
+		uint64_t top = rand_r(&p->seed) % 4 ? 100000 : 600000;
+
+		g[i].energy_mj = rand_r(&p->seed) % top;
+		g[i].raw_mj = g[i].energy_mj;
+		g[i].valid = rand_r(&p->seed) % 5 != 0;
+	}
+}
+
+/* A GPU run's interval: the snapshot, the split, the checks. */
+static void _prop_gpu_interval(prop_t *p, attrib_t *a)
+{
+	attrib_gpu_energy_t g[8];
+	prop_gpu_snap_t before;
+	int rc;
+
+	_prop_tell(p, a);
+	_prop_readings(p, g);
+	_prop_gpu_snap(a, &before);
+	rc = attrib_interval_gpus(a, p->t, p->e, &p->f.s, g, p->ng);
+	ck_assert(rc == 0 || rc == ATTRIB_GPUS_CUT);
+	if (p->based)
+		_prop_gpu_check(p, a, g, rc == ATTRIB_GPUS_CUT, &before);
+	p->based = true;
+}
+
 /* One round: events, an interval of energy and CPU time, sometimes a
- * GPU's energy, sometimes an outage (no sample); then the checks. */
+ * GPU's energy (GPU runs: every GPU's), sometimes an outage (no sample);
+ * then the checks. */
 static void _prop_round(prop_t *p, attrib_t *a)
 {
 	attrib_gpu_t g[2];
@@ -840,16 +1352,20 @@ static void _prop_round(prop_t *p, attrib_t *a)
 	p->t += dt;
 	p->e += rand_r(&p->seed) % 500000;
 	_prop_scan(p);
-	if (rand_r(&p->seed) % 3 == 0) {
+	if (!p->gpus && rand_r(&p->seed) % 3 == 0) {
 		g[ng++] = (attrib_gpu_t) {
 			.energy_mj = rand_r(&p->seed) % 300000,
 			.owned = rand_r(&p->seed) % 2,
 			.job_id = rand_r(&p->seed) % PROP_JOBS,
-			.step_id = rand_r(&p->seed) % PROP_STEPS };
+			.step_id = _prop_sid(rand_r(&p->seed) % PROP_STEPS) };
 	}
 	if (rand_r(&p->seed) % 7 == 0)
 		return;		/* an outage: this sample never comes */
-	ck_assert_int_eq(attrib_interval(a, p->t, p->e, &p->f.s, g, ng), 0);
+	if (p->gpus)
+		_prop_gpu_interval(p, a);
+	else
+		ck_assert_int_eq(attrib_interval(a, p->t, p->e, &p->f.s, g,
+						 ng), 0);
 	_conserved(a);
 	_prop_check_jobs(p, a);
 }
@@ -857,6 +1373,7 @@ static void _prop_round(prop_t *p, attrib_t *a)
 START_TEST(test_property_conservation)
 {
 	prop_t p = { .seed = 12345 };
+	unsigned long cut = 0, gpu_charged = 0;
 
 	for (int run = 0; run < 40; run++) {
 		attrib_params_t params = {
@@ -871,13 +1388,20 @@ START_TEST(test_property_conservation)
 		memset(p.job, 0, sizeof(p.job));
 		memset(p.last_share, 0, sizeof(p.last_share));
 		p.t = p.e = p.root = 0;
+		p.based = false;
+		_prop_gpu_setup(&p, (run / 2) % 2);
 		for (int r = 0; r < PROP_ROUNDS; r++)
 			_prop_round(&p, a);
 		attrib_totals(a, &tt);
 		ck_assert_uint_gt(tt.charged_mj, 0);
 		ck_assert_uint_le(tt.measured_mj, p.e);
+		cut += tt.gpu_clipped_intervals;
+		gpu_charged += p.gpus ? tt.gpu_charged_mj != 0 : 0;
 		attrib_free(a);
 	}
+	/* the GPU runs did cut, and did charge GPUs */
+	ck_assert_uint_gt(cut, 100);
+	ck_assert_uint_ge(gpu_charged, 18);
 }
 END_TEST
 
@@ -963,6 +1487,13 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_vanished_job);
 	tcase_add_test(tc, test_job_over_at_extern_end);
 	tcase_add_test(tc, test_gpu_and_cpu);
+	tcase_add_test(tc, test_gpu_owner_rules);
+	tcase_add_test(tc, test_gpu_holders_equal);
+	tcase_add_test(tc, test_gpu_unknown_to_rest);
+	tcase_add_test(tc, test_gpu_cut_proportional);
+	tcase_add_test(tc, test_gpu_cut_owned);
+	tcase_add_test(tc, test_gpu_idle_learned_without);
+	tcase_add_test(tc, test_gpu_part_accumulates);
 	tcase_add_test(tc, test_outage);
 	tcase_add_test(tc, test_property_conservation);
 	tcase_add_test(tc, test_conf_keys);
