@@ -164,6 +164,17 @@ AS_IF([grep -q '^extern void fini *(void)' \
 	[slurm_stock_fini_void=no])
 AC_MSG_RESULT([$slurm_stock_fini_void])
 
+dnl gres_g_get_devices() takes the step record (stepd_step_rec_t *) as its
+dnl last argument from 23.02 on, a pid_t before (22.05): SE_GRES_DEVICES_STEP
+dnl in slurm_compat_gres.h passes whichever the tree's gres.h declares.
+AC_MSG_CHECKING([whether gres_g_get_devices takes the step record])
+AS_IF([sed -n '/gres_g_get_devices(/,/;/p' "$slurm_src/$slurm_iface_dir/gres.h" |
+	grep -q 'stepd_step_rec_t'],
+	[slurm_gres_devices_step=yes
+	 se_slurm_compat_defs="$se_slurm_compat_defs -DSE_SLURM_GRES_DEVICES_STEP=1"],
+	[slurm_gres_devices_step=no])
+AC_MSG_RESULT([$slurm_gres_devices_step])
+
 dnl slurm_load_job() takes a slurm_step_id_t (job id or SLUID) instead of a
 dnl uint32_t job id (26.05, slurm/slurm.h).
 AC_MSG_CHECKING([whether slurm_load_job takes a slurm_step_id_t])

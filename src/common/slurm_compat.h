@@ -28,6 +28,8 @@
  *   SE_SLURM_JOB_MODIFY_ERR_MSG   job_modify() takes char **err_msg (23.02+)
  *   SE_SLURM_LOAD_JOB_STEP_ID     slurm_load_job() takes a slurm_step_id_t
  *                                 instead of a job id (26.05)
+ *   SE_SLURM_GRES_DEVICES_STEP    gres_g_get_devices() takes the step
+ *                                 record, not a pid_t (23.02+)
  *
  * Differences absorbed here, per release:
  *  - List / ListIterator (22.05: typedefs of struct xlist *, struct
