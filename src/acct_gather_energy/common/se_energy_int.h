@@ -13,6 +13,8 @@
  *                      interval among the steps (attrib.h)
  *  se_energy_step.c    slurmstepd: the step's running figure, from slurmd's
  *                      query socket or, as a fallback, Slurm's energy RPC
+ *  se_energy_step_gpus.c  slurmstepd: the GPUs the step holds (Slurm's
+ *                      device cgroup rule), sent with its queries
  *  se_energy_settle.c  slurmstepd: the step's energy over its own window,
  *                      at its end (se_energy_step_settle)
  *
@@ -176,6 +178,12 @@ typedef struct {
 	/* EnergyAttribution=share: the step's share from slurmd */
 	energy_carry_share_t share;
 	uint64_t share_t_ns;	/* end of the last split interval */
+	/* the GPUs it holds (se_energy_step_gpus.c), read once */
+	bool gpus_read;		/* read from Slurm's GRES */
+	bool gpus_known;	/* ... and they say which it holds */
+	bool gpus_step_level;	/* its device cgroup has a step level */
+	uint64_t gpu_job_minors[EQ_MINOR_WORDS];
+	uint64_t gpu_step_minors[EQ_MINOR_WORDS];
 } step_state_t;
 
 extern step_state_t se_step;
@@ -212,6 +220,18 @@ int se_step_query(uint64_t t1_ns, bool kick, uint64_t timeout_ns,
  */
 int se_step_share(uint64_t t1_ns, bool end, uint64_t timeout_ns,
 		  energy_query_answer_t *a);
+
+/* -------------------------------------------- se_energy_step_gpus.c */
+
+/*
+ * The step's GPUs into a query's q (gpus_known and both minor sets): read
+ * from Slurm's GRES at the first call where that is safe, the same sets
+ * after.  Not known: q->gpus_known false.
+ */
+void se_step_gpus_fill(energy_query_step_t *q);
+
+/* The minors the step's GPU part counts ("1,3"; "none", "unknown"). */
+void se_step_gpus_str(char *buf, size_t len);
 
 /* ----------------------------------------------- se_energy_settle.c */
 

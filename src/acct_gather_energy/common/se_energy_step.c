@@ -137,7 +137,8 @@ static void _step_account(const acct_gather_energy_t *e, uint64_t now_ns,
 		se_step.slurmd_started = a.started_s;
 }
 
-/* The step as a share query names it; false before its record is known. */
+/* The step as a query names it, with its GPUs; false before its record
+ * is known. */
 static bool _step_ids(energy_query_step_t *q)
 {
 	stepd_step_rec_t *job = se_step.job;
@@ -149,6 +150,7 @@ static bool _step_ids(energy_query_step_t *q)
 	q->step_id = job->step_id.step_id;
 	q->ncpus = job->cpus;
 	q->begin = true;	/* at se_step.start_ns: also after a restart */
+	se_step_gpus_fill(q);
 	return true;
 }
 
@@ -292,6 +294,7 @@ uint64_t se_step_t0(void)
 int se_step_query(uint64_t t1_ns, bool kick, uint64_t timeout_ns,
 		  energy_query_answer_t *a)
 {
+	energy_query_step_t q;
 	int rc;
 
 	if (!se_step.energy_query_path[0])
@@ -299,9 +302,11 @@ int se_step_query(uint64_t t1_ns, bool kick, uint64_t timeout_ns,
 	if (se_step.have_e0 && se_step.e0_t_ns != se_step_t0())
 		se_step.have_e0 = false;
 	se_step.queries++;
-	rc = (kick ? energy_query : energy_query_known)(se_step.energy_query_path,
-							se_step_t0(), t1_ns,
-							timeout_ns, a);
+	/* named, so that slurmd answers the part of the step's GPUs */
+	rc = (kick ? energy_query_step :
+	      energy_query_step_known)(se_step.energy_query_path,
+				       se_step_t0(), t1_ns,
+				       _step_ids(&q) ? &q : NULL, timeout_ns, a);
 	if (rc != se_step.energy_query_rc)
 		log_flag(ENERGY, "%s: energy query %s: %s", plugin_type,
 			 se_step.energy_query_path, rc ? strerror(-rc) : "answering");
