@@ -184,6 +184,17 @@ typedef struct {
 	bool gpus_step_level;	/* its device cgroup has a step level */
 	uint64_t gpu_job_minors[EQ_MINOR_WORDS];
 	uint64_t gpu_step_minors[EQ_MINOR_WORDS];
+	/* its GPU part, from a version-4 slurmd metering its GPUs */
+	bool have_gpu_part;	/* one answer carried it */
+	uint64_t gpu_part_mj;	/* the step's GPUs' energy so far */
+	uint64_t gpu_t_ns;	/* ... up to this instant (monotonic) */
+	uint32_t gpu_watts;	/* over the last answer's interval */
+	energy_carry_share_t gpu_share;	/* share mode: slurmd's, carried
+					 * over a restart like the share */
+	bool have_gpu_e0;	/* node mode: gpu_e0_mj is final */
+	uint64_t gpu_e0_mj;	/* the GPUs' energy at t0 ... */
+	uint64_t gpu_e0_gen;	/* ... from this server generation */
+	uint64_t gpu_e0_t_ns;	/* ... for this t0 */
 } step_state_t;
 
 extern step_state_t se_step;

@@ -163,6 +163,27 @@ static void _settle_store(stepd_step_rec_t *job, uint64_t joules,
 	}
 }
 
+/*
+ * With DebugFlags=Energy, how much of the step's settled energy its GPUs
+ * were (slurmd's GPU part: share mode its charge, node mode F x the GPUs'
+ * energy over the step; the last answer's for a window settle).  Nothing
+ * when slurmd sent none (no GPUs metered, a version-3 slurmd).
+ */
+static void _settle_gpu_note(stepd_step_rec_t *job, uint64_t joules)
+{
+	char id[64], minors[256];
+
+	if (!se_step.have_gpu_part ||
+	    !(slurm_conf.debug_flags & DEBUG_FLAG_ENERGY))
+		return;
+	log_build_step_id_str(&job->step_id, id, sizeof(id),
+			      STEP_ID_FLAG_NO_PREFIX);
+	se_step_gpus_str(minors, sizeof(minors));
+	log_flag(ENERGY, "%s: step %s: %"PRIu64" J, of which %"PRIu64" J its GPUs' (minors %s)",
+		 plugin_type, id, joules, (se_step.gpu_part_mj + 500) / 1000,
+		 minors);
+}
+
 /* Why a live settle keeps the running figure, or NULL when E(t1)-E(t0) is
  * final; *done tells the waiting loop to stop. */
 static const char *_live_verdict(const energy_query_answer_t *a, bool *done)
@@ -233,6 +254,7 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 	}
 	joules = (a.e1_mj - se_step.e0_mj + 500) / 1000;
 	_settle_store(job, joules, t0, q.t1_ns);
+	_settle_gpu_note(job, joules);
 	slurm_mutex_unlock(&se_state_lock);
 	log_flag(ENERGY, "%s: step energy settled: %"PRIu64" J over %.3f s from the tasks' start (%.3f s after the step's) (running figure %"PRIu64" J, %u energy RPCs, %u queries), reading after the end %.3f s after it, settled in %.3f s (%u queries)",
 		 plugin_type, joules, (double) (q.t1_ns - t0) / 1e9,
@@ -281,6 +303,7 @@ static int _settle_share(stepd_step_rec_t *job, unsigned max_wait_s)
 		return rc ? rc : -ETIMEDOUT;
 	}
 	_settle_store(job, se_step.step_j, se_step.start_ns, t1);
+	_settle_gpu_note(job, se_step.step_j);
 	slurm_mutex_unlock(&se_state_lock);
 	log_flag(ENERGY, "%s: step share settled: %"PRIu64" J (running figure %"PRIu64" J), split %.3f s after the end, settled in %.3f s",
 		 plugin_type, se_step.step_j, running_j,
@@ -368,6 +391,7 @@ static int _settle_window(stepd_step_rec_t *job, se_energy_window_fn window,
 
 	slurm_mutex_lock(&se_state_lock);
 	_settle_store(job, (energy_mj + 500) / 1000, t0_ns, t1_ns);
+	_settle_gpu_note(job, (energy_mj + 500) / 1000);
 	slurm_mutex_unlock(&se_state_lock);
 	log_flag(ENERGY, "%s: step energy settled: %"PRIu64" J over %.3f s (running figure %"PRIu64" J), data %s after %.1f s",
 		 plugin_type, (energy_mj + 500) / 1000,

@@ -155,6 +155,63 @@ static bool _step_ids(energy_query_step_t *q)
 }
 
 /*
+ * The step's GPU part is now part_mj, up to t_ns; its power over the
+ * interval since the last one (kept when the instant did not move).
+ */
+static void _step_gpu_part(uint64_t part_mj, uint64_t t_ns)
+{
+	if (se_step.have_gpu_part && t_ns > se_step.gpu_t_ns)
+		se_step.gpu_watts = _avg_w(part_mj > se_step.gpu_part_mj ?
+					   part_mj - se_step.gpu_part_mj : 0,
+					   t_ns - se_step.gpu_t_ns);
+	se_step.have_gpu_part = true;
+	se_step.gpu_part_mj = part_mj;
+	se_step.gpu_t_ns = t_ns;
+}
+
+/*
+ * Share mode: slurmd's charge of the step's GPUs so far, never decreasing
+ * and carried over a restart like the share.  A version-3 slurmd, or one
+ * not metering GPUs, sends none: the part stays as it was.
+ */
+static void _step_account_gpu_share(const energy_query_answer_t *a)
+{
+	bool restarted;
+
+	if (!a->gpu.part)
+		return;
+	se_step.gpu_share = energy_carry_share(&se_step.gpu_share,
+					       a->generation, a->gpu.part_mj,
+					       &restarted);
+	_step_gpu_part(se_step.gpu_share.share_mj, a->share_last_ns);
+}
+
+/*
+ * Node mode: the step's GPUs' energy between t0 and this answer's t1_ns,
+ * F x (e1 - e0), with e0 cached as soon as it is final (like e0_mj: the
+ * GPUs' history does not reach back to the start of a long step).  Energies
+ * of another server generation do not subtract: the part then stays.
+ */
+static void _step_account_gpu_node(const energy_query_answer_t *a,
+				   uint64_t t1_ns)
+{
+	if (!a->gpu.part)
+		return;
+	if (se_step.have_gpu_e0 && se_step.gpu_e0_t_ns != se_step_t0())
+		se_step.have_gpu_e0 = false;
+	if (!se_step.have_gpu_e0 && a->complete0) {
+		se_step.have_gpu_e0 = true;
+		se_step.gpu_e0_mj = a->gpu.e0_mj;
+		se_step.gpu_e0_gen = a->generation;
+		se_step.gpu_e0_t_ns = se_step_t0();
+	}
+	if (!se_step.have_gpu_e0 || a->generation != se_step.gpu_e0_gen ||
+	    a->gpu.e1_mj < se_step.gpu_e0_mj)
+		return;
+	_step_gpu_part(a->gpu.e1_mj - se_step.gpu_e0_mj, t1_ns);
+}
+
+/*
  * A share answer: the step's energy follows it, never decreasing.  A
  * slurmd restarted since the last answer (another generation, a lower
  * figure) counts shares from zero again: what it counted before is kept
@@ -176,6 +233,7 @@ static void _step_account_share(const energy_query_answer_t *a, uint64_t now_ns)
 	if (a->share_last_ns > prev_t && prev_t)
 		se_step.last_watts = _avg_w(se_step.share.share_mj - prev_mj,
 					    a->share_last_ns - prev_t);
+	_step_account_gpu_share(a);
 	se_step.share_t_ns = a->share_last_ns;
 	se_step.poll_time = _mono_to_wall_s(a->share_last_ns);
 	se_step.have_base = true;
@@ -243,10 +301,11 @@ static void _step_profile_add(void)
 {
 	acct_gather_profile_dataset_t dataset[] = {
 		{ "Power", PROFILE_FIELD_UINT64 },
+		{ "GPUPower", PROFILE_FIELD_UINT64 },
 		{ NULL, PROFILE_FIELD_NOT_SET },
 	};
 	uint32_t profile_opt = 0;
-	uint64_t power_w;
+	uint64_t power_w[2];
 
 	acct_gather_profile_g_get(ACCT_GATHER_PROFILE_RUNNING, &profile_opt);
 	if (!(profile_opt & ACCT_GATHER_PROFILE_ENERGY) || !se_step.have_base)
@@ -260,8 +319,10 @@ static void _step_profile_add(void)
 			return;
 		}
 	}
-	power_w = se_step.last_watts;
-	acct_gather_profile_g_add_sample_data(se_step.dataset_id, &power_w,
+	/* the step's GPU part is in Power too: GPUPower shows how much */
+	power_w[0] = se_step.last_watts;
+	power_w[1] = se_step.gpu_watts;
+	acct_gather_profile_g_add_sample_data(se_step.dataset_id, power_w,
 					      se_step.poll_time);
 }
 
@@ -317,6 +378,8 @@ int se_step_query(uint64_t t1_ns, bool kick, uint64_t timeout_ns,
 		se_step.e0_gen = a->generation;
 		se_step.e0_t_ns = se_step_t0();
 	}
+	if (!rc)
+		_step_account_gpu_node(a, t1_ns);
 	return rc;
 }
 
