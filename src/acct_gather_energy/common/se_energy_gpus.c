@@ -28,6 +28,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "se_energy_int.h"
 
@@ -135,13 +136,15 @@ void se_gpus_start(const char *name, uint64_t meter_period_ns)
 		return;
 	if (!(a = _gpus_open(name, period_ns)))
 		return;
+	/* before the meter's sampler thread can see the GPUs (a reload says
+	 * the start line again, once) */
+	__atomic_store_n(&said_started, false, __ATOMIC_RELEASE);
 	slurm_mutex_lock(&se_scan_lock);
 	memset(&gpus, 0, sizeof(gpus));
 	gpus.async = a;
 	gpus.period_ns = period_ns;
 	gpus.factor = gpus_factor;
 	slurm_mutex_unlock(&se_scan_lock);
-	__atomic_store_n(&said_started, false, __ATOMIC_RELEASE);
 	(void) se_gpus_get();	/* NVML answered at once: say so now */
 }
 
