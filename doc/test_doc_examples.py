@@ -20,7 +20,7 @@ What each kind is fed to:
   acct_gather.conf       se-conf-check --type PLUGIN for each plugin whose
                          keys the block has (EnergyModbus*, EnergyBMC*,
                          EnergyRRD*, the EnergyAttribution keys, the
-                         EnergySettle keys)
+                         EnergySettle keys, the EnergyGPU keys)
   ext_sensors.conf       se-conf-check --type ext_sensors/meters
   energy_policy.conf     se-conf-check --type energy_policy
   energy_policy/history  se-conf-check --type energy_policy/history
@@ -84,7 +84,8 @@ KEY_PLUGINS = (("EnergyModbus", "acct_gather_energy/modbus"),
                ("EnergyAttribution", "acct_gather_energy/attribution"),
                ("EnergyIdle", "acct_gather_energy/attribution"),
                ("EnergyCgroupRoot", "acct_gather_energy/attribution"),
-               ("EnergySettle", "acct_gather_energy/settle"))
+               ("EnergySettle", "acct_gather_energy/settle"),
+               ("EnergyGPU", "acct_gather_energy/node-gpus"))
 BASE_SLURM_CONF = """\
 ClusterName=doc
 SlurmctldHost=localhost

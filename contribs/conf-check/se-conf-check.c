@@ -43,6 +43,7 @@
 #endif
 #include "attrib.h"
 #include "settle_conf.h"
+#include "gpu_meter_conf.h"
 #include "freq_history.h"
 #include "freq_policy.h"
 
@@ -72,6 +73,8 @@ static const checker_t checkers[] = {
 	{ "acct_gather_energy/attribution", &attrib_conf_desc, NULL },
 	/* EnergySettle and EnergySettleMaxWait, the same */
 	{ "acct_gather_energy/settle", &settle_energy_conf_desc, NULL },
+	/* EnergyGPU, EnergyGPUFactor and EnergyGPULibrary, the same */
+	{ "acct_gather_energy/node-gpus", &gpu_meter_conf_desc, NULL },
 #ifdef SE_CHECK_EXT_SENSORS
 	{ "ext_sensors/meters", &es_conf_desc, NULL },
 #endif

@@ -43,6 +43,7 @@
 #include "es_conf.h"
 #include "freq_options.h"
 #include "freq_policy.h"
+#include "gpu_meter_conf.h"
 #include "modbus_conf.h"
 #include "rrd_conf.h"
 #include "settle_conf.h"
@@ -253,6 +254,17 @@ static const row_t settle_energy_rows[] = {
 	{ NULL }
 };
 
+static const row_t gpu_meter_rows[] = {
+	{ "EnergyGPU", "nvml",
+	  "cuda", "must be one of: none, nvml", NULL, NULL },
+	{ "EnergyGPUFactor", "1.06",
+	  "high", "not a number",
+	  "0.94", "must be between 1 and 2" },
+	{ "EnergyGPULibrary", "/opt/nvml/libnvidia-ml.so.1",
+	  "libnvidia-ml.so.1", "must be an absolute path", NULL, NULL },
+	{ NULL }
+};
+
 static const row_t option_rows[] = {
 	{ "energy-policy", "min_energy",
 	  "greenest", "must be one of: none, performance, min_energy, min_time",
@@ -270,6 +282,7 @@ static const family_t families[] = {
 	{ &es_conf_desc, es_rows },
 	{ &settle_conf_desc, settle_rows },
 	{ &settle_energy_conf_desc, settle_energy_rows },
+	{ &gpu_meter_conf_desc, gpu_meter_rows },
 	{ &freq_options_desc, option_rows },
 };
 

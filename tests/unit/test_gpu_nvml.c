@@ -1218,6 +1218,38 @@ START_TEST(test_interval_lost_gpu)
 }
 END_TEST
 
+/*
+ * gpu_energy_at (slurmd's node-mode GPU part): a GPU's cumulative energy
+ * at two instants differs by exactly its energy between them, and grows.
+ */
+START_TEST(test_energy_at)
+{
+	char err[256] = "";
+	gpu_energy_figure_t f;
+	uint64_t t0, t1, e0, e1, between;
+	gpu_energy_t *ge;
+
+	ge = gpu_energy_start(FAKE_NVML_LIB, 100 * MS, err, sizeof(err));
+	ck_assert_msg(ge != NULL, "%s", err);
+	_figure_after(ge, 0, 0, &f);
+	t0 = se_mono_ns();
+	usleep(500 * 1000);
+	t1 = se_mono_ns();
+	usleep(200 * 1000);	/* a sample after t1: both interpolated */
+	ck_assert_int_eq(gpu_energy_at(ge, 0, t0, &e0), 0);
+	ck_assert_int_eq(gpu_energy_at(ge, 0, t1, &e1), 0);
+	ck_assert_int_eq(gpu_energy_between(ge, 0, t0, t1, &between), 0);
+	ck_assert_uint_gt(e1, e0);
+	ck_assert_uint_eq(e1 - e0, between);
+	/* 50 to 300 W over 0.5 s */
+	ck_assert_uint_ge(between, 20000);
+	ck_assert_uint_le(between, 160000);
+	ck_assert_int_eq(gpu_energy_at(ge, 2, t1, &e1), -EINVAL);
+	ck_assert_int_eq(gpu_energy_at(NULL, 0, t1, &e1), -EINVAL);
+	gpu_energy_stop(ge);
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("gpu_nvml");
@@ -1238,6 +1270,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_read_failure);
 	tcase_add_test(tc, test_figures_and_faults);
 	tcase_add_test(tc, test_col_switch);
+	tcase_add_test(tc, test_energy_at);
 	tcase_add_test(tc, test_scale_kept);
 	tcase_add_test(tc, test_step_view);
 	tcase_add_test(tc, test_minors);

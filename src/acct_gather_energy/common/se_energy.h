@@ -38,6 +38,7 @@
 
 #include "attrib.h"
 #include "conf_desc.h"
+#include "gpu_meter_conf.h"
 #include "meter.h"
 #include "sampler.h"
 #include "settle_conf.h"
@@ -135,6 +136,15 @@ void se_energy_conf_set(int context_id, const char *meter_name,
  * is its share, the extern step's its job's.
  */
 void se_energy_set_attribution(const attrib_conf_t *c);
+
+/*
+ * From conf_set, after se_energy_set_attribution: the GPU keys
+ * (EnergyGPU=none|nvml, EnergyGPUFactor, EnergyGPULibrary; copied).  With
+ * nvml, slurmd also meters the node's NVIDIA GPUs on the meter's clock:
+ * in share mode each step is charged its GPUs' energy plus its share of
+ * the rest, in node mode a step is shown its GPUs' part.
+ */
+void se_energy_set_gpus(const gpu_meter_conf_t *c);
 
 /*
  * From fini(): stop the sampler (slurmd), drop all state.  In slurmstepd at

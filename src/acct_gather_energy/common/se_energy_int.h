@@ -11,6 +11,8 @@
  *                      over a reload, the energy query server
  *  se_energy_share.c   slurmd, EnergyAttribution=share: the split of each
  *                      interval among the steps (attrib.h)
+ *  se_energy_gpus.c    slurmd, EnergyGPU=nvml: the node's GPUs on the
+ *                      meter's clock, in the split and in node mode
  *  se_energy_step.c    slurmstepd: the step's running figure, from slurmd's
  *                      query socket or, as a fallback, Slurm's energy RPC
  *  se_energy_step_gpus.c  slurmstepd: the GPUs the step holds (Slurm's
@@ -34,6 +36,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "src/common/slurm_xlator.h"
@@ -43,6 +46,7 @@
 
 #include "energy_carry.h"
 #include "energy_query.h"
+#include "gpu_energy.h"
 #include "sampler.h"
 #include "se_energy.h"
 #include "se_log.h"
@@ -130,6 +134,63 @@ void se_share_start(const char *node_name, sampler_config_t *cfg);
 int se_share_answer(void *arg, const energy_query_step_t *st,
 		    uint64_t t0_ns, uint64_t t1_ns, uint64_t *share_mj,
 		    uint64_t *last_ns, energy_query_gpu_t *gpu);
+
+/*
+ * slurmd's lock of what the meter's sampler thread reads in on_sample
+ * beside the split (the cgroup scan, the GPUs): taken after
+ * se_state_lock, before the split's own lock.
+ */
+extern pthread_mutex_t se_scan_lock;
+
+/* ------------------------------------------------- se_energy_gpus.c */
+
+/* EnergyGPU=nvml is configured (any process, as se_share_mode). */
+bool se_gpus_configured(void);
+
+/*
+ * slurmd, EnergyGPU=nvml (else nothing): start the GPUs' samplers (NVML
+ * retried in the background when it does not answer yet; a node without
+ * NVML says so and meters no GPU), every min(meter period, 1 s).  After
+ * the meter's sampler, before the query server.
+ */
+void se_gpus_start(const char *node_name, uint64_t meter_period_ns);
+
+/* Stop them (under se_scan_lock): after the query server and the meter's
+ * sampler. */
+void se_gpus_stop(void);
+
+/* The GPUs, or NULL (none metered, or NVML not answering yet); any
+ * thread, no lock.  The first call that finds them says so (info). */
+gpu_energy_t *se_gpus_get(void);
+
+/*
+ * The meter's sampler thread, se_scan_lock held: every GPU's reading over
+ * (the previous call's t1, t1_ns] into g (room for ATTRIB_MAX_GPUS), one
+ * entry per GPU (valid false: not read, it stays in the CPU split); a
+ * fault said once, its end too.  Returns the number of GPUs (0: none).
+ */
+size_t se_gpus_interval(uint64_t t1_ns, attrib_gpu_energy_t *g);
+
+/* After the split of that interval (rc: attrib_interval_gpus's; the
+ * totals before and after it; NULL without a split): the next interval
+ * starts at t1_ns; a cut is said once. */
+void se_gpus_split_done(uint64_t t1_ns, int rc, const attrib_totals_t *before,
+			const attrib_totals_t *after);
+
+/* The totals file's GPU fields (EnergyGPU=nvml only), se_scan_lock held. */
+void se_gpus_write_status(FILE *f, const attrib_totals_t *t);
+
+/* A step's GPU minors as sampler masks (all 0: GPUs unknown, or ge NULL). */
+void se_gpus_masks(gpu_energy_t *ge, const energy_query_step_t *st,
+		   uint64_t *step_mask, uint64_t *job_mask);
+
+/* The answer's "metered" and count from ge (NULL: not metered). */
+void se_gpus_metered(gpu_energy_t *ge, energy_query_gpu_t *gpu);
+
+/* The query server's GPU hook in node mode (energy_query_gpu_fn; its own
+ * thread, no lock): the step's GPUs' energy x F at t0 and t1. */
+int se_gpus_node_part(void *arg, const energy_query_step_t *st,
+		      uint64_t t0_ns, uint64_t t1_ns, energy_query_gpu_t *gpu);
 
 /* ------------------------------------------------- se_energy_step.c */
 

@@ -84,6 +84,9 @@ static void _node_stop(void)
 	if (sampler_stop(node.sampler) == 0 && node.meter.dev_free)
 		node.meter.dev_free(node.meter.dev);
 	node.sampler = NULL;
+	/* After the meter's sampler, under the scan lock: a detached one
+	 * finishing its on_sample finds the GPUs gone. */
+	se_gpus_stop();
 	xfree(node.meter.cfg.label);
 	xfree(node.meter.describe);
 }
@@ -270,15 +273,17 @@ static int _node_figure(void *arg, uint64_t *figure_mj, uint64_t *power_mw,
 /*
  * Serve the steps' energy queries (energy_query.h) for a live source, and
  * their shares in share mode; a source with window_energy settles from its
- * own history instead.  A failure costs only the settle's exactness (in
- * share mode: steps keep the node's figure): logged, not fatal.
+ * own history instead, but with EnergyGPU=nvml its steps still ask their
+ * GPU part here.  A failure costs only the settle's exactness (in share
+ * mode: steps keep the node's figure): logged, not fatal.
  */
 static void _node_serve(const char *name)
 {
 	char path[PATH_MAX], err[512] = "";
 	int rc;
 
-	if (se_energy_plugin.window_energy && !se_share_mode())
+	if (se_energy_plugin.window_energy && !se_share_mode() &&
+	    !se_gpus_configured())
 		return;
 	rc = energy_query_socket_path(_spool_dir(), name, path, sizeof(path));
 	if (rc == -ENAMETOOLONG) {
@@ -309,6 +314,11 @@ static void _node_serve(const char *name)
 		energy_query_server_set_figure(node.query_server, _node_figure,
 					       node.sampler, figure_id);
 	}
+	/* node mode: a step is shown its GPUs' part (in share mode the
+	 * share hook answers it) */
+	if (node.query_server && !se_share_mode() && se_gpus_configured())
+		energy_query_server_set_gpus(node.query_server,
+					     se_gpus_node_part, NULL);
 }
 
 void se_node_start(const char *meter_name, se_energy_make_meter_fn make,
@@ -342,6 +352,7 @@ void se_node_start(const char *meter_name, se_energy_make_meter_fn make,
 	if (!(node.sampler = sampler_start(m.ops, m.dev, &node.meter.cfg)))
 		fatal("%s: node %s: cannot start the %s sampler for %s: %m",
 		      plugin_type, name, meter_name, node.meter.describe);
+	se_gpus_start(name, node.meter.cfg.period_ns);
 	_node_serve(name);
 
 	/* A reload (scontrol reconfigure) continues the node's total from

@@ -44,8 +44,9 @@ static bool conf_kept;
 
 /*
  * The keys every plugin of the suite reads beside its back-end's: the
- * attribution (attrib.h) and the settle (settle_conf.h); their defaults
- * until conf_set (attribution's are static zeroes).  A reload whose keys
+ * attribution (attrib.h), the settle (settle_conf.h) and the node's GPUs
+ * (gpu_meter_conf.h); their defaults until conf_set (attribution's are
+ * static zeroes).  A reload whose keys
  * of a table are refused keeps the ones slurmd had, like the back-end's
  * (see last_good).
  */
@@ -53,6 +54,10 @@ static attrib_conf_t attrib_conf;
 static settle_conf_t settle_conf = {
 	.in_plugin = SETTLE_IN_PLUGIN_YES,
 	.max_wait_s = SETTLE_DEF_MAX_WAIT_S,
+};
+static gpu_meter_conf_t gpu_conf = {
+	.kind = GPU_METER_NONE,
+	.factor = 1.0,
 };
 
 typedef struct {
@@ -64,6 +69,7 @@ typedef struct {
 static shared_table_t shared_tables[] = {
 	{ &attrib_conf_desc, &attrib_conf, false },
 	{ &settle_energy_conf_desc, &settle_conf, false },
+	{ &gpu_meter_conf_desc, &gpu_conf, false },
 };
 
 #define N_SHARED_TABLES	(sizeof(shared_tables) / sizeof(shared_tables[0]))
@@ -157,6 +163,7 @@ static int _shared_tables_set(s_p_hashtbl_t *tbl, char *err, size_t len)
 	for (size_t i = 0; !rc && i < N_SHARED_TABLES; i++)
 		rc = _shared_table_set(&shared_tables[i], tbl, err, len);
 	se_energy_set_attribution(&attrib_conf);
+	se_energy_set_gpus(&gpu_conf);
 	return rc;
 }
 

@@ -19,8 +19,9 @@
  * split) and the query server's thread (shares).  cgroup_scan (the CPU
  * time of every step's cgroup under cgroup_root), cgroup_scan_rc,
  * said_sluid and the status file are the sampler thread's, under
- * scan_lock (a sampler thread left behind by a reload, stuck in its meter,
- * may still finish one sample).
+ * se_scan_lock (a sampler thread left behind by a reload, stuck in its
+ * meter, may still finish one sample); so are the GPUs' readings
+ * (EnergyGPU=nvml, se_energy_gpus.c).
  */
 #include "config.h"	/* Slurm's: its headers depend on it */
 
@@ -40,7 +41,7 @@
 static attrib_conf_t share_conf;
 static char conf_cgroup_root[PATH_MAX];	/* EnergyCgroupRoot, "" auto */
 static pthread_mutex_t split_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t se_scan_lock = PTHREAD_MUTEX_INITIALIZER;
 static attrib_t *split;
 static char cgroup_root[PATH_MAX];
 static cg_scan_t cgroup_scan;
@@ -70,7 +71,9 @@ void se_energy_set_attribution(const attrib_conf_t *c)
  * <SlurmdSpoolDir>/slurm-energy-<node>.attribution (one line, replaced
  * atomically at each sample): "time=<wall s> t_ns=<monotonic>
  * measured_mj= charged_mj= unattributed_mj= idle_mw= idle=configured|
- * learned|unknown intervals= jobs=".  charged + unattributed == measured.
+ * learned|unknown intervals= jobs=", then with EnergyGPU=nvml the GPUs'
+ * (se_gpus_write_status: "gpus= gpu_raw_mj= ... gpu<i>=<minor>:<state>").
+ * charged + unattributed == measured.
  */
 static void _attr_write_status(const attrib_totals_t *t, uint64_t t_ns)
 {
@@ -82,18 +85,20 @@ static void _attr_write_status(const attrib_totals_t *t, uint64_t t_ns)
 	snprintf(tmp, sizeof(tmp), "%s.new", split_status);
 	if (!(f = fopen(tmp, "w")))
 		return;
-	fprintf(f, "time=%.3f t_ns=%"PRIu64" measured_mj=%"PRIu64" charged_mj=%"PRIu64" unattributed_mj=%"PRIu64" idle_mw=%"PRIu64" idle=%s intervals=%lu jobs=%zu sluid_jobs=%zu sluid_unread=%zu\n",
+	fprintf(f, "time=%.3f t_ns=%"PRIu64" measured_mj=%"PRIu64" charged_mj=%"PRIu64" unattributed_mj=%"PRIu64" idle_mw=%"PRIu64" idle=%s intervals=%lu jobs=%zu sluid_jobs=%zu sluid_unread=%zu",
 		(double) se_mono_to_wall_ns(t_ns) / 1e9, t_ns, t->measured_mj,
 		t->charged_mj, t->unattributed_mj, t->idle_mw,
 		share_conf.idle_set ? "configured" :
 		(t->idle_learned ? "learned" : "unknown"), t->intervals,
 		t->jobs, cgroup_scan.sluid_jobs, cgroup_scan.sluid_unread);
+	se_gpus_write_status(f, t);
+	fputc('\n', f);
 	if (fclose(f) || rename(tmp, split_status))
 		unlink(tmp);
 }
 
 /*
- * Read the steps' CPU time from their cgroups (scan_lock held); say what
+ * Read the steps' CPU time from their cgroups (se_scan_lock held); say what
  * changed since the last scan.  0, -ENOENT (no job tree yet), or -errno.
  */
 static int _attr_scan(void)
@@ -119,10 +124,45 @@ static int _attr_scan(void)
 }
 
 /*
+ * The split of the interval ending at t_ns (se_scan_lock held): with
+ * GPUs, each one's energy first (attrib_interval_gpus); without, as
+ * before they existed.  The totals after it into tot; false without a
+ * split.
+ */
+static bool _attr_split(uint64_t t_ns, uint64_t energy_mj, const cg_scan_t *scan,
+			attrib_totals_t *tot)
+{
+	attrib_gpu_energy_t g[ATTRIB_MAX_GPUS];
+	size_t n = se_gpus_interval(t_ns, g);
+	attrib_totals_t before;
+	int rc;
+
+	slurm_mutex_lock(&split_lock);
+	if (!split) {
+		slurm_mutex_unlock(&split_lock);
+		se_gpus_split_done(t_ns, 0, NULL, NULL);
+		return false;
+	}
+	if (n) {
+		attrib_totals(split, &before);
+		rc = attrib_interval_gpus(split, t_ns, energy_mj, scan, g, n);
+	} else {
+		rc = attrib_interval(split, t_ns, energy_mj, scan, NULL, 0);
+	}
+	if (rc == -ENOMEM)
+		error("%s: energy attribution: out of memory", plugin_type);
+	attrib_totals(split, tot);
+	slurm_mutex_unlock(&split_lock);
+	se_gpus_split_done(t_ns, rc, n ? &before : tot, tot);
+	return true;
+}
+
+/*
  * slurmd's sampler thread, after each good sample: the steps' CPU time
- * from their cgroups, and the split of the energy since the previous
- * sample.  A scan that fails (other than "no job tree yet") splits
- * nothing: the next sample's interval then covers this one too.
+ * from their cgroups, the GPUs' energy (EnergyGPU=nvml), and the split of
+ * the energy since the previous sample.  A scan that fails (other than
+ * "no job tree yet") splits nothing: the next sample's interval then
+ * covers this one too (the GPUs' as well).
  */
 static void _attr_on_sample(void *arg, uint64_t t_ns, uint64_t energy_mj)
 {
@@ -130,33 +170,43 @@ static void _attr_on_sample(void *arg, uint64_t t_ns, uint64_t energy_mj)
 	int rc;
 
 	(void) arg;
-	slurm_mutex_lock(&scan_lock);
+	slurm_mutex_lock(&se_scan_lock);
 	rc = _attr_scan();
 	if (rc && rc != -ENOENT) {
-		slurm_mutex_unlock(&scan_lock);
+		slurm_mutex_unlock(&se_scan_lock);
 		return;
 	}
-	slurm_mutex_lock(&split_lock);
-	if (split && attrib_interval(split, t_ns, energy_mj,
-				     rc ? NULL : &cgroup_scan, NULL,
-				     0) == -ENOMEM)
-		error("%s: energy attribution: out of memory", plugin_type);
-	if (split)
-		attrib_totals(split, &tot);
-	slurm_mutex_unlock(&split_lock);
-	if (split)
+	if (_attr_split(t_ns, energy_mj, rc ? NULL : &cgroup_scan, &tot))
 		_attr_write_status(&tot, t_ns);
-	slurm_mutex_unlock(&scan_lock);
+	slurm_mutex_unlock(&se_scan_lock);
+}
+
+/*
+ * Register the step's GPUs (sampler masks from its minors) when slurmd
+ * meters GPUs, split_lock held; only for a step the split knows (a query
+ * naming an unknown step must still answer -ENOENT).
+ */
+static void _share_step_gpus(gpu_energy_t *ge, const energy_query_step_t *st)
+{
+	uint64_t step_mask, job_mask;
+
+	if (!se_gpus_configured())
+		return;
+	se_gpus_masks(ge, st, &step_mask, &job_mask);
+	if (attrib_step_gpus(split, st->job_id, st->step_id, step_mask,
+			     job_mask, st->gpus_known) == -ENOMEM)
+		error("%s: energy attribution: out of memory", plugin_type);
 }
 
 int se_share_answer(void *arg, const energy_query_step_t *st,
 		    uint64_t t0_ns, uint64_t t1_ns, uint64_t *share_mj,
 		    uint64_t *last_ns, energy_query_gpu_t *gpu)
 {
+	gpu_energy_t *ge = se_gpus_get();
+	attrib_step_share_t sh = { 0 };
 	int rc = -ENOENT;
 
 	(void) arg;
-	(void) gpu;	/* no GPUs metered yet: the answer says none */
 	slurm_mutex_lock(&split_lock);
 	if (split) {
 		if (st->begin)
@@ -165,10 +215,20 @@ int se_share_answer(void *arg, const energy_query_step_t *st,
 		if (st->end)
 			(void) attrib_step_end(split, st->job_id, st->step_id,
 					       t1_ns);
-		rc = attrib_share(split, st->job_id, st->step_id, share_mj,
-				  last_ns);
+		rc = attrib_step_share(split, st->job_id, st->step_id, &sh);
+		*last_ns = sh.last_ns;
+		if (!rc) {
+			*share_mj = sh.share_mj;
+			_share_step_gpus(ge, st);
+		}
 	}
 	slurm_mutex_unlock(&split_lock);
+	se_gpus_metered(ge, gpu);
+	/* the step's charged GPU energy (the extern step: its job's) */
+	if (!rc && ge) {
+		gpu->part = true;
+		gpu->part_mj = sh.gpu_mj;
+	}
 	return rc;
 }
 
@@ -197,7 +257,7 @@ void se_share_start(const char *name, sampler_config_t *cfg)
 	slurm_mutex_unlock(&split_lock);
 	if (!split)
 		fatal("%s: energy attribution: out of memory", plugin_type);
-	slurm_mutex_lock(&scan_lock);
+	slurm_mutex_lock(&se_scan_lock);
 	strcpy(cgroup_root, root);
 	cgroup_scan_rc = 1;
 	if (!_spool_dir() ||
@@ -205,7 +265,7 @@ void se_share_start(const char *name, sampler_config_t *cfg)
 		     "%s/slurm-energy-%s.attribution", _spool_dir(), name) >=
 	    (int) sizeof(split_status))
 		split_status[0] = '\0';
-	slurm_mutex_unlock(&scan_lock);
+	slurm_mutex_unlock(&se_scan_lock);
 	cfg->on_sample = _attr_on_sample;
 	cfg->on_sample_arg = NULL;
 	info("%s: node %s: EnergyAttribution=share: each step is charged its share of the node's energy (CPU time from the cgroups under %s; idle %s, %s%s; %u CPUs)",

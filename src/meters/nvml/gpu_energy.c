@@ -342,6 +342,13 @@ int gpu_energy_figure(gpu_energy_t *ge, unsigned i, uint64_t now_ns,
 	return 0;
 }
 
+int gpu_energy_at(gpu_energy_t *ge, unsigned i, uint64_t t_ns, uint64_t *mj)
+{
+	if (!ge || i >= ge->count)
+		return -EINVAL;
+	return sampler_energy_at(ge->samplers[i], t_ns, mj);
+}
+
 int gpu_energy_between(gpu_energy_t *ge, unsigned i, uint64_t t0_ns,
 		       uint64_t t1_ns, uint64_t *mj)
 {

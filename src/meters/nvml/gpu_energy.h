@@ -173,6 +173,14 @@ int gpu_step_feed(gpu_step_gpu_t *g, uint64_t j, uint32_t w,
 /* The GPU's energy in the step so far (J). */
 uint64_t gpu_step_energy(const gpu_step_gpu_t *g);
 
+/*
+ * GPU i's cumulative energy on its sampler's own scale at t_ns (as
+ * sampler_energy_at: interpolated in its history, extrapolated past its
+ * newest sample): slurmd's node-mode GPU part, whose differences only a
+ * step uses (within one server generation).  0 or -errno.
+ */
+int gpu_energy_at(gpu_energy_t *ge, unsigned i, uint64_t t_ns, uint64_t *mj);
+
 /* Energy of GPU i between t0_ns and t1_ns. */
 int gpu_energy_between(gpu_energy_t *ge, unsigned i, uint64_t t0_ns,
 		       uint64_t t1_ns, uint64_t *mj);
