@@ -460,13 +460,6 @@ static void _give_gpu(attrib_t *a, at_job_t *j, at_step_t *s, uint64_t mj)
 	}
 }
 
-/* Part idx of mj split among k equally: what attrib_apportion gives with
- * k weights of 1 (the lower index first on the tie), without its sort. */
-static uint64_t _equal_part(uint64_t mj, size_t k, size_t idx)
-{
-	return mj / k + (idx < mj % k);
-}
-
 /* GPUs cut and counted: the totals' and the interval's GPU figures. */
 static void _count_gpus(attrib_t *a, at_gpu_part_t *gp, uint64_t clipped,
 			size_t n)
@@ -508,13 +501,12 @@ static bool _is_srun_step(uint32_t step_id)
 }
 
 /*
- * Before the owners: each job's GPUs (its steps' job masks), the GPUs of
- * the present srun steps, and whether a present step could not tell its
- * GPUs.
+ * Before the owners: each job's GPUs (its steps' job masks), and whether a
+ * present step could not tell its GPUs.
  */
-static uint64_t _gpu_masks(attrib_t *a, bool *unknown)
+static void _gpu_masks(attrib_t *a, bool *unknown)
 {
-	uint64_t t1 = a->t0 + a->dt, srun = 0;
+	uint64_t t1 = a->t0 + a->dt;
 
 	*unknown = false;
 	for (size_t i = 0; i < a->n; i++) {
@@ -528,18 +520,32 @@ static uint64_t _gpu_masks(attrib_t *a, bool *unknown)
 			if (!_step_present(s, a->t0, t1))
 				continue;
 			*unknown |= s->gpus_unknown;
-			if (_is_srun_step(s->step_id))
-				srun |= s->step_gpus;
 		}
 	}
-	return srun;
 }
 
-/* Rule 1: a present srun step whose own GPUs hold bit. */
-static bool _srun_holds(const attrib_t *a, const at_step_t *s, uint64_t bit)
+/* A step's time in [t0, t1], bounded as _job_present_ns bounds a job's:
+ * from t0 when its cgroup was there then, to t1 when it is there now. */
+static uint64_t _step_present_ns(const at_step_t *s, uint64_t t0,
+				 uint64_t t1)
 {
-	return (s->step_gpus & bit) && _is_srun_step(s->step_id) &&
-	       _step_present(s, a->t0, a->t0 + a->dt);
+	uint64_t begin, end;
+
+	if (!_step_present(s, t0, t1))
+		return 0;
+	begin = (s->was_seen || !s->begin_ns || s->begin_ns < t0) ?
+		t0 : s->begin_ns;
+	end = (s->seen || !s->end_ns || s->end_ns > t1) ? t1 : s->end_ns;
+	return end > begin ? end - begin : 0;
+}
+
+/* Rule 1: a srun step whose own GPUs hold bit: its time in the interval. */
+static uint64_t _srun_holds_ns(const attrib_t *a, const at_step_t *s,
+			       uint64_t bit)
+{
+	if (!(s->step_gpus & bit) || !_is_srun_step(s->step_id))
+		return 0;
+	return _step_present_ns(s, a->t0, a->t0 + a->dt);
 }
 
 /* Rule 2: who in a job holds its job-wide GPUs: its batch step, else its
@@ -561,34 +567,99 @@ static at_step_t *_job_holder(const attrib_t *a, at_job_t *j)
 	return interactive;
 }
 
-/* GPU bit's energy mj to its holders (3.4), equally.  Returns false when
- * nobody holds it. */
-static bool _give_to_holders(attrib_t *a, uint64_t bit, uint64_t srun,
-			     uint64_t mj)
-{
-	size_t k = 0, idx = 0;
+/* The givings of one GPU's interval energy: mj over d ns of holding; the
+ * roundings' remainder goes to the first holder when nobody's time is left
+ * unowned (the lower index first, as attrib_apportion). */
+typedef struct {
+	uint64_t mj, d, given;
+	uint64_t job_num, job_den;	/* the jobs' share of their time */
+	at_job_t *first_job;
+	at_step_t *first_step;
+} at_gpu_give_t;
 
-	if (srun & bit) {
-		for (size_t i = 0; i < a->n; i++)
-			for (size_t m = 0; m < a->jobs[i].n; m++)
-				k += _srun_holds(a, &a->jobs[i].steps[m], bit);
-		for (size_t i = 0; i < a->n; i++)
-			for (size_t m = 0; m < a->jobs[i].n; m++)
-				if (_srun_holds(a, &a->jobs[i].steps[m], bit))
-					_give_gpu(a, &a->jobs[i],
-						  &a->jobs[i].steps[m],
-						  _equal_part(mj, k, idx++));
-		return true;
+static void _give_held(attrib_t *a, at_gpu_give_t *gv, at_job_t *j,
+		       at_step_t *s, uint64_t ns)
+{
+	/* rounded, never past mj: a holder present to the nanosecond but
+	 * one is not a millijoule short */
+	uint64_t part = (uint64_t) (((unsigned __int128) gv->mj * ns +
+				     gv->d / 2) / gv->d);
+
+	if (part > gv->mj - gv->given)
+		part = gv->mj - gv->given;
+	if (!gv->first_job) {
+		gv->first_job = j;
+		gv->first_step = s;
 	}
+	_give_gpu(a, j, s, part);
+	gv->given += part;
+}
+
+/*
+ * Who held GPU bit in job j over the interval, and for how long: its srun
+ * steps holding it (rule 1), each for its time; the job's own holder
+ * (rule 2) for the job's time those steps do not cover.  With gv, each is
+ * given its part, the job's own holder over the time the srun steps of all
+ * jobs left (gv->job_num / job_den of it).
+ */
+static void _job_gpu_time(attrib_t *a, at_job_t *j, uint64_t bit,
+			  uint64_t *srun_ns, uint64_t *job_ns,
+			  at_gpu_give_t *gv)
+{
+	uint64_t mine = 0, rest = 0;
+
+	for (size_t m = 0; m < j->n; m++) {
+		uint64_t ns = _srun_holds_ns(a, &j->steps[m], bit);
+
+		mine += ns;
+		if (gv && ns)
+			_give_held(a, gv, j, &j->steps[m], ns);
+	}
+	if ((j->job_gpus & bit) && j->present_ns > mine)
+		rest = j->present_ns - mine;
+	if (gv && rest)
+		_give_held(a, gv, j, _job_holder(a, j),
+			   (uint64_t) ((unsigned __int128) rest *
+				       gv->job_num / gv->job_den));
+	*srun_ns += mine;
+	*job_ns += rest;
+}
+
+/*
+ * GPU bit's energy mj over the interval to who held it, in proportion to
+ * the time each held it (3.4): srun steps first, for their time (holders
+ * that overlap, --overlap steps or shared GPUs, split by their times);
+ * then the jobs' own holders over the time left.  A holder present for a
+ * part of the interval (a step that began or ended in it) gets that part,
+ * not the interval's whole GPU energy.  Returns the energy of the time
+ * nobody held it: unowned.
+ */
+static uint64_t _give_to_holders(attrib_t *a, uint64_t bit, uint64_t mj)
+{
+	at_gpu_give_t gv = { .mj = mj, .job_num = 1, .job_den = 1 };
+	uint64_t srun = 0, job = 0, left;
+
 	for (size_t i = 0; i < a->n; i++)
-		k += a->jobs[i].present_ns && (a->jobs[i].job_gpus & bit);
-	if (!k)
-		return false;
-	for (size_t i = 0; i < a->n; i++)
-		if (a->jobs[i].present_ns && (a->jobs[i].job_gpus & bit))
-			_give_gpu(a, &a->jobs[i], _job_holder(a, &a->jobs[i]),
-				  _equal_part(mj, k, idx++));
-	return true;
+		_job_gpu_time(a, &a->jobs[i], bit, &srun, &job, NULL);
+	if (!(srun + job) || !mj)
+		return mj;
+	gv.d = srun > a->dt ? srun : a->dt;
+	left = gv.d - srun;
+	if (job > left) {	/* the jobs share the time left */
+		gv.job_num = left;
+		gv.job_den = job;
+	}
+	for (size_t i = 0; i < a->n; i++) {
+		uint64_t again_srun = 0, again_job = 0;
+
+		_job_gpu_time(a, &a->jobs[i], bit, &again_srun, &again_job,
+			      &gv);
+	}
+	if (srun + job >= gv.d && gv.given < mj && gv.first_job) {
+		_give_gpu(a, gv.first_job, gv.first_step, mj - gv.given);
+		gv.given = mj;
+	}
+	return mj - gv.given;
 }
 
 /* The GPUs read (attrib_interval_gpus) to the holders the steps' masks
@@ -597,8 +668,8 @@ static void _split_read_gpus(attrib_t *a, const attrib_gpu_energy_t *g,
 			     size_t n, at_gpu_part_t *gp)
 {
 	bool unknown, out = false;
-	uint64_t srun = _gpu_masks(a, &unknown);
 
+	_gpu_masks(a, &unknown);
 	for (size_t i = 0; i < n; i++) {
 		a->w[i] = g[i].valid ? g[i].energy_mj : 0;
 		if (g[i].valid)
@@ -608,21 +679,21 @@ static void _split_read_gpus(attrib_t *a, const attrib_gpu_energy_t *g,
 	a->gpu_out_intervals += out;
 	_count_gpus(a, gp, _cut_gpus(a, a->e, a->w, n), n);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t mj = a->w[i];
+		uint64_t unowned;
 
 		if (!g[i].valid)
 			continue;	/* in the node's energy, by CPU time */
-		if (_give_to_holders(a, 1ULL << i, srun, mj)) {
-			gp->taken_mj += mj;
+		unowned = _give_to_holders(a, 1ULL << i, a->w[i]);
+		gp->taken_mj += a->w[i] - unowned;
+		if (!unowned)
 			continue;
-		}
 		if (unknown) {		/* maybe that step's: by CPU time */
-			a->gpu_to_rest_mj += mj;
+			a->gpu_to_rest_mj += unowned;
 			continue;
 		}
-		gp->taken_mj += mj;
-		a->unattributed_mj += mj;
-		a->gpu_unowned_mj += mj;
+		gp->taken_mj += unowned;
+		a->unattributed_mj += unowned;
+		a->gpu_unowned_mj += unowned;
 	}
 }
 

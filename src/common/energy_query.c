@@ -157,6 +157,8 @@ struct energy_query_server {
 	void *figure_arg;
 	energy_query_gpu_fn gpu_fn;		/* same */
 	void *gpu_arg;
+	energy_query_kick_fn kick_fn;		/* same */
+	void *kick_arg;
 	uint64_t figure_id;
 	uid_t euid;
 	unsigned long answered;	/* atomic builtins */
@@ -165,6 +167,17 @@ struct energy_query_server {
 };
 
 /* ------------------------------------------------------------ helpers */
+
+/* A reading now, and the kick hook's companions (energy_query.h). */
+static void _kick(energy_query_server_t *srv)
+{
+	energy_query_kick_fn fn = __atomic_load_n(&srv->kick_fn,
+						  __ATOMIC_ACQUIRE);
+
+	sampler_kick(srv->s);
+	if (fn)
+		fn(__atomic_load_n(&srv->kick_arg, __ATOMIC_ACQUIRE));
+}
 
 static int _fill_addr(const char *path, struct sockaddr_un *sa)
 {
@@ -292,7 +305,7 @@ static void _answer_share(energy_query_server_t *srv,
 	rep->flags |= EQ_SHARE;
 	/* the split after t1 is the one a settle waits for: read now */
 	if (!rep->share_rc && rep->share_last_ns < req->t1_ns)
-		sampler_kick(srv->s);
+		_kick(srv);
 }
 
 /* The step's GPU part from the GPU hook (a version-4 step query only: an
@@ -363,7 +376,7 @@ static void _answer(energy_query_server_t *srv,
 	 * (An instant older than the history will never complete.) */
 	if (!(q->flags & EQ_REQ_NO_KICK) &&
 	    ((!c0 && r->rc0 != -ERANGE) || (!c1 && r->rc1 != -ERANGE))) {
-		sampler_kick(srv->s);
+		_kick(srv);
 		r->flags |= EQ_KICKED;
 	}
 	_request_step(req, version, &step);
@@ -700,6 +713,13 @@ void energy_query_server_set_gpus(energy_query_server_t *srv,
 {
 	__atomic_store_n(&srv->gpu_arg, arg, __ATOMIC_RELEASE);
 	__atomic_store_n(&srv->gpu_fn, fn, __ATOMIC_RELEASE);
+}
+
+void energy_query_server_set_kick(energy_query_server_t *srv,
+				  energy_query_kick_fn fn, void *arg)
+{
+	__atomic_store_n(&srv->kick_arg, arg, __ATOMIC_RELEASE);
+	__atomic_store_n(&srv->kick_fn, fn, __ATOMIC_RELEASE);
 }
 
 void energy_query_server_counts(energy_query_server_t *srv,

@@ -193,6 +193,18 @@ void energy_query_server_set_gpus(energy_query_server_t *srv,
 				  energy_query_gpu_fn fn, void *arg);
 
 /*
+ * The server's kick hook (slurmd with EnergyGPU=nvml): called, in the
+ * server thread, whenever a query kicks the sampler, so that other
+ * samplers read at that instant too.  The GPUs' counters must have a
+ * reading at the meter's kicked instant, or a step's boundary interval
+ * would split up to a GPU period of their energy by CPU time (or leave
+ * it unowned) instead of giving it to the step holding them.
+ */
+typedef void (*energy_query_kick_fn)(void *arg);
+void energy_query_server_set_kick(energy_query_server_t *srv,
+				  energy_query_kick_fn fn, void *arg);
+
+/*
  * The server's figure hook (slurmd): the owner's running total now, in its
  * own units of continuity (slurmd's node energy, carried over reloads: what
  * Slurm's energy RPC answers), the power and the instant of the newest

@@ -16,12 +16,25 @@ idle power split by allocated cores, as test_shared_nodes) + PSU x the
 joules its GPU played while the job's cgroup existed (selab.gpu_rig
 played_j across the switch the test made when the job had its GPU).
 
-Proofs (issue #31, "Proven when", first bullet): two jobs on node1, one
-GPU each: A runs one core at 10 % and gets the heavy GPU column, B runs one
-core at 100 % with its GPU idle; each job's sacct energy within SHARE_TOL
-of its truth, and A + B + what slurmd left unattributed within SUM_TOL of
-the meter.  The CPU split alone (what the node meter gave before #31)
-would charge A about a tenth of the GPUs' energy it caused.
+Proofs (issue #31, "Proven when"), in one share-mode configuration and
+one node-mode restart:
+- two jobs on node1, one GPU each: A runs one core at 10 % and gets the
+  heavy GPU column, B runs one core at 100 % with its GPU idle; each job's
+  sacct energy within SHARE_TOL of its truth, and the jobs + what slurmd
+  left unattributed within SUM_TOL of the meter on every node (slurmd's
+  own identity, charged + unattributed = measured, to the mJ).  The CPU
+  split alone (what the node meter gave before #31) would charge A about a
+  tenth of the GPU energy it caused;
+- faults, each mid-job: node2's GPU 1 lost for 8 s (job C holds both
+  GPUs), node3's NVML not loaded when slurmd started (then loaded) and its
+  GPU 0's counter reset (job D): the jobs complete within SHARE_TOL of
+  their truth, conservation holds, and slurmd says each fault once and its
+  end once;
+- A's srun step was profiled (acct_gather_profile/hdf5): the GPUPower of
+  its samples integrates to its GPU's truth within PROFILE_TOL;
+- an exclusive job holding both GPUs of node1: share mode and node mode
+  agree within EXCL_TOL (each against the meter over the job's cgroup
+  life within EXCL_METER_TOL).
 """
 import os
 import re
@@ -46,6 +59,12 @@ PSU = 1.08              # the meter's view of one NVML joule, in both
 JOB_S = 30
 SHARE_TOL = 0.05        # the issue's bound
 SUM_TOL = 0.01          # the issue's bound
+EXCL_TOL = 0.01         # share against node mode: the issue's bound
+EXCL_METER_TOL = 0.02   # each mode against the meter over the job's cgroup
+                        # life (measured +0.62, +0.87 % share, +0.34 % node:
+                        # Slurm's job outlasts its cgroup on both ends)
+PROFILE_TOL = 0.05      # the profile's samples are whole seconds apart
+FAULT_AT_S = 8          # into a job: its fault begins, and lasts as long
 
 # Two columns, repeating every 20 s: a GPU at rest and one at work (ramps,
 # so that energy is not power x time).
@@ -95,7 +114,7 @@ def _nvml_state(workdir):
     return state, trace, epoch
 
 
-def _acct_conf(workdir):
+def _acct_conf(workdir, mode="share"):
     map_file = os.path.join(workdir, "modbus.map")
     with open(map_file, "w") as f:
         f.write("".join("Nodes=%s Unit=%d\n" % (n, u)
@@ -103,9 +122,11 @@ def _acct_conf(workdir):
     return ("EnergyModbusDevice=tcp://%s:%d\nEnergyModbusModel=sdm630\n"
             "EnergyModbusMap=%s\nEnergyModbusFrequency=1\n"
             "EnergyModbusTimeout=500\n"
-            "EnergyAttribution=share\nEnergyIdle=share\n"
+            "EnergyAttribution=%s\nEnergyIdle=share\n"
             "EnergyIdleWatts=%g\nEnergyGPU=nvml\nEnergyGPUFactor=%g\n"
-            % (METER[0], METER[1], map_file, IDLE_W, PSU))
+            "ProfileHDF5Dir=%s\nProfileHDF5Default=None\n"
+            % (METER[0], METER[1], map_file, mode, IDLE_W, PSU,
+               os.path.join(workdir, "hdf5")))
 
 
 def _totals(c, node, since):
@@ -123,36 +144,43 @@ def _totals(c, node, since):
 
 
 class GpuJob:
-    """A batch job on node1 with one GPU running one srun step of LOAD."""
+    """A batch job on NODE holding GPUS GPUs, running one srun step of
+    LOAD at DUTY of one core for SECONDS (srun options: SRUN)."""
 
-    def __init__(self, c, workdir, name, duty):
-        self.c, self.name, self.duty = c, name, duty
+    def __init__(self, c, workdir, name, node, duty, gpus=1, seconds=JOB_S,
+                 srun=(), exclusive=False):
+        self.c, self.name, self.node, self.duty = c, name, node, duty
         self.out = os.path.join(workdir, "job-%s.out" % name)
         script = ("#!/bin/sh\necho SE_GPU $SLURM_JOB_GPUS\n"
-                  "srun -n1 --gres=gpu:1 python3 %s %g %d\n"
-                  % (os.path.join(workdir, "load.py"), duty, JOB_S))
-        self.id = c.sbatch("-w", "node1", "-N1", "-n1", "--gres=gpu:1",
-                           "-o", self.out, script=script)
-        self.gpu = self.switch = self.rows = self.truth = None
+                  "srun -n1 --gres=gpu:%d %s python3 %s %g %d\n"
+                  % (gpus, " ".join(srun), os.path.join(workdir, "load.py"),
+                     duty, seconds))
+        args = ["-w", node, "-N1", "-n1", "--gres=gpu:%d" % gpus,
+                "-o", self.out]
+        if exclusive:
+            args.append("--exclusive")
+        self.id = c.sbatch(*args, script=script)
+        self.seconds = seconds
+        self.gpus = self.switch = self.rows = self.truth = None
 
-    def learn_gpu(self):
-        """The job's GPU (gres index = nvidiaN = NVML index in this
-        cluster), once its script printed it."""
+    def learn_gpus(self):
+        """The job's GPUs (gres index = nvidiaN = NVML index in this
+        cluster), once its script printed them."""
         def printed():
             try:
                 with open(self.out) as f:
-                    return re.search(r"^SE_GPU (\d+)$", f.read(), re.M)
+                    return re.search(r"^SE_GPU ([\d,]+)$", f.read(), re.M)
             except OSError:
                 return None
-        self.gpu = int(poll(printed, timeout=30,
-                            what="job %s's GPU" % self.id).group(1))
-        return self.gpu
+        m = poll(printed, timeout=60, what="job %s's GPUs" % self.id)
+        self.gpus = [int(x) for x in m.group(1).split(",")]
+        return self.gpus
 
     def wait(self):
         self.rows = self.c.wait_sacct(
             self.id, steps=("batch", "0"),
             fields=("JobID", "State", "ConsumedEnergyRaw"),
-            timeout=JOB_S * 4)
+            timeout=self.seconds * 4 + 60)
         return self
 
     def energy(self):
@@ -162,18 +190,101 @@ class GpuJob:
         raise AssertionError("no sacct row %s in %s" % (self.id, self.rows))
 
 
+class Control:
+    """The fake NVML's control file, which load_meter.py reads too: the
+    "col" switches stay (they are the GPUs' history), faults come and go."""
+
+    def __init__(self, path):
+        self.path, self.faults = path, []
+
+    def cols(self):
+        try:
+            with open(self.path) as f:
+                return [l for l in f.read().splitlines() if " col " in l]
+        except FileNotFoundError:
+            return []
+
+    def set_faults(self, *lines):
+        self.faults = list(lines)
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("".join(l + "\n" for l in self.cols() + self.faults))
+        os.replace(tmp, self.path)
+
+
+def _log(c, node):
+    with open(os.path.join(c.state, "log", "slurmd-%s.log" % node)) as f:
+        return f.read()
+
+
+def _truth_rec(meter, job):
+    def settled():
+        t = meter.truth()
+        rec = t["nodes"][job.node]["jobs"].get(str(job.id))
+        return rec if rec and t["t"] > rec["last"] + 1.0 else None
+    return poll(settled, timeout=30, what="the meter's truth of job %s"
+                % job.id)
+
+
+def _finish(meter, jobs):
+    for j in jobs:
+        j.wait()
+    for j in jobs:
+        j.truth = _truth_rec(meter, j)
+
+
 @pytest.fixture(scope="module")
 def workdir():
     d = tempfile.mkdtemp(prefix="se-gpu-share-")
     os.chmod(d, 0o755)
+    os.makedirs(os.path.join(d, "hdf5"))
+    os.chmod(os.path.join(d, "hdf5"), 0o1777)
     yield d
     shutil.rmtree(d, ignore_errors=True)
+
+
+def _share_phase(cluster, meter, workdir, ctl):
+    """A, B on node1; C on node2 (GPU 1 lost mid-job); D on node3 once
+    NVML came (GPU 0's counter reset mid-job); then E exclusive on
+    node1."""
+    since = time.time()
+    before = {n: _totals(cluster, n, since) for n in ("node1", "node2")}
+    a = GpuJob(cluster, workdir, "a", "node1", 0.1,
+               srun=("--profile=energy", "--acctg-freq=energy=1"))
+    b = GpuJob(cluster, workdir, "b", "node1", 1.0)
+    c = GpuJob(cluster, workdir, "c", "node2", 0.5, gpus=2)
+    a.learn_gpus(), b.learn_gpus(), c.learn_gpus()
+    assert a.gpus != b.gpus, (a.gpus, b.gpus)
+    a.switch = col_switch(ctl.path, "node1", a.gpus[0], "heavy")
+    # node3's slurmd started while nvmlInit failed; NVML comes now
+    poll(lambda: "Driver Not Loaded" in _log(cluster, "node3"), timeout=30,
+         what="node3 to say NVML is not there yet")
+    ctl.set_faults()
+    poll(lambda: re.search(r"NVML available after \d+ tries",
+                           _log(cluster, "node3")),
+         timeout=60, what="node3's GPUs after NVML came")
+    before["node3"] = _totals(cluster, "node3", time.time())
+    d = GpuJob(cluster, workdir, "d", "node3", 0.5, gpus=2)
+    d.learn_gpus()
+    time.sleep(FAULT_AT_S)
+    reset = "node3 reset 0 %.3f" % time.time()
+    ctl.set_faults("node2 lost 1", reset)
+    time.sleep(FAULT_AT_S)
+    ctl.set_faults(reset)          # a reset is history: it stays
+    _finish(meter, (a, b, c, d))
+    after = {n: _totals(cluster, n, time.time())
+             for n in ("node1", "node2", "node3")}
+    e = GpuJob(cluster, workdir, "e", "node1", 0.5, gpus=2, seconds=20,
+               exclusive=True)
+    _finish(meter, (e,))
+    return dict(a=a, b=b, c=c, d=d, e=e, before=before, after=after)
 
 
 @pytest.fixture(scope="module")
 def run(cluster, workdir):
     state, trace, epoch = _nvml_state(workdir)
-    control = state + ".control"
+    ctl = Control(state + ".control")
+    ctl.set_faults("node3 init DRIVER_NOT_LOADED")
     with open(os.path.join(workdir, "load.py"), "w") as f:
         f.write(LOAD)
     node_env = {
@@ -183,48 +294,56 @@ def run(cluster, workdir):
             os.path.join(cluster.state, "nodes", "%h", "dev", "nvidia%u"),
     }
     conf = dict(plugin_dirs=[PLUGIN_DIR],
-                energy_type="acct_gather_energy/modbus",
-                acct_gather_conf=_acct_conf(workdir), node_env=node_env,
-                slurm_conf="PrologFlags=Contain\nDebugFlags=Energy\n")
-    with cluster.configured(**conf):
-        meter = LoadMeter(cluster.state, UNITS, METER[0], METER[1], IDLE_W,
-                          W_PER_CPU, workdir=os.path.join(workdir, "meter"),
-                          gpu_trace=trace, gpu_epoch=epoch,
-                          gpu_cols={u: ["idle", "idle"] for u in UNITS},
-                          psu_factor=PSU, gpu_control=control)
-        os.makedirs(meter.workdir, exist_ok=True)
-        meter.start()
-        try:
-            since = time.time()
-            before = _totals(cluster, "node1", since)
-            a = GpuJob(cluster, workdir, "a", 0.1)
-            b = GpuJob(cluster, workdir, "b", 1.0)
-            a.learn_gpu(), b.learn_gpu()
-            assert a.gpu != b.gpu, (a.gpu, b.gpu)
-            a.switch = col_switch(control, "node1", a.gpu, "heavy")
-            for j in (a, b):
-                j.wait()
-            after = _totals(cluster, "node1", time.time())
+                energy_type="acct_gather_energy/modbus", node_env=node_env,
+                slurm_conf="PrologFlags=Contain\nDebugFlags=Energy\n"
+                           "AcctGatherProfileType=acct_gather_profile/hdf5\n")
+    def start_meter(name):
+        m = LoadMeter(cluster.state, UNITS, METER[0], METER[1], IDLE_W,
+                      W_PER_CPU, workdir=os.path.join(workdir, name),
+                      gpu_trace=trace, gpu_epoch=epoch,
+                      gpu_cols={u: ["idle", "idle"] for u in UNITS},
+                      psu_factor=PSU, gpu_control=ctl.path)
+        os.makedirs(m.workdir, exist_ok=True)
+        return m.start()
 
-            def settled(j):
-                t = meter.truth()
-                rec = t["nodes"]["node1"]["jobs"].get(str(j.id))
-                return rec if rec and t["t"] > rec["last"] + 1.0 else None
-            for j in (a, b):
-                j.truth = poll(lambda: settled(j), timeout=30,
-                               what="the meter's truth of job %s" % j.id)
-            yield dict(c=cluster, meter=meter, a=a, b=b, before=before,
-                       after=after, trace=trace, epoch=epoch)
+    with cluster.configured(acct_gather_conf=_acct_conf(workdir), **conf):
+        meter = start_meter("meter-share")
+        try:
+            out = _share_phase(cluster, meter, workdir, ctl)
+            out["logs"] = {n: _log(cluster, n) for n in UNITS.values()}
         finally:
             meter.stop()
+        # node mode: a cluster up again (new cgroup trees: a meter of its
+        # own), job ids from 1 again (the meter's truth is by job id)
+        node_conf = dict(conf, slurm_conf=conf["slurm_conf"] +
+                         "FirstJobId=1000\n")
+        cluster.restart(acct_gather_conf=_acct_conf(workdir, "node"),
+                        **node_conf)
+        meter_node = start_meter("meter-node")
+        try:
+            e = GpuJob(cluster, workdir, "e-node", "node1", 0.5, gpus=2,
+                       seconds=20, exclusive=True)
+            _finish(meter_node, (e,))
+            out["e_node"] = e
+            out.update(cluster=cluster, meter=meter, meter_node=meter_node,
+                       trace=trace, epoch=epoch, workdir=workdir)
+            yield out
+        finally:
+            meter_node.stop()
 
 
-def _gpu_truth_j(run, job):
-    switches = [(job.switch, "heavy")] if job.switch else []
-    # the truth's instants count from the meter's epoch
-    at = run["meter"].truth()["epoch"]
-    return PSU * played_j(run["trace"], run["epoch"], "idle", switches,
-                          at + job.truth["first"], at + job.truth["last"])
+def _gpu_truth_j(run, job, t0=None, t1=None):
+    """PSU x the joules job's GPUs played while its cgroup existed (or over
+    wall-clock [t0, t1])."""
+    at = run["meter"].truth()["epoch"]     # the truth counts from it
+    t0 = at + job.truth["first"] if t0 is None else t0
+    t1 = at + job.truth["last"] if t1 is None else t1
+    total = 0.0
+    for g in job.gpus:
+        switches = [(job.switch, "heavy")] if job.switch and g == \
+            job.gpus[0] else []
+        total += played_j(run["trace"], run["epoch"], "idle", switches, t0, t1)
+    return PSU * total
 
 
 def _true_j(run, job):
@@ -232,42 +351,106 @@ def _true_j(run, job):
         _gpu_truth_j(run, job)
 
 
+def _check_share(run, key):
+    j = run[key]
+    got, want = j.energy(), _true_j(run, j)
+    print("job %s (%s on %s, GPUs %s): sacct %.0f J, truth %.0f J (its GPUs "
+          "%.0f J) %+.2f %% (bound %.0f %%)"
+          % (j.id, key, j.node, j.gpus, got, want, _gpu_truth_j(run, j),
+             100 * (got - want) / want, 100 * SHARE_TOL))
+    assert abs(got - want) <= SHARE_TOL * want, (key, got, want)
+
+
 def test_each_job_charged_its_gpu_and_its_share(run):
     for key in ("a", "b"):
-        j = run[key]
-        got, want = j.energy(), _true_j(run, j)
-        print("job %s (%s, GPU %d): sacct %.0f J, truth %.0f J "
-              "(its GPU %.0f J) %+.2f %% (bound %.0f %%)"
-              % (j.id, key, j.gpu, got, want, _gpu_truth_j(run, j),
-                 100 * (got - want) / want, 100 * SHARE_TOL))
-        assert abs(got - want) <= SHARE_TOL * want, (key, got, want)
+        _check_share(run, key)
 
 
 def test_charged_plus_unattributed_is_the_meter(run):
-    a, b = run["a"], run["b"]
-    before, after = run["before"], run["after"]
-    unattributed = (float(after["unattributed_mj"]) -
-                    float(before["unattributed_mj"])) / 1000
-    measured = (float(after["measured_mj"]) -
-                float(before["measured_mj"])) / 1000
-    charged = (float(after["charged_mj"]) -
-               float(before["charged_mj"])) / 1000
-    # slurmd's own identity, to the mJ
-    assert int(after["charged_mj"]) + int(after["unattributed_mj"]) == \
-        int(after["measured_mj"])
-    # the jobs' lines and what slurmd left unattributed against the meter
-    # over the same stretch of totals
-    meter_j = energy.trace_joules(run["meter"].trace, "node1",
-                                  run["meter"].truth()["epoch"],
-                                  float(before["time"]), float(after["time"]))
-    jobs = a.energy() + b.energy()
-    print("node1 over the run: meter %.0f J, slurmd measured %.0f J, "
-          "charged %.0f J (jobs' lines %.0f J) + unattributed %.0f J; "
-          "GPU part charged %.0f J of %.0f J read"
-          % (meter_j, measured, charged, jobs, unattributed,
-             (float(after.get("gpu_charged_mj", 0)) -
-              float(before.get("gpu_charged_mj", 0))) / 1000,
-             (float(after.get("gpu_raw_mj", 0)) -
-              float(before.get("gpu_raw_mj", 0))) / 1000))
-    assert abs(jobs + unattributed - meter_j) <= SUM_TOL * meter_j, \
-        (jobs, unattributed, meter_j)
+    for node in ("node1", "node2", "node3"):
+        before, after = run["before"][node], run["after"][node]
+        d = {k: (int(after[k]) - int(before[k])) / 1000
+             for k in ("measured_mj", "charged_mj", "unattributed_mj",
+                       "gpu_raw_mj", "gpu_charged_mj", "gpu_to_rest_mj")}
+        # slurmd's own identity, to the mJ
+        assert int(after["charged_mj"]) + int(after["unattributed_mj"]) == \
+            int(after["measured_mj"]), after
+        meter_j = energy.trace_joules(run["meter"].trace, node,
+                                      run["meter"].truth()["epoch"],
+                                      float(before["time"]),
+                                      float(after["time"]))
+        jobs = sum(run[k].energy() for k in "abcd" if run[k].node == node)
+        print("%s: meter %.0f J, slurmd measured %.0f J: jobs' lines %.0f J "
+              "+ unattributed %.0f J (%+.2f %%, bound %.0f %%); GPUs read "
+              "%.0f J, charged to holders %.0f J, to the CPU split %.0f J"
+              % (node, meter_j, d["measured_mj"], jobs, d["unattributed_mj"],
+                 100 * (jobs + d["unattributed_mj"] - meter_j) / meter_j,
+                 100 * SUM_TOL, d["gpu_raw_mj"], d["gpu_charged_mj"],
+                 d["gpu_to_rest_mj"]))
+        assert abs(jobs + d["unattributed_mj"] - meter_j) <= \
+            SUM_TOL * meter_j, (node, jobs, d, meter_j)
+        assert d["gpu_charged_mj"] > 0, (node, d)
+
+
+def test_gpu_faults_said_once_jobs_still_right(run):
+    for key in ("c", "d"):
+        _check_share(run, key)
+    logs = run["logs"]
+    once = [
+        ("node2", r"GPU 1 \(minor 1\): .*split by CPU time until it reads "
+                  r"again"),
+        ("node2", r"GPU 1 \(minor 1\) reads again after \d+ interval"),
+        ("node3", r"no GPU energy on this node yet: nvmlInit: Driver Not "
+                  r"Loaded"),
+        ("node3", r"NVML available after \d+ tries"),
+        ("node3", r"GPU 0 \(minor 0\): .*split by CPU time until it reads "
+                  r"again"),
+        ("node3", r"GPU 0 \(minor 0\) reads again after \d+ interval"),
+    ]
+    for node, pattern in once:
+        lines = [l for l in logs[node].splitlines() if re.search(pattern, l)]
+        assert len(lines) == 1, "%s: %d lines /%s/:\n%s" % (
+            node, len(lines), pattern, "\n".join(lines))
+    for node in ("node1",):
+        assert not re.search(r"split by CPU time until", logs[node])
+
+
+def test_gpu_part_in_the_profile(run):
+    """GPUPower of A's srun step, sample by sample, integrates to the
+    joules its GPU played over the same seconds (x PSU)."""
+    a, c = run["a"], run["cluster"]
+    merged = os.path.join(run["workdir"], "a.h5")
+    csv_out = os.path.join(run["workdir"], "a.csv")
+    c.run(["sh5util", "-j", str(a.id), "-o", merged, "-S",
+           "-p", os.path.join(run["workdir"], "hdf5")])
+    c.run(["sh5util", "-j", str(a.id), "-E", "-i", merged, "-s", "Energy",
+           "-l", "Node:TimeSeries", "-o", csv_out])
+    import csv
+    with open(csv_out) as f:
+        rows = [r for r in csv.DictReader(f) if r["Step"] == "0"]
+    pts = sorted((int(r["EpochTime"]), float(r["GPUPower"])) for r in rows)
+    assert len(pts) >= a.seconds // 2, pts
+    got = sum(w1 * (t1 - t0) for (t0, _), (t1, w1) in zip(pts, pts[1:]))
+    want = _gpu_truth_j(run, a, pts[0][0], pts[-1][0])
+    print("job %s: profile GPUPower %d samples, %.0f J; its GPU played "
+          "x%.2f %.0f J over them (%+.2f %%, bound %.0f %%)"
+          % (a.id, len(pts), got, PSU, want, 100 * (got - want) / want,
+             100 * PROFILE_TOL))
+    assert abs(got - want) <= PROFILE_TOL * want, (got, want)
+
+
+def test_exclusive_gpu_job_same_in_both_modes(run):
+    ratios = {}
+    for key, meter in (("e", run["meter"]), ("e_node", run["meter_node"])):
+        j = run[key]
+        at = meter.truth()["epoch"]
+        meter_j = energy.trace_joules(meter.trace, "node1", at,
+                                      at + j.truth["first"],
+                                      at + j.truth["last"])
+        ratios[key] = j.energy() / meter_j
+        print("exclusive job %s (%s): sacct %.0f J, meter over its life "
+              "%.0f J: %.4f (bound %.0f %%)" % (j.id, key, j.energy(),
+                                               meter_j, ratios[key],
+                                               100 * EXCL_METER_TOL))
+        assert abs(ratios[key] - 1) <= EXCL_METER_TOL, (key, ratios)
+    assert abs(ratios["e"] - ratios["e_node"]) <= EXCL_TOL, ratios

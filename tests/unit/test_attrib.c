@@ -794,6 +794,49 @@ END_TEST
  * which also holds GPU 0 by the job mask, gets none of it), and GPU 1
  * held through the job masks of two jobs (shards).
  */
+/*
+ * A GPU's interval energy by the time each holder held it: job 1's batch
+ * step is there all through (its cgroup at both scans), its srun step 1.0
+ * begins a quarter in (registered, no cgroup yet) holding GPU 0: 3/4 of
+ * GPU 0's energy to 1.0, 1/4 to the batch step.  Job 2 begins half-way
+ * (its extern step registered) holding GPU 1 job-wide: half of GPU 1's
+ * energy to job 2, half unowned (nobody held it then).
+ */
+START_TEST(test_gpu_by_time_held)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 8);
+	uint64_t mj[2] = { 100000, 60000 };
+	attrib_gpu_energy_t g[2];
+	attrib_totals_t t;
+	fake_scan_t f;
+
+	_gpu_step(a, 1, CG_STEP_BATCH, 0, 0x1);
+	_readings(g, mj, 2);
+	_scan_reset(&f, 0);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 0, 2);
+	_scan_add(&f, 1, CG_STEP_BATCH, 0, 0);
+	ck_assert_int_eq(attrib_interval_gpus(a, 0, 0, &f.s, g, 2), 0);
+	ck_assert_int_eq(attrib_step_begin(a, 1, 0, S / 4, 1), 0);
+	ck_assert_int_eq(attrib_step_gpus(a, 1, 0, 0x1, 0x1, true), 0);
+	ck_assert_int_eq(attrib_step_begin(a, 2, CG_STEP_EXTERN, S / 2, 1),
+			 0);
+	ck_assert_int_eq(attrib_step_gpus(a, 2, CG_STEP_EXTERN, 0, 0x2, true),
+			 0);
+	_scan_reset(&f, S);
+	_scan_add(&f, 1, CG_JOB_LEVEL, S, 2);
+	_scan_add(&f, 1, CG_STEP_BATCH, S, 0);
+	ck_assert_int_eq(attrib_interval_gpus(a, S, 10000000, &f.s, g, 2), 0);
+	ck_assert_uint_eq(_parts(a, 1, 0).gpu_mj, 75000);
+	ck_assert_uint_eq(_parts(a, 1, CG_STEP_BATCH).gpu_mj, 25000);
+	ck_assert_uint_eq(_parts(a, 2, CG_STEP_EXTERN).gpu_mj, 30000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_charged_mj, 130000);
+	ck_assert_uint_eq(t.gpu_unowned_mj, 30000);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
 START_TEST(test_gpu_holders_equal)
 {
 	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 8);
@@ -1065,6 +1108,10 @@ typedef struct {
 	size_t ng;
 	uint64_t job_mask[PROP_JOBS], step_mask[PROP_JOBS][PROP_STEPS];
 	bool known[PROP_JOBS][PROP_STEPS], told[PROP_JOBS][PROP_STEPS];
+	/* live without a break since the last sample: held its GPUs over
+	 * the whole interval (a step that began or ended in it holds them
+	 * for its part of it only) */
+	bool steady[PROP_JOBS][PROP_STEPS];
 } prop_t;
 
 /* The model's steps 0 and 1 are srun steps, 2 interactive, 3 batch. */
@@ -1084,6 +1131,7 @@ static void _prop_events(prop_t *p, attrib_t *a, uint64_t dt)
 		int j = rand_r(&p->seed) % PROP_JOBS;
 		int s = rand_r(&p->seed) % PROP_STEPS;
 
+		p->steady[j][s] = false;
 		if (!p->job[j].on) {
 			p->job[j].on = true;
 			memset(p->job[j].cpu, 0, sizeof(p->job[j].cpu));
@@ -1099,6 +1147,7 @@ static void _prop_events(prop_t *p, attrib_t *a, uint64_t dt)
 		} else if (rand_r(&p->seed) % 4 == 0) {
 			p->job[j].on = false;
 			memset(p->job[j].live, 0, sizeof(p->job[j].live));
+			memset(p->steady[j], 0, sizeof(p->steady[j]));
 			memset(p->told[j], 0, sizeof(p->told[j]));
 		} else {
 			p->job[j].live[s] = true;
@@ -1239,7 +1288,8 @@ static uint64_t _prop_mask_mj(const attrib_gpu_energy_t *g, size_t n,
 }
 
 /* The model step holding GPU i for sure: the only srun step whose mask
- * holds it, living in this scan, having told its masks.  -1: none. */
+ * holds it, living since the last sample, having told its masks.  -1:
+ * none. */
 static int _prop_sure_holder(const prop_t *p, size_t i, int *step)
 {
 	int holder = -1, n = 0;
@@ -1251,7 +1301,7 @@ static int _prop_sure_holder(const prop_t *p, size_t i, int *step)
 				holder = j;
 				*step = s;
 			}
-	if (n != 1 || !p->job[holder].on || !p->job[holder].live[*step] ||
+	if (n != 1 || !p->job[holder].on || !p->steady[holder][*step] ||
 	    !p->told[holder][*step] || !p->known[holder][*step])
 		return -1;
 	return holder;
@@ -1337,6 +1387,9 @@ static void _prop_gpu_interval(prop_t *p, attrib_t *a)
 	if (p->based)
 		_prop_gpu_check(p, a, g, rc == ATTRIB_GPUS_CUT, &before);
 	p->based = true;
+	for (int j = 0; j < PROP_JOBS; j++)
+		for (int s = 0; s < PROP_STEPS; s++)
+			p->steady[j][s] = p->job[j].live[s];
 }
 
 /* One round: events, an interval of energy and CPU time, sometimes a
@@ -1389,6 +1442,7 @@ START_TEST(test_property_conservation)
 		memset(p.last_share, 0, sizeof(p.last_share));
 		p.t = p.e = p.root = 0;
 		p.based = false;
+		memset(p.steady, 0, sizeof(p.steady));
 		_prop_gpu_setup(&p, (run / 2) % 2);
 		for (int r = 0; r < PROP_ROUNDS; r++)
 			_prop_round(&p, a);
@@ -1488,6 +1542,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_job_over_at_extern_end);
 	tcase_add_test(tc, test_gpu_and_cpu);
 	tcase_add_test(tc, test_gpu_owner_rules);
+	tcase_add_test(tc, test_gpu_by_time_held);
 	tcase_add_test(tc, test_gpu_holders_equal);
 	tcase_add_test(tc, test_gpu_unknown_to_rest);
 	tcase_add_test(tc, test_gpu_cut_proportional);

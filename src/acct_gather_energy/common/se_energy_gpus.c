@@ -93,6 +93,12 @@ gpu_energy_t *se_gpus_get(void)
 	return ge;
 }
 
+void se_gpus_kick(void *arg)
+{
+	(void) arg;
+	gpu_energy_kick(gpu_energy_async_get(gpus.async));
+}
+
 /* The GPUs' period: the meter's, at most 1 s (design §2: a GPU sample
  * near every meter sample). */
 static uint64_t _gpus_period_ns(uint64_t meter_period_ns)

@@ -154,6 +154,9 @@ bool se_gpus_configured(void);
  * the meter's sampler, before the query server.
  */
 void se_gpus_start(const char *node_name, uint64_t meter_period_ns);
+/* The GPUs read now, with the meter's kicked reading (a step's boundary):
+ * the query server's kick hook. */
+void se_gpus_kick(void *arg);
 
 /* Stop them (under se_scan_lock): after the query server and the meter's
  * sampler. */

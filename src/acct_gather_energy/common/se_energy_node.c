@@ -319,6 +319,11 @@ static void _node_serve(const char *name)
 	if (node.query_server && !se_share_mode() && se_gpus_configured())
 		energy_query_server_set_gpus(node.query_server,
 					     se_gpus_node_part, NULL);
+	/* a step's boundary kicks the meter: the GPUs read at that instant
+	 * too, so the boundary's interval has their energy up to it */
+	if (node.query_server && se_gpus_configured())
+		energy_query_server_set_kick(node.query_server, se_gpus_kick,
+					     NULL);
 }
 
 void se_node_start(const char *meter_name, se_energy_make_meter_fn make,

@@ -289,6 +289,12 @@ void gpu_energy_stop(gpu_energy_t *ge)
 	nvml_lib_close();
 }
 
+void gpu_energy_kick(gpu_energy_t *ge)
+{
+	for (unsigned i = 0; ge && i < ge->count; i++)
+		sampler_kick(ge->samplers[i]);
+}
+
 unsigned gpu_energy_count(const gpu_energy_t *ge)
 {
 	return ge ? ge->count : 0;

@@ -49,6 +49,10 @@ void gpu_energy_stop(gpu_energy_t *ge);
 /* Number of GPUs sampled. */
 unsigned gpu_energy_count(const gpu_energy_t *ge);
 
+/* Every GPU reads now (sampler_kick): a reading at another meter's kicked
+ * instant. */
+void gpu_energy_kick(gpu_energy_t *ge);
+
 /*
  * The minor number (/dev/nvidia<minor>) of GPU i, as NVML gave it at
  * start; -1 when NVML could not read it (or no such GPU).  Minors are
