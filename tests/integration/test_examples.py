@@ -74,6 +74,9 @@ def substitutions(name, work):
             # collectd's DataDir -> the feeder's directory
             "/var/lib/collectd/rrd/": work + "/rrd/"}),
         "gpu-nodes": {},
+        "gpu-bmc": dict(etc, **{
+            "10.20.0.1%d:623" % i: "%s:%d" % (BMC_ADDR, PORT_OF[n])
+            for i, n in enumerate(NODES, 1)}),
         "dvfs-power-budget": dict(etc),
     }[name]
     return dict(common, **site)
@@ -86,6 +89,7 @@ LOADED_BY = {
     "bmc-lan": "bmc_lan",
     "rrd-collectd": "rrd_collectd",
     "gpu-nodes": "gpu_nodes",
+    "gpu-bmc": "gpu_bmc",
 }
 
 
@@ -395,3 +399,104 @@ def test_gpu_example(gpu_nodes):
     truth = sum(truth_j(c, g.by_minor[m]["col"], float(row["t0"]),
                         float(row["t1"])) for m in (0, 1))
     check_step_energy(c, int(row["job"]), truth, 0.02, "gpu:2")
+
+
+# ------------------------------------------- GPU nodes metered by the BMC
+# The fake GPUs play low columns (20-45 W each, ramps) under the BMC sims'
+# node power (the cluster trace: 100 W at the lowest on node1), which does
+# not follow them: the GPUs' part is checked against their own truth, the
+# node's identity against the meter.
+GPU_BMC_TRACE = """\
+@repeat 20
+time low0 low1
+0    20   30
+10   35   45
+20   20   30
+"""
+GPU_BMC_FACTOR = 1.06           # the example's EnergyGPUFactor
+
+
+@pytest.fixture(scope="module")
+def gpu_bmc(examples_cluster, workroot):
+    if not os.access(BMC_SIM, os.X_OK) or not shutil.which("ipmi_sim"):
+        pytest.skip("bmc-sim not built or ipmi_sim not installed")
+    c = examples_cluster
+    work = _workdir(workroot, "gpu-bmc")
+    files = load_examples(["gpu-bmc"], work)
+    assert "EnergyGPUFactor=%g" % GPU_BMC_FACTOR in files["acct_gather.conf"]
+    epoch = time.time()
+    trace = os.path.join(work, "gpu.trace")
+    with open(trace, "w") as handle:
+        handle.write(GPU_BMC_TRACE)
+    with open(os.path.join(GPU_DIR, "nvml-cluster-2gpu.state")) as handle:
+        body = handle.read().replace("col=gpu0", "col=low0").replace(
+            "col=gpu1", "col=low1")
+    state = os.path.join(work, "nvml.state")
+    with open(state, "w") as handle:
+        handle.write(body + "epoch %.3f\ntrace %s\n" % (epoch, trace))
+    node_env = {
+        "LD_LIBRARY_PATH": FAKE_NVML_DIR,
+        "FAKE_NVML_STATE": state,
+        "SLURM_ENERGY_NVML_DEVICE_PATH":
+            os.path.join(c.state, "nodes", "%h", "dev", "nvidia%u"),
+    }
+    started = []
+
+    def sim(cmd, node, *extra):
+        p = subprocess.run([BMC_SIM, cmd, "--state",
+                            os.path.join(work, "bmc-" + node), *extra],
+                           capture_output=True, text=True, timeout=30)
+        assert p.returncode == 0, "bmc-sim %s %s: %s%s" % (
+            cmd, node, p.stdout, p.stderr)
+    try:
+        for node in NODES:
+            sim("start", node, "--port", str(PORT_OF[node]),
+                "--addr", BMC_ADDR, "--trace", TRACE, "--column", node,
+                "--epoch", "%.6f" % epoch, "--user", "energy",
+                "--password-file", os.path.join(work, "bmc.password"))
+            started.append(node)
+        c.restart(**cluster_args(files, gpus=2, node_env=node_env,
+                                 hwloc_xml=os.path.join(
+                                     GPU_DIR, "topo-cluster-2gpu.xml")))
+        yield c, epoch, trace
+    finally:
+        for node in started:
+            sim("stop", node)
+
+
+def test_gpu_bmc_example(gpu_bmc):
+    """The BMC plugin reads the GPUs too; a 1-GPU job's GPU part (its
+    settle line with DebugFlags=Energy) is the factor times its GPU's
+    joules; slurmd's totals keep charged + unattributed = measured."""
+    c, epoch, trace = gpu_bmc
+    log = slurmd_log(c, "node1")
+    assert start_line(c, "node1", "acct_gather_energy/bmc"), "no start line"
+    assert re.search(r"EnergyGPU=nvml: 2 GPU\(s\) metered through NVML",
+                     log), "no GPU metering line in slurmd-node1.log"
+    jobs = timed_jobs(c, {"ex-gpu-bmc": ["-w", "node1", "-n1",
+                                         "--gres=gpu:1"]}, 10)
+    jobid, win = jobs["ex-gpu-bmc"]
+    t0, t1 = win["node1"]
+
+    def settle_line():
+        m = re.findall(r"step %d\.0: (\d+) J, of which (\d+) J its GPUs' "
+                       r"\(minors (\d+)\)" % jobid, slurmd_log(c, "node1"))
+        return m[-1] if m else None
+    step_j, gpu_j, minor = poll(settle_line, timeout=30,
+                                what="job %d's settle line" % jobid)
+    col = "low%s" % minor           # minor m plays column low<m>
+    truth = GPU_BMC_FACTOR * energy.trace_joules(trace, col, epoch, t0, t1)
+    err = (float(gpu_j) - truth) / truth
+    print("gpu-bmc: job %d step %s J, its GPU (minor %s) %s J, true %.0f J "
+          "over the task's window (%+.1f %%)" % (jobid, step_j, minor, gpu_j,
+                                                truth, 100 * err))
+    # the step outlives its task's window by a fraction of a second at
+    # 20-45 W (measured -0.4 %)
+    assert abs(err) <= 0.03, (gpu_j, truth)
+    totals = os.path.join(c.state, "nodes", "node1", "spool",
+                          "slurm-energy-node1.attribution")
+    with open(totals) as handle:
+        kv = dict(w.split("=", 1) for w in handle.read().split())
+    assert int(kv["charged_mj"]) + int(kv["unattributed_mj"]) == \
+        int(kv["measured_mj"]), kv
+    assert int(kv["gpu_charged_mj"]) > 0, kv
