@@ -414,6 +414,7 @@ time low0 low1
 20   20   30
 """
 GPU_BMC_FACTOR = 1.06           # the example's EnergyGPUFactor
+STEP_SLACK_S = 1.0              # a step's life beyond its task's window
 
 
 @pytest.fixture(scope="module")
@@ -485,14 +486,17 @@ def test_gpu_bmc_example(gpu_bmc):
     step_j, gpu_j, minor = poll(settle_line, timeout=30,
                                 what="job %d's settle line" % jobid)
     col = "low%s" % minor           # minor m plays column low<m>
-    truth = GPU_BMC_FACTOR * energy.trace_joules(trace, col, epoch, t0, t1)
-    err = (float(gpu_j) - truth) / truth
-    print("gpu-bmc: job %d step %s J, its GPU (minor %s) %s J, true %.0f J "
-          "over the task's window (%+.1f %%)" % (jobid, step_j, minor, gpu_j,
-                                                truth, 100 * err))
-    # the step outlives its task's window by a fraction of a second at
-    # 20-45 W (measured -0.4 %)
-    assert abs(err) <= 0.03, (gpu_j, truth)
+    # the step outlives its task's window (srun's launch and end: a
+    # fraction of a second on 22.05, most of one on 24.11): its GPU part
+    # lies between F x its GPU's joules over the task's window and over
+    # that window widened by STEP_SLACK_S on each side
+    inner = GPU_BMC_FACTOR * energy.trace_joules(trace, col, epoch, t0, t1)
+    outer = GPU_BMC_FACTOR * energy.trace_joules(
+        trace, col, epoch, t0 - STEP_SLACK_S, t1 + STEP_SLACK_S)
+    print("gpu-bmc: job %d step %s J, its GPU (minor %s) %s J; 1.06 x its "
+          "joules over the task's window %.0f J, widened by %g s %.0f J"
+          % (jobid, step_j, minor, gpu_j, inner, STEP_SLACK_S, outer))
+    assert 0.98 * inner <= float(gpu_j) <= 1.02 * outer, (gpu_j, inner, outer)
     totals = os.path.join(c.state, "nodes", "node1", "spool",
                           "slurm-energy-node1.attribution")
     with open(totals) as handle:

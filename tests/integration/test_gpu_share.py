@@ -46,7 +46,7 @@ import time
 import pytest
 
 from selab import energy
-from selab.cluster import PLUGIN_DIR, poll
+from selab.cluster import PLUGIN_DIR, RELEASES_DIR, poll
 from selab.gpu_rig import FAKE_NVML_DIR, GPU_DIR, col_switch, played_j
 from selab.meters import LoadMeter
 
@@ -247,7 +247,12 @@ def workdir():
 def _has_hdf5(cluster):
     """The cluster's Slurm has acct_gather_profile/hdf5 (Debian's package
     has; a release built here from its tarball without libhdf5 has not)."""
-    return os.path.exists(os.path.join(cluster.stock_plugin_dir,
+    plugins = cluster.stock_plugin_dir
+    if cluster.other_release and not cluster.prefix:
+        # a release's Debian root: its plugin dir as the host sees it
+        plugins = os.path.join(RELEASES_DIR, cluster.release, "root",
+                               plugins.lstrip("/"))
+    return os.path.exists(os.path.join(plugins,
                                        "acct_gather_profile_hdf5.so"))
 
 
