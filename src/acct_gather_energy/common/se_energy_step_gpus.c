@@ -132,6 +132,12 @@ void se_step_gpus_fill(energy_query_step_t *q)
 {
 	stepd_step_rec_t *job = se_step.job;
 
+	/* Without EnergyGPU=nvml slurmd has no use for them: no GRES read
+	 * on a step's launch path for a feature that is off */
+	if (!se_gpus_configured()) {
+		q->gpus_known = false;
+		return;
+	}
 	if (job && !se_step.gpus_read && _devices_quiet(job))
 		_step_gpus_read(job);
 	q->gpus_known = se_step.gpus_known;
