@@ -19,6 +19,7 @@ digit (that is test_modbus_energy.py and the others, on 30-65 s jobs).
 Jobs are short, so the bounds are a few percent: still far from zero,
 missing or double-counted energy (-100 %, +100 %).
 """
+import contextlib
 import os
 import re
 import shutil
@@ -282,14 +283,10 @@ def test_dvfs_example_power_budget(modbus_dvfs):
 
 
 # ------------------------------------------------------ BMC over the LAN
-@pytest.fixture(scope="module")
-def bmc_lan(examples_cluster, workroot):
-    if not os.access(BMC_SIM, os.X_OK) or not shutil.which("ipmi_sim"):
-        pytest.skip("bmc-sim not built or ipmi_sim not installed")
-    c = examples_cluster
-    work = _workdir(workroot, "bmc-lan")
-    files = load_examples(["bmc-lan"], work)
-    epoch = time.time()
+@contextlib.contextmanager
+def bmc_sims(work, epoch):
+    """One simulated BMC per node playing its TRACE column, with the
+    examples' user and password file (in work); stopped at the end."""
     started = []
 
     def sim(cmd, node, *extra):
@@ -298,20 +295,30 @@ def bmc_lan(examples_cluster, workroot):
                            capture_output=True, text=True, timeout=30)
         assert p.returncode == 0, "bmc-sim %s %s: %s%s" % (
             cmd, node, p.stdout, p.stderr)
-
     try:
-        # one BMC per node, with the example's user and password file
         for node in NODES:
             sim("start", node, "--port", str(PORT_OF[node]),
                 "--addr", BMC_ADDR, "--trace", TRACE, "--column", node,
                 "--epoch", "%.6f" % epoch, "--user", "energy",
                 "--password-file", os.path.join(work, "bmc.password"))
             started.append(node)
-        c.restart(**cluster_args(files))
-        yield c, epoch
+        yield
     finally:
         for node in started:
             sim("stop", node)
+
+
+@pytest.fixture(scope="module")
+def bmc_lan(examples_cluster, workroot):
+    if not os.access(BMC_SIM, os.X_OK) or not shutil.which("ipmi_sim"):
+        pytest.skip("bmc-sim not built or ipmi_sim not installed")
+    c = examples_cluster
+    work = _workdir(workroot, "bmc-lan")
+    files = load_examples(["bmc-lan"], work)
+    epoch = time.time()
+    with bmc_sims(work, epoch):
+        c.restart(**cluster_args(files))
+        yield c, epoch
 
 
 def test_bmc_example(bmc_lan):
@@ -441,28 +448,11 @@ def gpu_bmc(examples_cluster, workroot):
         "SLURM_ENERGY_NVML_DEVICE_PATH":
             os.path.join(c.state, "nodes", "%h", "dev", "nvidia%u"),
     }
-    started = []
-
-    def sim(cmd, node, *extra):
-        p = subprocess.run([BMC_SIM, cmd, "--state",
-                            os.path.join(work, "bmc-" + node), *extra],
-                           capture_output=True, text=True, timeout=30)
-        assert p.returncode == 0, "bmc-sim %s %s: %s%s" % (
-            cmd, node, p.stdout, p.stderr)
-    try:
-        for node in NODES:
-            sim("start", node, "--port", str(PORT_OF[node]),
-                "--addr", BMC_ADDR, "--trace", TRACE, "--column", node,
-                "--epoch", "%.6f" % epoch, "--user", "energy",
-                "--password-file", os.path.join(work, "bmc.password"))
-            started.append(node)
+    with bmc_sims(work, epoch):
         c.restart(**cluster_args(files, gpus=2, node_env=node_env,
                                  hwloc_xml=os.path.join(
                                      GPU_DIR, "topo-cluster-2gpu.xml")))
         yield c, epoch, trace
-    finally:
-        for node in started:
-            sim("stop", node)
 
 
 def test_gpu_bmc_example(gpu_bmc):
