@@ -111,6 +111,7 @@ typedef struct {
 	const char *pidfile;
 	const char *portfile;
 	const char *logfile;
+	const char *reads_path;	/* --reads: a line per answered read */
 	int baud, data_bits, stop_bits;
 	char parity;
 	long delay_ms;
@@ -131,6 +132,7 @@ typedef struct {
 	struct stat control_st;
 	bool control_seen;
 	FILE *log;
+	FILE *reads;
 	int clients[SIM_MAX_CLIENTS];
 	int nclients;
 	pending_t pending[SIM_MAX_PENDING];
@@ -172,6 +174,7 @@ static const struct option _long_opts[] = {
 	{ "pidfile", required_argument, NULL, 'i' },
 	{ "port-file", required_argument, NULL, 'F' },
 	{ "log", required_argument, NULL, 'l' },
+	{ "reads", required_argument, NULL, 'R' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "list-models", no_argument, NULL, 'L' },
 	{ "help", no_argument, NULL, 'h' },
@@ -257,6 +260,7 @@ static void _usage(FILE *f)
 "         [--response-delay-ms MS] [--control FILE]\n"
 "         [--energy-offset J | --energy-start-kwh KWH]\n"
 "         [--max-regs N] [--pidfile F] [--port-file F] [--log F] [--verbose]\n"
+"         [--reads F]\n"
 "custom map: --kind input|holding --power-reg ADDR --power-type TYPE\n"
 "         --order abcd|cdab|badc|dcba --power-scale W_PER_COUNT\n"
 "         [--energy-reg ADDR --energy-type TYPE --energy-scale J_PER_COUNT]\n"
@@ -488,6 +492,9 @@ static void _other_opt(sim_t *sim, int opt, const char *arg)
 	case 'l':
 		sim->logfile = arg;
 		break;
+	case 'R':
+		sim->reads_path = arg;
+		break;
 	case 'v':
 		sim->verbose = true;
 		break;
@@ -563,6 +570,8 @@ static void _parse_args(sim_t *sim, int argc, char **argv)
 		_die("--energy-start-kwh needs an energy register");
 	if (sim->logfile && !(sim->log = fopen(sim->logfile, "a")))
 		_die("%s: %s", sim->logfile, strerror(errno));
+	if (sim->reads_path && !(sim->reads = fopen(sim->reads_path, "a")))
+		_die("%s: %s", sim->reads_path, strerror(errno));
 	if (isnan(sim->epoch)) {
 		sim->epoch = 0.0;
 		sim->epoch = _trace_now(sim);
@@ -738,6 +747,12 @@ static void _update_unit(sim_t *sim, unit_t *u, double t)
 			  _regs_at(sim, u, e->address));
 	else if (e->present)
 		_update_energy(sim, u, t);
+	/* what the client was served and when: a test integrates it the
+	 * way the client should have (test_step_boundaries) */
+	if (sim->reads) {
+		fprintf(sim->reads, "%d %.6f %.3f\n", u->id, t, w);
+		fflush(sim->reads);
+	}
 }
 
 /*

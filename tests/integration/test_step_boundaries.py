@@ -28,13 +28,18 @@ grows with the trace:
   power    the same meter read without its energy register: slurmd
            integrates instantaneous power sampled every second (the
            trapezoid), which on this trace (a step every 0.3-2 s) misses
-           percents of a 30 s job whatever the boundaries do.  The bound
-           is that instrument's own, computed per job from the trace: the
-           trapezoid of the trace's power sampled at the job's start and
-           end and every second between, at each phase of the poll in
-           [0, 1 s) (SAMPLING_PHASES of them): the figure must lie in that
-           envelope, widened by ENVELOPE_SLACK of the truth (the boundary
-           error the counter path shows, twice);
+           percents of a 30 s job whatever the boundaries do.  The
+           simulator writes down every reading it served (--reads: unit,
+           trace time, watts), so the test knows what slurmd was given,
+           the kicks at the boundaries and the poll's jitter on a loaded
+           host included: the figure must equal the trapezoid through
+           those readings over the job's window, each job within
+           READS_MAX, the ten's mean within COUNTER_MEAN (the same
+           boundary error as the counter path's).  The table also shows
+           the instrument's envelope (the trapezoid of the trace sampled
+           every second at each phase of an ideal poll): an ideal poll's
+           envelope is not the bound, as a poll delayed on a loaded host
+           leaves it (0.458 % beyond in a CI run, 0.054 % off its reads);
   bmc      contribs/bmc-sim's DCMI power reading: the plugin reads the 1 s
            rolling average (DCMI 1.5 enhanced statistics, the sim's is the
            trace's exact integral over the second before the request) and
@@ -84,11 +89,16 @@ STAGGER_S = 0.37                       # submissions: phases spread over 1 s
 # fails, as dropping the half-window stamp (up to 1.18 % beyond) does.
 COUNTER_MAX = 0.004        # |error| of any job, counter path
 COUNTER_MEAN = 0.0015      # |mean error| of the ten, counter path
-ENVELOPE_SLACK = {"power": 0.004, "bmc": 0.0025}  # beyond the envelope
+ENVELOPE_SLACK = {"bmc": 0.0025}  # beyond the envelope
+# power, |figure - trapezoid through the meter's readings| of any job:
+# measured +0.024..+0.054 % (22.05, 2026-11-27; the bias the counter path
+# shows), bound as the counter path's worst on a loaded host, rounded up
+READS_MAX = 0.0025
 SAMPLING_PHASES = 20       # phases of the 1 s poll tried for the envelope
 DCMI_WINDOW_S = 1.0        # the rolling average the plugin reads
 SETTLE_MAX_S = 10
 RESULTS = {}
+READS = {}                 # path: the simulator's --reads file
 
 # float32 watts at 0-1, uint32 mWh at 2-3 (holding registers, big-endian);
 # the counter starts at 1,000 kWh, as a meter in service reads.
@@ -217,9 +227,11 @@ def live_cluster(request, cluster, workdir):
         kw = dict(energy_type="acct_gather_energy/bmc",
                   acct_gather_conf=bmc_conf(work, pwfile))
     else:
+        READS[path] = os.path.join(work, "reads")
         meter = ModbusSim(trace, epoch, {i: n for i, n in
                                          enumerate(NODES, 1)},
-                          SIM_MAP, tcp=(HOST, MODBUS_PORT), workdir=work)
+                          SIM_MAP, tcp=(HOST, MODBUS_PORT), workdir=work,
+                          extra_args=["--reads", READS[path]])
         kw = dict(energy_type="acct_gather_energy/modbus",
                   acct_gather_conf=modbus_conf(work, path))
     with cluster.configured(plugin_dirs=[PLUGIN_DIR],
@@ -278,7 +290,13 @@ def sampled(tr, column, t0, t1, phase, path):
         else:
             w = DCMI_WINDOW_S
             pts.append((r - w / 2, tr.joules(column, r - w, r) / w))
-    pts.sort()
+    return trapezoid(pts, t0, t1)
+
+
+def trapezoid(pts, t0, t1):
+    """The integral over [t0, t1] of the straight lines through the
+    (time, watts) points."""
+    pts = sorted(pts)
     total = 0.0
     for (ta, pa), (tb, pb) in zip(pts, pts[1:]):
         x, y = max(ta, t0), min(tb, t1)
@@ -287,6 +305,26 @@ def sampled(tr, column, t0, t1, phase, path):
         slope = (pb - pa) / (tb - ta)
         total += (y - x) * (pa + slope * ((x + y) / 2 - ta))
     return total
+
+
+def served(reads_file):
+    """{node: [(trace time, watts)]}: every reading the simulator
+    answered (se-modbus-sim --reads)."""
+    out = {n: [] for n in NODES}
+    with open(reads_file) as handle:
+        for line in handle:
+            unit, t, watts = line.split()
+            out[NODES[int(unit) - 1]].append((float(t), float(watts)))
+    return out
+
+
+def through_reads(reads, epoch, windows):
+    """What slurmd should have integrated over the job's windows from the
+    readings it was actually served: the trapezoid through them, at the
+    instants the meter computed them (the poll's jitter on a loaded host
+    included)."""
+    return sum(trapezoid(reads[node], w0 - epoch, w1 - epoch)
+               for node, (w0, w1) in windows.items())
 
 
 def envelope(trace, epoch, windows, path):
@@ -310,13 +348,18 @@ def _table(path, rows):
     else:
         lines.append("  job    node    sacct J    true J    error     "
                      "sampling envelope          beyond it")
-    for jobid, node, rec, truth, err, _, env in rows:
+    if path == "power":
+        lines[-1] += "   through reads"
+    for row in rows:
+        jobid, node, rec, truth, err, _, env = row[:7]
         line = ("  %-6d %-6s %9d %9.0f %+8.3f %%"
                 % (jobid, node, rec, truth, 100 * err))
         if env:
             line += ("   %+7.3f ... %+7.3f %%   %7.3f %%"
                      % (100 * (env[0] / truth - 1), 100 * (env[1] / truth - 1),
                         100 * _beyond(rec, truth, env)))
+        if path == "power":
+            line += "   %+7.3f %%" % (100 * _off_reads(row))
         lines.append(line)
     errs = sorted(abs(r[4]) for r in rows)
     mean = sum(r[4] for r in rows) / len(rows)
@@ -325,11 +368,24 @@ def _table(path, rows):
     if path == "counter":
         lines.append("  bounds: |error| <= %.3f %%, |mean| <= %.3f %%"
                      % (100 * COUNTER_MAX, 100 * COUNTER_MEAN))
+    elif path == "power":
+        lines.append("  off the trapezoid through the meter's readings: max "
+                     "%.3f %%, mean %+.3f %%; bounds %.3f %%, %.3f %% (the "
+                     "envelope: shown only)"
+                     % (100 * max(abs(_off_reads(r)) for r in rows),
+                        100 * sum(_off_reads(r) for r in rows) / len(rows),
+                        100 * READS_MAX, 100 * COUNTER_MEAN))
     else:
         lines.append("  beyond the envelope: max %.3f %%; bound %.3f %%"
                      % (100 * max(_beyond(r[2], r[3], r[6]) for r in rows),
                         100 * ENVELOPE_SLACK[path]))
     return "\n".join(lines)
+
+
+def _off_reads(row):
+    """How far (fraction of the truth) the figure lies from the trapezoid
+    through the readings the meter served (power path)."""
+    return (row[2] - row[7]) / row[3]
 
 
 def _beyond(rec, truth, env):
@@ -344,6 +400,9 @@ def test_ten_jobs_exact_at_their_boundaries(live_cluster):
     took = time.monotonic() - started
     rows = [r + ((envelope(trace, epoch, r[5], path)
                   if path != "counter" else None),) for r in rows]
+    if path == "power":
+        reads = served(READS[path])
+        rows = [r + (through_reads(reads, epoch, r[5]),) for r in rows]
     RESULTS[path] = rows
     table = _table(path, rows)
     print(table + "\n  ten jobs took %.0f s" % took)
@@ -356,6 +415,17 @@ def test_ten_jobs_exact_at_their_boundaries(live_cluster):
         assert abs(mean) <= COUNTER_MEAN, (
             "counter: mean error %+.3f %%, bound %.3f %%\n%s"
             % (100 * mean, 100 * COUNTER_MEAN, table))
+    elif path == "power":
+        bad = [(r[0], "%+.3f %%" % (100 * _off_reads(r)))
+               for r in rows if abs(_off_reads(r)) > READS_MAX]
+        assert not bad, (
+            "power: off the trapezoid through the meter's own readings by "
+            "more than %.3f %% (job, how far): %s\n%s"
+            % (100 * READS_MAX, bad, table))
+        mean = sum(_off_reads(r) for r in rows) / len(rows)
+        assert abs(mean) <= COUNTER_MEAN, (
+            "power: mean off the readings' trapezoid %+.3f %%, bound %.3f %%"
+            "\n%s" % (100 * mean, 100 * COUNTER_MEAN, table))
     else:
         bad = [(r[0], "%.3f %%" % (100 * _beyond(r[2], r[3], r[6])))
                for r in rows
@@ -377,7 +447,7 @@ def _settle_lines(live_cluster, tail):
     return [(jobid, node, recorded,
              re.findall(r"\[%d\.0\] .*step energy settled: %s" % (jobid, tail),
                         logs[node]))
-            for jobid, node, recorded, _, _, _, _ in rows]
+            for jobid, node, recorded, *_ in rows]
 
 
 def test_every_step_settled(live_cluster):
