@@ -370,15 +370,22 @@ t0=$(date +%s) prc=0
 # shellcheck disable=SC2086 # $xdist: words
 /usr/bin/python3 -m pytest -v -rs --durations=40 $xdist --junitxml="$junit" \
 	tests/integration "$@" || prc=$?
+# The counts, and the failed tests by name: the summary table is the end
+# of the log, what a truncated CI log still shows.
 counts=$(/usr/bin/python3 -c '
 import sys, xml.etree.ElementTree as ET
 n = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-for s in ET.parse(sys.argv[1]).getroot().iter("testsuite"):
+root = ET.parse(sys.argv[1]).getroot()
+for s in root.iter("testsuite"):
     for k in n:
         n[k] += int(s.get(k, 0))
-print("%d passed, %d failed, %d skipped" % (
+failed = ["%s::%s" % (c.get("classname", "").split(".")[-1], c.get("name"))
+          for c in root.iter("testcase")
+          if c.find("failure") is not None or c.find("error") is not None]
+print("%d passed, %d failed, %d skipped%s" % (
     n["tests"] - n["failures"] - n["errors"] - n["skipped"],
-    n["failures"] + n["errors"], n["skipped"]))' "$junit" 2>/dev/null || echo "no result")
+    n["failures"] + n["errors"], n["skipped"],
+    (": " + ", ".join(failed)) if failed else ""))' "$junit" 2>/dev/null || echo "no result")
 if [ "$prc" = 0 ]; then
 	record pytest ok "$t0" "$counts"
 else
