@@ -571,6 +571,38 @@ END_TEST
  * its time) and one that starts and ends between two samples, never seen
  * in a scan: its job's CPU time no living step explains is its.
  */
+/* A job's cgroup in a scan before its slurmstepd's begin reached us: made
+ * just before the scan, so none of the interval's idle is its. */
+START_TEST(test_new_cgroup_before_registration)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 2000, 2);
+	fake_scan_t f;
+	attrib_totals_t t;
+
+	_scan_reset(&f, 0);
+	attrib_interval(a, 0, 0, &f.s, NULL, 0);
+	_scan_reset(&f, S / 4);
+	_scan_add(&f, 6, CG_JOB_LEVEL, S / 4, 2);
+	_scan_add(&f, 6, CG_STEP_BATCH, S / 4, 0);
+	/* 2 W idle for 1 s + 3 J above: the 3 J by its CPU time, no idle */
+	attrib_interval(a, S, 5000, &f.s, NULL, 0);
+	ck_assert_uint_eq(_share(a, 6, CG_STEP_BATCH), 3000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.unattributed_mj, 2000);
+	/* its begin arrives, stamped 0.99 s; then the whole next interval */
+	attrib_step_begin(a, 6, CG_STEP_BATCH, S - S / 100, 2);
+	_scan_reset(&f, S / 2);
+	_scan_add(&f, 6, CG_JOB_LEVEL, S / 2, 2);
+	_scan_add(&f, 6, CG_STEP_BATCH, S / 2, 0);
+	attrib_interval(a, 2 * S, 10000, &f.s, NULL, 0);
+	ck_assert_uint_eq(_share(a, 6, CG_STEP_BATCH), 3000 + 5000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.unattributed_mj, 2000);
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
 START_TEST(test_mid_interval)
 {
 	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 2000, 2);
@@ -1556,6 +1588,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_idle_interval_and_learning);
 	tcase_add_test(tc, test_idle_by_cores);
 	tcase_add_test(tc, test_mid_interval);
+	tcase_add_test(tc, test_new_cgroup_before_registration);
 	tcase_add_test(tc, test_vanished_job);
 	tcase_add_test(tc, test_job_over_at_extern_end);
 	tcase_add_test(tc, test_gpu_and_cpu);
