@@ -49,6 +49,10 @@ exit) is computed here from the cgroups, independently of any plugin:
 - idle_alloc_j: IDLE_W x dt x cores_j / cores allocated on the node: the
   idle power split among the jobs present only;
 
+first and last: the trace times of the first and the last sample that saw
+the job's cgroup; before: the sample before first, gone: the first sample
+that no longer saw it (a sample late on a loaded host widens these gaps).
+
 cores_j from the job's cpuset (job_J/cpuset.cpus; task/cgroup with
 ConstrainCores=yes makes it the job's allocation).  A job counts in an
 interval when its cgroup exists at the interval's end.  Per node the file
@@ -395,7 +399,7 @@ class LoadMeter:
             node.job_usage[job] = u
             rec = node.jobs.setdefault(job, dict(
                 cpu_s=0.0, cpu_j=0.0, idle_node_j=0.0, idle_alloc_j=0.0,
-                core_s=0.0, cores=cores, first=t, last=t))
+                core_s=0.0, cores=cores, first=t, last=t, before=t - dt))
             rec["cpu_s"] += d_ns / 1e9
             rec["cpu_j"] += self.k * d_ns / 1e9
             if last is not None:       # present over the whole interval
@@ -406,6 +410,7 @@ class LoadMeter:
         for job in list(node.job_usage):
             if job not in jobs:
                 del node.job_usage[job]
+                node.jobs[job]["gone"] = t
         # the next interval's power: this interval's load
         node.power_w = self.idle_w + self.k * busy_s / dt
 
