@@ -24,7 +24,7 @@
  *
  * Exit 0 when a figure was printed, 1 when slurmd gave none (no server
  * there, refused, no answer in time, or an answer without a figure), 2 on
- * bad usage.  The wire format is energy_query.c's: this tool is only a
+ * bad usage.  The wire format is energy_query_wire.h's: this tool is only a
  * client of it.
  */
 #ifdef HAVE_CONFIG_H

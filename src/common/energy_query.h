@@ -17,6 +17,15 @@
  *          reading after a step's boundary comes at once.  Every socket
  *          operation has a timeout: a client that connects and sends
  *          nothing holds the thread at most EQ_SERVER_IO_TIMEOUT_NS.
+ *          A question may ask to be held (ENERGY_QUERY_HOLD): its
+ *          connection is kept, without blocking the thread, and answered
+ *          the moment a reading makes the answer final, or as it stands
+ *          after at most EQ_SERVER_HOLD_MAX_NS (the sampler's period +
+ *          deadline, if shorter).  A settling step asks this way: it
+ *          learns its end's reading as it lands instead of asking again
+ *          and again (each time a connection, and a pause on srun's
+ *          path).  A server of an older build ignores the request and
+ *          answers at once: the client asks again, as before holds.
  *  client  (slurmstepd) energy_query(): one call, bounded by its timeout.
  *
  * Instants are CLOCK_MONOTONIC ns: both processes run on the same machine
@@ -28,12 +37,14 @@
  * from two generations (slurmd restarted or reconfigured between a step's
  * start and end) must not be subtracted.
  *
- * Versions (energy_query.c): version 4 adds the step's GPUs (NVIDIA minor
+ * Versions (energy_query_wire.h): version 4 adds the step's GPUs (NVIDIA minor
  * numbers) to a request and the GPU part to a reply.  Both ends speak 3
  * too, so that a step and slurmd of different builds keep working across
  * an upgrade: the server answers in the version it was asked in, and a
  * client refused by a version-3 server asks again in 3 (no GPU part), and
- * keeps asking in 3 at that socket for EQ_OLD_SERVER_REMEMBER_NS.
+ * keeps asking in 3 at that socket for EQ_OLD_SERVER_REMEMBER_NS.  The
+ * hold is a request flag, not a version: a server that predates it
+ * answers at once, and the client asks again as it did before holds.
  */
 #ifndef SE_ENERGY_QUERY_H
 #define SE_ENERGY_QUERY_H
@@ -47,6 +58,10 @@
 
 /* How long the server waits for one client's request or reply. */
 #define EQ_SERVER_IO_TIMEOUT_NS	(100 * SE_NS_PER_MS)
+
+/* The longest a held question waits for its reading; a client asking
+ * with ENERGY_QUERY_HOLD gives a timeout longer than this. */
+#define EQ_SERVER_HOLD_MAX_NS	(150 * SE_NS_PER_MS)
 
 /* How long a client keeps asking a socket whose server refused version 4
  * in version 3, before it tries 4 again (slurmd upgraded meanwhile). */
@@ -253,6 +268,18 @@ int energy_query(const char *path, uint64_t t0_ns, uint64_t t1_ns,
  */
 int energy_query_known(const char *path, uint64_t t0_ns, uint64_t t1_ns,
 		       uint64_t timeout_ns, energy_query_answer_t *out);
+
+/* How energy_query_ask() asks (OR of these; 0: as energy_query()). */
+#define ENERGY_QUERY_NO_KICK	0x1	/* what is known now, as
+					 * energy_query_known() */
+#define ENERGY_QUERY_HOLD	0x2	/* answer once final: the reading
+					 * after an instant is in, a share
+					 * split up to t1 (see the top) */
+
+/* The query of them all, naming step (NULL: none). */
+int energy_query_ask(const char *path, uint64_t t0_ns, uint64_t t1_ns,
+		     const energy_query_step_t *step, unsigned how,
+		     uint64_t timeout_ns, energy_query_answer_t *out);
 
 /* The same as energy_query(), naming a step (NULL: as energy_query()) for
  * its share and its GPU part (its GPUs sent when step->gpus_known). */

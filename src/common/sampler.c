@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "energy_acc.h"
 #include "sampler.h"
@@ -68,6 +69,8 @@ struct sampler {
 	bool kicked;
 	bool exited;
 	bool abandoned;			/* stop gave up: the thread frees */
+	int notify_fd;			/* -1, or written after each read
+					 * (sampler_set_notify_fd) */
 	energy_acc_t *acc;
 	sampler_status_t st;		/* energy_mj and gaps filled on read */
 	uint64_t floor_t_ns;		/* latest instant handed out at or
@@ -510,6 +513,23 @@ static void _sample_once(sampler_t *s)
 				 smp.energy_mj);
 }
 
+/*
+ * A read is over (good, failed or refused; on_sample has run): tell the
+ * notify fd's owner.  Under the lock, so that once sampler_set_notify_fd()
+ * has replaced an fd it is never written again (its owner may close it).
+ */
+static void _notify(sampler_t *s)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->notify_fd >= 0 &&
+	    write(s->notify_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		se_log(SE_LOG_DEBUG, "%s: notify: %s", s->who,
+		       strerror(errno));
+	pthread_mutex_unlock(&s->lock);
+}
+
 /* When to read next: the next tick, or later while backing off. */
 static uint64_t _next_wake(const sampler_t *s)
 {
@@ -555,6 +575,7 @@ static void *_thread_main(void *arg)
 		/* A kick wakes us before the tick: back off from now. */
 		s->tick_ns = now < wake ? now : wake;
 		_sample_once(s);
+		_notify(s);
 		wake = _next_wake(s);
 	}
 	_thread_exit(s);
@@ -614,6 +635,7 @@ static int _sampler_init(sampler_t *s, const meter_ops_t *ops, void *dev,
 	if (!(s->acc = energy_acc_create(&acc_cfg)))
 		return -errno;
 
+	s->notify_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -771,6 +793,13 @@ uint32_t sampler_flags_between(sampler_t *s, uint64_t t0_ns, uint64_t t1_ns)
 	flags = energy_acc_flags_between(s->acc, t0_ns, t1_ns);
 	pthread_mutex_unlock(&s->lock);
 	return flags;
+}
+
+void sampler_set_notify_fd(sampler_t *s, int fd)
+{
+	pthread_mutex_lock(&s->lock);
+	s->notify_fd = fd;
+	pthread_mutex_unlock(&s->lock);
 }
 
 void sampler_kick(sampler_t *s)

@@ -149,4 +149,13 @@ uint32_t sampler_flags_between(sampler_t *s, uint64_t t0_ns, uint64_t t1_ns);
  */
 void sampler_kick(sampler_t *s);
 
+/*
+ * After each read (good, failed or refused: on_sample has run for a good
+ * one), write a 64-bit 1 to fd, an eventfd or a non-blocking pipe, so that
+ * a poll() loop learns at once that a reading landed (the energy query
+ * server's held questions, energy_query.h).  -1: none.  One fd per
+ * sampler; once this returns the old fd is never written again.
+ */
+void sampler_set_notify_fd(sampler_t *s, int fd);
+
 #endif

@@ -463,7 +463,7 @@ END_TEST
 
 /*
  * The wire of version 3 as an old build has it, written out here (not from
- * energy_query.c): what a step started before the upgrade sends, and what
+ * energy_query_wire.h): what a step started before the upgrade sends, and what
  * slurmd before the upgrade answers.
  */
 typedef struct {
@@ -904,6 +904,219 @@ START_TEST(test_wrong_sizes_and_versions_refused)
 }
 END_TEST
 
+/* ------------------------------------------------------------ holds */
+
+/* A held question (a settling step's) is answered by the reading it
+ * kicked, the moment that lands: one question, not ask-pause-ask, and
+ * long before the hold would have run out. */
+START_TEST(test_held_question_answered_when_reading_lands)
+{
+	fixture_t f;
+	energy_query_answer_t a;
+	sampler_status_t st;
+	uint64_t t0, t1, took, expect;
+
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
+	sampler_status(f.s, &st);
+	t0 = st.last_sample_ns;
+	se_sleep_ns(20 * MS);
+	t1 = se_mono_ns();
+	ck_assert_int_eq(energy_query_ask(f.path, t0, t1, NULL,
+					  ENERGY_QUERY_HOLD, SEC, &a), 0);
+	took = se_mono_ns() - t1;
+	ck_assert(a.complete0 && a.complete1);
+	ck_assert(a.kicked);
+	ck_assert_int_eq(eqf_reads(), 2);
+	ck_assert_uint_gt(a.last_sample_ns, t1);
+	ck_assert_msg(took < EQ_SERVER_HOLD_MAX_NS / 2,
+		      "answered after %.3f s: by the hold's end, not the reading",
+		      (double) took / SEC);
+	expect = POWER_MW * (t1 - t0) / SEC;
+	ck_assert_uint_le(a.e1_mj - a.e0_mj, expect + 2);
+	ck_assert_uint_ge(a.e1_mj - a.e0_mj + 2, expect);
+	eqf_down(&f);
+}
+END_TEST
+
+/* No reading comes (asked without a kick, none on its way): the held
+ * question is answered as it stands once the hold runs out, never later,
+ * and reads no meter. */
+START_TEST(test_held_question_bounded_without_reading)
+{
+	fixture_t f;
+	energy_query_answer_t a;
+	uint64_t t1, took;
+
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
+	t1 = se_mono_ns();
+	ck_assert_int_eq(energy_query_ask(f.path, 0, t1, NULL,
+					  ENERGY_QUERY_HOLD |
+					  ENERGY_QUERY_NO_KICK, SEC, &a), 0);
+	took = se_mono_ns() - t1;
+	ck_assert(!a.complete1);
+	ck_assert(!a.kicked);
+	ck_assert_int_eq(eqf_reads(), 1);
+	ck_assert_msg(took >= EQ_SERVER_HOLD_MAX_NS - 5 * MS &&
+		      took < EQ_SERVER_HOLD_MAX_NS + 100 * MS,
+		      "held %.3f s, the hold is %.3f s", (double) took / SEC,
+		      (double) EQ_SERVER_HOLD_MAX_NS / SEC);
+	eqf_down(&f);
+}
+END_TEST
+
+/* Instants before the sampler's first sample ever (a step begun before
+ * this slurmd started) never complete: such a question is not held. */
+START_TEST(test_question_before_first_sample_not_held)
+{
+	fixture_t f;
+	energy_query_answer_t a;
+	sampler_status_t st;
+	uint64_t start, took;
+
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
+	sampler_status(f.s, &st);
+	start = se_mono_ns();
+	ck_assert_int_eq(energy_query_ask(f.path, 1, st.first_sample_ns - 1,
+					  NULL, ENERGY_QUERY_HOLD, SEC, &a), 0);
+	took = se_mono_ns() - start;
+	ck_assert(!a.complete0 && !a.complete1);
+	ck_assert_int_eq(a.rc1, -ENODATA);
+	ck_assert(!a.kicked);
+	ck_assert_msg(took < EQ_SERVER_HOLD_MAX_NS / 2, "held %.3f s",
+		      (double) took / SEC);
+	eqf_down(&f);
+}
+END_TEST
+
+typedef struct {
+	const char *path;
+	uint64_t t0, t1;
+	unsigned how;
+	int rc;
+	uint64_t took;
+	energy_query_answer_t a;
+} held_ask_t;
+
+static void *_held_ask(void *arg)
+{
+	held_ask_t *h = arg;
+
+	h->rc = energy_query_ask(h->path, h->t0, h->t1, NULL, h->how, SEC,
+				 &h->a);
+	h->took = se_mono_ns() - h->t1;
+	return NULL;
+}
+
+/* Ask a held question from the first sample to now, without a kick, in a
+ * thread, and give the server time to take it in. */
+static void _held_ask_start(pthread_t *th, held_ask_t *h, fixture_t *f)
+{
+	sampler_status_t st;
+
+	sampler_status(f->s, &st);
+	h->path = f->path;
+	h->t0 = st.first_sample_ns;
+	h->t1 = se_mono_ns();
+	h->how = ENERGY_QUERY_HOLD | ENERGY_QUERY_NO_KICK;
+	ck_assert_int_eq(pthread_create(th, NULL, _held_ask, h), 0);
+	se_sleep_ns(30 * MS);
+}
+
+/* While a question is held the server answers others at once, and the
+ * reading another question kicks answers the held one too. */
+START_TEST(test_hold_leaves_others_served)
+{
+	fixture_t f;
+	energy_query_answer_t b;
+	held_ask_t h = { 0 };
+	pthread_t th;
+	uint64_t start, took;
+
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
+	_held_ask_start(&th, &h, &f);
+	start = se_mono_ns();
+	ck_assert_int_eq(energy_query_known(f.path, 0, start, SEC, &b), 0);
+	took = se_mono_ns() - start;
+	ck_assert_msg(took < EQ_SERVER_HOLD_MAX_NS / 2,
+		      "a plain question waited %.3f s behind a held one",
+		      (double) took / SEC);
+	ck_assert(!b.complete1);
+	ck_assert_int_eq(eqf_reads(), 1);
+	/* this one kicks: its reading lands after both instants */
+	ck_assert_int_eq(energy_query(f.path, 0, se_mono_ns(), SEC, &b), 0);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(h.rc, 0);
+	ck_assert(h.a.complete1);
+	ck_assert_uint_gt(h.a.last_sample_ns, h.t1);
+	ck_assert_msg(h.took < EQ_SERVER_HOLD_MAX_NS,
+		      "held %.3f s: answered by the hold's end, not the reading",
+		      (double) h.took / SEC);
+	eqf_down(&f);
+}
+END_TEST
+
+/* A server stopping (slurmd reconfigured) answers what it holds as it
+ * stands: the step keeps an answer, not a reset connection. */
+START_TEST(test_stop_answers_held_questions)
+{
+	fixture_t f;
+	held_ask_t h = { 0 };
+	pthread_t th;
+
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
+	_held_ask_start(&th, &h, &f);
+	energy_query_server_stop(f.srv);
+	f.srv = NULL;
+	pthread_join(th, NULL);
+	ck_assert_int_eq(h.rc, 0);
+	ck_assert(!h.a.complete1);
+	ck_assert_msg(h.took < EQ_SERVER_HOLD_MAX_NS,
+		      "answered %.3f s after asking", (double) h.took / SEC);
+	eqf_down(&f);
+}
+END_TEST
+
+/* A share hook that splits up to the sampler's newest sample, as slurmd's
+ * does after each reading. */
+static int _split_to_newest(void *arg, const energy_query_step_t *step,
+			    uint64_t t0_ns, uint64_t t1_ns, uint64_t *share_mj,
+			    uint64_t *last_ns, energy_query_gpu_t *gpu)
+{
+	sampler_status_t st;
+
+	(void) step;
+	(void) t0_ns;
+	(void) t1_ns;
+	(void) gpu;
+	sampler_status(arg, &st);
+	*last_ns = st.last_sample_ns;
+	*share_mj = 77;
+	return 0;
+}
+
+/* A held share question (a settling step in share mode) is answered once
+ * the split covers its end, after the reading it kicked. */
+START_TEST(test_held_share_answered_when_split_covers_end)
+{
+	energy_query_step_t st = { .job_id = 7, .step_id = 0, .end = true };
+	fixture_t f;
+	energy_query_answer_t a;
+	uint64_t t1;
+
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
+	energy_query_server_set_share(f.srv, _split_to_newest, f.s);
+	se_sleep_ns(10 * MS);
+	t1 = se_mono_ns();
+	ck_assert_int_eq(energy_query_ask(f.path, 0, t1, &st,
+					  ENERGY_QUERY_HOLD, SEC, &a), 0);
+	ck_assert(a.share);
+	ck_assert_int_eq(a.share_rc, 0);
+	ck_assert_uint_ge(a.share_last_ns, t1);
+	ck_assert_int_eq(eqf_reads(), 2);
+	eqf_down(&f);
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("energy_query");
@@ -929,6 +1142,12 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_v4_client_falls_back_to_v3_server);
 	tcase_add_test(tc, test_v3_answer_to_v4_is_not_an_answer);
 	tcase_add_test(tc, test_wrong_sizes_and_versions_refused);
+	tcase_add_test(tc, test_held_question_answered_when_reading_lands);
+	tcase_add_test(tc, test_held_question_bounded_without_reading);
+	tcase_add_test(tc, test_question_before_first_sample_not_held);
+	tcase_add_test(tc, test_hold_leaves_others_served);
+	tcase_add_test(tc, test_stop_answers_held_questions);
+	tcase_add_test(tc, test_held_share_answered_when_split_covers_end);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -282,10 +282,12 @@ void se_step_tell_end(void);
 uint64_t se_step_t0(void);
 
 /*
- * Ask slurmd's query channel about [t0, t1] (a live source only); with
- * kick, the question makes slurmd read the meter for t1.  0 or -errno.
+ * Ask slurmd's query channel about [t0, t1] (a live source only), how as
+ * energy_query_ask(): 0 makes slurmd read the meter for t1,
+ * ENERGY_QUERY_NO_KICK asks what is known, ENERGY_QUERY_HOLD waits there
+ * for the reading.  0 or -errno.
  */
-int se_step_query(uint64_t t1_ns, bool kick, uint64_t timeout_ns,
+int se_step_query(uint64_t t1_ns, unsigned how, uint64_t timeout_ns,
 		  energy_query_answer_t *a);
 
 /*
@@ -293,8 +295,8 @@ int se_step_query(uint64_t t1_ns, bool kick, uint64_t timeout_ns,
  * the step ended at t1) and account it.  0, or -errno: -ENOENT slurmd does
  * not know the step (yet), -EPROTO slurmd is not in share mode.
  */
-int se_step_share(uint64_t t1_ns, bool end, uint64_t timeout_ns,
-		  energy_query_answer_t *a);
+int se_step_share(uint64_t t1_ns, bool end, unsigned how,
+		  uint64_t timeout_ns, energy_query_answer_t *a);
 
 /* -------------------------------------------- se_energy_step_gpus.c */
 

@@ -45,20 +45,22 @@
 #define SETTLE_UNKILLABLE_MARGIN_S	10
 
 /*
- * Live and share settles: one query's timeout (the server answers in
- * microseconds, or within its own 100 ms bound when a silent client holds
- * it), the pause between queries while the reading after the end is
- * awaited, doubled after each (every query kicks a read: a meter whose
- * reading's instant lags its read, as a BMC's rolling average does by half
- * its window, would otherwise be read back to back until the instant
- * passes the end), and what is added to the sampler's period + deadline
- * for the query round trips themselves.  The first pause is short: the
- * reading after the end was kicked by the step's last poll and is usually
- * in within a millisecond or two (a Modbus transaction), and since the
- * settle runs in fini() srun waits for it up to 25.11 (5 ms first, as it
- * was, cost every short step that asked twice a tenth of its launch).
+ * Live and share settles ask to be held (ENERGY_QUERY_HOLD): slurmd
+ * answers the moment the reading after the step's end lands (usually
+ * kicked by the step's last poll, in within a millisecond or two: a
+ * Modbus transaction), and since the settle runs in fini() srun waits for
+ * it up to 25.11.  One query's timeout covers the server's hold (or its
+ * own 100 ms bound when a silent client holds it).  An answer still not
+ * final (the hold ran out, or a slurmd of an older build answered at once)
+ * is asked again after a pause, doubled after each: every query kicks a
+ * read, and a meter whose reading's instant lags its read, as a BMC's
+ * rolling average does by half its window, would otherwise be read back
+ * to back until the instant passes the end.  The margin is what is added
+ * to the sampler's period + deadline for the round trips themselves.
  */
 #define LIVE_QUERY_TIMEOUT_NS	(250 * SE_NS_PER_MS)
+_Static_assert(LIVE_QUERY_TIMEOUT_NS > EQ_SERVER_HOLD_MAX_NS + 50 * SE_NS_PER_MS,
+	       "a held settle query must outlast the server's hold");
 #define LIVE_FIRST_PAUSE_NS	(1 * SE_NS_PER_MS)
 #define LIVE_RETRY_NS		(5 * SE_NS_PER_MS)
 #define LIVE_RETRY_MAX_NS	(160 * SE_NS_PER_MS)
@@ -201,10 +203,11 @@ static const char *_live_verdict(const energy_query_answer_t *a, bool *done)
 	return "no reading after the step's boundaries in time";
 }
 
-/* A live settle's question: E(t0) and E(t1), kicking the reading after t1
- * unless the read the step's last poll kicked for t1 may still be on its
- * way (until read_due_ns): a kick during a read makes the sampler read
- * again right after it, a meter transaction per step for nothing. */
+/* A live settle's question: E(t0) and E(t1), held until the reading after
+ * t1 is in, kicking it unless the read the step's last poll kicked for t1
+ * may still be on its way (until read_due_ns): a kick during a read makes
+ * the sampler read again right after it, a meter transaction per step for
+ * nothing (slurmd kicks once itself if that read does not cover t1). */
 typedef struct {
 	uint64_t t1_ns;
 	uint64_t read_due_ns;	/* 0: no read in flight for t1 */
@@ -215,7 +218,9 @@ static int _live_ask(void *arg, energy_query_answer_t *a, bool *done)
 {
 	live_ask_t *q = arg;
 	bool kick = se_mono_ns() >= q->read_due_ns;
-	int rc = se_step_query(q->t1_ns, kick, LIVE_QUERY_TIMEOUT_NS, a);
+	int rc = se_step_query(q->t1_ns, ENERGY_QUERY_HOLD |
+			       (kick ? 0 : ENERGY_QUERY_NO_KICK),
+			       LIVE_QUERY_TIMEOUT_NS, a);
 
 	if (!rc)
 		q->why = _live_verdict(a, done);
@@ -270,7 +275,8 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 static int _share_ask(void *arg, energy_query_answer_t *a, bool *done)
 {
 	uint64_t t1_ns = *(const uint64_t *) arg;
-	int rc = se_step_share(t1_ns, true, LIVE_QUERY_TIMEOUT_NS, a);
+	int rc = se_step_share(t1_ns, true, ENERGY_QUERY_HOLD,
+			       LIVE_QUERY_TIMEOUT_NS, a);
 
 	if (!rc)
 		*done = a->share_last_ns >= t1_ns;

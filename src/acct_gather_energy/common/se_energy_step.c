@@ -240,8 +240,8 @@ static void _step_account_share(const energy_query_answer_t *a, uint64_t now_ns)
 	se_step.last_ns = now_ns;
 }
 
-int se_step_share(uint64_t t1_ns, bool end, uint64_t timeout_ns,
-		  energy_query_answer_t *a)
+int se_step_share(uint64_t t1_ns, bool end, unsigned how,
+		  uint64_t timeout_ns, energy_query_answer_t *a)
 {
 	energy_query_step_t q;
 	int rc;
@@ -249,9 +249,9 @@ int se_step_share(uint64_t t1_ns, bool end, uint64_t timeout_ns,
 	if (!se_step.energy_query_path[0] || !_step_ids(&q))
 		return -ENOENT;
 	q.end = end;
-	rc = energy_query_step(se_step.energy_query_path, se_step.start_ns,
-			       t1_ns > se_step.start_ns ? t1_ns : se_step.start_ns,
-			       &q, timeout_ns, a);
+	rc = energy_query_ask(se_step.energy_query_path, se_step.start_ns,
+			      t1_ns > se_step.start_ns ? t1_ns : se_step.start_ns,
+			      &q, how, timeout_ns, a);
 	if (!rc && !a->share)
 		rc = -EPROTO;	/* slurmd is not in share mode */
 	if (!rc)
@@ -352,7 +352,7 @@ uint64_t se_step_t0(void)
  * start of a long step.  0 or -errno (a change of result is logged once,
  * at debug level: the settle says what it means for the step).
  */
-int se_step_query(uint64_t t1_ns, bool kick, uint64_t timeout_ns,
+int se_step_query(uint64_t t1_ns, unsigned how, uint64_t timeout_ns,
 		  energy_query_answer_t *a)
 {
 	energy_query_step_t q;
@@ -364,10 +364,8 @@ int se_step_query(uint64_t t1_ns, bool kick, uint64_t timeout_ns,
 		se_step.have_e0 = false;
 	se_step.queries++;
 	/* named, so that slurmd answers the part of the step's GPUs */
-	rc = (kick ? energy_query_step :
-	      energy_query_step_known)(se_step.energy_query_path,
-				       se_step_t0(), t1_ns,
-				       _step_ids(&q) ? &q : NULL, timeout_ns, a);
+	rc = energy_query_ask(se_step.energy_query_path, se_step_t0(), t1_ns,
+			      _step_ids(&q) ? &q : NULL, how, timeout_ns, a);
 	if (rc != se_step.energy_query_rc)
 		log_flag(ENERGY, "%s: energy query %s: %s", plugin_type,
 			 se_step.energy_query_path, rc ? strerror(-rc) : "answering");
@@ -416,7 +414,7 @@ static int _step_refresh_figure(const energy_query_answer_t *a)
 	int rc;
 
 	if (!a) {
-		rc = se_step_query(se_mono_ns(), false,
+		rc = se_step_query(se_mono_ns(), ENERGY_QUERY_NO_KICK,
 				   LIVE_POLL_QUERY_TIMEOUT_NS, &now_a);
 		if (rc)
 			return rc;
@@ -488,7 +486,7 @@ static int _step_refresh(const energy_query_answer_t *a)
 	if (se_share_mode()) {
 		/* the share so far: t1 at the start kicks no reading (the
 		 * sampler's period sets the running figure's freshness) */
-		return se_step_share(se_step.start_ns, false,
+		return se_step_share(se_step.start_ns, false, 0,
 				     LIVE_POLL_QUERY_TIMEOUT_NS, &share_a);
 	}
 	if (se_step.energy_query_path[0]) {
@@ -533,7 +531,7 @@ static bool _step_mark_poll(energy_query_answer_t *a)
 		return false;
 	if (!se_step.first_poll_ns && _step_tasks_started())
 		se_step.first_poll_ns = se_step.end_ns;
-	if (se_step_query(se_step.end_ns, true, LIVE_POLL_QUERY_TIMEOUT_NS, a))
+	if (se_step_query(se_step.end_ns, 0, LIVE_POLL_QUERY_TIMEOUT_NS, a))
 		return false;
 	se_step.poll_answered = true;
 	se_step.poll_answer = *a;
@@ -604,7 +602,7 @@ static bool _step_find_live(void)
 		return false;
 	}
 	if (se_share_mode()) {
-		(void) se_step_share(se_step.start_ns, false,
+		(void) se_step_share(se_step.start_ns, false, 0,
 				     LIVE_POLL_QUERY_TIMEOUT_NS, &a);
 		return false;
 	}
@@ -643,6 +641,6 @@ void se_step_tell_end(void)
 	    !se_step.start_ns || !se_step.energy_query_path[0])
 		return;
 	(void) se_step_share(se_step.end_ns > se_step.start_ns ?
-			     se_step.end_ns : se_mono_ns(), true,
+			     se_step.end_ns : se_mono_ns(), true, 0,
 			     LIVE_POLL_QUERY_TIMEOUT_NS, &a);
 }
