@@ -558,6 +558,8 @@ static int _spawn(energy_query_server_t *srv)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rc = pthread_create(&srv->thread, NULL, _server_main, srv);
+	if (!rc)
+		(void) pthread_setname_np(srv->thread, "se-query");
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return -rc;
 }

@@ -654,6 +654,9 @@ static int _spawn(sampler_t *s)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rc = pthread_create(&s->thread, NULL, _thread_main, s);
+	/* named for top -H and perf: it is slurmd's (or slurmctld's) thread */
+	if (!rc)
+		(void) pthread_setname_np(s->thread, "se-sampler");
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return -rc;
 }

@@ -286,7 +286,10 @@ def test_dvfs_example_power_budget(modbus_dvfs):
 @contextlib.contextmanager
 def bmc_sims(work, epoch):
     """One simulated BMC per node playing its TRACE column, with the
-    examples' user and password file (in work); stopped at the end."""
+    examples' user and password file (in work); stopped at the end.
+    Skips the test when bmc-sim or ipmi_sim is missing."""
+    if not os.access(BMC_SIM, os.X_OK) or not shutil.which("ipmi_sim"):
+        pytest.skip("bmc-sim not built or ipmi_sim not installed")
     started = []
 
     def sim(cmd, node, *extra):
@@ -310,8 +313,6 @@ def bmc_sims(work, epoch):
 
 @pytest.fixture(scope="module")
 def bmc_lan(examples_cluster, workroot):
-    if not os.access(BMC_SIM, os.X_OK) or not shutil.which("ipmi_sim"):
-        pytest.skip("bmc-sim not built or ipmi_sim not installed")
     c = examples_cluster
     work = _workdir(workroot, "bmc-lan")
     files = load_examples(["bmc-lan"], work)
@@ -426,8 +427,6 @@ STEP_SLACK_S = 1.0              # a step's life beyond its task's window
 
 @pytest.fixture(scope="module")
 def gpu_bmc(examples_cluster, workroot):
-    if not os.access(BMC_SIM, os.X_OK) or not shutil.which("ipmi_sim"):
-        pytest.skip("bmc-sim not built or ipmi_sim not installed")
     c = examples_cluster
     work = _workdir(workroot, "gpu-bmc")
     files = load_examples(["gpu-bmc"], work)
@@ -455,21 +454,10 @@ def gpu_bmc(examples_cluster, workroot):
         yield c, epoch, trace
 
 
-def _attribution(path):
-    """slurmd's share-mode totals (its .attribution file) as a dict."""
-    with open(path) as handle:
-        return dict(w.split("=", 1) for w in handle.read().split())
-
-
-def _gpus_read_since(path, since):
-    """A split newer than since (wall clock) read every GPU ("in")."""
-    try:
-        kv = _attribution(path)
-    except (OSError, ValueError):
-        return False
+def _every_gpu_read(kv):
+    """A split (slurmd's totals) that read every GPU ("gpuN=MINOR:in")."""
     gpus = [v for k, v in kv.items() if re.fullmatch(r"gpu\d+", k)]
-    return (float(kv.get("time", 0)) > since and gpus and
-            all(v.endswith(":in") for v in gpus))
+    return gpus and all(v.endswith(":in") for v in gpus)
 
 
 def test_gpu_bmc_example(gpu_bmc):
@@ -486,11 +474,7 @@ def test_gpu_bmc_example(gpu_bmc):
     # GPU's energy stays in the node's, by CPU time).  A job launched in
     # that first second lost up to 0.4 s of its GPU part (-3.5 % on a
     # quiet host); wait for a split that read every GPU.
-    totals = os.path.join(c.state, "nodes", "node1", "spool",
-                          "slurm-energy-node1.attribution")
-    since = time.time()
-    poll(lambda: _gpus_read_since(totals, since), timeout=30,
-         what="a split on node1 that read every GPU")
+    c.attribution("node1", since=time.time(), ready=_every_gpu_read)
     jobs = timed_jobs(c, {"ex-gpu-bmc": ["-w", "node1", "-n1",
                                          "--gres=gpu:1"]}, 10)
     jobid, win = jobs["ex-gpu-bmc"]
@@ -514,7 +498,7 @@ def test_gpu_bmc_example(gpu_bmc):
           "joules over the task's window %.0f J, widened by %g s %.0f J"
           % (jobid, step_j, minor, gpu_j, inner, STEP_SLACK_S, outer))
     assert 0.98 * inner <= float(gpu_j) <= 1.02 * outer, (gpu_j, inner, outer)
-    kv = _attribution(totals)
+    kv = c.attribution("node1")
     assert int(kv["charged_mj"]) + int(kv["unattributed_mj"]) == \
         int(kv["measured_mj"]), kv
     assert int(kv["gpu_charged_mj"]) > 0, kv

@@ -130,20 +130,6 @@ def _acct_conf(workdir, mode="share", hdf5=True):
              % os.path.join(workdir, "hdf5") if hdf5 else ""))
 
 
-def _totals(c, node, since):
-    path = os.path.join(c.state, "nodes", node, "spool",
-                        "slurm-energy-%s.attribution" % node)
-
-    def fresh():
-        try:
-            with open(path) as f:
-                kv = dict(w.split("=", 1) for w in f.read().split())
-        except (OSError, ValueError):
-            return None
-        return kv if float(kv["time"]) > since else None
-    return poll(fresh, timeout=30, what="a fresh %s" % path)
-
-
 class GpuJob:
     """A batch job on NODE holding GPUS GPUs, running one srun step of
     LOAD at DUTY of one core for SECONDS (srun options: SRUN)."""
@@ -261,7 +247,7 @@ def _share_phase(cluster, meter, workdir, ctl):
     NVML came (GPU 0's counter reset mid-job); then E exclusive on
     node1."""
     since = time.time()
-    before = {n: _totals(cluster, n, since) for n in ("node1", "node2")}
+    before = {n: cluster.attribution(n, since=since) for n in ("node1", "node2")}
     a = GpuJob(cluster, workdir, "a", "node1", 0.1,
                srun=("--profile=energy", "--acctg-freq=energy=1")
                if _has_hdf5(cluster) else ())
@@ -277,7 +263,7 @@ def _share_phase(cluster, meter, workdir, ctl):
     poll(lambda: re.search(r"NVML available after \d+ tries",
                            _log(cluster, "node3")),
          timeout=60, what="node3's GPUs after NVML came")
-    before["node3"] = _totals(cluster, "node3", time.time())
+    before["node3"] = cluster.attribution("node3", since=time.time())
     d = GpuJob(cluster, workdir, "d", "node3", 0.5, gpus=2)
     d.learn_gpus()
     time.sleep(FAULT_AT_S)
@@ -286,7 +272,7 @@ def _share_phase(cluster, meter, workdir, ctl):
     time.sleep(FAULT_AT_S)
     ctl.set_faults(reset)          # a reset is history: it stays
     _finish(meter, (a, b, c, d))
-    after = {n: _totals(cluster, n, time.time())
+    after = {n: cluster.attribution(n, since=time.time())
              for n in ("node1", "node2", "node3")}
     e = GpuJob(cluster, workdir, "e", "node1", 0.5, gpus=2, seconds=20,
                exclusive=True)
@@ -440,7 +426,8 @@ def test_gpu_part_in_the_profile(run):
     a, c = run["a"], run["cluster"]
     if not _has_hdf5(c):
         pytest.skip("this Slurm has no acct_gather_profile/hdf5 (a "
-                    "release built here from its tarball without libhdf5)")
+                    "release built here from its tarball without libhdf5, "
+                    "or a Debian root without slurm-wlm-hdf5-plugin)")
     merged = os.path.join(run["workdir"], "a.h5")
     csv_out = os.path.join(run["workdir"], "a.csv")
     c.run(["sh5util", "-j", str(a.id), "-o", merged, "-S",

@@ -190,21 +190,9 @@ class Bench:
                                    self.meter.truth()["epoch"], t0, t1)
 
     def totals(self, node):
-        """slurmd's totals file of NODE (acct_gather_energy_attribution(5):
-        <SlurmdSpoolDir>/slurm-energy-<node>.attribution), as numbers, once
-        it was rewritten after this call (a sample taken from now on)."""
-        path = os.path.join(self.c.state, "nodes", node, "spool",
-                            "slurm-energy-%s.attribution" % node)
-        since = time.time()
-
-        def fresh():
-            try:
-                with open(path) as f:
-                    kv = dict(w.split("=", 1) for w in f.read().split())
-            except (OSError, ValueError):
-                return None
-            return kv if float(kv["time"]) > since else None
-        kv = poll(fresh, timeout=30, what="a fresh %s" % path)
+        """slurmd's totals of NODE (Cluster.attribution), as numbers, once
+        rewritten after this call (a sample taken from now on)."""
+        kv = self.c.attribution(node, since=time.time())
         return {k: (v if k == "idle" else float(v)) for k, v in kv.items()}
 
     def stop(self):

@@ -260,6 +260,28 @@ class Cluster:
         """Host path of a node's private files (cpu/, dev/, spool/)."""
         return os.path.join(self.state, "nodes", node)
 
+    def attribution(self, node, since=None, ready=None, timeout=30):
+        """slurmd's share-mode totals of NODE, its .attribution file
+        (acct_gather_energy_attribution(5)), as a dict of strings.  With
+        *since* (wall clock, time.time()): once slurmd rewrote it after
+        then (a split taken from then on); with *ready*, once ready(kv)
+        holds too.  Raises AssertionError after *timeout* seconds."""
+        path = os.path.join(self.node_dir(node), "spool",
+                            "slurm-energy-%s.attribution" % node)
+
+        def fresh():
+            try:
+                with open(path) as f:
+                    kv = dict(w.split("=", 1) for w in f.read().split())
+            except (OSError, ValueError):
+                return None
+            if since is not None and float(kv.get("time", 0)) <= since:
+                return None
+            return kv if ready is None or ready(kv) else None
+        return poll(fresh, timeout=timeout,
+                    what=lambda: "%s rewritten after %s%s" % (
+                        path, since, " and ready" if ready else ""))
+
     def cpufreq_file(self, node, cpu, name):
         """Host path of the node's fake /sys/.../cpuN/cpufreq/NAME."""
         return os.path.join(self.node_dir(node), "cpu", "cpu%d" % cpu,

@@ -540,8 +540,10 @@ static int _start_threads(es_pool_t *c, char *err, size_t err_len)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (unsigned i = 0; i < c->conf.threads && !rc; i++) {
 		rc = -pthread_create(&c->threads[i], NULL, _reader, c);
-		if (!rc)
+		if (!rc) {
+			(void) pthread_setname_np(c->threads[i], "se-es-reader");
 			c->n_threads++;
+		}
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc)
@@ -838,6 +840,8 @@ int es_pool_start_pacer(es_pool_t *c, uint64_t period_ns,
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rc = -pthread_create(&c->pacer, NULL, _pacer, c);
+	if (!rc)
+		(void) pthread_setname_np(c->pacer, "se-es-pacer");
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!rc)
 		c->pacer_on = true;
