@@ -95,8 +95,8 @@ static int _check_reply(const energy_query_wire_rep_t *rep, ssize_t n,
 			unsigned asked, bool *old_server)
 {
 	const energy_query_wire_rep3_t *h = &rep->v3;
-	unsigned v = eq_version_of(h->magic, h->version, h->size, EQ_MAGIC_REP, n,
-				 true);
+	unsigned v = eq_version_of(h->magic, h->version, h->size,
+				   EQ_MAGIC_REP, n, true);
 
 	*old_server = false;
 	if (v == asked)

@@ -308,6 +308,14 @@ static void _hold_release(energy_query_server_t *srv, unsigned i)
 	srv->holds[i] = srv->holds[--srv->nholds];
 }
 
+/* Empty the landed eventfd: whether a reading landed since the last time. */
+static bool _drain_landed(energy_query_server_t *srv)
+{
+	uint64_t n;
+
+	return read(srv->landed, &n, sizeof(n)) == sizeof(n) && n;
+}
+
 /* Keep fd's question until its answer is final or until_ns: true, or false
  * when no room is left (answer it now). */
 static bool _hold(energy_query_server_t *srv, int fd, unsigned version,
@@ -317,6 +325,9 @@ static bool _hold(energy_query_server_t *srv, int fd, unsigned version,
 
 	if (srv->nholds >= EQ_HOLDS_MAX)
 		return false;
+	/* readings that landed while nothing was held are no news to it */
+	if (!srv->nholds)
+		(void) _drain_landed(srv);
 	h = &srv->holds[srv->nholds++];
 	h->fd = fd;
 	h->version = version;
@@ -392,25 +403,29 @@ static bool _serve(energy_query_server_t *srv, int fd)
 	char why[96];
 	uid_t uid;
 	ssize_t n;
-
 	bool open;
 
-	if (eq_wait_fd(fd, POLLIN, deadline) <= 0) {
-		/* connected and said nothing: not worth a log line each */
-		__atomic_add_fetch(&srv->refused, 1, __ATOMIC_SEQ_CST);
-		return false;
-	}
 	/*
 	 * MSG_TRUNC: a longer message shows its real length, and is refused.
 	 * The request is read before any refusal: a unix socket closed with
 	 * unread data resets its peer, whose recv() then fails with
-	 * ECONNRESET instead of returning the refusal queued for it.
+	 * ECONNRESET instead of returning the refusal queued for it.  It is
+	 * usually there already (a client sends as it connects): a poll only
+	 * when it is not.
 	 */
 	n = recv(fd, &req, sizeof(req), MSG_DONTWAIT | MSG_TRUNC);
+	if (n < 0 && errno == EAGAIN) {
+		if (eq_wait_fd(fd, POLLIN, deadline) <= 0) {
+			/* connected and said nothing: not worth a log line */
+			__atomic_add_fetch(&srv->refused, 1, __ATOMIC_SEQ_CST);
+			return false;
+		}
+		n = recv(fd, &req, sizeof(req), MSG_DONTWAIT | MSG_TRUNC);
+	}
 	if (n == 0)
 		return false;	/* a probe (start's stale check): gone */
 	version = eq_version_of(req.v3.magic, req.v3.version, req.v3.size,
-			      EQ_MAGIC_REQ, n, false);
+				EQ_MAGIC_REQ, n, false);
 	if (!_peer_allowed(srv, fd, &uid)) {
 		snprintf(why, sizeof(why), "peer uid %ld is neither root nor %ld",
 			 (long) uid, (long) srv->euid);
@@ -437,22 +452,18 @@ static bool _serve(energy_query_server_t *srv, int fd)
 	return false;
 }
 
-/* Empty the landed eventfd: whether a reading landed since the last time. */
-static bool _drain_landed(energy_query_server_t *srv)
-{
-	uint64_t n;
-
-	return read(srv->landed, &n, sizeof(n)) == sizeof(n) && n;
-}
 
 static void *_server_main(void *arg)
 {
 	energy_query_server_t *srv = arg;
 
 	for (;;) {
+		/* readings landing matter only to held questions: without
+		 * any, the thread sleeps through them */
 		struct pollfd p[3] = {
 			{ .fd = srv->wake[0], .events = POLLIN },
-			{ .fd = srv->landed, .events = POLLIN },
+			{ .fd = srv->nholds ? srv->landed : -1,
+			  .events = POLLIN },
 			{ .fd = srv->lfd, .events = POLLIN },
 		};
 		int fd;

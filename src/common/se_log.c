@@ -15,6 +15,7 @@
 
 static pthread_mutex_t _sink_lock = PTHREAD_MUTEX_INITIALIZER;
 static se_log_sink_t _sink;
+static se_log_wants_t _wants;
 static void *_sink_arg;
 
 static const char *const _level_names[] = {
@@ -24,12 +25,32 @@ static const char *const _level_names[] = {
 	[SE_LOG_SAMPLE] = "sample",
 };
 
-void se_log_set_sink(se_log_sink_t sink, void *arg)
+void se_log_set_sink_wants(se_log_sink_t sink, se_log_wants_t wants,
+			   void *arg)
 {
 	pthread_mutex_lock(&_sink_lock);
 	_sink = sink;
+	_wants = sink ? wants : NULL;
 	_sink_arg = arg;
 	pthread_mutex_unlock(&_sink_lock);
+}
+
+void se_log_set_sink(se_log_sink_t sink, void *arg)
+{
+	se_log_set_sink_wants(sink, NULL, arg);
+}
+
+/* Whether the sink would write a message of level (see se_log()). */
+static bool _wanted(se_log_level_t level)
+{
+	se_log_wants_t wants;
+	void *arg;
+
+	pthread_mutex_lock(&_sink_lock);
+	wants = _wants;
+	arg = _sink_arg;
+	pthread_mutex_unlock(&_sink_lock);
+	return !wants || wants(arg, level);
 }
 
 /*
@@ -71,6 +92,8 @@ void se_log(se_log_level_t level, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (!_wanted(level))
+		return;
 	va_start(ap, fmt);
 	_vlog(level, NULL, fmt, ap);
 	va_end(ap);

@@ -24,8 +24,22 @@ typedef void (*se_log_sink_t)(void *arg, se_log_level_t level, const char *msg);
 /* Install the process-wide sink (NULL: messages go to stderr). */
 void se_log_set_sink(se_log_sink_t sink, void *arg);
 
-/* Format a message (at most 1023 bytes kept) and hand it to the sink.
- * Thread-safe; the sink is called without any core lock held. */
+/*
+ * Whether the sink would write a message of level now: se_log() does not
+ * format one it would drop (the sampler's per-sample line, at every read
+ * of every meter, while DebugFlags lacks the flag).  Called with the
+ * sink's arg; must not log.
+ */
+typedef bool (*se_log_wants_t)(void *arg, se_log_level_t level);
+
+/* se_log_set_sink() with a wants function (NULL: every level). */
+void se_log_set_sink_wants(se_log_sink_t sink, se_log_wants_t wants,
+			   void *arg);
+
+/* Format a message (at most 1023 bytes kept) and hand it to the sink,
+ * unless the sink's wants function refuses its level.  Thread-safe; the
+ * sink is called without any core lock held.  se_log_limited() always
+ * formats what its limiter lets through. */
 void se_log(se_log_level_t level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -5,7 +5,7 @@
  * into the Slurm-free core.  Each plugin installs one sink at init:
  *
  *	static se_slurm_log_t log_to = SE_SLURM_LOG(ENERGY);
- *	se_log_set_sink(se_slurm_log_sink, &log_to);
+ *	se_slurm_log_install(&log_to);
  *
  * Errors, info and debug go to error()/info()/debug() prefixed with the
  * plugin type; per-sample chatter goes out like log_flag(FLAG, ...), only
@@ -14,6 +14,7 @@
 #ifndef SE_SLURM_LOG_H
 #define SE_SLURM_LOG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "se_log.h"
@@ -29,5 +30,13 @@ typedef struct {
 
 /* se_log_sink_t for se_log_set_sink(); arg is a const se_slurm_log_t *. */
 void se_slurm_log_sink(void *arg, se_log_level_t level, const char *msg);
+
+/* se_log_wants_t beside it: the levels Slurm's log would write now (its
+ * log level; per-sample chatter only under DebugFlags=FLAG). */
+bool se_slurm_log_wants(void *arg, se_log_level_t level);
+
+/* Install both (the plugins' one call at init). */
+#define se_slurm_log_install(log_to) \
+	se_log_set_sink_wants(se_slurm_log_sink, se_slurm_log_wants, (log_to))
 
 #endif

@@ -213,7 +213,7 @@ extern int init(void)
 {
 	int rc;
 
-	se_log_set_sink(se_slurm_log_sink, &log_to);
+	se_slurm_log_install(&log_to);
 	conf_path = get_extra_conf_path("energy_policy.conf");
 	slurm_mutex_lock(&lock);
 	freq_policy_init(&policy);

@@ -345,7 +345,7 @@ static void _stepd_step(stepd_step_rec_t *job)
 
 extern int init(void)
 {
-	se_log_set_sink(se_slurm_log_sink, &log_to);
+	se_slurm_log_install(&log_to);
 	debug("%s: %s loaded", plugin_type, plugin_name);
 	return SLURM_SUCCESS;
 }

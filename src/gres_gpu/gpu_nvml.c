@@ -423,7 +423,7 @@ static void _set_freqs(const nvml_lib_t *lib, bitstr_t *gpus, char *spec)
 
 extern int init(void)
 {
-	se_log_set_sink(se_slurm_log_sink, &log_to);
+	se_slurm_log_install(&log_to);
 	debug("%s: %s loaded", plugin_type, plugin_name);
 	return SLURM_SUCCESS;
 }

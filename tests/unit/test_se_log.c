@@ -110,6 +110,39 @@ START_TEST(test_ratelimit_unlimited)
 }
 END_TEST
 
+/* A sink that writes no per-sample lines (DebugFlags off): se_log() asks
+ * its wants function first and neither formats nor hands such a line on;
+ * the limited log, whose limiter already let the message through, does. */
+static int wants_asked;
+
+static bool _no_samples(void *arg, se_log_level_t level)
+{
+	ck_assert_ptr_eq(arg, &calls);
+	wants_asked++;
+	return level != SE_LOG_SAMPLE;
+}
+
+START_TEST(test_wants_skips_unwanted_levels)
+{
+	se_ratelimit_t rl = SE_RATELIMIT_INIT(0, 0);
+
+	wants_asked = 0;
+	se_log_set_sink_wants(_record, _no_samples, &calls);
+	se_log(SE_LOG_SAMPLE, "sample %d", 1);
+	se_log(SE_LOG_DEBUG, "debug %d", 2);
+	ck_assert_int_eq(wants_asked, 2);
+	ck_assert_int_eq(calls, 1);
+	ck_assert_str_eq(rec.msg[0], "debug 2");
+	ck_assert(se_log_limited(&rl, se_mono_ns(), SE_LOG_SAMPLE, "limited"));
+	ck_assert_int_eq(calls, 2);
+	/* a plain sink again: every level */
+	se_log_set_sink(_record, &calls);
+	se_log(SE_LOG_SAMPLE, "sample");
+	ck_assert_int_eq(calls, 3);
+	ck_assert_int_eq(wants_asked, 2);
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("se_log");
@@ -120,6 +153,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_truncation);
 	tcase_add_test(tc, test_ratelimit_counts_suppressed);
 	tcase_add_test(tc, test_ratelimit_unlimited);
+	tcase_add_test(tc, test_wants_skips_unwanted_levels);
 	suite_add_tcase(s, tc);
 	return s;
 }

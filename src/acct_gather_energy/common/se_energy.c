@@ -65,7 +65,7 @@ const char *se_energy_node_name(void)
 
 void se_energy_init(void)
 {
-	se_log_set_sink(se_slurm_log_sink, &log_to);
+	se_slurm_log_install(&log_to);
 	debug("%s: slurm-energy-plugins %s (built for Slurm %s) loaded",
 	      plugin_type, se_energy_version, se_energy_slurm_version);
 }

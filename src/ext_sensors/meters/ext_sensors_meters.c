@@ -274,7 +274,7 @@ extern int init(void)
 	char err[ERR_LEN];
 	int rc;
 
-	se_log_set_sink(se_slurm_log_sink, &log_to);
+	se_slurm_log_install(&log_to);
 	_read_conf();
 	if (!(core = es_pool_create(&es_cfg, err, sizeof(err)))) {
 		error("%s: %s", plugin_type, err);
