@@ -40,35 +40,40 @@ void se_log_set_sink(se_log_sink_t sink, void *arg)
 	se_log_set_sink_wants(sink, NULL, arg);
 }
 
+/* The sink as installed now (one copy under the lock: the sink and its
+ * wants function are called without it, so that a sink may itself log or
+ * be replaced meanwhile). */
+typedef struct {
+	se_log_sink_t sink;
+	se_log_wants_t wants;
+	void *arg;
+} sink_now_t;
+
+static sink_now_t _sink_now(void)
+{
+	sink_now_t now;
+
+	pthread_mutex_lock(&_sink_lock);
+	now = (sink_now_t) { _sink, _wants, _sink_arg };
+	pthread_mutex_unlock(&_sink_lock);
+	return now;
+}
+
 /* Whether the sink would write a message of level (see se_log()). */
 static bool _wanted(se_log_level_t level)
 {
-	se_log_wants_t wants;
-	void *arg;
+	sink_now_t now = _sink_now();
 
-	pthread_mutex_lock(&_sink_lock);
-	wants = _wants;
-	arg = _sink_arg;
-	pthread_mutex_unlock(&_sink_lock);
-	return !wants || wants(arg, level);
+	return !now.wants || now.wants(now.arg, level);
 }
 
-/*
- * Hand a formatted message to the sink.  The sink is called without the
- * lock held, so that a sink may itself log or be replaced meanwhile.
- */
+/* Hand a formatted message to the sink, or to stderr without one. */
 static void _emit(se_log_level_t level, const char *msg)
 {
-	se_log_sink_t sink;
-	void *arg;
+	sink_now_t now = _sink_now();
 
-	pthread_mutex_lock(&_sink_lock);
-	sink = _sink;
-	arg = _sink_arg;
-	pthread_mutex_unlock(&_sink_lock);
-
-	if (sink) {
-		sink(arg, level, msg);
+	if (now.sink) {
+		now.sink(now.arg, level, msg);
 		return;
 	}
 	if ((unsigned) level > SE_LOG_SAMPLE)
