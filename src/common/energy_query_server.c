@@ -325,9 +325,6 @@ static bool _hold(energy_query_server_t *srv, int fd, unsigned version,
 
 	if (srv->nholds >= EQ_HOLDS_MAX)
 		return false;
-	/* readings that landed while nothing was held are no news to it */
-	if (!srv->nholds)
-		(void) _drain_landed(srv);
 	h = &srv->holds[srv->nholds++];
 	h->fd = fd;
 	h->version = version;
@@ -443,6 +440,14 @@ static bool _serve(energy_query_server_t *srv, int fd)
 		_refuse(srv, fd, version, -EINVAL, "t0 after t1");
 		return false;
 	}
+	/*
+	 * A held question learns of readings from its answer on: news of
+	 * readings that landed while nothing was held is dropped first,
+	 * before the answer that may kick the very reading it waits for
+	 * (dropped after, that reading's news could be lost with them).
+	 */
+	if ((req.v3.flags & EQ_REQ_HOLD) && !srv->nholds)
+		(void) _drain_landed(srv);
 	open = _answer(srv, &req, version, true, &rep);
 	if (open && (req.v3.flags & EQ_REQ_HOLD) &&
 	    _hold(srv, fd, version, &req, rep.v3.flags & EQ_KICKED))
