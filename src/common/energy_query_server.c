@@ -74,6 +74,7 @@ struct energy_query_server {
 	sampler_t *s;
 	uint64_t period_ns;
 	uint64_t deadline_ns;
+	uint64_t hold_ns;	/* a held question's longest wait */
 	uint64_t generation;
 	energy_query_share_fn share_fn;	/* atomic builtins: set after start */
 	void *share_arg;
@@ -293,19 +294,28 @@ static void _refuse(energy_query_server_t *srv, int fd, unsigned version,
 
 /* ------------------------------------------------------------ holds */
 
-/* Answer a held question as it stands now, and forget it (closing fd). */
-static void _hold_release(energy_query_server_t *srv, unsigned i)
+/* Send held question i its answer rep, and forget it (closing fd). */
+static void _hold_reply(energy_query_server_t *srv, unsigned i,
+			energy_query_wire_rep_t *rep)
 {
 	eq_hold_t *h = &srv->holds[i];
-	energy_query_wire_rep_t rep;
 
-	(void) _answer(srv, &h->req, h->version, false, &rep);
 	if (h->kicked)
-		rep.v3.flags |= EQ_KICKED;
-	_reply(h->fd, &rep, h->version);
+		rep->v3.flags |= EQ_KICKED;
+	_reply(h->fd, rep, h->version);
 	close(h->fd);
 	__atomic_add_fetch(&srv->answered, 1, __ATOMIC_SEQ_CST);
 	srv->holds[i] = srv->holds[--srv->nholds];
+}
+
+/* Answer held question i as it stands now (its time is up), and forget it. */
+static void _hold_release(energy_query_server_t *srv, unsigned i)
+{
+	energy_query_wire_rep_t rep;
+
+	(void) _answer(srv, &srv->holds[i].req, srv->holds[i].version, false,
+		       &rep);
+	_hold_reply(srv, i, &rep);
 }
 
 /* Empty the landed eventfd: whether a reading landed since the last time. */
@@ -330,10 +340,7 @@ static bool _hold(energy_query_server_t *srv, int fd, unsigned version,
 	h->version = version;
 	h->req = *req;
 	h->kicked = kicked;
-	h->until_ns = se_mono_ns() +
-		      (srv->period_ns + srv->deadline_ns < EQ_SERVER_HOLD_MAX_NS ?
-		       srv->period_ns + srv->deadline_ns :
-		       EQ_SERVER_HOLD_MAX_NS);
+	h->until_ns = se_mono_ns() + srv->hold_ns;
 	return true;
 }
 
@@ -352,17 +359,19 @@ static void _holds_review(energy_query_server_t *srv, bool landed)
 
 	for (unsigned i = 0; i < srv->nholds;) {
 		eq_hold_t *h = &srv->holds[i];
-		bool open = now < h->until_ns;
 
-		if (open && landed) {
-			open = _answer(srv, &h->req, h->version, !h->kicked,
-				       &rep);
-			h->kicked |= rep.v3.flags & EQ_KICKED;
-		}
-		if (open)
-			i++;
-		else
+		if (now >= h->until_ns) {
 			_hold_release(srv, i);
+		} else if (!landed) {
+			i++;
+		} else if (_answer(srv, &h->req, h->version, !h->kicked,
+				   &rep)) {
+			h->kicked |= rep.v3.flags & EQ_KICKED;
+			i++;
+		} else {
+			/* final: this answer, not a second one */
+			_hold_reply(srv, i, &rep);
+		}
 	}
 }
 
@@ -633,6 +642,8 @@ energy_query_server_t *energy_query_server_start(const char *path, sampler_t *s,
 	srv->s = s;
 	srv->period_ns = period_ns;
 	srv->deadline_ns = deadline_ns;
+	srv->hold_ns = period_ns + deadline_ns < EQ_SERVER_HOLD_MAX_NS ?
+		       period_ns + deadline_ns : EQ_SERVER_HOLD_MAX_NS;
 	srv->generation = energy_query_random_id();
 	srv->euid = geteuid();
 	srv->rl = (se_ratelimit_t) SE_RATELIMIT_INIT(EQ_LOG_INTERVAL_NS,
