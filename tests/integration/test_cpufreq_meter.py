@@ -115,13 +115,17 @@ def test_min_energy_from_sweep(mc):
     policy(mc, "")
     out = str(mc.tmp / "sweep")
     hist = str(mc.tmp / "history")
-    p = subprocess.run([SWEEP, "--repeats", "2", "--srun-args",
+    # Wall time is srun's: on a loaded CI machine one srun can be late by a
+    # good part of a second.  The median of 3 runs drops such a run; 5 s at
+    # 2.4 GHz and MaxSlowdown 17 % (between 2.0 GHz's 10 % and 1.6 GHz's
+    # 25 %) leave ~0.35 s of median error either way before the choice moves.
+    p = subprocess.run([SWEEP, "--repeats", "3", "--srun-args",
                         "-N1 -n1 -c %d -w node1" % ncpus(mc),
                         "--time-source", "wall",
-                        "--job-name", "mixed", "--max-slowdown", "15",
+                        "--job-name", "mixed", "--max-slowdown", "17",
                         "--out", out, "--history", hist,
                         "--key", "root/mixed", "--",
-                        "bash", "-c", WORKLOAD % 4],
+                        "bash", "-c", WORKLOAD % 5],
                        env=mc.env, capture_output=True, text=True,
                        timeout=600)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -129,15 +133,15 @@ def test_min_energy_from_sweep(mc):
     m = re.search(r"^\s*(\d+) kHz .*<- min energy", p.stdout, re.M)
     assert m, p.stdout
     predicted = int(m.group(1))
-    # 1.2/1.6 GHz are > 15 % slower; 2.0 GHz needs ~25 % less energy than
-    # 2.4 GHz (199 W x 4.4 s against 300 W x 4 s)
+    # 1.2/1.6 GHz are > 17 % slower; 2.0 GHz needs ~27 % less energy than
+    # 2.4 GHz (199 W x 5.5 s against 300 W x 5 s)
     assert predicted == 2000000, p.stdout
     assert os.path.getsize(out + ".png") > 10000
     rows = [l.split(",") for l in open(out + ".csv").read().split("\n")[1:]
             if l]
-    assert len(rows) == 2 * len(FREQS)
+    assert len(rows) == 3 * len(FREQS)
     assert all(float(r[6]) > 0 for r in rows)      # energy from sacct
-    policy(mc, "HistoryFile=%s MaxSlowdown=15\n"
+    policy(mc, "HistoryFile=%s MaxSlowdown=17\n"
                "Rule=dbg Partition=debug DefaultFreq=2400000\n" % hist)
     v, p = step_view(mc, "--energy-policy=min_energy", "-J", "whatever",
                      "--energy-tag=mixed")
