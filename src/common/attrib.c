@@ -18,6 +18,8 @@
 #include "se_array.h"
 
 #define ATTRIB_RETAIN_NS	(600 * SE_NS_PER_SEC)
+/* attrib_gpus_wait: how long a split waits for a new step's GPUs */
+#define ATTRIB_GPU_WAIT_NS	(5 * SE_NS_PER_SEC)
 #define IDLE_RING		64
 #define IDLE_MIN_SAMPLES	3
 /* Slurm's SLURM_MAX_NORMAL_STEP_ID: above it, the named steps (cg_cpu.h) */
@@ -939,6 +941,26 @@ int attrib_interval_gpus(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
 	_split_read_gpus(a, g, n, &gp);
 	_interval_close(a, t_ns, energy_mj, &gp);
 	return gp.cut ? ATTRIB_GPUS_CUT : 0;
+}
+
+/* A step that said it could not tell its GPUs yet, began less than
+ * ATTRIB_GPU_WAIT_NS before t_ns and has not ended. */
+static bool _step_gpus_pending(const at_step_t *s, uint64_t t_ns)
+{
+	return s->gpus_unknown && s->begin_ns && !s->end_ns &&
+	       t_ns - s->begin_ns < ATTRIB_GPU_WAIT_NS;
+}
+
+bool attrib_gpus_wait(const attrib_t *a, uint64_t t_ns)
+{
+	if (!a->started || t_ns < a->t_ns ||
+	    t_ns - a->t_ns >= ATTRIB_GPU_WAIT_NS)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t k = 0; k < a->jobs[i].n; k++)
+			if (_step_gpus_pending(&a->jobs[i].steps[k], t_ns))
+				return true;
+	return false;
 }
 
 void attrib_rebase(attrib_t *a)

@@ -162,6 +162,22 @@ int attrib_interval_gpus(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
 			 const cg_scan_t *scan, const attrib_gpu_energy_t *g,
 			 size_t n);
 
+/*
+ * Whether the split of the interval ending at t_ns should wait for a new
+ * step's GPUs: a step that has begun and not ended said it could not tell
+ * them yet (its slurmstepd asked before Slurm had set up its devices: it
+ * tells them at its next question), less than 5 s ago, and the interval
+ * so far is shorter than 5 s.  The caller then splits nothing at this
+ * sample and reads no GPU, as after a failed scan: the next sample's
+ * interval covers this one too, and by then the step's GPUs and its begin
+ * give it its part.  Without the wait, the energy of a GPU nobody was
+ * known to hold went to the CPU split, i.e. to the neighbours using CPU.
+ * Bounded: a step that never tells costs one interval of at most 5 s plus
+ * a period, after which its GPUs' energy goes to the CPU split as said at
+ * attrib_step_gpus().
+ */
+bool attrib_gpus_wait(const attrib_t *a, uint64_t t_ns);
+
 /* The energy source restarted (its cumulative energy counts from 0
  * again): the next sample is a new baseline; shares are kept. */
 void attrib_rebase(attrib_t *a);
@@ -182,7 +198,8 @@ int attrib_step_end(attrib_t *a, uint32_t job_id, uint32_t step_id,
  * numbered step's; 0 for the job-wide batch, interactive and extern
  * steps), job_mask its job's on this node.  known false: the step could
  * not tell (an older slurmstepd, GRES unread); the masks are then ignored
- * and, while it is present, GPUs nobody holds stay in the CPU split.  A
+ * and, while it is present, GPUs nobody holds stay in the CPU split (after
+ * attrib_gpus_wait's wait for a new step).  A
  * step never told holds no GPU and blocks nothing.  Each call replaces
  * the step's masks.  Returns 0, -ENOMEM.
  */

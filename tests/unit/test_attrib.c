@@ -967,6 +967,69 @@ START_TEST(test_gpu_unknown_to_rest)
 END_TEST
 
 /*
+ * A new step that could not tell its GPUs yet (its slurmstepd asked before
+ * Slurm had set up its devices) makes the split wait: the caller splits
+ * nothing at that sample, so the next interval covers both, and by then
+ * the step has told its GPU and its begin dates its part.  Job 1 (one core
+ * at 100 %, GPU 1 idle) would otherwise have taken job 2's GPU energy of
+ * that interval by CPU time.  The wait is bounded: 5 s from the step's
+ * begin, and an interval of at most 5 s.
+ */
+START_TEST(test_gpu_wait_for_new_step)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 8);
+	uint64_t mj[2] = { 300000, 20000 };
+	attrib_gpu_energy_t g[2];
+	attrib_totals_t t;
+	fake_scan_t f;
+
+	_gpu_step(a, 1, 0, 1 << 1, 1 << 1);
+	_readings(g, mj, 2);
+	_scan_reset(&f, 0);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 0, 1);
+	_scan_add(&f, 1, 0, 0, 0);
+	ck_assert(!attrib_gpus_wait(a, 0));		/* not started */
+	attrib_interval_gpus(a, 0, 0, &f.s, g, 2);
+	ck_assert(!attrib_gpus_wait(a, S));		/* nobody new */
+	ck_assert_int_eq(attrib_step_begin(a, 2, 0, S / 2, 1), 0);
+	ck_assert_int_eq(attrib_step_gpus(a, 2, 0, 0, 0, false), 0);
+	ck_assert(attrib_gpus_wait(a, S));
+	ck_assert(!attrib_gpus_wait(a, S / 4));		/* before it began */
+	/* its next question tells GPU 0: the split over [0, 2 s] gives it
+	 * GPU 0 from its begin, 3/4 */
+	ck_assert_int_eq(attrib_step_gpus(a, 2, 0, 1 << 0, 1 << 0, true), 0);
+	ck_assert(!attrib_gpus_wait(a, S));
+	_scan_reset(&f, 2 * S + S / 10);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 2 * S, 1);
+	_scan_add(&f, 1, 0, 2 * S, 0);
+	_scan_add(&f, 2, CG_JOB_LEVEL, S / 10, 1);
+	_scan_add(&f, 2, 0, S / 10, 0);
+	ck_assert_int_eq(attrib_interval_gpus(a, 2 * S, 1000000, &f.s, g, 2),
+			 0);
+	ck_assert_uint_eq(_parts(a, 2, 0).gpu_mj, 225000);
+	ck_assert_uint_eq(_parts(a, 1, 0).gpu_mj, 20000);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_to_rest_mj, 0);
+	ck_assert_uint_eq(t.gpu_unowned_mj, 75000);
+	_conserved(a);
+
+	/* job 3's step never tells: the wait ends with an interval of 5 s,
+	 * or 5 s after its begin, or at its end */
+	ck_assert_int_eq(attrib_step_begin(a, 3, 0, 5 * S / 2, 1), 0);
+	ck_assert_int_eq(attrib_step_gpus(a, 3, 0, 0, 0, false), 0);
+	ck_assert(attrib_gpus_wait(a, 3 * S));
+	ck_assert(!attrib_gpus_wait(a, 7 * S));		/* interval 5 s */
+	attrib_interval_gpus(a, 4 * S, 2000000, &f.s, g, 2);
+	ck_assert(attrib_gpus_wait(a, 7 * S));
+	ck_assert(!attrib_gpus_wait(a, 15 * S / 2));	/* begin + 5 s */
+	ck_assert_int_eq(attrib_step_end(a, 3, 0, 4 * S), 0);
+	ck_assert(!attrib_gpus_wait(a, 5 * S));
+	_conserved(a);
+	attrib_free(a);
+}
+END_TEST
+
+/*
  * GPUs above the node's meter are cut in proportion (900:300 of 1 kJ is
  * 750:250; the index-order clip gave 900:100), said by the return value
  * and counted; an interval within the meter is not cut.
@@ -1596,6 +1659,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_gpu_by_time_held);
 	tcase_add_test(tc, test_gpu_holders_equal);
 	tcase_add_test(tc, test_gpu_unknown_to_rest);
+	tcase_add_test(tc, test_gpu_wait_for_new_step);
 	tcase_add_test(tc, test_gpu_cut_proportional);
 	tcase_add_test(tc, test_gpu_cut_owned);
 	tcase_add_test(tc, test_gpu_idle_learned_without);
