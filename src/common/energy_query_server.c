@@ -24,7 +24,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +36,7 @@
 #include "energy_query.h"
 #include "energy_query_wire.h"
 #include "se_log.h"
+#include "se_thread.h"
 #include "se_time.h"
 
 #define EQ_BACKLOG	64
@@ -577,16 +577,7 @@ fail:
 
 static int _spawn(energy_query_server_t *srv)
 {
-	sigset_t all, old;
-	int rc;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&srv->thread, NULL, _server_main, srv);
-	if (!rc)
-		(void) pthread_setname_np(srv->thread, "se-query");
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return -rc;
+	return se_thread_start(&srv->thread, _server_main, srv, "se-query");
 }
 
 /* Close what start opened; unlink the socket only if it is still ours. */

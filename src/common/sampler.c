@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +27,7 @@
 #include "energy_acc.h"
 #include "sampler.h"
 #include "se_log.h"
+#include "se_thread.h"
 #include "se_time.h"
 
 /* How long sampler_stop() waits beyond one deadline before giving up. */
@@ -645,20 +645,9 @@ static int _sampler_init(sampler_t *s, const meter_ops_t *ops, void *dev,
 	return 0;
 }
 
-/* Start the thread with all signals blocked: they belong to the daemon. */
 static int _spawn(sampler_t *s)
 {
-	sigset_t all, old;
-	int rc;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&s->thread, NULL, _thread_main, s);
-	/* named for top -H and perf: it is slurmd's (or slurmctld's) thread */
-	if (!rc)
-		(void) pthread_setname_np(s->thread, "se-sampler");
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return -rc;
+	return se_thread_start(&s->thread, _thread_main, s, "se-sampler");
 }
 
 #define POLICY_HISTORY_NS	(3600 * SE_NS_PER_SEC)

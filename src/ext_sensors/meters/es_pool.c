@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +34,7 @@
 #include "rrd_read.h"
 #include "rrd_series.h"
 #include "se_log.h"
+#include "se_thread.h"
 #include "se_time.h"
 
 #define ES_ERR_LEN		256
@@ -530,22 +530,16 @@ static void _comp_adopt(es_comp_t *comp, es_comp_t *old, size_t n_old,
 
 static int _start_threads(es_pool_t *c, char *err, size_t err_len)
 {
-	sigset_t all, old;
 	int rc = 0;
 
 	if (!(c->threads = calloc(c->conf.threads, sizeof(pthread_t))))
 		return -ENOMEM;
-	/* Readers take no signal: slurmctld's own threads handle those. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (unsigned i = 0; i < c->conf.threads && !rc; i++) {
-		rc = -pthread_create(&c->threads[i], NULL, _reader, c);
-		if (!rc) {
-			(void) pthread_setname_np(c->threads[i], "se-es-reader");
+		rc = se_thread_start(&c->threads[i], _reader, c,
+				     "se-es-reader");
+		if (!rc)
 			c->n_threads++;
-		}
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc)
 		snprintf(err, err_len, "cannot start RRD reader threads: %s",
 			 strerror(-rc));
@@ -829,7 +823,6 @@ static void *_pacer(void *arg)
 int es_pool_start_pacer(es_pool_t *c, uint64_t period_ns,
 			es_pacer_hook_t hook, void *arg)
 {
-	sigset_t all, old;
 	int rc;
 
 	if (c->pacer_on)
@@ -837,12 +830,7 @@ int es_pool_start_pacer(es_pool_t *c, uint64_t period_ns,
 	c->period_ns = period_ns ? period_ns : 10 * SE_NS_PER_SEC;
 	c->hook = hook;
 	c->hook_arg = arg;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = -pthread_create(&c->pacer, NULL, _pacer, c);
-	if (!rc)
-		(void) pthread_setname_np(c->pacer, "se-es-pacer");
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = se_thread_start(&c->pacer, _pacer, c, "se-es-pacer");
 	if (!rc)
 		c->pacer_on = true;
 	return rc;
