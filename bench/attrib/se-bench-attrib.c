@@ -207,7 +207,8 @@ static result_t _run(const char *base, int v2, int steps, int gpus,
 		attrib_totals_t t;
 
 		attrib_totals(a, &t);
-		if (t.charged_mj + t.unattributed_mj != t.measured_mj) {
+		if (t.charged_mj + t.unattributed_mj + t.gpu_held_mj !=
+		    t.measured_mj) {
 			fprintf(stderr, "not conserved\n");
 			exit(1);
 		}

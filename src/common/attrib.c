@@ -18,7 +18,7 @@
 #include "se_array.h"
 
 #define ATTRIB_RETAIN_NS	(600 * SE_NS_PER_SEC)
-/* attrib_gpus_wait: how long a split waits for a new step's GPUs */
+/* how long a new step's GPUs are waited for (attrib.h, 1.) */
 #define ATTRIB_GPU_WAIT_NS	(5 * SE_NS_PER_SEC)
 #define IDLE_RING		64
 #define IDLE_MIN_SAMPLES	3
@@ -56,6 +56,7 @@ typedef struct {
 	size_t n, cap;
 	/* this interval */
 	uint64_t present_ns;	/* time present in the interval */
+	uint64_t past_ns;	/* ... in a held span, while it is given */
 	uint64_t part_mj;	/* its idle + CPU part, to its steps */
 	uint64_t job_gpus;	/* its steps' job masks */
 } at_job_t;
@@ -71,6 +72,11 @@ struct attrib {
 	uint64_t gpu_raw_mj, gpu_charged_mj, gpu_unowned_mj, gpu_to_rest_mj;
 	uint64_t gpu_clipped_mj;
 	unsigned long gpu_clipped_intervals, gpu_out_intervals;
+	/* GPU energy nobody was known to hold while a new step's GPUs were
+	 * not told yet (attrib.h, 1.): per GPU, over [t0, t1] */
+	struct { uint64_t mj, t0, t1; } held[ATTRIB_MAX_GPUS];
+	uint64_t gpu_held_mj;
+	bool past;	/* the holders of a held span are being found */
 	at_job_t *jobs;
 	size_t n, cap;
 	uint64_t idle_ring[IDLE_RING];	/* mW of job-free intervals */
@@ -87,6 +93,7 @@ struct attrib {
 /* This interval's GPU part. */
 typedef struct {
 	uint64_t taken_mj;	/* out of the node's: to holders or nobody */
+	uint64_t rest_mj;	/* held before, now to this interval's rest */
 	uint64_t read_mj;	/* the GPUs read, after a cut (idle learning) */
 	bool cut;
 } at_gpu_part_t;
@@ -548,13 +555,57 @@ static uint64_t _step_present_ns(const at_step_t *s, uint64_t t0,
 	return end > begin ? end - begin : 0;
 }
 
+/* A step's time in a held span [t0, t1] (a->past): by its registered
+ * begin and end alone, the scans' flags being the present interval's. */
+static uint64_t _step_past_ns(const at_step_t *s, uint64_t t0, uint64_t t1)
+{
+	uint64_t begin, end;
+
+	if (!s->begin_ns || s->begin_ns >= t1 ||
+	    (s->end_ns && s->end_ns <= t0))
+		return 0;
+	begin = s->begin_ns > t0 ? s->begin_ns : t0;
+	end = (s->end_ns && s->end_ns < t1) ? s->end_ns : t1;
+	return end - begin;
+}
+
+/* A job's time in a held span: from its first step's begin in it to its
+ * last step's end. */
+static uint64_t _job_past_ns(const at_job_t *j, uint64_t t0, uint64_t t1)
+{
+	uint64_t begin = 0, end = 0;
+
+	for (size_t k = 0; k < j->n; k++) {
+		const at_step_t *s = &j->steps[k];
+		uint64_t ns = _step_past_ns(s, t0, t1), b;
+
+		if (!ns)
+			continue;
+		b = s->begin_ns > t0 ? s->begin_ns : t0;
+		if (!end || b < begin)
+			begin = b;
+		if (b + ns > end)
+			end = b + ns;
+	}
+	return end - begin;
+}
+
+/* A step's time in the interval, or in the held span being given. */
+static uint64_t _step_held_ns(const attrib_t *a, const at_step_t *s)
+{
+	uint64_t t1 = a->t0 + a->dt;
+
+	return a->past ? _step_past_ns(s, a->t0, t1) :
+			 _step_present_ns(s, a->t0, t1);
+}
+
 /* Rule 1: a srun step whose own GPUs hold bit: its time in the interval. */
 static uint64_t _srun_holds_ns(const attrib_t *a, const at_step_t *s,
 			       uint64_t bit)
 {
 	if (!(s->step_gpus & bit) || !_is_srun_step(s->step_id))
 		return 0;
-	return _step_present_ns(s, a->t0, a->t0 + a->dt);
+	return _step_held_ns(a, s);
 }
 
 /* Rule 2: who in a job holds its job-wide GPUs: its batch step, else its
@@ -566,7 +617,8 @@ static at_step_t *_job_holder(const attrib_t *a, at_job_t *j)
 	for (size_t k = 0; k < j->n; k++) {
 		at_step_t *s = &j->steps[k];
 
-		if (!_step_present(s, a->t0, a->t0 + a->dt))
+		if (a->past ? !_step_held_ns(a, s) :
+			      !_step_present(s, a->t0, a->t0 + a->dt))
 			continue;
 		if (s->step_id == CG_STEP_BATCH)
 			return s;
@@ -616,6 +668,7 @@ static void _job_gpu_time(attrib_t *a, at_job_t *j, uint64_t bit,
 			  at_gpu_give_t *gv)
 {
 	uint64_t mine = 0, rest = 0;
+	uint64_t present = a->past ? j->past_ns : j->present_ns;
 
 	for (size_t m = 0; m < j->n; m++) {
 		uint64_t ns = _srun_holds_ns(a, &j->steps[m], bit);
@@ -624,8 +677,8 @@ static void _job_gpu_time(attrib_t *a, at_job_t *j, uint64_t bit,
 		if (gv && ns)
 			_give_held(a, gv, j, &j->steps[m], ns);
 	}
-	if ((j->job_gpus & bit) && j->present_ns > mine)
-		rest = j->present_ns - mine;
+	if ((j->job_gpus & bit) && present > mine)
+		rest = present - mine;
 	if (gv && rest)
 		_give_held(a, gv, j, _job_holder(a, j),
 			   (uint64_t) ((unsigned __int128) rest *
@@ -671,14 +724,95 @@ static uint64_t _give_to_holders(attrib_t *a, uint64_t bit, uint64_t mj)
 	return mj - gv.given;
 }
 
+/*
+ * A new step whose GPUs are not told yet (attrib.h, 1.): one that said it
+ * could not tell them, present by t1, not ended, begun less than
+ * ATTRIB_GPU_WAIT_NS before t1.
+ */
+static bool _gpus_pending(const attrib_t *a)
+{
+	uint64_t t1 = a->t0 + a->dt;
+
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t k = 0; k < a->jobs[i].n; k++) {
+			const at_step_t *s = &a->jobs[i].steps[k];
+
+			if (s->gpus_unknown && s->begin_ns &&
+			    s->begin_ns <= t1 && !s->end_ns &&
+			    t1 - s->begin_ns < ATTRIB_GPU_WAIT_NS)
+				return true;
+		}
+	return false;
+}
+
+/* Hold GPU i's unowned mj of this interval for a new step's GPUs. */
+static void _hold_gpu(attrib_t *a, size_t i, uint64_t mj)
+{
+	if (!a->held[i].mj)
+		a->held[i].t0 = a->t0;
+	a->held[i].t1 = a->t0 + a->dt;
+	a->held[i].mj += mj;
+	a->gpu_held_mj += mj;
+}
+
+/* GPU i's held energy to who held it over the held span, as the masks
+ * say now; returns what nobody held. */
+static uint64_t _give_held_span(attrib_t *a, size_t i)
+{
+	uint64_t t0 = a->t0, dt = a->dt, left;
+
+	for (size_t k = 0; k < a->n; k++)
+		a->jobs[k].past_ns = _job_past_ns(&a->jobs[k], a->held[i].t0,
+						  a->held[i].t1);
+	a->t0 = a->held[i].t0;
+	a->dt = a->held[i].t1 - a->held[i].t0;
+	a->past = true;
+	left = _give_to_holders(a, 1ULL << i, a->held[i].mj);
+	a->past = false;
+	a->t0 = t0;
+	a->dt = dt;
+	return left;
+}
+
+/*
+ * The held energy given, once no new step's GPUs are pending or the span
+ * reached ATTRIB_GPU_WAIT_NS: to its holders; what nobody held is
+ * unattributed, or goes to this interval's rest while a step that could
+ * not tell its GPUs is present (as it would have without the hold).
+ */
+static void _release_held(attrib_t *a, bool pending, bool unknown,
+			  at_gpu_part_t *gp)
+{
+	uint64_t t1 = a->t0 + a->dt;
+
+	for (size_t i = 0; a->gpu_held_mj && i < ATTRIB_MAX_GPUS; i++) {
+		uint64_t left;
+
+		if (!a->held[i].mj ||
+		    (pending && t1 - a->held[i].t0 < ATTRIB_GPU_WAIT_NS))
+			continue;
+		left = _give_held_span(a, i);
+		if (unknown) {
+			gp->rest_mj += left;
+			a->gpu_to_rest_mj += left;
+		} else {
+			a->unattributed_mj += left;
+			a->gpu_unowned_mj += left;
+		}
+		a->gpu_held_mj -= a->held[i].mj;
+		a->held[i].mj = 0;
+	}
+}
+
 /* The GPUs read (attrib_interval_gpus) to the holders the steps' masks
  * give; an unread GPU stays in the node's energy. */
 static void _split_read_gpus(attrib_t *a, const attrib_gpu_energy_t *g,
 			     size_t n, at_gpu_part_t *gp)
 {
-	bool unknown, out = false;
+	bool unknown, out = false, pending = _gpus_pending(a);
 
 	_gpu_masks(a, &unknown);
+	_release_held(a, pending, unknown, gp);
 	for (size_t i = 0; i < n; i++) {
 		a->w[i] = g[i].valid ? g[i].energy_mj : 0;
 		if (g[i].valid)
@@ -696,6 +830,11 @@ static void _split_read_gpus(attrib_t *a, const attrib_gpu_energy_t *g,
 		gp->taken_mj += a->w[i] - unowned;
 		if (!unowned)
 			continue;
+		if (unknown && pending) {	/* maybe the new step's */
+			_hold_gpu(a, i, unowned);
+			gp->taken_mj += unowned;
+			continue;
+		}
 		if (unknown) {		/* maybe that step's: by CPU time */
 			a->gpu_to_rest_mj += unowned;
 			continue;
@@ -885,7 +1024,7 @@ static int _interval_open(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
 static void _interval_close(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
 			    const at_gpu_part_t *gp)
 {
-	uint64_t left = a->e - gp->taken_mj, idle;
+	uint64_t left = a->e - gp->taken_mj + gp->rest_mj, idle;
 	bool learned;
 
 	idle = (uint64_t) ((unsigned __int128) _idle_mw(a, &learned) * a->dt /
@@ -941,26 +1080,6 @@ int attrib_interval_gpus(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
 	_split_read_gpus(a, g, n, &gp);
 	_interval_close(a, t_ns, energy_mj, &gp);
 	return gp.cut ? ATTRIB_GPUS_CUT : 0;
-}
-
-/* A step that said it could not tell its GPUs yet, began less than
- * ATTRIB_GPU_WAIT_NS before t_ns and has not ended. */
-static bool _step_gpus_pending(const at_step_t *s, uint64_t t_ns)
-{
-	return s->gpus_unknown && s->begin_ns && !s->end_ns &&
-	       t_ns - s->begin_ns < ATTRIB_GPU_WAIT_NS;
-}
-
-bool attrib_gpus_wait(const attrib_t *a, uint64_t t_ns)
-{
-	if (!a->started || t_ns < a->t_ns ||
-	    t_ns - a->t_ns >= ATTRIB_GPU_WAIT_NS)
-		return false;
-	for (size_t i = 0; i < a->n; i++)
-		for (size_t k = 0; k < a->jobs[i].n; k++)
-			if (_step_gpus_pending(&a->jobs[i].steps[k], t_ns))
-				return true;
-	return false;
 }
 
 void attrib_rebase(attrib_t *a)
@@ -1057,6 +1176,7 @@ void attrib_totals(const attrib_t *a, attrib_totals_t *out)
 	out->gpu_unowned_mj = a->gpu_unowned_mj;
 	out->gpu_to_rest_mj = a->gpu_to_rest_mj;
 	out->gpu_clipped_mj = a->gpu_clipped_mj;
+	out->gpu_held_mj = a->gpu_held_mj;
 	out->gpu_clipped_intervals = a->gpu_clipped_intervals;
 	out->gpu_out_intervals = a->gpu_out_intervals;
 }

@@ -10,8 +10,13 @@
  *     it (attrib_interval_gpus: the holders come from the masks the steps
  *     registered with attrib_step_gpus); a GPU nobody holds is
  *     unattributed, but stays in the rest (3.) when a step present in the
- *     interval could not tell its GPUs.  A GPU that could not be read
- *     stays in the rest.  When the GPUs together report more than the
+ *     interval could not tell its GPUs.  A step that began less than 5 s
+ *     ago and could not tell them yet (it asked before Slurm set up its
+ *     devices; its next question tells them) makes the energy of the GPUs
+ *     nobody holds wait, held (gpu_held_mj), until no such step is left
+ *     (a held span of at most 5 s): then it goes to the holders the masks
+ *     give over the held span, by their registered begin and end, the
+ *     rest as above.  A GPU that could not be read stays in the rest.  When the GPUs together report more than the
  *     node's meter, each is cut in proportion to fit (counted in the
  *     totals).
  *  2. Idle part: idle power x interval (EnergyIdleWatts, or learned: the
@@ -30,7 +35,8 @@
  *  line of sacct is the extern step's).
  *
  * Every split is in integer mJ by largest remainders, so over any run
- *   charged (sum of job shares) + unattributed == measured, to the mJ.
+ *   charged (sum of job shares) + unattributed == measured, to the mJ
+ * (+ the GPU energy held at that moment for a new step, 1.).
  * A job or step whose cgroup vanished since the previous sample (it ended
  * in between) still gets its last interval: the parent's CPU time keeps
  * the time of children already removed, so the parent's delta less its
@@ -117,14 +123,17 @@ typedef struct {
 	bool idle_learned;	/* ... learned, not configured */
 	unsigned long intervals;
 	size_t jobs;		/* jobs held */
-	/* GPUs: charged + unowned + to_rest + clipped == the energy_mj of
-	 * the GPUs read (valid) */
+	/* GPUs: charged + unowned + to_rest + clipped + held == the
+	 * energy_mj of the GPUs read (valid) */
 	uint64_t gpu_raw_mj;	/* what NVML gave (valid GPUs) */
 	uint64_t gpu_charged_mj; /* to their holders (in charged_mj) */
 	uint64_t gpu_unowned_mj; /* nobody's (in unattributed_mj) */
 	uint64_t gpu_to_rest_mj; /* nobody's, left in the CPU split: a
 				  * present step's GPUs were unknown */
 	uint64_t gpu_clipped_mj; /* cut: the GPUs above the node's meter */
+	uint64_t gpu_held_mj;	/* held now for a new step's GPUs (see the
+				 * top): charged + unattributed + held ==
+				 * measured */
 	unsigned long gpu_clipped_intervals;
 	unsigned long gpu_out_intervals; /* with a GPU not read (!valid) */
 } attrib_totals_t;
@@ -162,22 +171,6 @@ int attrib_interval_gpus(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
 			 const cg_scan_t *scan, const attrib_gpu_energy_t *g,
 			 size_t n);
 
-/*
- * Whether the split of the interval ending at t_ns should wait for a new
- * step's GPUs: a step that has begun and not ended said it could not tell
- * them yet (its slurmstepd asked before Slurm had set up its devices: it
- * tells them at its next question), less than 5 s ago, and the interval
- * so far is shorter than 5 s.  The caller then splits nothing at this
- * sample and reads no GPU, as after a failed scan: the next sample's
- * interval covers this one too, and by then the step's GPUs and its begin
- * give it its part.  Without the wait, the energy of a GPU nobody was
- * known to hold went to the CPU split, i.e. to the neighbours using CPU.
- * Bounded: a step that never tells costs one interval of at most 5 s plus
- * a period, after which its GPUs' energy goes to the CPU split as said at
- * attrib_step_gpus().
- */
-bool attrib_gpus_wait(const attrib_t *a, uint64_t t_ns);
-
 /* The energy source restarted (its cumulative energy counts from 0
  * again): the next sample is a new baseline; shares are kept. */
 void attrib_rebase(attrib_t *a);
@@ -199,7 +192,7 @@ int attrib_step_end(attrib_t *a, uint32_t job_id, uint32_t step_id,
  * steps), job_mask its job's on this node.  known false: the step could
  * not tell (an older slurmstepd, GRES unread); the masks are then ignored
  * and, while it is present, GPUs nobody holds stay in the CPU split (after
- * attrib_gpus_wait's wait for a new step).  A
+ * the hold of a new step's first seconds, see the top).  A
  * step never told holds no GPU and blocks nothing.  Each call replaces
  * the step's masks.  Returns 0, -ENOMEM.
  */

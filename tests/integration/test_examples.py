@@ -499,6 +499,7 @@ def test_gpu_bmc_example(gpu_bmc):
           % (jobid, step_j, minor, gpu_j, inner, STEP_SLACK_S, outer))
     assert 0.98 * inner <= float(gpu_j) <= 1.02 * outer, (gpu_j, inner, outer)
     kv = c.attribution("node1")
-    assert int(kv["charged_mj"]) + int(kv["unattributed_mj"]) == \
-        int(kv["measured_mj"]), kv
+    # (+ what is held for a new step's GPUs at that sample, if any)
+    assert int(kv["charged_mj"]) + int(kv["unattributed_mj"]) + \
+        int(kv["gpu_held_mj"]) == int(kv["measured_mj"]), kv
     assert int(kv["gpu_charged_mj"]) > 0, kv

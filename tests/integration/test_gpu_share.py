@@ -377,7 +377,9 @@ def test_charged_plus_unattributed_is_the_meter(run):
         d = {k: (int(after[k]) - int(before[k])) / 1000
              for k in ("measured_mj", "charged_mj", "unattributed_mj",
                        "gpu_raw_mj", "gpu_charged_mj", "gpu_to_rest_mj")}
-        # slurmd's own identity, to the mJ
+        # slurmd's own identity, to the mJ; nothing held for a new step's
+        # GPUs once the jobs are over
+        assert int(after["gpu_held_mj"]) == 0, after
         assert int(after["charged_mj"]) + int(after["unattributed_mj"]) == \
             int(after["measured_mj"]), after
         meter_j = energy.trace_joules(run["meter"].trace, node,

@@ -423,12 +423,15 @@ static uint64_t _share(attrib_t *a, uint32_t job, uint32_t step)
 	return mj;
 }
 
+/* Every mJ measured is charged, unattributed, or held for a new step's
+ * GPUs (attrib.h, 1.). */
 static void _conserved(attrib_t *a)
 {
 	attrib_totals_t t;
 
 	attrib_totals(a, &t);
-	PROP_ASSERT_EQ(t.charged_mj + t.unattributed_mj, t.measured_mj);
+	PROP_ASSERT_EQ(t.charged_mj + t.unattributed_mj + t.gpu_held_mj,
+		       t.measured_mj);
 }
 
 static attrib_t *_new(attrib_idle_t idle, bool idle_set, uint64_t idle_mw,
@@ -923,6 +926,9 @@ START_TEST(test_gpu_unknown_to_rest)
 {
 	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 8);
 	uint64_t mj[1] = { 500000 };
+	/* samples from 10 s after the step's begin: it is no new step whose
+	 * GPUs are waited for (test_gpu_held_for_new_step) */
+	const uint64_t T = 10 * S;
 	attrib_gpu_energy_t g[1];
 	attrib_totals_t t;
 	fake_scan_t f;
@@ -933,11 +939,11 @@ START_TEST(test_gpu_unknown_to_rest)
 	_scan_reset(&f, 0);
 	_scan_add(&f, 1, CG_JOB_LEVEL, 0, 1);
 	_scan_add(&f, 1, 0, 0, 0);
-	attrib_interval_gpus(a, 0, 0, &f.s, g, 1);
+	attrib_interval_gpus(a, T, 0, &f.s, g, 1);
 	_scan_reset(&f, S);
 	_scan_add(&f, 1, CG_JOB_LEVEL, S, 1);
 	_scan_add(&f, 1, 0, S, 0);
-	ck_assert_int_eq(attrib_interval_gpus(a, S, 800000, &f.s, g, 1), 0);
+	ck_assert_int_eq(attrib_interval_gpus(a, T + S, 800000, &f.s, g, 1), 0);
 	ck_assert_uint_eq(_parts(a, 1, 0).share_mj, 800000);
 	ck_assert_uint_eq(_parts(a, 1, 0).gpu_mj, 0);
 	attrib_totals(a, &t);
@@ -948,14 +954,14 @@ START_TEST(test_gpu_unknown_to_rest)
 	/* the job ends at 1 s (cgroups gone): the step still counts in the
 	 * interval its cgroup vanished in, whose rest, with the job over, is
 	 * nobody's; from the next one the GPU is nobody's */
-	attrib_step_end(a, 1, CG_STEP_EXTERN, S);
-	attrib_step_end(a, 1, 0, S);
+	attrib_step_end(a, 1, CG_STEP_EXTERN, T + S);
+	attrib_step_end(a, 1, 0, T + S);
 	_scan_reset(&f, S);
-	attrib_interval_gpus(a, 2 * S, 1600000, &f.s, g, 1);
+	attrib_interval_gpus(a, T + 2 * S, 1600000, &f.s, g, 1);
 	attrib_totals(a, &t);
 	ck_assert_uint_eq(t.gpu_to_rest_mj, 1000000);
 	ck_assert_uint_eq(t.unattributed_mj, 800000);
-	attrib_interval_gpus(a, 3 * S, 2400000, &f.s, g, 1);
+	attrib_interval_gpus(a, T + 3 * S, 2400000, &f.s, g, 1);
 	ck_assert_uint_eq(_parts(a, 1, 0).share_mj, 800000);
 	attrib_totals(a, &t);
 	ck_assert_uint_eq(t.gpu_to_rest_mj, 1000000);
@@ -966,65 +972,87 @@ START_TEST(test_gpu_unknown_to_rest)
 }
 END_TEST
 
-/*
- * A new step that could not tell its GPUs yet (its slurmstepd asked before
- * Slurm had set up its devices) makes the split wait: the caller splits
- * nothing at that sample, so the next interval covers both, and by then
- * the step has told its GPU and its begin dates its part.  Job 1 (one core
- * at 100 %, GPU 1 idle) would otherwise have taken job 2's GPU energy of
- * that interval by CPU time.  The wait is bounded: 5 s from the step's
- * begin, and an interval of at most 5 s.
- */
-START_TEST(test_gpu_wait_for_new_step)
+/* The scan of _held_interval: jobs 1 and 2 (step 0 each), steady. */
+static void _held_scan(fake_scan_t *f, uint64_t t)
 {
-	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 8);
-	uint64_t mj[2] = { 300000, 20000 };
-	attrib_gpu_energy_t g[2];
-	attrib_totals_t t;
+	_scan_reset(f, 2 * t);
+	_scan_add(f, 1, CG_JOB_LEVEL, t, 1);
+	_scan_add(f, 1, 0, t, 0);
+	if (t < S)
+		return;
+	_scan_add(f, 2, CG_JOB_LEVEL, t / 10, 1);
+	_scan_add(f, 2, 0, t / 10, 0);
+}
+
+/* The interval ending at k s: 500 J, GPU 0 150 J, GPU 1 10 J, GPU 2 5 J. */
+static void _held_interval(attrib_t *a, unsigned k)
+{
+	uint64_t mj[3] = { 150000, 10000, 5000 };
+	attrib_gpu_energy_t g[3];
 	fake_scan_t f;
 
+	_readings(g, mj, 3);
+	_held_scan(&f, k * S);
+	ck_assert_int_eq(attrib_interval_gpus(a, k * S, k * 500000ULL, &f.s,
+					      g, 3), 0);
+	_conserved(a);
+}
+
+/*
+ * A new step that could not tell its GPUs yet (its slurmstepd asked before
+ * Slurm had set up its devices; its next question tells them): the energy
+ * of the GPUs nobody holds is held, not split by CPU time (job 1, one core
+ * at 100 %, would have taken most of job 2's GPU 0 in its first second),
+ * and given once the step has told: job 2's step 0, begun at 0.5 s, gets
+ * GPU 0's energy from then on.  A step that never tells is waited for at
+ * most 5 s, after which the held energy goes to the CPU split, as before.
+ */
+START_TEST(test_gpu_held_for_new_step)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 8);
+	attrib_totals_t t;
+
 	_gpu_step(a, 1, 0, 1 << 1, 1 << 1);
-	_readings(g, mj, 2);
-	_scan_reset(&f, 0);
-	_scan_add(&f, 1, CG_JOB_LEVEL, 0, 1);
-	_scan_add(&f, 1, 0, 0, 0);
-	ck_assert(!attrib_gpus_wait(a, 0));		/* not started */
-	attrib_interval_gpus(a, 0, 0, &f.s, g, 2);
-	ck_assert(!attrib_gpus_wait(a, S));		/* nobody new */
+	_held_interval(a, 0);
 	ck_assert_int_eq(attrib_step_begin(a, 2, 0, S / 2, 1), 0);
 	ck_assert_int_eq(attrib_step_gpus(a, 2, 0, 0, 0, false), 0);
-	ck_assert(attrib_gpus_wait(a, S));
-	ck_assert(!attrib_gpus_wait(a, S / 4));		/* before it began */
-	/* its next question tells GPU 0: the split over [0, 2 s] gives it
-	 * GPU 0 from its begin, 3/4 */
+	_held_interval(a, 1);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_held_mj, 150000 + 5000);
+	ck_assert_uint_eq(t.gpu_to_rest_mj, 0);
+	ck_assert_uint_eq(_parts(a, 1, 0).gpu_mj, 10000);
+	ck_assert_uint_eq(_parts(a, 2, 0).gpu_mj, 0);
+
+	/* it tells GPU 0: the held second to it from its begin, half; GPU
+	 * 2 was nobody's */
 	ck_assert_int_eq(attrib_step_gpus(a, 2, 0, 1 << 0, 1 << 0, true), 0);
-	ck_assert(!attrib_gpus_wait(a, S));
-	_scan_reset(&f, 2 * S + S / 10);
-	_scan_add(&f, 1, CG_JOB_LEVEL, 2 * S, 1);
-	_scan_add(&f, 1, 0, 2 * S, 0);
-	_scan_add(&f, 2, CG_JOB_LEVEL, S / 10, 1);
-	_scan_add(&f, 2, 0, S / 10, 0);
-	ck_assert_int_eq(attrib_interval_gpus(a, 2 * S, 1000000, &f.s, g, 2),
-			 0);
-	ck_assert_uint_eq(_parts(a, 2, 0).gpu_mj, 225000);
+	_held_interval(a, 2);
+	ck_assert_uint_eq(_parts(a, 2, 0).gpu_mj, 75000 + 150000);
 	ck_assert_uint_eq(_parts(a, 1, 0).gpu_mj, 20000);
 	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_held_mj, 0);
+	ck_assert_uint_eq(t.gpu_unowned_mj, 75000 + 5000 + 5000);
 	ck_assert_uint_eq(t.gpu_to_rest_mj, 0);
-	ck_assert_uint_eq(t.gpu_unowned_mj, 75000);
-	_conserved(a);
 
-	/* job 3's step never tells: the wait ends with an interval of 5 s,
-	 * or 5 s after its begin, or at its end */
+	/* job 3's step, begun at 2.5 s, never tells: GPU 2 is held over
+	 * [2 s, 6 s] and goes to the CPU split at 7 s (a span of 5 s); the
+	 * second held from 6 s at 8 s (5.5 s after the step's begin) */
 	ck_assert_int_eq(attrib_step_begin(a, 3, 0, 5 * S / 2, 1), 0);
 	ck_assert_int_eq(attrib_step_gpus(a, 3, 0, 0, 0, false), 0);
-	ck_assert(attrib_gpus_wait(a, 3 * S));
-	ck_assert(!attrib_gpus_wait(a, 7 * S));		/* interval 5 s */
-	attrib_interval_gpus(a, 4 * S, 2000000, &f.s, g, 2);
-	ck_assert(attrib_gpus_wait(a, 7 * S));
-	ck_assert(!attrib_gpus_wait(a, 15 * S / 2));	/* begin + 5 s */
-	ck_assert_int_eq(attrib_step_end(a, 3, 0, 4 * S), 0);
-	ck_assert(!attrib_gpus_wait(a, 5 * S));
-	_conserved(a);
+	for (unsigned k = 3; k <= 6; k++)
+		_held_interval(a, k);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_held_mj, 4 * 5000);
+	ck_assert_uint_eq(t.gpu_to_rest_mj, 0);
+	_held_interval(a, 7);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_held_mj, 5000);
+	ck_assert_uint_eq(t.gpu_to_rest_mj, 4 * 5000);
+	_held_interval(a, 8);
+	attrib_totals(a, &t);
+	ck_assert_uint_eq(t.gpu_held_mj, 0);
+	ck_assert_uint_eq(t.gpu_to_rest_mj, 6 * 5000);
+	ck_assert_uint_eq(t.gpu_unowned_mj, 85000);
 	attrib_free(a);
 }
 END_TEST
@@ -1428,14 +1456,19 @@ static void _prop_gpu_check(const prop_t *p, attrib_t *a,
 	prop_gpu_snap_t n;
 	uint64_t sure[PROP_JOBS][PROP_SRUN] = { { 0 } };
 	uint64_t valid = _prop_mask_mj(g, p->ng, UINT64_MAX), e, given;
+	uint64_t released;
 	int64_t jobs_sum = 0;
 	bool forgot = false;
 
 	_prop_gpu_snap(a, &n);
 	e = n.t.measured_mj - b->t.measured_mj;
+	/* energy held before (valid GPU energy of an earlier interval) may
+	 * be given in this one */
+	released = b->t.gpu_held_mj;
 	given = (n.t.gpu_charged_mj - b->t.gpu_charged_mj) +
 		(n.t.gpu_unowned_mj - b->t.gpu_unowned_mj) +
-		(n.t.gpu_to_rest_mj - b->t.gpu_to_rest_mj);
+		(n.t.gpu_to_rest_mj - b->t.gpu_to_rest_mj) +
+		n.t.gpu_held_mj - b->t.gpu_held_mj;
 	/* all the GPUs' energy accounted, or cut to the node's */
 	PROP_ASSERT_EQ(cut, valid > e);
 	PROP_ASSERT_EQ(given, (cut ? e : valid));
@@ -1454,8 +1487,9 @@ static void _prop_gpu_check(const prop_t *p, attrib_t *a,
 		if (dj < 0)
 			continue;
 		jobs_sum += dj;
-		/* only where the job's GPUs are */
-		PROP_ASSERT_LE(dj, _prop_mask_mj(g, p->ng, p->job_mask[j]));
+		/* only where the job's GPUs are (or held before) */
+		PROP_ASSERT_LE(dj, _prop_mask_mj(g, p->ng, p->job_mask[j]) +
+				   released);
 		for (int s = 0; s < PROP_STEPS; s++) {
 			int64_t ds = _prop_delta(b->step[j][s], n.step[j][s]);
 			uint64_t mask = s < PROP_SRUN ? p->step_mask[j][s] :
@@ -1463,7 +1497,8 @@ static void _prop_gpu_check(const prop_t *p, attrib_t *a,
 
 			if (ds < 0)
 				continue;
-			PROP_ASSERT_LE(ds, _prop_mask_mj(g, p->ng, mask));
+			PROP_ASSERT_LE(ds, _prop_mask_mj(g, p->ng, mask) +
+					   released);
 			if (s < PROP_SRUN)
 				PROP_ASSERT_GE(ds, sure[j][s]);
 		}
@@ -1659,7 +1694,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_gpu_by_time_held);
 	tcase_add_test(tc, test_gpu_holders_equal);
 	tcase_add_test(tc, test_gpu_unknown_to_rest);
-	tcase_add_test(tc, test_gpu_wait_for_new_step);
+	tcase_add_test(tc, test_gpu_held_for_new_step);
 	tcase_add_test(tc, test_gpu_cut_proportional);
 	tcase_add_test(tc, test_gpu_cut_owned);
 	tcase_add_test(tc, test_gpu_idle_learned_without);

@@ -213,7 +213,7 @@ size_t se_gpus_interval(uint64_t t1_ns, attrib_gpu_energy_t *g)
 static uint64_t _gpus_read_mj(const attrib_totals_t *t)
 {
 	return t->gpu_charged_mj + t->gpu_unowned_mj + t->gpu_to_rest_mj +
-	       t->gpu_clipped_mj;
+	       t->gpu_clipped_mj + t->gpu_held_mj;
 }
 
 void se_gpus_split_done(uint64_t t1_ns, int rc, const attrib_totals_t *before,
@@ -261,9 +261,9 @@ void se_gpus_write_status(FILE *f, const attrib_totals_t *t)
 
 	if (!se_gpus_configured())
 		return;
-	fprintf(f, " gpus=%u gpu_raw_mj=%"PRIu64" gpu_charged_mj=%"PRIu64" gpu_unowned_mj=%"PRIu64" gpu_to_rest_mj=%"PRIu64" gpu_clipped_mj=%"PRIu64" gpu_clipped_intervals=%lu gpu_out_intervals=%lu",
+	fprintf(f, " gpus=%u gpu_raw_mj=%"PRIu64" gpu_charged_mj=%"PRIu64" gpu_unowned_mj=%"PRIu64" gpu_to_rest_mj=%"PRIu64" gpu_clipped_mj=%"PRIu64" gpu_held_mj=%"PRIu64" gpu_clipped_intervals=%lu gpu_out_intervals=%lu",
 		gpus.n, t->gpu_raw_mj, t->gpu_charged_mj, t->gpu_unowned_mj,
-		t->gpu_to_rest_mj, t->gpu_clipped_mj,
+		t->gpu_to_rest_mj, t->gpu_clipped_mj, t->gpu_held_mj,
 		t->gpu_clipped_intervals, t->gpu_out_intervals);
 	for (unsigned i = 0; ge && i < gpus.n; i++) {
 		int minor = gpu_energy_minor(ge, i);

@@ -73,7 +73,7 @@ void se_energy_set_attribution(const attrib_conf_t *c)
  * measured_mj= charged_mj= unattributed_mj= idle_mw= idle=configured|
  * learned|unknown intervals= jobs=", then with EnergyGPU=nvml the GPUs'
  * (se_gpus_write_status: "gpus= gpu_raw_mj= ... gpu<i>=<minor>:<state>").
- * charged + unattributed == measured.
+ * charged + unattributed + gpu_held == measured.
  */
 static void _attr_write_status(const attrib_totals_t *t, uint64_t t_ns)
 {
@@ -123,23 +123,6 @@ static int _attr_scan(void)
 	return rc;
 }
 
-/* Whether the split waits for a new step's GPUs (attrib_gpus_wait): the
- * next sample's interval then covers this one, the GPUs' too. */
-static bool _attr_wait_gpus(uint64_t t_ns)
-{
-	bool wait;
-
-	if (!se_gpus_configured())
-		return false;
-	slurm_mutex_lock(&split_lock);
-	wait = split && attrib_gpus_wait(split, t_ns);
-	slurm_mutex_unlock(&split_lock);
-	if (wait)
-		log_flag(ENERGY, "%s: energy attribution: a new step has not told its GPUs yet: this sample's interval is split with the next",
-			 plugin_type);
-	return wait;
-}
-
 /*
  * The split of the interval ending at t_ns (se_scan_lock held): with
  * GPUs, each one's energy first (attrib_interval_gpus); without, as
@@ -150,13 +133,10 @@ static bool _attr_split(uint64_t t_ns, uint64_t energy_mj, const cg_scan_t *scan
 			attrib_totals_t *tot)
 {
 	attrib_gpu_energy_t g[ATTRIB_MAX_GPUS];
+	size_t n = se_gpus_interval(t_ns, g);
 	attrib_totals_t before;
-	size_t n;
 	int rc;
 
-	if (_attr_wait_gpus(t_ns))
-		return false;
-	n = se_gpus_interval(t_ns, g);
 	slurm_mutex_lock(&split_lock);
 	if (!split) {
 		slurm_mutex_unlock(&split_lock);
