@@ -65,13 +65,21 @@ libjson-c-dev
 libpam0g-dev
 liblz4-dev
 "
+# Slurm's energy profile (acct_gather_profile/hdf5) and sh5util: the
+# energy report's power profiles and the GPU part of a step's profile
+# (tests/integration/test_gpu_share.py) on every release: Debian's plugin
+# on the host and in a release's root; libhdf5-dev (the host's, below) for
+# a release built from its tarball (Slurm's configure finds h5cc and builds
+# the plugin and sh5util).
+PKGS="$PKGS
+slurm-wlm-hdf5-plugin
+"
 # The host's only (not in --list, and not installed inside a release root,
 # contribs/release/in-root sets SE_IN_RELEASE_ROOT: the roots run neither):
 # clang and its libFuzzer/sanitizer runtimes for tests/fuzz (make fuzz),
 # valgrind for tests/valgrind.sh, chromium for the energy report's HTML page
-# (tests/integration/test_energy_report.py opens it headless), Slurm's HDF5
-# profile plugin and sh5util for the report's power profiles (the same
-# test profiles a job).  Unversioned names: clang-14 on Debian 12,
+# (tests/integration/test_energy_report.py opens it headless), libhdf5-dev
+# for the releases built from their tarballs here.  Unversioned names: clang-14 on Debian 12,
 # the release's own clang elsewhere (configure looks for clang-14, then
 # clang).  The sanitizer build of the unit tests uses gcc's own runtimes
 # (libasan8, libubsan1: gcc-12 has them through libgcc-12-dev).
@@ -80,7 +88,7 @@ clang
 libclang-rt-dev
 valgrind
 chromium
-slurm-wlm-hdf5-plugin
+libhdf5-dev
 "
 [ -z "${SE_IN_RELEASE_ROOT:-}" ] || HOST_PKGS=""
 # Installed when the release has them: ext_sensors/rrd (and its package) is
