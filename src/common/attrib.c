@@ -93,7 +93,7 @@ struct attrib {
 /* This interval's GPU part. */
 typedef struct {
 	uint64_t taken_mj;	/* out of the node's: to holders or nobody */
-	uint64_t rest_mj;	/* held before, now to this interval's rest */
+	uint64_t rest_mj;	/* of the taken, back to this interval's rest */
 	uint64_t read_mj;	/* the GPUs read, after a cut (idle learning) */
 	bool cut;
 } at_gpu_part_t;
@@ -555,18 +555,27 @@ static uint64_t _step_present_ns(const at_step_t *s, uint64_t t0,
 	return end > begin ? end - begin : 0;
 }
 
-/* A step's time in a held span [t0, t1] (a->past): by its registered
- * begin and end alone, the scans' flags being the present interval's. */
-static uint64_t _step_past_ns(const at_step_t *s, uint64_t t0, uint64_t t1)
+/* A step's time in a held span [t0, t1] (a->past), from *begin: by its
+ * registered begin and end alone, the scans' flags being the present
+ * interval's. */
+static uint64_t _step_past(const at_step_t *s, uint64_t t0, uint64_t t1,
+			   uint64_t *begin)
 {
-	uint64_t begin, end;
+	uint64_t end;
 
 	if (!s->begin_ns || s->begin_ns >= t1 ||
 	    (s->end_ns && s->end_ns <= t0))
 		return 0;
-	begin = s->begin_ns > t0 ? s->begin_ns : t0;
+	*begin = s->begin_ns > t0 ? s->begin_ns : t0;
 	end = (s->end_ns && s->end_ns < t1) ? s->end_ns : t1;
-	return end - begin;
+	return end - *begin;
+}
+
+static uint64_t _step_past_ns(const at_step_t *s, uint64_t t0, uint64_t t1)
+{
+	uint64_t begin;
+
+	return _step_past(s, t0, t1, &begin);
 }
 
 /* A job's time in a held span: from its first step's begin in it to its
@@ -576,12 +585,10 @@ static uint64_t _job_past_ns(const at_job_t *j, uint64_t t0, uint64_t t1)
 	uint64_t begin = 0, end = 0;
 
 	for (size_t k = 0; k < j->n; k++) {
-		const at_step_t *s = &j->steps[k];
-		uint64_t ns = _step_past_ns(s, t0, t1), b;
+		uint64_t b, ns = _step_past(&j->steps[k], t0, t1, &b);
 
 		if (!ns)
 			continue;
-		b = s->begin_ns > t0 ? s->begin_ns : t0;
 		if (!end || b < begin)
 			begin = b;
 		if (b + ns > end)
@@ -775,10 +782,25 @@ static uint64_t _give_held_span(attrib_t *a, size_t i)
 }
 
 /*
+ * GPU energy nobody held: unattributed, or, while a present step could not
+ * tell its GPUs, maybe that step's: to this interval's rest (by CPU time).
+ */
+static void _give_nobody(attrib_t *a, at_gpu_part_t *gp, uint64_t mj,
+			 bool unknown)
+{
+	if (unknown) {
+		gp->rest_mj += mj;
+		a->gpu_to_rest_mj += mj;
+		return;
+	}
+	a->unattributed_mj += mj;
+	a->gpu_unowned_mj += mj;
+}
+
+/*
  * The held energy given, once no new step's GPUs are pending or the span
- * reached ATTRIB_GPU_WAIT_NS: to its holders; what nobody held is
- * unattributed, or goes to this interval's rest while a step that could
- * not tell its GPUs is present (as it would have without the hold).
+ * reached ATTRIB_GPU_WAIT_NS: to its holders, what nobody held as
+ * _give_nobody says (as it would have gone without the hold).
  */
 static void _release_held(attrib_t *a, bool pending, bool unknown,
 			  at_gpu_part_t *gp)
@@ -792,13 +814,7 @@ static void _release_held(attrib_t *a, bool pending, bool unknown,
 		    (pending && t1 - a->held[i].t0 < ATTRIB_GPU_WAIT_NS))
 			continue;
 		left = _give_held_span(a, i);
-		if (unknown) {
-			gp->rest_mj += left;
-			a->gpu_to_rest_mj += left;
-		} else {
-			a->unattributed_mj += left;
-			a->gpu_unowned_mj += left;
-		}
+		_give_nobody(a, gp, left, unknown);
 		a->gpu_held_mj -= a->held[i].mj;
 		a->held[i].mj = 0;
 	}
@@ -827,21 +843,11 @@ static void _split_read_gpus(attrib_t *a, const attrib_gpu_energy_t *g,
 		if (!g[i].valid)
 			continue;	/* in the node's energy, by CPU time */
 		unowned = _give_to_holders(a, 1ULL << i, a->w[i]);
-		gp->taken_mj += a->w[i] - unowned;
-		if (!unowned)
-			continue;
-		if (unknown && pending) {	/* maybe the new step's */
+		gp->taken_mj += a->w[i];
+		if (unowned && unknown && pending)	/* the new step's? */
 			_hold_gpu(a, i, unowned);
-			gp->taken_mj += unowned;
-			continue;
-		}
-		if (unknown) {		/* maybe that step's: by CPU time */
-			a->gpu_to_rest_mj += unowned;
-			continue;
-		}
-		gp->taken_mj += unowned;
-		a->unattributed_mj += unowned;
-		a->gpu_unowned_mj += unowned;
+		else if (unowned)
+			_give_nobody(a, gp, unowned, unknown);
 	}
 }
 
