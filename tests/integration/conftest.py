@@ -121,6 +121,8 @@ RELEASE_TESTS = (
     "test_rrd_energy.py::test_rrd_plugin_is_ours",
     "test_rrd_energy.py::test_rrd_60s_jobs_within_1pct",
     "test_rrd_energy.py::test_rrd_settled_each_step",
+    # node mode on RRD rows: the step's GPU part in its profile (#31)
+    "test_rrd_energy.py::test_rrd_gpu_part_in_the_profile",
     # --gres=gpu:2: two distinct GPUs in PCI bus order with the fake NVML
     "test_gpu.py::test_our_plugins_loaded",
     "test_gpu.py::test_gres_gpu_2",

@@ -24,8 +24,9 @@ The issue's bound is 1 % for jobs of 60 s and more at a 10 s RRD step.
 acct_gather_energy/rrd meets it with its settle (in the plugin's fini(),
 EnergySettle=yes, no plugstack.conf): each step's slurmstepd waits for the
 rows around the step's end and computes the step's energy over its own
-window (asserted).  ext_sensors
-has no such point: slurmctld records the step as its completion arrives,
+window (asserted).  The nodes are GPU nodes (the fake NVML, EnergyGPU=nvml,
+node mode): a step's energy stays the rows', and its profile shows its GPU
+part (issue #31).  ext_sensors has no such point: slurmctld records the step as its completion arrives,
 before those rows exist; its test holds each job to the error bound that
 ext_sensors_meters(5) documents, computed from the trace around the job's
 start and end.
@@ -42,6 +43,8 @@ import pytest
 
 from selab import energy
 from selab.cluster import PLUGIN_DIR, poll
+from selab.gpu_rig import FAKE_NVML_DIR, GPU_DIR, TRACE as GPU_TRACE
+from selab.gpu_rig import played_j
 from selab.meters import tool
 from selab.trace import Trace
 
@@ -198,20 +201,53 @@ def parallel_jobs(cluster, epoch, tag, seconds=JOB_SECONDS):
 
 # ------------------------------------------------ acct_gather_energy/rrd
 SETTLE_MAX_S = 40       # > the two RRD steps the end needs, + slack
+GPU_FACTOR = 1.05       # EnergyGPUFactor: the PDU's view of an NVML joule
+PROFILE_TOL = 0.05      # test_gpu_share.py's: samples whole seconds apart
+
+
+def gpu_nodes(work):
+    """The nodes are GPU nodes whose PDU outlets a monitoring system
+    writes into RRD files: the fake NVML (tests/gpu) under every slurmd,
+    each node's GPU i playing column gpu<i> of selab.gpu_rig's trace."""
+    trace = os.path.join(work, "gpu.trace")
+    with open(trace, "w") as handle:
+        handle.write(GPU_TRACE)
+    epoch = float(int(time.time()))
+    state = os.path.join(work, "nvml.state")
+    with open(os.path.join(GPU_DIR, "nvml-cluster-2gpu.state")) as handle:
+        body = handle.read()
+    with open(state, "w") as handle:
+        handle.write(body + "epoch %.3f\ntrace %s\n" % (epoch, trace))
+    hdf5 = os.path.join(work, "hdf5")
+    os.chmod(work, 0o755)       # the steps write their profile below
+    os.makedirs(hdf5)
+    os.chmod(hdf5, 0o1777)
+    env = {"LD_LIBRARY_PATH": FAKE_NVML_DIR, "FAKE_NVML_STATE": state,
+           "SLURM_ENERGY_NVML_DEVICE_PATH": "%s/nodes/%%h/dev/nvidia%%u"}
+    return dict(trace=trace, epoch=epoch, hdf5=hdf5, env=env)
 
 
 @pytest.fixture(scope="module")
 def rrd_cluster(cluster, feed):
+    gpus = gpu_nodes(feed["work"])
+    gpus["env"]["SLURM_ENERGY_NVML_DEVICE_PATH"] %= cluster.state
     conf = ("EnergyRRDFile=%s\nEnergyRRDDataSource=joules\n"
             "EnergyRRDFrequency=%d\n"
             % (os.path.join(feed["rrd"], "%n.rrd"), STEP))
     # the plugin settles each step itself (EnergySettle=yes, the default):
     # no plugstack.conf
     conf += "EnergySettleMaxWait=%d\n" % SETTLE_MAX_S
+    # node mode: a step's energy is the node's (the RRD rows); its GPUs'
+    # part is what its profile shows as GPUPower
+    conf += ("EnergyGPU=nvml\nEnergyGPUFactor=%g\nProfileHDF5Dir=%s\n"
+             "ProfileHDF5Default=None\n" % (GPU_FACTOR, gpus["hdf5"]))
     with cluster.configured(plugin_dirs=[PLUGIN_DIR],
                             energy_type="acct_gather_energy/rrd",
-                            acct_gather_conf=conf,
-                            slurm_conf="DebugFlags=Energy\n") as c:
+                            acct_gather_conf=conf, node_env=gpus["env"],
+                            slurm_conf="DebugFlags=Energy\n"
+                            "AcctGatherProfileType=acct_gather_profile/hdf5"
+                            "\n") as c:
+        c.gpu = gpus
         poll(lambda: all(energy.node_power(c, n) for n in NODES),
              timeout=60, what="CurrentWatts on every node")
         yield c
@@ -351,6 +387,49 @@ def test_rrd_truncated_file_mid_job(rrd_cluster, feed):
     recorded = energy.consumed_energy(rrd_cluster, jobid)
     assert recorded["%d.0" % jobid], recorded
     assert daemons_alive(rrd_cluster)
+
+
+def test_rrd_gpu_part_in_the_profile(rrd_cluster):
+    """Node mode on an RRD source with EnergyGPU=nvml: the step's energy
+    is the node's rows, and its profile's GPUPower, sample by sample,
+    integrates to what its GPU played over the same seconds (x the
+    factor).  Its settle line says the GPUs' part of the step (the
+    cluster trace's node rows do not follow the fake GPUs, so the part is
+    not compared with the step's energy here; test_gpu_share.py's meter
+    does follow them)."""
+    c, gpu = rrd_cluster, rrd_cluster.gpu
+    out = c.run(["srun", "-J", "rrd-gpu", "-w", "node1", "--gres=gpu:1",
+                 "--profile=energy", "--acctg-freq=energy=1", "sh", "-c",
+                 "echo SE_GPU $SLURM_STEP_GPUS; sleep 30"],
+                timeout=FINISH_S).stdout
+    index = int(re.search(r"SE_GPU (\d+)", out).group(1))
+    jobid = int(c.run(["sacct", "-n", "-X", "-P", "-o", "JobID", "--name",
+                       "rrd-gpu"]).stdout.split()[-1])
+    merged = os.path.join(gpu["hdf5"], "rrd-gpu.h5")
+    csv_out = os.path.join(gpu["hdf5"], "rrd-gpu.csv")
+    poll(lambda: c.run(["sh5util", "-j", str(jobid), "-o", merged, "-S", "-p",
+                gpu["hdf5"]], check=False).returncode == 0,
+         timeout=60, what="job %d's profile merged" % jobid)
+    c.run(["sh5util", "-j", str(jobid), "-E", "-i", merged, "-s", "Energy",
+           "-l", "Node:TimeSeries", "-o", csv_out])
+    import csv
+    with open(csv_out) as handle:
+        rows = [r for r in csv.DictReader(handle) if r["Step"] == "0"]
+    pts = sorted((int(r["EpochTime"]), float(r["GPUPower"])) for r in rows)
+    assert len(pts) >= 15, pts
+    got = sum(w1 * (t1 - t0) for (t0, _), (t1, w1) in zip(pts, pts[1:]))
+    want = GPU_FACTOR * played_j(gpu["trace"], gpu["epoch"],
+                                 "gpu%d" % index, [], pts[0][0], pts[-1][0])
+    print("job %d (GPU %d): profile GPUPower %d samples, %.0f J; its GPU "
+          "played x%.2f %.0f J over them (%+.2f %%, bound %.0f %%)"
+          % (jobid, index, len(pts), got, GPU_FACTOR, want,
+             100 * (got - want) / want, 100 * PROFILE_TOL))
+    assert abs(got - want) <= PROFILE_TOL * want, (got, want, pts)
+    part = re.findall(r"\[%d\.0\] .*step %d\.0: (\d+) J, of which (\d+) J "
+                      r"its GPUs' \(minors (\S+)\)" % (jobid, jobid),
+                      log_text(c, "slurmd-node1"))
+    assert part and part[-1][2] == str(index), part
+    print("settle: step %s J, of which its GPU %s J" % part[-1][:2])
 
 
 # ------------------------------------------------------ ext_sensors/meters

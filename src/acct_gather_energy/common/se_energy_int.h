@@ -259,6 +259,9 @@ typedef struct {
 	uint64_t gpu_e0_mj;	/* the GPUs' energy at t0 ... */
 	uint64_t gpu_e0_gen;	/* ... from this server generation */
 	uint64_t gpu_e0_t_ns;	/* ... for this t0 */
+	/* node mode, a window source (RRD) with EnergyGPU=nvml: the step's
+	 * energy is the source's, its GPU part is asked of slurmd here */
+	char gpu_query_path[108];	/* "" when there is none */
 } step_state_t;
 
 extern step_state_t se_step;

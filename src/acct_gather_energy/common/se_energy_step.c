@@ -54,6 +54,15 @@
 #define STEP_POLL_SHARE_NS	SE_NS_PER_MS	/* and its instant */
 
 /*
+ * Node mode: the GPUs' energy at the step's t0 is final once a GPU sample
+ * after t0 exists.  slurmd's GPU samplers read every meter period, at most
+ * every second (se_energy_gpus.c): twice that after t0 there is one, also
+ * for a source whose own period is far longer (RRD rows every 10 s and
+ * more, whose first reading after t0 comes that late).
+ */
+#define STEP_GPU_E0_FINAL_NS	(2 * SE_NS_PER_SEC)
+
+/*
  * A step that cannot reach slurmd for less than this logs it at debug
  * level: slurmd restarting (an admin, a package upgrade) is bridged by the
  * next answer and loses nothing.  Longer, at error level.
@@ -164,6 +173,9 @@ static void _step_gpu_part(uint64_t part_mj, uint64_t t_ns)
 		se_step.gpu_watts = _avg_w(part_mj > se_step.gpu_part_mj ?
 					   part_mj - se_step.gpu_part_mj : 0,
 					   t_ns - se_step.gpu_t_ns);
+	else if (!se_step.have_gpu_part && t_ns > se_step_t0())
+		/* the first: its power since the step's start */
+		se_step.gpu_watts = _avg_w(part_mj, t_ns - se_step_t0());
 	se_step.have_gpu_part = true;
 	se_step.gpu_part_mj = part_mj;
 	se_step.gpu_t_ns = t_ns;
@@ -189,26 +201,34 @@ static void _step_account_gpu_share(const energy_query_answer_t *a)
 /*
  * Node mode: the step's GPUs' energy between t0 and this answer's t1_ns,
  * F x (e1 - e0), with e0 cached as soon as it is final (like e0_mj: the
- * GPUs' history does not reach back to the start of a long step).  Energies
- * of another server generation do not subtract: the part then stays.
+ * GPUs' history does not reach back to the start of a long step); until
+ * then each answer's own e0 (carried at the power of the GPUs' last sample
+ * before it: off by a fraction of a second's energy at most).  Energies of
+ * another server generation do not subtract: the part then stays.
  */
 static void _step_account_gpu_node(const energy_query_answer_t *a,
 				   uint64_t t1_ns)
 {
+	uint64_t e0_mj = a->gpu.e0_mj;
+
 	if (!a->gpu.part)
 		return;
 	if (se_step.have_gpu_e0 && se_step.gpu_e0_t_ns != se_step_t0())
 		se_step.have_gpu_e0 = false;
-	if (!se_step.have_gpu_e0 && a->complete0) {
+	if (!se_step.have_gpu_e0 &&
+	    (a->complete0 || t1_ns >= se_step_t0() + STEP_GPU_E0_FINAL_NS)) {
 		se_step.have_gpu_e0 = true;
 		se_step.gpu_e0_mj = a->gpu.e0_mj;
 		se_step.gpu_e0_gen = a->generation;
 		se_step.gpu_e0_t_ns = se_step_t0();
 	}
-	if (!se_step.have_gpu_e0 || a->generation != se_step.gpu_e0_gen ||
-	    a->gpu.e1_mj < se_step.gpu_e0_mj)
-		return;
-	_step_gpu_part(a->gpu.e1_mj - se_step.gpu_e0_mj, t1_ns);
+	if (se_step.have_gpu_e0) {
+		if (a->generation != se_step.gpu_e0_gen)
+			return;
+		e0_mj = se_step.gpu_e0_mj;
+	}
+	if (a->gpu.e1_mj >= e0_mj)
+		_step_gpu_part(a->gpu.e1_mj - e0_mj, t1_ns);
 }
 
 /*
@@ -296,6 +316,20 @@ static int _step_fill(acct_gather_energy_t *e)
 	return SLURM_SUCCESS;
 }
 
+/*
+ * A profile sample's time: the node figure's.  A window source's figure
+ * is its newest row, up to a row step old, while its GPU part is the
+ * GPUs' up to now: its samples are stamped when taken, so that GPUPower
+ * integrates over the seconds it was drawn in (Power is then the newest
+ * row's, as before, at that instant).
+ */
+static time_t _step_profile_time(void)
+{
+	if (se_step.gpu_query_path[0])
+		return time(NULL);
+	return se_step.poll_time;
+}
+
 /* A sample of the step's power into its Energy profile dataset. */
 static void _step_profile_add(void)
 {
@@ -323,7 +357,7 @@ static void _step_profile_add(void)
 	power_w[0] = se_step.last_watts;
 	power_w[1] = se_step.gpu_watts;
 	acct_gather_profile_g_add_sample_data(se_step.dataset_id, power_w,
-					      se_step.poll_time);
+					      _step_profile_time());
 }
 
 /* The first task has been forked (jobacct_gather polls from the last
@@ -423,6 +457,27 @@ static int _step_refresh_figure(const energy_query_answer_t *a)
 	return _step_account_figure(a, se_mono_ns());
 }
 
+/*
+ * Node mode, a window source with EnergyGPU=nvml: the step's energy comes
+ * from the source's rows (RPC now, its settle later), its GPU part from
+ * slurmd's GPU samplers through the query socket, asked for nothing else.
+ * No kick: the GPUs' energy now is their last sample's, carried at its
+ * power for at most a GPU period, and a kick would read the source too.
+ */
+static void _step_ask_gpu_part(void)
+{
+	energy_query_step_t q;
+	energy_query_answer_t a;
+	uint64_t now_ns = se_mono_ns();
+
+	if (!se_step.gpu_query_path[0] || !_step_ids(&q))
+		return;
+	if (!energy_query_ask(se_step.gpu_query_path, se_step_t0(), now_ns,
+			      &q, ENERGY_QUERY_NO_KICK,
+			      LIVE_POLL_QUERY_TIMEOUT_NS, &a))
+		_step_account_gpu_node(&a, now_ns);
+}
+
 /* A failed energy RPC: at debug level while slurmd may be restarting. */
 static void _step_rpc_failed(void)
 {
@@ -498,6 +553,7 @@ static int _step_refresh(const energy_query_answer_t *a)
 			log_flag(ENERGY, "%s: node energy through Slurm's RPC: the energy query socket gave no figure (%s)",
 				 plugin_type, strerror(-rc));
 	}
+	_step_ask_gpu_part();
 	return _step_refresh_rpc();
 }
 
@@ -585,6 +641,19 @@ void se_step_profile(void)
 }
 
 /*
+ * A window source in node mode: no live figure, but slurmd's socket for
+ * the step's GPU part when slurmd meters GPUs (it serves it then).
+ */
+static void _step_find_gpu_part(const char *name)
+{
+	if (!se_gpus_configured() ||
+	    energy_query_socket_path(_spool_dir(), name,
+				     se_step.gpu_query_path,
+				     sizeof(se_step.gpu_query_path)))
+		se_step.gpu_query_path[0] = '\0';
+}
+
+/*
  * A live source: find slurmd's query socket.  True when there is one (not
  * in share mode, where this registers the step with slurmd's split when
  * its record is known by now; else at its first poll).
@@ -594,8 +663,12 @@ static bool _step_find_live(void)
 	const char *name = se_energy_node_name();
 	energy_query_answer_t a;
 
-	if ((se_energy_plugin.window_energy && !se_share_mode()) ||
-	    energy_query_socket_path(_spool_dir(), name,
+	if (se_energy_plugin.window_energy && !se_share_mode()) {
+		se_step.energy_query_path[0] = '\0';
+		_step_find_gpu_part(name);
+		return false;
+	}
+	if (energy_query_socket_path(_spool_dir(), name,
 				     se_step.energy_query_path,
 				     sizeof(se_step.energy_query_path))) {
 		se_step.energy_query_path[0] = '\0';
