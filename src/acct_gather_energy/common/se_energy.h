@@ -146,6 +146,10 @@ void se_energy_set_attribution(const attrib_conf_t *c);
  */
 void se_energy_set_gpus(const gpu_meter_conf_t *c);
 
+/* The settle keys as acct_gather.conf sets them (conf_set): whether a
+ * step's last poll waits for the reading after its end. */
+void se_settle_conf_note(const settle_conf_t *settle);
+
 /*
  * From fini(): stop the sampler (slurmd), drop all state.  In slurmstepd at
  * the step's end (after its tasks, before its completion is sent: every

@@ -61,6 +61,11 @@
  * a silent client holds it.
  */
 #define LIVE_POLL_QUERY_TIMEOUT_NS (50 * SE_NS_PER_MS)
+/*
+ * A held question's (the settle's, and the poll at the tasks' end): it
+ * covers the server's hold (EQ_SERVER_HOLD_MAX_NS) and the round trip.
+ */
+#define LIVE_QUERY_TIMEOUT_NS	(250 * SE_NS_PER_MS)
 
 /* ------------------------------------------------------ se_energy.c */
 
@@ -233,7 +238,9 @@ typedef struct {
 				 * first task starts: t0 of a live settle */
 	uint64_t end_ns;	/* monotonic twin of end_wall_ns: t1 */
 	bool poll_answered;	/* the query of the poll at end_ns ... */
-	energy_query_answer_t poll_answer; /* ... answered this */
+	energy_query_answer_t poll_answer; /* ... answered this ... */
+	uint64_t poll_answer_ns;	/* ... at this instant (monotonic) */
+	bool poll_held;		/* ... held until final: the tasks' end */
 	bool have_e0;		/* e0_mj is final (a sample after t0) */
 	uint64_t e0_mj;		/* sampler energy at t0 ... */
 	uint64_t e0_gen;	/* ... from this server generation */
@@ -321,5 +328,9 @@ const char *se_settle_refused(void);
 /* From fini() (no lock held): settle the step now unless settle (the
  * acct_gather.conf keys) or a listed SPANK settle says otherwise. */
 void se_settle_at_fini(const settle_conf_t *settle);
+
+/* A settle will come at the step's end (EnergySettle, or a listed SPANK
+ * settle): its last poll may wait for the reading after the end. */
+bool se_settle_expected(void);
 
 #endif

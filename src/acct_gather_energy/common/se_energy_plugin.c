@@ -164,6 +164,7 @@ static int _shared_tables_set(s_p_hashtbl_t *tbl, char *err, size_t len)
 		rc = _shared_table_set(&shared_tables[i], tbl, err, len);
 	se_energy_set_attribution(&attrib_conf);
 	se_energy_set_gpus(&gpu_conf);
+	se_settle_conf_note(&settle_conf);
 	return rc;
 }
 

@@ -58,7 +58,6 @@
  * to back until the instant passes the end.  The margin is what is added
  * to the sampler's period + deadline for the round trips themselves.
  */
-#define LIVE_QUERY_TIMEOUT_NS	(250 * SE_NS_PER_MS)
 _Static_assert(LIVE_QUERY_TIMEOUT_NS > EQ_SERVER_HOLD_MAX_NS + 50 * SE_NS_PER_MS,
 	       "a held settle query must outlast the server's hold");
 #define LIVE_FIRST_PAUSE_NS	(1 * SE_NS_PER_MS)
@@ -228,6 +227,23 @@ static int _live_ask(void *arg, energy_query_answer_t *a, bool *done)
 }
 
 /*
+ * The answer of the step's last poll when it is the settle's: held at the
+ * tasks' end for t1 and final (_live_verdict).  True: *a holds it, and no
+ * question is asked.
+ */
+static bool _live_end_poll(live_ask_t *q, energy_query_answer_t *a)
+{
+	bool done;
+
+	if (!se_step.poll_answered || !se_step.poll_held ||
+	    q->t1_ns != se_step.end_ns)
+		return false;
+	*a = se_step.poll_answer;
+	q->why = _live_verdict(a, &done);
+	return !q->why;
+}
+
+/*
  * The live settle: E(t1) - E(t0) from slurmd's sampler history once a
  * reading after t1 exists.  The query kicks that reading (normally there
  * already: each accounting poll kicked one), so the wait is one read.
@@ -249,7 +265,10 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 	    se_step.poll_answer.kicked)
 		q.read_due_ns = se_step.end_ns + se_step.poll_answer.deadline_ns;
 	running_j = se_step.step_j;
-	rc = _settle_ask_until(_live_ask, &q, begin, limit, &a);
+	if (!_live_end_poll(&q, &a))
+		rc = _settle_ask_until(_live_ask, &q, begin, limit, &a);
+	else
+		rc = 0;
 	if (rc || q.why) {
 		slurm_mutex_unlock(&se_state_lock);
 		info("%s: step energy not settled: %s%s; keeping the running figure %"PRIu64" J",
@@ -443,6 +462,18 @@ const char *se_settle_refused(void)
 
 /* spank_energy_settle.so is listed in plugstack.conf (its spank_init). */
 static bool spank_settle_listed;
+/* EnergySettle is not no (acct_gather.conf, se_settle_conf_note) */
+static bool settle_in_plugin = true;
+
+void se_settle_conf_note(const settle_conf_t *settle)
+{
+	settle_in_plugin = settle->in_plugin != SETTLE_IN_PLUGIN_NO;
+}
+
+bool se_settle_expected(void)
+{
+	return settle_in_plugin || spank_settle_listed;
+}
 
 int se_energy_settle_spank_present(void)
 {

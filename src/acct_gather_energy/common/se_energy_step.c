@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <string.h>
 
 #include "se_energy_int.h"
@@ -45,8 +46,9 @@
 /*
  * slurmstepd polls twice as a task exits (the task's removal, and the
  * accounting thread woken for its last round), a fraction of a millisecond
- * apart.  A poll this close to the step's last poll query takes that
- * query's answer and instant (as the step's end, if it is the last): the
+ * apart.  A poll this close to the answer of the step's last poll query
+ * (held at the tasks' end: the read it waited for) takes that query's
+ * answer and instant (as the step's end, if it is the last): the
  * figure is the same, the instants a fraction of a millisecond apart, and
  * the reading that query kicked is already on its way (a second kick
  * would cost one more meter read).
@@ -360,6 +362,29 @@ static void _step_profile_add(void)
 					      _step_profile_time());
 }
 
+/*
+ * Every task of the step on this node has been reaped: the poll
+ * jobacct_gather makes as the last one is removed (mgr.c's
+ * _wait_for_any_task: wait3(), then jobacct_gather_remove_task(), then
+ * the task marked exited).  A pid gone (ESRCH) is a task reaped; a pid
+ * reused meanwhile only makes this false, and the settle asks as before.
+ */
+static bool _step_tasks_reaped(void)
+{
+	stepd_step_rec_t *job = se_step.job;
+
+	if (!job || !job->task || !job->node_tasks)
+		return false;
+	for (uint32_t i = 0; i < job->node_tasks; i++) {
+		if (!job->task[i] || job->task[i]->pid <= 0)
+			return false;
+		if (!job->task[i]->exited &&
+		    (kill(job->task[i]->pid, 0) == 0 || errno != ESRCH))
+			return false;
+	}
+	return true;
+}
+
 /* The first task has been forked (jobacct_gather polls from the last
  * task's fork on, just before the tasks are let exec). */
 static bool _step_tasks_started(void)
@@ -575,7 +600,7 @@ static bool _step_mark_poll(energy_query_answer_t *a)
 	if (se_step.job && se_step.job->state >= SLURMSTEPD_STEP_ENDING)
 		return false;
 	if (se_step.poll_answered && !se_step.settled &&
-	    now_ns - se_step.end_ns < STEP_POLL_SHARE_NS) {
+	    now_ns - se_step.poll_answer_ns < STEP_POLL_SHARE_NS) {
 		/* the same instant as that poll's, for the end too */
 		*a = se_step.poll_answer;
 		return true;
@@ -587,10 +612,20 @@ static bool _step_mark_poll(energy_query_answer_t *a)
 		return false;
 	if (!se_step.first_poll_ns && _step_tasks_started())
 		se_step.first_poll_ns = se_step.end_ns;
-	if (se_step_query(se_step.end_ns, 0, LIVE_POLL_QUERY_TIMEOUT_NS, a))
+	/*
+	 * The tasks' end, with a settle to come: this question is held until
+	 * the reading after the end is in, and the settle takes its answer
+	 * without asking again (one question at the step's end, not two).
+	 */
+	se_step.poll_held = se_settle_expected() && _step_tasks_reaped();
+	if (se_step_query(se_step.end_ns, se_step.poll_held ?
+			  ENERGY_QUERY_HOLD : 0,
+			  se_step.poll_held ? LIVE_QUERY_TIMEOUT_NS :
+			  LIVE_POLL_QUERY_TIMEOUT_NS, a))
 		return false;
 	se_step.poll_answered = true;
 	se_step.poll_answer = *a;
+	se_step.poll_answer_ns = se_mono_ns();
 	return true;
 }
 
