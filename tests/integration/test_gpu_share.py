@@ -47,7 +47,8 @@ import pytest
 
 from selab import energy
 from selab.cluster import PLUGIN_DIR, RELEASES_DIR, poll
-from selab.gpu_rig import FAKE_NVML_DIR, GPU_DIR, col_switch, played_j
+from selab.gpu_rig import (GPU_DIR, col_switch, nvml_env, played_j,
+                           profile_gpu_power, profile_joules)
 from selab.meters import LoadMeter
 
 NET = os.environ.get("SE_CLUSTER_NET", "10.199.0")
@@ -287,12 +288,7 @@ def run(cluster, workdir):
     ctl.set_faults("node3 init DRIVER_NOT_LOADED")
     with open(os.path.join(workdir, "load.py"), "w") as f:
         f.write(LOAD)
-    node_env = {
-        "LD_LIBRARY_PATH": FAKE_NVML_DIR,
-        "FAKE_NVML_STATE": state,
-        "SLURM_ENERGY_NVML_DEVICE_PATH":
-            os.path.join(cluster.state, "nodes", "%h", "dev", "nvidia%u"),
-    }
+    node_env = nvml_env(cluster, state)
     profile = ("AcctGatherProfileType=acct_gather_profile/hdf5\n"
                if _has_hdf5(cluster) else "")
     conf = dict(plugin_dirs=[PLUGIN_DIR],
@@ -430,18 +426,10 @@ def test_gpu_part_in_the_profile(run):
         pytest.skip("this Slurm has no acct_gather_profile/hdf5 (a "
                     "release built here from its tarball without libhdf5, "
                     "or a Debian root without slurm-wlm-hdf5-plugin)")
-    merged = os.path.join(run["workdir"], "a.h5")
-    csv_out = os.path.join(run["workdir"], "a.csv")
-    c.run(["sh5util", "-j", str(a.id), "-o", merged, "-S",
-           "-p", os.path.join(run["workdir"], "hdf5")])
-    c.run(["sh5util", "-j", str(a.id), "-E", "-i", merged, "-s", "Energy",
-           "-l", "Node:TimeSeries", "-o", csv_out])
-    import csv
-    with open(csv_out) as f:
-        rows = [r for r in csv.DictReader(f) if r["Step"] == "0"]
-    pts = sorted((int(r["EpochTime"]), float(r["GPUPower"])) for r in rows)
+    pts = profile_gpu_power(c, a.id, os.path.join(run["workdir"], "hdf5"),
+                            run["workdir"])
     assert len(pts) >= a.seconds // 2, pts
-    got = sum(w1 * (t1 - t0) for (t0, _), (t1, w1) in zip(pts, pts[1:]))
+    got = profile_joules(pts)
     want = _gpu_truth_j(run, a, pts[0][0], pts[-1][0])
     print("job %s: profile GPUPower %d samples, %.0f J; its GPU played "
           "x%.2f %.0f J over them (%+.2f %%, bound %.0f %%)"

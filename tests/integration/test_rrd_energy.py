@@ -26,8 +26,8 @@ EnergySettle=yes, no plugstack.conf): each step's slurmstepd waits for the
 rows around the step's end and computes the step's energy over its own
 window (asserted).  The nodes are GPU nodes (the fake NVML, EnergyGPU=nvml,
 node mode): a step's energy stays the rows', and its profile shows its GPU
-part (issue #31).  ext_sensors has no such point: slurmctld records the step as its completion arrives,
-before those rows exist; its test holds each job to the error bound that
+part (issue #31).  ext_sensors has no such point: slurmctld records the
+step as its completion arrives, before those rows exist; its test holds each job to the error bound that
 ext_sensors_meters(5) documents, computed from the trace around the job's
 start and end.
 """
@@ -43,8 +43,9 @@ import pytest
 
 from selab import energy
 from selab.cluster import PLUGIN_DIR, poll
-from selab.gpu_rig import FAKE_NVML_DIR, GPU_DIR, TRACE as GPU_TRACE
-from selab.gpu_rig import played_j
+from selab.gpu_rig import GPU_DIR, TRACE as GPU_TRACE
+from selab.gpu_rig import (nvml_env, played_j, profile_gpu_power,
+                           profile_joules)
 from selab.meters import tool
 from selab.trace import Trace
 
@@ -205,7 +206,7 @@ GPU_FACTOR = 1.05       # EnergyGPUFactor: the PDU's view of an NVML joule
 PROFILE_TOL = 0.05      # test_gpu_share.py's: samples whole seconds apart
 
 
-def gpu_nodes(work):
+def gpu_nodes(cluster, work):
     """The nodes are GPU nodes whose PDU outlets a monitoring system
     writes into RRD files: the fake NVML (tests/gpu) under every slurmd,
     each node's GPU i playing column gpu<i> of selab.gpu_rig's trace."""
@@ -222,15 +223,13 @@ def gpu_nodes(work):
     os.chmod(work, 0o755)       # the steps write their profile below
     os.makedirs(hdf5)
     os.chmod(hdf5, 0o1777)
-    env = {"LD_LIBRARY_PATH": FAKE_NVML_DIR, "FAKE_NVML_STATE": state,
-           "SLURM_ENERGY_NVML_DEVICE_PATH": "%s/nodes/%%h/dev/nvidia%%u"}
-    return dict(trace=trace, epoch=epoch, hdf5=hdf5, env=env)
+    return dict(trace=trace, epoch=epoch, hdf5=hdf5,
+                env=nvml_env(cluster, state))
 
 
 @pytest.fixture(scope="module")
 def rrd_cluster(cluster, feed):
-    gpus = gpu_nodes(feed["work"])
-    gpus["env"]["SLURM_ENERGY_NVML_DEVICE_PATH"] %= cluster.state
+    gpus = gpu_nodes(cluster, feed["work"])
     conf = ("EnergyRRDFile=%s\nEnergyRRDDataSource=joules\n"
             "EnergyRRDFrequency=%d\n"
             % (os.path.join(feed["rrd"], "%n.rrd"), STEP))
@@ -405,19 +404,9 @@ def test_rrd_gpu_part_in_the_profile(rrd_cluster):
     index = int(re.search(r"SE_GPU (\d+)", out).group(1))
     jobid = int(c.run(["sacct", "-n", "-X", "-P", "-o", "JobID", "--name",
                        "rrd-gpu"]).stdout.split()[-1])
-    merged = os.path.join(gpu["hdf5"], "rrd-gpu.h5")
-    csv_out = os.path.join(gpu["hdf5"], "rrd-gpu.csv")
-    poll(lambda: c.run(["sh5util", "-j", str(jobid), "-o", merged, "-S", "-p",
-                gpu["hdf5"]], check=False).returncode == 0,
-         timeout=60, what="job %d's profile merged" % jobid)
-    c.run(["sh5util", "-j", str(jobid), "-E", "-i", merged, "-s", "Energy",
-           "-l", "Node:TimeSeries", "-o", csv_out])
-    import csv
-    with open(csv_out) as handle:
-        rows = [r for r in csv.DictReader(handle) if r["Step"] == "0"]
-    pts = sorted((int(r["EpochTime"]), float(r["GPUPower"])) for r in rows)
+    pts = profile_gpu_power(c, jobid, gpu["hdf5"], gpu["hdf5"])
     assert len(pts) >= 15, pts
-    got = sum(w1 * (t1 - t0) for (t0, _), (t1, w1) in zip(pts, pts[1:]))
+    got = profile_joules(pts)
     want = GPU_FACTOR * played_j(gpu["trace"], gpu["epoch"],
                                  "gpu%d" % index, [], pts[0][0], pts[-1][0])
     print("job %d (GPU %d): profile GPUPower %d samples, %.0f J; its GPU "

@@ -6,13 +6,14 @@ column from a given instant (the fake's "col" control line, which
 load_meter.py --gpu-control follows too) and played_j() gives a GPU's true
 joules across such switches.
 """
+import csv
 import math
 import os
 import re
 import subprocess
 import time
 
-from .cluster import PLUGIN_DIR, REPO
+from .cluster import PLUGIN_DIR, REPO, poll
 from .trace import Trace
 
 GPU_DIR = os.path.join(REPO, "tests", "gpu")
@@ -83,6 +84,41 @@ class Gpus:
         self.minor_of = [int(p.rsplit("nvidia", 1)[1]) for p in paths]
 
 
+def nvml_env(cluster, state):
+    """The environment that puts the fake NVML under every slurmd of
+    cluster (Cluster.up_args' node_env), playing the state file state;
+    each node's GPU device files are its own."""
+    return {
+        "LD_LIBRARY_PATH": FAKE_NVML_DIR,
+        "FAKE_NVML_STATE": str(state),
+        "SLURM_ENERGY_NVML_DEVICE_PATH":
+            os.path.join(cluster.state, "nodes", "%h", "dev", "nvidia%u"),
+    }
+
+
+def profile_gpu_power(cluster, jobid, hdf5_dir, out_dir, step="0"):
+    """[(EpochTime, GPUPower)] of step `step` of job jobid's energy
+    profile (acct_gather_profile/hdf5 under hdf5_dir), sorted, through the
+    release's own sh5util (merged once the node files are there)."""
+    merged = os.path.join(out_dir, "%d.h5" % jobid)
+    csv_out = os.path.join(out_dir, "%d.csv" % jobid)
+    poll(lambda: cluster.run(["sh5util", "-j", str(jobid), "-o", merged,
+                              "-S", "-p", hdf5_dir],
+                             check=False).returncode == 0,
+         timeout=60, what="job %d's profile merged" % jobid)
+    cluster.run(["sh5util", "-j", str(jobid), "-E", "-i", merged, "-s",
+                 "Energy", "-l", "Node:TimeSeries", "-o", csv_out])
+    with open(csv_out) as f:
+        rows = [r for r in csv.DictReader(f) if r["Step"] == step]
+    return sorted((int(r["EpochTime"]), float(r["GPUPower"])) for r in rows)
+
+
+def profile_joules(pts):
+    """The energy of profile samples [(t, W)]: each sample's power is its
+    interval's since the sample before."""
+    return sum(w1 * (t1 - t0) for (t0, _), (t1, w1) in zip(pts, pts[1:]))
+
+
 def gpu_setup(cluster, tmp, gpus, topo, template, autodetect=True):
     trace = tmp / "gpu.trace"
     trace.write_text(TRACE)
@@ -93,12 +129,7 @@ def gpu_setup(cluster, tmp, gpus, topo, template, autodetect=True):
         body = f.read()
     state.write_text(body + "epoch %.3f\ntrace %s\nlog %s\n"
                      % (epoch, trace, log))
-    node_env = {
-        "LD_LIBRARY_PATH": FAKE_NVML_DIR,
-        "FAKE_NVML_STATE": str(state),
-        "SLURM_ENERGY_NVML_DEVICE_PATH":
-            os.path.join(cluster.state, "nodes", "%h", "dev", "nvidia%u"),
-    }
+    node_env = nvml_env(cluster, state)
     kw = dict(nodes=2, gpus=gpus, plugin_dirs=[PLUGIN_DIR],
               energy_type="acct_gather_energy/gpu",
               gres_conf="AutoDetect=nvml\n" if autodetect else "",

@@ -240,7 +240,6 @@ typedef struct {
 	bool poll_answered;	/* the query of the poll at end_ns ... */
 	energy_query_answer_t poll_answer; /* ... answered this ... */
 	uint64_t poll_answer_ns;	/* ... at this instant (monotonic) */
-	bool poll_held;		/* ... held until final: the tasks' end */
 	bool have_e0;		/* e0_mj is final (a sample after t0) */
 	uint64_t e0_mj;		/* sampler energy at t0 ... */
 	uint64_t e0_gen;	/* ... from this server generation */

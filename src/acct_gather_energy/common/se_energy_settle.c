@@ -227,16 +227,16 @@ static int _live_ask(void *arg, energy_query_answer_t *a, bool *done)
 }
 
 /*
- * The answer of the step's last poll when it is the settle's: held at the
- * tasks' end for t1 and final (_live_verdict).  True: *a holds it, and no
+ * The answer of the step's last poll when it is the settle's: for t1 and
+ * final (_live_verdict), as the poll at the tasks' end is, held by slurmd
+ * until the reading after the end was in.  True: *a holds it, and no
  * question is asked.
  */
 static bool _live_end_poll(live_ask_t *q, energy_query_answer_t *a)
 {
 	bool done;
 
-	if (!se_step.poll_answered || !se_step.poll_held ||
-	    q->t1_ns != se_step.end_ns)
+	if (!se_step.poll_answered || q->t1_ns != se_step.end_ns)
 		return false;
 	*a = se_step.poll_answer;
 	q->why = _live_verdict(a, &done);
@@ -245,8 +245,9 @@ static bool _live_end_poll(live_ask_t *q, energy_query_answer_t *a)
 
 /*
  * The live settle: E(t1) - E(t0) from slurmd's sampler history once a
- * reading after t1 exists.  The query kicks that reading (normally there
- * already: each accounting poll kicked one), so the wait is one read.
+ * reading after t1 exists.  Normally the step's last poll's answer already
+ * says it (_live_end_poll); else the query kicks that reading (normally on
+ * its way: each accounting poll kicked one), so the wait is one read.
  */
 static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 {

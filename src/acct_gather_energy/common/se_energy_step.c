@@ -596,6 +596,7 @@ static int _step_refresh(const energy_query_answer_t *a)
 static bool _step_mark_poll(energy_query_answer_t *a)
 {
 	uint64_t now_ns = se_mono_ns();
+	bool held;
 
 	if (se_step.job && se_step.job->state >= SLURMSTEPD_STEP_ENDING)
 		return false;
@@ -617,10 +618,9 @@ static bool _step_mark_poll(energy_query_answer_t *a)
 	 * the reading after the end is in, and the settle takes its answer
 	 * without asking again (one question at the step's end, not two).
 	 */
-	se_step.poll_held = se_settle_expected() && _step_tasks_reaped();
-	if (se_step_query(se_step.end_ns, se_step.poll_held ?
-			  ENERGY_QUERY_HOLD : 0,
-			  se_step.poll_held ? LIVE_QUERY_TIMEOUT_NS :
+	held = se_settle_expected() && _step_tasks_reaped();
+	if (se_step_query(se_step.end_ns, held ? ENERGY_QUERY_HOLD : 0,
+			  held ? LIVE_QUERY_TIMEOUT_NS :
 			  LIVE_POLL_QUERY_TIMEOUT_NS, a))
 		return false;
 	se_step.poll_answered = true;
@@ -675,17 +675,13 @@ void se_step_profile(void)
 	_step_profile_add();
 }
 
-/*
- * A window source in node mode: no live figure, but slurmd's socket for
- * the step's GPU part when slurmd meters GPUs (it serves it then).
- */
-static void _step_find_gpu_part(const char *name)
+/* slurmd's query socket into path (len bytes): true, or "" and false. */
+static bool _step_socket(const char *name, char *path, size_t len)
 {
-	if (!se_gpus_configured() ||
-	    energy_query_socket_path(_spool_dir(), name,
-				     se_step.gpu_query_path,
-				     sizeof(se_step.gpu_query_path)))
-		se_step.gpu_query_path[0] = '\0';
+	if (!energy_query_socket_path(_spool_dir(), name, path, len))
+		return true;
+	path[0] = '\0';
+	return false;
 }
 
 /*
@@ -699,16 +695,17 @@ static bool _step_find_live(void)
 	energy_query_answer_t a;
 
 	if (se_energy_plugin.window_energy && !se_share_mode()) {
+		/* no live figure, but the step's GPU part when slurmd meters
+		 * GPUs (it serves the socket then) */
 		se_step.energy_query_path[0] = '\0';
-		_step_find_gpu_part(name);
+		if (se_gpus_configured())
+			(void) _step_socket(name, se_step.gpu_query_path,
+					    sizeof(se_step.gpu_query_path));
 		return false;
 	}
-	if (energy_query_socket_path(_spool_dir(), name,
-				     se_step.energy_query_path,
-				     sizeof(se_step.energy_query_path))) {
-		se_step.energy_query_path[0] = '\0';
+	if (!_step_socket(name, se_step.energy_query_path,
+			  sizeof(se_step.energy_query_path)))
 		return false;
-	}
 	if (se_share_mode()) {
 		(void) se_step_share(se_step.start_ns, false, 0,
 				     LIVE_POLL_QUERY_TIMEOUT_NS, &a);
