@@ -203,7 +203,9 @@ def parallel_jobs(cluster, epoch, tag, seconds=JOB_SECONDS):
 # ------------------------------------------------ acct_gather_energy/rrd
 SETTLE_MAX_S = 40       # > the two RRD steps the end needs, + slack
 GPU_FACTOR = 1.05       # EnergyGPUFactor: the PDU's view of an NVML joule
-PROFILE_TOL = 0.05      # test_gpu_share.py's: samples whole seconds apart
+# Samples whole seconds apart; measured -0.05 % and +0.24 % (the rows'
+# stamps on the samples read -22 % and -41 %)
+PROFILE_TOL = 0.02
 
 
 def gpu_nodes(cluster, work):
