@@ -108,16 +108,16 @@ static int _check_reply(const energy_query_wire_rep_t *rep, ssize_t n,
 	return -EPROTO;		/* an old server's answer is no answer */
 }
 
-/* One connection: req sent in version asked, its reply into rep. */
-static int _exchange(const struct sockaddr_un *sa, energy_query_wire_req_t *req,
-		     unsigned asked, energy_query_wire_rep_t *rep,
-		     uint64_t deadline_ns, bool *old_server)
+/*
+ * A connection with req sent in version asked: its fd in *fdp (the
+ * caller's to close), or -errno.
+ */
+static int _send(const struct sockaddr_un *sa, energy_query_wire_req_t *req,
+		 unsigned asked, int *fdp)
 {
 	size_t size = eq_req_size(asked);
-	ssize_t n;
 	int fd, rc;
 
-	*old_server = false;
 	req->v3.magic = EQ_MAGIC_REQ;
 	req->v3.version = asked;
 	req->v3.size = size;
@@ -127,7 +127,8 @@ static int _exchange(const struct sockaddr_un *sa, energy_query_wire_req_t *req,
 		return -errno;
 	if (connect(fd, (const struct sockaddr *) sa, sizeof(*sa))) {
 		rc = -errno;
-		goto out;
+		close(fd);
+		return rc;
 	}
 	/*
 	 * A server that refuses us (our uid) replies and closes at once,
@@ -136,8 +137,21 @@ static int _exchange(const struct sockaddr_un *sa, energy_query_wire_req_t *req,
 	if (send(fd, req, size, MSG_NOSIGNAL) != (ssize_t) size &&
 	    errno != EPIPE && errno != ECONNRESET) {
 		rc = errno == EAGAIN ? -ETIMEDOUT : -errno;
-		goto out;
+		close(fd);
+		return rc;
 	}
+	*fdp = fd;
+	return 0;
+}
+
+/* The reply on fd to a request of version asked, into rep; fd closed. */
+static int _receive(int fd, unsigned asked, energy_query_wire_rep_t *rep,
+		    uint64_t deadline_ns, bool *old_server)
+{
+	ssize_t n;
+	int rc;
+
+	*old_server = false;
 	if ((rc = eq_wait_fd(fd, POLLIN, deadline_ns)) <= 0) {
 		rc = rc ? rc : -ETIMEDOUT;
 		goto out;
@@ -153,6 +167,19 @@ static int _exchange(const struct sockaddr_un *sa, energy_query_wire_req_t *req,
 out:
 	close(fd);
 	return rc;
+}
+
+/* One connection: req sent in version asked, its reply into rep. */
+static int _exchange(const struct sockaddr_un *sa, energy_query_wire_req_t *req,
+		     unsigned asked, energy_query_wire_rep_t *rep,
+		     uint64_t deadline_ns, bool *old_server)
+{
+	int fd, rc;
+
+	*old_server = false;
+	if ((rc = _send(sa, req, asked, &fd)))
+		return rc;
+	return _receive(fd, asked, rep, deadline_ns, old_server);
 }
 
 static void _unpack(const energy_query_wire_rep_t *rep, unsigned version,
@@ -247,16 +274,82 @@ static void _request(energy_query_wire_req_t *req, uint64_t t0_ns,
 	memcpy(req->job_minors, step->job_minors, sizeof(req->job_minors));
 }
 
+/* energy_query_ask()'s how on the wire */
+static uint32_t _wire_flags(unsigned how)
+{
+	return (how & ENERGY_QUERY_NO_KICK ? EQ_REQ_NO_KICK : 0) |
+	       (how & ENERGY_QUERY_HOLD ? EQ_REQ_HOLD : 0);
+}
+
 int energy_query_ask(const char *path, uint64_t t0_ns, uint64_t t1_ns,
 		     const energy_query_step_t *step, unsigned how,
 		     uint64_t timeout_ns, energy_query_answer_t *out)
 {
 	energy_query_wire_req_t req;
 
-	_request(&req, t0_ns, t1_ns, step,
-		 (how & ENERGY_QUERY_NO_KICK ? EQ_REQ_NO_KICK : 0) |
-		 (how & ENERGY_QUERY_HOLD ? EQ_REQ_HOLD : 0));
+	_request(&req, t0_ns, t1_ns, step, _wire_flags(how));
 	return _query(path, &req, timeout_ns, out);
+}
+
+int energy_query_send(const char *path, uint64_t t0_ns, uint64_t t1_ns,
+		      const energy_query_step_t *step, unsigned how,
+		      uint64_t timeout_ns, energy_query_asking_t *q)
+{
+	energy_query_wire_req_t req;
+	struct sockaddr_un sa;
+	int rc;
+
+	memset(q, 0, sizeof(*q));
+	q->fd = -1;
+	if (t0_ns > t1_ns)
+		return -EINVAL;
+	if ((rc = eq_fill_addr(path, &sa)))
+		return rc;
+	snprintf(q->path, sizeof(q->path), "%s", path);
+	q->t0_ns = t0_ns;
+	q->t1_ns = t1_ns;
+	q->how = how;
+	q->named = step != NULL;
+	if (step)
+		q->step = *step;
+	q->deadline_ns = se_mono_ns() + timeout_ns;
+	q->version = _server_is_old(path) ? EQ_VERSION_OLD : EQ_VERSION;
+	_request(&req, t0_ns, t1_ns, step, _wire_flags(how));
+	return _send(&sa, &req, q->version, &q->fd);
+}
+
+int energy_query_collect(energy_query_asking_t *q, energy_query_answer_t *out)
+{
+	energy_query_wire_rep_t rep;
+	uint64_t now;
+	bool old;
+	int fd = q->fd, rc;
+
+	if (fd < 0)
+		return -EBADF;
+	q->fd = -1;
+	rc = _receive(fd, q->version, &rep, q->deadline_ns, &old);
+	if (!rc) {
+		_unpack(&rep, q->version, out);
+		return 0;
+	}
+	if (!old)
+		return rc;
+	/* an old server: asked again in its version, within the timeout */
+	_remember_old_server(q->path);
+	now = se_mono_ns();
+	if (now >= q->deadline_ns)
+		return -ETIMEDOUT;
+	return energy_query_ask(q->path, q->t0_ns, q->t1_ns,
+				q->named ? &q->step : NULL, q->how,
+				q->deadline_ns - now, out);
+}
+
+void energy_query_drop(energy_query_asking_t *q)
+{
+	if (q->fd >= 0)
+		close(q->fd);
+	q->fd = -1;
 }
 
 int energy_query(const char *path, uint64_t t0_ns, uint64_t t1_ns,

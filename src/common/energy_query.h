@@ -281,6 +281,43 @@ int energy_query_ask(const char *path, uint64_t t0_ns, uint64_t t1_ns,
 		     const energy_query_step_t *step, unsigned how,
 		     uint64_t timeout_ns, energy_query_answer_t *out);
 
+/*
+ * A question sent and its answer not read yet (energy_query_send): a step
+ * asks as its tasks start and end and reads the answer when it next needs
+ * one, so that the round trip is not on the tasks' launch or exit path
+ * (the server answers from the instant it reads the question, whenever
+ * the answer is read).  fd -1: none.
+ */
+typedef struct {
+	int fd;
+	unsigned version;		/* the version asked in */
+	uint64_t deadline_ns;		/* monotonic: the caller's timeout */
+	char path[108];			/* for an old server's second ask */
+	uint64_t t0_ns, t1_ns;
+	unsigned how;
+	bool named;			/* step below is the question's */
+	energy_query_step_t step;
+} energy_query_asking_t;
+
+/*
+ * energy_query_ask()'s question, sent without waiting for its answer
+ * (connect and send do not block: a full backlog is -ETIMEDOUT at once).
+ * 0 with *q holding the connection, or -errno (q->fd is -1 then).
+ */
+int energy_query_send(const char *path, uint64_t t0_ns, uint64_t t1_ns,
+		      const energy_query_step_t *step, unsigned how,
+		      uint64_t timeout_ns, energy_query_asking_t *q);
+
+/*
+ * Its answer, waited for until the deadline the send's timeout set: what
+ * energy_query_ask() would have returned (an old server is asked again in
+ * its version, within the same deadline).  The connection is closed.
+ */
+int energy_query_collect(energy_query_asking_t *q, energy_query_answer_t *out);
+
+/* Close a question whose answer no one will read (q->fd -1: nothing). */
+void energy_query_drop(energy_query_asking_t *q);
+
 /* The same as energy_query(), naming a step (NULL: as energy_query()) for
  * its share and its GPU part (its GPUs sent when step->gpus_known). */
 int energy_query_step(const char *path, uint64_t t0_ns, uint64_t t1_ns,

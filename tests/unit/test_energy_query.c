@@ -842,6 +842,37 @@ START_TEST(test_v4_client_falls_back_to_v3_server)
 }
 END_TEST
 
+/* A question sent and collected later (a step's poll as its tasks start)
+ * to an old server: asked again in version 3, within its deadline. */
+START_TEST(test_sent_question_falls_back_to_v3_server)
+{
+	char old_path[200];
+	energy_query_asking_t q;
+	energy_query_answer_t a;
+	old_server_t o;
+	fixture_t f;
+
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
+	snprintf(old_path, sizeof(old_path), "%s/old.sock", f.dir);
+	_old_server_up(&o, old_path, 2, false);
+	ck_assert_int_eq(energy_query_send(old_path, 2, 3, NULL, 0, SEC, &q),
+			 0);
+	ck_assert_int_ge(q.fd, 0);
+	ck_assert_int_eq(energy_query_collect(&q, &a), 0);
+	ck_assert_int_eq(q.fd, -1);
+	ck_assert_uint_eq(a.version, 3);
+	ck_assert_uint_eq(a.e0_mj, 20);
+	ck_assert_uint_eq(a.e1_mj, 30);
+	/* collected once: a second collect has nothing to read */
+	ck_assert_int_eq(energy_query_collect(&q, &a), -EBADF);
+	_old_server_down(&o, old_path);
+	ck_assert_int_eq(o.seen, 2);
+	ck_assert_int_eq(o.sizes[0], 104);
+	ck_assert_int_eq(o.sizes[1], 40);
+	eqf_down(&f);
+}
+END_TEST
+
 /* A version-3 reply to a version-4 question is only ever a refusal. */
 START_TEST(test_v3_answer_to_v4_is_not_an_answer)
 {
@@ -984,6 +1015,54 @@ START_TEST(test_question_before_first_sample_not_held)
 	ck_assert(!a.kicked);
 	ck_assert_msg(took < EQ_SERVER_HOLD_MAX_NS / 2, "held %.3f s",
 		      (double) took / SEC);
+	eqf_down(&f);
+}
+END_TEST
+
+/*
+ * A held question sent and read later (a step's poll at its tasks' end,
+ * read by the settle): the server took it when sent, so the reading it
+ * kicked came then, not when its answer was read, and the answer is the
+ * one energy_query_ask() gives.  One dropped unread costs the server
+ * nothing but its answer.
+ */
+START_TEST(test_sent_question_answered_from_when_sent)
+{
+	fixture_t f;
+	energy_query_asking_t q;
+	energy_query_answer_t a;
+	sampler_status_t st;
+	uint64_t t0, t1, expect;
+	unsigned long answered, refused;
+
+	eqf_up(&f, "/tmp/se-eq-XXXXXX");
+	sampler_status(f.s, &st);
+	t0 = st.last_sample_ns;
+	se_sleep_ns(20 * MS);
+	t1 = se_mono_ns();
+	ck_assert_int_eq(energy_query_send(f.path, t0, t1, NULL,
+					   ENERGY_QUERY_HOLD, SEC, &q), 0);
+	se_sleep_ns(100 * MS);
+	ck_assert_int_eq(energy_query_collect(&q, &a), 0);
+	ck_assert(a.complete0 && a.complete1);
+	ck_assert(a.kicked);
+	ck_assert_int_eq(eqf_reads(), 2);
+	ck_assert_uint_gt(a.last_sample_ns, t1);
+	ck_assert_msg(a.last_sample_ns < t1 + 50 * MS,
+		      "the reading came %.3f s after the question's instant",
+		      (double) (a.last_sample_ns - t1) / SEC);
+	expect = POWER_MW * (t1 - t0) / SEC;
+	ck_assert_uint_le(a.e1_mj - a.e0_mj, expect + 2);
+	ck_assert_uint_ge(a.e1_mj - a.e0_mj + 2, expect);
+
+	ck_assert_int_eq(energy_query_send(f.path, t0, se_mono_ns(), NULL,
+					   ENERGY_QUERY_NO_KICK, SEC, &q), 0);
+	energy_query_drop(&q);
+	ck_assert_int_eq(q.fd, -1);
+	energy_query_drop(&q);		/* twice: nothing */
+	ck_assert_int_eq(energy_query(f.path, t0, t1, SEC, &a), 0);
+	energy_query_server_counts(f.srv, &answered, &refused);
+	ck_assert_uint_eq(refused, 0);
 	eqf_down(&f);
 }
 END_TEST
@@ -1148,6 +1227,8 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_hold_leaves_others_served);
 	tcase_add_test(tc, test_stop_answers_held_questions);
 	tcase_add_test(tc, test_held_share_answered_when_split_covers_end);
+	tcase_add_test(tc, test_sent_question_answered_from_when_sent);
+	tcase_add_test(tc, test_sent_question_falls_back_to_v3_server);
 	suite_add_tcase(s, tc);
 	return s;
 }

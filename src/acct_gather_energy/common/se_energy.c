@@ -128,6 +128,8 @@ bool se_energy_fini(const settle_conf_t *settle)
 	 * the configuration too.
 	 */
 	keep = se_role == ROLE_STEPD && !se_settle_refused();
+	if (!keep)
+		se_step_drop_question();	/* no settle to read it */
 	if (se_role != ROLE_STEPD) {
 		memset(&se_step, 0, sizeof(se_step));
 		se_context_id = -1;

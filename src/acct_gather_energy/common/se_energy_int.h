@@ -237,6 +237,9 @@ typedef struct {
 	uint64_t first_poll_ns;	/* monotonic: first accounting poll, as the
 				 * first task starts: t0 of a live settle */
 	uint64_t end_ns;	/* monotonic twin of end_wall_ns: t1 */
+	bool asking;		/* a poll's question in flight (sent as the
+				 * tasks start or end, se_step_collect) */
+	energy_query_asking_t question;	/* ... this one */
 	bool poll_answered;	/* the query of the poll at end_ns ... */
 	energy_query_answer_t poll_answer; /* ... answered this ... */
 	uint64_t poll_answer_ns;	/* ... at this instant (monotonic) */
@@ -298,6 +301,18 @@ uint64_t se_step_t0(void);
  */
 int se_step_query(uint64_t t1_ns, unsigned how, uint64_t timeout_ns,
 		  energy_query_answer_t *a);
+
+/*
+ * The answer of the poll's question in flight (sent as the step's tasks
+ * started or were all reaped), waited for within its own timeout and
+ * accounted as that poll's answer (its node figure at its instant, and in
+ * se_step.poll_answer when that poll is the step's end).  0 with it in *a,
+ * -ENOENT none in flight, or the question's -errno.
+ */
+int se_step_collect(energy_query_answer_t *a);
+
+/* Close a question in flight whose answer no one will read (fini). */
+void se_step_drop_question(void);
 
 /*
  * EnergyAttribution=share: ask slurmd for the step's share up to t1 (end:

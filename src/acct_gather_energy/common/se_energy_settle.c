@@ -165,6 +165,22 @@ static void _settle_store(stepd_step_rec_t *job, uint64_t joules,
 }
 
 /*
+ * An unsettled step whose end poll's answer came only now (its question
+ * was not waited for, se_energy_step.c): the running figure it brought
+ * replaces the one Slurm took at that poll, a poll period older.
+ */
+static void _settle_keep_running(stepd_step_rec_t *job)
+{
+	jobacctinfo_t *ja = job->jobacct;
+
+	if (!ja || !se_step.have_base)
+		return;
+	ja->energy.consumed_energy = se_step.step_j;
+	if (ja->tres_count > SE_TRES_ARRAY_ENERGY)
+		ja->tres_usage_in_tot[SE_TRES_ARRAY_ENERGY] = se_step.step_j;
+}
+
+/*
  * With DebugFlags=Energy, how much of the step's settled energy its GPUs
  * were (slurmd's GPU part: share mode its charge, node mode F x the GPUs'
  * energy over the step; the last answer's for a window settle).  Nothing
@@ -255,10 +271,13 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 	live_ask_t q = { 0 };
 	energy_query_answer_t a = { 0 };
 	unsigned asked;
+	bool collected;
 	int rc;
 
 	limit = begin + _settle_cap(max_wait_s) * SE_NS_PER_SEC;
 	slurm_mutex_lock(&se_state_lock);
+	/* the tasks' end poll's question, normally answered by now */
+	collected = !se_step_collect(&a);
 	asked = se_step.queries;
 	t0 = se_step_t0();
 	q.t1_ns = se_step.end_ns > t0 ? se_step.end_ns : se_mono_ns();
@@ -271,6 +290,8 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 	else
 		rc = 0;
 	if (rc || q.why) {
+		if (collected)
+			_settle_keep_running(job);
 		slurm_mutex_unlock(&se_state_lock);
 		info("%s: step energy not settled: %s%s; keeping the running figure %"PRIu64" J",
 		     plugin_type, rc ? "energy query to slurmd failed: " : q.why,

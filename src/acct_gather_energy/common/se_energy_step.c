@@ -298,7 +298,7 @@ static int _step_fill(acct_gather_energy_t *e)
 		 * sum over several plugins skips it; never NO_VAL64, which
 		 * would wipe the step's total over all its nodes.
 		 */
-		if (!se_step.warned_no_data) {
+		if (!se_step.warned_no_data && !se_step.asking) {
 			se_step.warned_no_data = true;
 			info("%s: no energy from slurmd yet for this step",
 			     plugin_type);
@@ -401,6 +401,33 @@ uint64_t se_step_t0(void)
 	       se_step.start_ns;
 }
 
+/* What a question's answer (rc, a for [t0, t1_ns]) tells the step. */
+static void _step_query_done(int rc, const energy_query_answer_t *a,
+			     uint64_t t1_ns)
+{
+	if (rc != se_step.energy_query_rc)
+		log_flag(ENERGY, "%s: energy query %s: %s", plugin_type,
+			 se_step.energy_query_path, rc ? strerror(-rc) : "answering");
+	se_step.energy_query_rc = rc;
+	if (rc)
+		return;
+	if (!se_step.have_e0 && a->complete0) {
+		se_step.have_e0 = true;
+		se_step.e0_mj = a->e0_mj;
+		se_step.e0_gen = a->generation;
+		se_step.e0_t_ns = se_step_t0();
+	}
+	_step_account_gpu_node(a, t1_ns);
+}
+
+/* Before a question: the step's t0 may have moved (e0 is for its t0). */
+static void _step_query_begin(void)
+{
+	if (se_step.have_e0 && se_step.e0_t_ns != se_step_t0())
+		se_step.have_e0 = false;
+	se_step.queries++;
+}
+
 /*
  * Ask slurmd's query channel about [t0, t1] (a live source only).  With
  * kick, the question itself makes slurmd read the meter when t1 (or t0)
@@ -414,29 +441,19 @@ uint64_t se_step_t0(void)
 int se_step_query(uint64_t t1_ns, unsigned how, uint64_t timeout_ns,
 		  energy_query_answer_t *a)
 {
+	energy_query_answer_t earlier;
 	energy_query_step_t q;
 	int rc;
 
 	if (!se_step.energy_query_path[0])
 		return -ENOENT;
-	if (se_step.have_e0 && se_step.e0_t_ns != se_step_t0())
-		se_step.have_e0 = false;
-	se_step.queries++;
+	/* answers are taken in the order asked: the figure never goes back */
+	(void) se_step_collect(&earlier);
+	_step_query_begin();
 	/* named, so that slurmd answers the part of the step's GPUs */
 	rc = energy_query_ask(se_step.energy_query_path, se_step_t0(), t1_ns,
 			      _step_ids(&q) ? &q : NULL, how, timeout_ns, a);
-	if (rc != se_step.energy_query_rc)
-		log_flag(ENERGY, "%s: energy query %s: %s", plugin_type,
-			 se_step.energy_query_path, rc ? strerror(-rc) : "answering");
-	se_step.energy_query_rc = rc;
-	if (!rc && !se_step.have_e0 && a->complete0) {
-		se_step.have_e0 = true;
-		se_step.e0_mj = a->e0_mj;
-		se_step.e0_gen = a->generation;
-		se_step.e0_t_ns = se_step_t0();
-	}
-	if (!rc)
-		_step_account_gpu_node(a, t1_ns);
+	_step_query_done(rc, a, t1_ns);
 	return rc;
 }
 
@@ -460,6 +477,60 @@ static int _step_account_figure(const energy_query_answer_t *a, uint64_t now_ns)
 	_step_account(&e, now_ns, restarted);
 	se_step.figure_id = a->figure_id;
 	return 0;
+}
+
+int se_step_collect(energy_query_answer_t *a)
+{
+	uint64_t t1_ns = se_step.question.t1_ns;
+	int rc;
+
+	if (!se_step.asking)
+		return -ENOENT;
+	se_step.asking = false;
+	rc = energy_query_collect(&se_step.question, a);
+	_step_query_done(rc, a, t1_ns);
+	if (rc)
+		return rc;
+	/* the figure as of the question's instant, when slurmd read it */
+	(void) _step_account_figure(a, t1_ns);
+	if (t1_ns == se_step.end_ns) {
+		se_step.poll_answered = true;
+		se_step.poll_answer = *a;
+		se_step.poll_answer_ns = t1_ns;
+	}
+	return 0;
+}
+
+void se_step_drop_question(void)
+{
+	if (se_step.asking)
+		energy_query_drop(&se_step.question);
+	se_step.asking = false;
+}
+
+/*
+ * A poll's question at t1_ns, sent without waiting for its answer: the
+ * next question, or the settle, reads it (se_step_collect).  False when
+ * it could not be sent (the caller asks as before: its failure is
+ * logged, and Slurm's RPC is the fallback).
+ */
+static bool _step_query_send(uint64_t t1_ns, unsigned how, uint64_t timeout_ns)
+{
+	energy_query_answer_t earlier;
+	energy_query_step_t q;
+	int rc;
+
+	(void) se_step_collect(&earlier);
+	_step_query_begin();
+	rc = energy_query_send(se_step.energy_query_path, se_step_t0(), t1_ns,
+			       _step_ids(&q) ? &q : NULL, how, timeout_ns,
+			       &se_step.question);
+	if (rc) {
+		_step_query_done(rc, NULL, t1_ns);
+		return false;
+	}
+	se_step.asking = true;
+	return true;
 }
 
 /*
@@ -582,6 +653,13 @@ static int _step_refresh(const energy_query_answer_t *a)
 	return _step_refresh_rpc();
 }
 
+/* What an accounting poll (_step_mark_poll) brought */
+typedef enum {
+	POLL_NO_ANSWER,		/* none: refresh as without a poll */
+	POLL_ANSWERED,		/* its answer, with the node figure */
+	POLL_ASKING,		/* its question in flight: nothing to refresh */
+} step_poll_t;
+
 /*
  * An accounting poll: while the step's tasks run (or exit), its instant is
  * the step's end so far.  Polls after slurmstepd began ending the step
@@ -590,50 +668,70 @@ static int _step_refresh(const energy_query_answer_t *a)
  * step ends is its end: its reading then comes within milliseconds, not a
  * poll period later); the first poll, as the first task starts, is the
  * start of the step's window.  Kicks coalesce in slurmd's sampler, and a
- * poll right after another takes its answer (STEP_POLL_SHARE_NS).  The
- * answer (in *a; true when there is one) also carries the node figure.
+ * poll right after another takes its answer, or its question's instant
+ * (STEP_POLL_SHARE_NS).  The answer (in *a with POLL_ANSWERED) also
+ * carries the node figure.
  */
-static bool _step_mark_poll(energy_query_answer_t *a)
+static step_poll_t _step_mark_poll(energy_query_answer_t *a)
 {
 	uint64_t now_ns = se_mono_ns();
-	bool held;
+	bool first = false, held;
 
 	if (se_step.job && se_step.job->state >= SLURMSTEPD_STEP_ENDING)
-		return false;
+		return POLL_NO_ANSWER;
+	if (se_step.asking && !se_step.settled &&
+	    now_ns - se_step.question.t1_ns < STEP_POLL_SHARE_NS)
+		return POLL_ASKING;	/* that question's instant is this one */
 	if (se_step.poll_answered && !se_step.settled &&
 	    now_ns - se_step.poll_answer_ns < STEP_POLL_SHARE_NS) {
 		/* the same instant as that poll's, for the end too */
 		*a = se_step.poll_answer;
-		return true;
+		return POLL_ANSWERED;
 	}
 	se_step.end_wall_ns = se_wall_ns();
 	se_step.end_ns = now_ns;
 	se_step.poll_answered = false;
 	if (!se_step.energy_query_path[0] || se_step.settled || se_share_mode())
-		return false;
-	if (!se_step.first_poll_ns && _step_tasks_started())
+		return POLL_NO_ANSWER;
+	if (!se_step.first_poll_ns && _step_tasks_started()) {
 		se_step.first_poll_ns = se_step.end_ns;
+		first = true;
+	}
 	/*
 	 * The tasks' end, with a settle to come: this question is held until
 	 * the reading after the end is in, and the settle takes its answer
 	 * without asking again (one question at the step's end, not two).
 	 */
 	held = se_settle_expected() && _step_tasks_reaped();
+	/*
+	 * The first poll (as the first task starts: slurmstepd polls before
+	 * it lets the tasks exec, so a wait there delays every task) and the
+	 * held one (slurmstepd polls there before telling srun the tasks
+	 * ended; the settle reads its answer in fini() a millisecond later)
+	 * do not wait for their answer.  What the step reports meanwhile is
+	 * its energy before that poll; the settle sets its end.  Every other
+	 * poll waits: its running figure is what Slurm takes from it.
+	 */
+	if ((first || held) &&
+	    _step_query_send(se_step.end_ns, held ? ENERGY_QUERY_HOLD : 0,
+			     held ? LIVE_QUERY_TIMEOUT_NS :
+			     LIVE_POLL_QUERY_TIMEOUT_NS))
+		return POLL_ASKING;
 	if (se_step_query(se_step.end_ns, held ? ENERGY_QUERY_HOLD : 0,
 			  held ? LIVE_QUERY_TIMEOUT_NS :
 			  LIVE_POLL_QUERY_TIMEOUT_NS, a))
-		return false;
+		return POLL_NO_ANSWER;
 	se_step.poll_answered = true;
 	se_step.poll_answer = *a;
 	se_step.poll_answer_ns = se_mono_ns();
-	return true;
+	return POLL_ANSWERED;
 }
 
 int se_step_get_data(int data_type, void *data)
 {
 	bool stale = (se_mono_ns() - se_step.last_ns) >= STEP_REFRESH_NS;
+	step_poll_t polled = POLL_NO_ANSWER;
 	energy_query_answer_t a;
-	bool polled = false;
 
 	if (data_type != ENERGY_DATA_LAST_POLL &&
 	    data_type != ENERGY_DATA_SENSOR_CNT)
@@ -641,7 +739,8 @@ int se_step_get_data(int data_type, void *data)
 	switch (data_type) {
 	case ENERGY_DATA_NODE_ENERGY_UP:
 	case ENERGY_DATA_JOULES_TASK:
-		_step_refresh(polled ? &a : NULL);
+		if (polled != POLL_ASKING)
+			_step_refresh(polled == POLL_ANSWERED ? &a : NULL);
 		return _step_fill(data);
 	case ENERGY_DATA_NODE_ENERGY:
 	case ENERGY_DATA_STRUCT:
@@ -651,8 +750,8 @@ int se_step_get_data(int data_type, void *data)
 		 * refresh a stale view so the step's end is not up to a
 		 * profile period old.
 		 */
-		if (stale)
-			_step_refresh(polled ? &a : NULL);
+		if (stale && polled != POLL_ASKING)
+			_step_refresh(polled == POLL_ANSWERED ? &a : NULL);
 		return _step_fill(data);
 	case ENERGY_DATA_LAST_POLL:
 		*(time_t *) data = se_step.poll_time;
