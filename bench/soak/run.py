@@ -504,6 +504,13 @@ LAUNCH_CONFIGS = {
     # an energy-only site: the meter plugin, settle inside, no plugstack
     "modbus": (("modbus",), ""),
     "modbus-nosettle": (("modbus", "nosettle"), ""),
+    # the same site as installed from packages: slurm-energy-modbus alone
+    # (debian/slurm-energy-modbus.install), so PluginDir's first entry
+    # holds acct_gather_energy_modbus.so and nothing else.  The rows above
+    # put the whole suite's directory first, whose gres_gpu.so then takes
+    # stock's place (the test cluster has GresTypes=gpu): a GPU package's
+    # plugin an energy-only site does not install.
+    "modbus-pkg": (("modbus", "pkg"), ""),
     "modbus+settle": (("modbus", "settle"), ""),
     "policy": (("policy",), ""),
     # a step that asks for a frequency: cli_filter checks it against the
@@ -531,6 +538,21 @@ def launch_config(name):
     return c[0], c[1], c[2] if len(c) > 2 else ""
 
 
+def _package_dir(work, parts):
+    """The plugin directory of a row: the suite's, or for "pkg" rows a
+    directory holding only what the row's package installs (its plugin
+    linked from the suite's)."""
+    if "pkg" not in parts:
+        return PLUGIN_DIR
+    pkg = os.path.join(work, "plugins-%s" % "-".join(parts))
+    os.makedirs(pkg, exist_ok=True)
+    so = "acct_gather_energy_modbus.so"
+    if not os.path.exists(os.path.join(pkg, so)):
+        os.symlink(os.path.join(os.path.abspath(PLUGIN_DIR), so),
+                   os.path.join(pkg, so))
+    return pkg
+
+
 def suite_config(work, debug_flags=True, parts=("modbus", "policy")):
     """cluster.up_args() keywords: the soak's configuration (every part),
     or a part of it for the launch-rate rows."""
@@ -550,7 +572,8 @@ def suite_config(work, debug_flags=True, parts=("modbus", "policy")):
             f.write("optional %s/spank_energy_settle.so\n" % PLUGIN_DIR)
         for shell in shells:
             f.write("required %s/spank_shell_%s.so\n" % (SHELL_DIR, shell))
-    kw = dict(plugin_dirs=[PLUGIN_DIR], freqs=FREQS, slurm_conf="")
+    kw = dict(plugin_dirs=[_package_dir(work, parts)], freqs=FREQS,
+              slurm_conf="")
     if "modbus" not in parts:
         kw["energy_type"] = "acct_gather_energy/none"
     if "shell-policy" in parts:
