@@ -412,8 +412,14 @@ def test_gpu_faults_said_once_jobs_still_right(run):
     ]
     for node, pattern in once:
         lines = [l for l in logs[node].splitlines() if re.search(pattern, l)]
-        assert len(lines) == 1, "%s: %d lines /%s/:\n%s" % (
-            node, len(lines), pattern, "\n".join(lines))
+        # on failure, the node's GPU lines other than its per-sample ones
+        # (the sampler's failures, gaps and returns): what said it twice
+        context = [l for l in logs[node].splitlines()
+                   if re.search(r"GPU|NVML", l) and
+                   not re.search(r"\): t=\d+ ns power=", l)]
+        assert len(lines) == 1, "%s: %d lines /%s/:\n%s\n-- context:\n%s" % (
+            node, len(lines), pattern, "\n".join(lines),
+            "\n".join(context[-80:]))
     for node in ("node1",):
         assert not re.search(r"split by CPU time until", logs[node])
 
