@@ -169,19 +169,6 @@ out:
 	return rc;
 }
 
-/* One connection: req sent in version asked, its reply into rep. */
-static int _exchange(const struct sockaddr_un *sa, energy_query_wire_req_t *req,
-		     unsigned asked, energy_query_wire_rep_t *rep,
-		     uint64_t deadline_ns, bool *old_server)
-{
-	int fd, rc;
-
-	*old_server = false;
-	if ((rc = _send(sa, req, asked, &fd)))
-		return rc;
-	return _receive(fd, asked, rep, deadline_ns, old_server);
-}
-
 static void _unpack(const energy_query_wire_rep_t *rep, unsigned version,
 		    energy_query_answer_t *out)
 {
@@ -219,38 +206,6 @@ static void _unpack(const energy_query_wire_rep_t *rep, unsigned version,
 	out->gpu.e1_mj = rep->gpu_e1_mj;
 }
 
-/*
- * One request (req's instants, flags and step filled) and its answer, in
- * version 4, or in 3 to a server known to refuse 4.  A refusal by an old
- * server is learnt once per EQ_OLD_SERVER_REMEMBER_NS: it costs a second
- * connection, within the same timeout.
- */
-static int _query(const char *path, energy_query_wire_req_t *req,
-		  uint64_t timeout_ns, energy_query_answer_t *out)
-{
-	uint64_t deadline = se_mono_ns() + timeout_ns;
-	energy_query_wire_rep_t rep;
-	struct sockaddr_un sa;
-	unsigned asked;
-	bool old;
-	int rc;
-
-	if (!out || req->v3.t0_ns > req->v3.t1_ns)
-		return -EINVAL;
-	if ((rc = eq_fill_addr(path, &sa)))
-		return rc;
-	asked = _server_is_old(path) ? EQ_VERSION_OLD : EQ_VERSION;
-	rc = _exchange(&sa, req, asked, &rep, deadline, &old);
-	if (old) {
-		_remember_old_server(path);
-		asked = EQ_VERSION_OLD;
-		rc = _exchange(&sa, req, asked, &rep, deadline, &old);
-	}
-	if (!rc)
-		_unpack(&rep, asked, out);
-	return rc;
-}
-
 /* A request naming step (NULL: none), with its GPUs when it knows them. */
 static void _request(energy_query_wire_req_t *req, uint64_t t0_ns,
 		     uint64_t t1_ns, const energy_query_step_t *step,
@@ -281,16 +236,6 @@ static uint32_t _wire_flags(unsigned how)
 	       (how & ENERGY_QUERY_HOLD ? EQ_REQ_HOLD : 0);
 }
 
-int energy_query_ask(const char *path, uint64_t t0_ns, uint64_t t1_ns,
-		     const energy_query_step_t *step, unsigned how,
-		     uint64_t timeout_ns, energy_query_answer_t *out)
-{
-	energy_query_wire_req_t req;
-
-	_request(&req, t0_ns, t1_ns, step, _wire_flags(how));
-	return _query(path, &req, timeout_ns, out);
-}
-
 int energy_query_send(const char *path, uint64_t t0_ns, uint64_t t1_ns,
 		      const energy_query_step_t *step, unsigned how,
 		      uint64_t timeout_ns, energy_query_asking_t *q)
@@ -318,6 +263,11 @@ int energy_query_send(const char *path, uint64_t t0_ns, uint64_t t1_ns,
 	return _send(&sa, &req, q->version, &q->fd);
 }
 
+/*
+ * The answer, in the version asked: 4, or 3 to a server known to refuse 4.
+ * A refusal by an old server is learnt once per EQ_OLD_SERVER_REMEMBER_NS:
+ * it costs a second connection, within the same deadline.
+ */
 int energy_query_collect(energy_query_asking_t *q, energy_query_answer_t *out)
 {
 	energy_query_wire_rep_t rep;
@@ -350,6 +300,22 @@ void energy_query_drop(energy_query_asking_t *q)
 	if (q->fd >= 0)
 		close(q->fd);
 	q->fd = -1;
+}
+
+/* One question and its answer: sent, then waited for. */
+int energy_query_ask(const char *path, uint64_t t0_ns, uint64_t t1_ns,
+		     const energy_query_step_t *step, unsigned how,
+		     uint64_t timeout_ns, energy_query_answer_t *out)
+{
+	energy_query_asking_t q;
+	int rc;
+
+	if (!out)
+		return -EINVAL;
+	if ((rc = energy_query_send(path, t0_ns, t1_ns, step, how, timeout_ns,
+				    &q)))
+		return rc;
+	return energy_query_collect(&q, out);
 }
 
 int energy_query(const char *path, uint64_t t0_ns, uint64_t t1_ns,

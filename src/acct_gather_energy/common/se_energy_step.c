@@ -674,8 +674,9 @@ typedef enum {
  */
 static step_poll_t _step_mark_poll(energy_query_answer_t *a)
 {
-	uint64_t now_ns = se_mono_ns();
+	uint64_t now_ns = se_mono_ns(), timeout;
 	bool first = false, held;
+	unsigned how;
 
 	if (se_step.job && se_step.job->state >= SLURMSTEPD_STEP_ENDING)
 		return POLL_NO_ANSWER;
@@ -712,14 +713,11 @@ static step_poll_t _step_mark_poll(energy_query_answer_t *a)
 	 * its energy before that poll; the settle sets its end.  Every other
 	 * poll waits: its running figure is what Slurm takes from it.
 	 */
-	if ((first || held) &&
-	    _step_query_send(se_step.end_ns, held ? ENERGY_QUERY_HOLD : 0,
-			     held ? LIVE_QUERY_TIMEOUT_NS :
-			     LIVE_POLL_QUERY_TIMEOUT_NS))
+	how = held ? ENERGY_QUERY_HOLD : 0;
+	timeout = held ? LIVE_QUERY_TIMEOUT_NS : LIVE_POLL_QUERY_TIMEOUT_NS;
+	if ((first || held) && _step_query_send(se_step.end_ns, how, timeout))
 		return POLL_ASKING;
-	if (se_step_query(se_step.end_ns, held ? ENERGY_QUERY_HOLD : 0,
-			  held ? LIVE_QUERY_TIMEOUT_NS :
-			  LIVE_POLL_QUERY_TIMEOUT_NS, a))
+	if (se_step_query(se_step.end_ns, how, timeout, a))
 		return POLL_NO_ANSWER;
 	se_step.poll_answered = true;
 	se_step.poll_answer = *a;
