@@ -400,6 +400,63 @@ START_TEST(test_map_literal_percent_is_one_channel)
 END_TEST
 
 /*
+ * A meter reached two ways would be billed twice: by the nodes of a map
+ * line that splits it, and by a node whose %n expands to it, or that the
+ * map does not list and the default device puts on it (found by
+ * fuzz_modbus_map: "Nodes=n2,n21 Device=tcp://meter-n5:502" with
+ * EnergyModbusDevice=tcp://meter-%n:502 billed n5's meter 1.5 times).  The
+ * node reaching it the other way is refused, naming both lines.
+ */
+START_TEST(test_map_meter_reached_twice_refused)
+{
+	modbus_target_t t;
+	char want[256];
+
+	_set_ok("EnergyModbusDevice", "tcp://meter-%n:502");
+	_set_ok("EnergyModbusPowerRegister", "10");
+	_write_map("Nodes=n2,n21 Device=tcp://meter-n5:502\n"
+		   "Nodes=a1,b2 Device=tcp://%n%n:502\n"
+		   "Nodes=x Device=tcp://a1a1:502\n"
+		   "Nodes=y Device=tcp://a1a1:502 Unit=2\n");
+	ck_assert_int_eq(modbus_conf_check(&c, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(modbus_conf_read_map(&c, err, sizeof(err)), 0);
+
+	/* unmapped, by the default device, onto line 1's meter */
+	ck_assert_int_eq(modbus_conf_resolve(&c, "n5", &hl, &t, err,
+					     sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "%s: node n5 reads meter tcp://meter-n5:502 unit 1 offset 0, which line 1 (Nodes=n2,n21 Device=tcp://meter-n5:502) bills too",
+		 map_path);
+	ck_assert_msg(strstr(err, want), "%s", err);
+	/* the nodes of line 1 split it as before; unmapped n6 is alone */
+	ck_assert_int_eq(modbus_conf_resolve(&c, "n2", &hl, &t, err,
+					     sizeof(err)), 0);
+	ck_assert(t.share == 0.5);
+	ck_assert_int_eq(modbus_conf_resolve(&c, "n6", &hl, &t, err,
+					     sizeof(err)), 0);
+	ck_assert_str_eq(t.device, "tcp://meter-n6:502");
+
+	/* a1's %n%n is x's meter, both ways round; another unit is not */
+	ck_assert_int_eq(modbus_conf_resolve(&c, "a1", &hl, &t, err,
+					     sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s:2: node a1 reads meter tcp://a1a1:502",
+		 map_path);
+	ck_assert_msg(strstr(err, want) && strstr(err, "which line 3 "), "%s",
+		      err);
+	ck_assert_int_eq(modbus_conf_resolve(&c, "x", &hl, &t, err,
+					     sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "which line 2 (Nodes=a1,b2 Device=tcp://%n%n:502)"),
+		      "%s", err);
+	ck_assert_int_eq(modbus_conf_resolve(&c, "b2", &hl, &t, err,
+					     sizeof(err)), 0);
+	ck_assert_str_eq(t.device, "tcp://b2b2:502");
+	ck_assert_int_eq(modbus_conf_resolve(&c, "y", &hl, &t, err,
+					     sizeof(err)), 0);
+	ck_assert(t.share == 1.0);
+}
+END_TEST
+
+/*
  * A map line refused for any reason keeps its own message, naming the map
  * file and line: a Device= expanding past 511 characters (-ENAMETOOLONG)
  * was reported as "acct_gather.conf: EnergyModbusMap=MAP: File name too
@@ -779,6 +836,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_resolve_without_map);
 	tcase_add_test(tc, test_map_equal_and_fixed_shares);
 	tcase_add_test(tc, test_map_literal_percent_is_one_channel);
+	tcase_add_test(tc, test_map_meter_reached_twice_refused);
 	tcase_add_test(tc, test_map_line_error_names_the_line);
 	tcase_add_test(tc, test_rtu_unit_range);
 	tcase_add_test(tc, test_map_model_and_max_power);

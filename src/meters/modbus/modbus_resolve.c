@@ -183,6 +183,115 @@ static const modbus_map_entry_t *_find_entry(const modbus_conf_t *c,
 	return found;
 }
 
+/* A node's meter device, %n expanded (modbus_target_t.device). */
+#define DEVICE_LEN sizeof(((modbus_target_t *) 0)->device)
+
+/*
+ * The node a per-node template would need to name to expand to device, into
+ * name: the %n copies all stand for one name, so its length follows from
+ * the device's.  False if no name does (or the template names none).
+ */
+static bool _template_node(const char *tmpl, const char *device, char *name,
+			   size_t name_len)
+{
+	conf_where_t w = { MODBUS_CONF_FILE, "Device", 0 };
+	size_t fixed = 0, copies = 0, first = 0, dev_len = strlen(device);
+	size_t len;
+	char back[DEVICE_LEN], err[64];
+
+	for (const char *p = tmpl; *p; p++) {
+		if (*p == '%' && p[1] == 'n') {
+			if (!copies++)
+				first = fixed;
+			p++;
+		} else {
+			if (*p == '%' && p[1])
+				p++;
+			fixed++;
+		}
+	}
+	if (!copies || dev_len <= fixed || (dev_len - fixed) % copies)
+		return false;
+	len = (dev_len - fixed) / copies;
+	if (len >= name_len)
+		return false;
+	memcpy(name, device + first, len);
+	name[len] = '\0';
+	return !conf_expand(&w, tmpl, name, back, sizeof(back), err,
+			    sizeof(err)) &&
+	       !strcmp(back, device);
+}
+
+/*
+ * Does map line o bill the meter t (device as expanded, unit, offset)
+ * through one of the nodes it lists?  1 yes, 0 no, <0 a bad Nodes=.
+ */
+static int _line_bills(const modbus_conf_t *c, const modbus_map_entry_t *o,
+		       const modbus_target_t *t, const modbus_hostlist_ops_t *hl,
+		       char *err, size_t len)
+{
+	const char *dev = _entry_device(c, o);
+	char name[256], plain[DEVICE_LEN];
+	conf_where_t w = { MODBUS_CONF_FILE, "Device", 0 };
+	int in;
+
+	if (!dev || !strcasecmp(dev, "none") || _entry_unit(c, o) != t->unit ||
+	    o->offset != t->offset)
+		return 0;
+	if (!_per_node(dev))
+		return !conf_expand(&w, dev, NULL, plain, sizeof(plain), name,
+				    sizeof(name)) &&
+		       !strcmp(plain, t->device);
+	if (!_template_node(dev, t->device, name, sizeof(name)))
+		return 0;
+	if ((in = hl->contains(hl->arg, o->nodes, name)) < 0)
+		return _bad_nodes(c->map_path, o->line, o->nodes, err, len);
+	return in;
+}
+
+/*
+ * A meter's shares are split among the nodes of one channel as written
+ * (_entry_share); a node must not reach the same meter another way: through
+ * a %n that expands to another line's device, or unmapped onto a channel the
+ * map splits.  Both nodes would be billed for it (tests/fuzz: map line
+ * "Nodes=n2,n21 Device=tcp://meter-n5:502" with EnergyModbusDevice=
+ * tcp://meter-%n:502 billed that meter 1.5 times).  e is node's line, or
+ * NULL; lines written on e's channel with no %n share it and are skipped.
+ */
+static int _check_meter_alone(const modbus_conf_t *c,
+			      const modbus_map_entry_t *e, const char *node,
+			      const modbus_target_t *t,
+			      const modbus_hostlist_ops_t *hl, char *err,
+			      size_t len)
+{
+	bool fixed = e && !_per_node(_entry_device(c, e));
+	char where[320];
+
+	for (size_t i = 0; i < c->map_len; i++) {
+		const modbus_map_entry_t *o = &c->map[i];
+		int rc;
+
+		if (o == e || (fixed && !_per_node(_entry_device(c, o))))
+			continue;
+		if ((rc = _line_bills(c, o, t, hl, err, len)) <= 0) {
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		if (e)
+			snprintf(where, sizeof(where), "%s:%u", c->map_path,
+				 e->line);
+		else
+			snprintf(where, sizeof(where), "%s", c->map_path);
+		snprintf(err, len,
+			 "%s: node %s reads meter %s unit %u offset %u, which line %u (Nodes=%s Device=%s) bills too: it would be billed twice; list %s on line %u or give it a meter of its own",
+			 where, node, t->device, t->unit, t->offset, o->line,
+			 o->nodes, _entry_device(c, o), node, o->line);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int modbus_conf_resolve(const modbus_conf_t *c, const char *node,
 			const modbus_hostlist_ops_t *hl, modbus_target_t *t,
 			char *err, size_t err_len)
@@ -231,8 +340,10 @@ int modbus_conf_resolve(const modbus_conf_t *c, const char *node,
 		t->none = true;
 		return 0;
 	}
-	return conf_expand(&w, tmpl, node, t->device, sizeof(t->device), err,
-			   err_len);
+	if ((rc = conf_expand(&w, tmpl, node, t->device, sizeof(t->device),
+			      err, err_len)))
+		return rc;
+	return _check_meter_alone(c, e, node, t, hl, err, err_len);
 }
 
 int modbus_conf_meter_config(const modbus_conf_t *c, const modbus_target_t *t,
