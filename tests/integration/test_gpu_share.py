@@ -449,13 +449,13 @@ def test_exclusive_gpu_job_same_in_both_modes(run):
     for key, meter in (("e", run["meter"]), ("e_node", run["meter_node"])):
         j = run[key]
         at = meter.truth()["epoch"]
-        meter_j = energy.trace_joules(meter.trace, "node1", at,
-                                      at + j.truth["first"],
-                                      at + j.truth["last"])
+        t0, t1 = energy.presence(j.truth)
+        meter_j = energy.trace_joules(meter.trace, "node1", at, at + t0,
+                                      at + t1)
         ratios[key] = j.energy() / meter_j
         print("exclusive job %s (%s): sacct %.0f J, meter over its life "
-              "%.0f J: %.4f (bound %.0f %%)" % (j.id, key, j.energy(),
-                                               meter_j, ratios[key],
-                                               100 * EXCL_METER_TOL))
+              "%.0f J: %.4f (bound %.0f %%; the meter's gaps at its ends "
+              "%s)" % (j.id, key, j.energy(), meter_j, ratios[key],
+                       100 * EXCL_METER_TOL, energy.presence_gaps(j.truth)))
         assert abs(ratios[key] - 1) <= EXCL_METER_TOL, (key, ratios)
     assert abs(ratios["e"] - ratios["e_node"]) <= EXCL_TOL, ratios

@@ -50,7 +50,8 @@ pytestmark = pytest.mark.skipif(not PLUGIN_DIR, reason="SE_PLUGIN_DIR not "
 
 def _conf(workdir, extra):
     map_file = write_file(os.path.join(workdir, "modbus.map"),
-                          "Nodes=node1 Unit=1\n", 0o644)
+                          "Nodes=node1 Unit=1\nNodes=node[2-3] Device=none\n",
+                          0o644)
     return ("EnergyModbusDevice=tcp://%s:%d\nEnergyModbusModel=sdm630\n"
             "EnergyModbusMap=%s\nEnergyModbusFrequency=1\n"
             "EnergyModbusTimeout=500\nEnergySettleMaxWait=10\n%s"

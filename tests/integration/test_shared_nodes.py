@@ -482,30 +482,12 @@ def test_node_mode_step_is_the_nodes_delta(node_mode):
                                                  outer, STEP_SLACK_S)
 
 
-def _presence(job):
-    """When the job's cgroup was there (trace time): from midway between
-    the meter's last sample without it and its first with it, to midway
-    between its last with it and its first without (the meter samples at
-    10 Hz; a sample late on a loaded host widens its gap, and the middle of
-    the gap stays the best guess)."""
-    r = job.truth
-    gone = r.get("gone", r["last"] + 0.1)
-    return (r["before"] + r["first"]) / 2, (r["last"] + gone) / 2
-
-
 def _presence_joules(bench, job):
     """The meter's energy on the job's node while the job was there."""
     t = bench.meter.truth()
-    t0, t1 = _presence(job)
+    t0, t1 = energy.presence(job.truth)
     return energy.trace_joules(bench.meter.trace, job.node, t["epoch"],
                                t["epoch"] + t0, t["epoch"] + t1)
-
-
-def _gaps(job):
-    """The meter's sampling gaps around the job's arrival and departure."""
-    r = job.truth
-    return "%.2f s, %.2f s" % (r["first"] - r["before"],
-                               r.get("gone", r["last"] + 0.1) - r["last"])
 
 
 @needs_share
@@ -524,7 +506,7 @@ def test_exclusive_job_same_in_share_and_node_modes(share, node_mode):
            "%.4f apart; the meter's gaps at arrival and departure: share "
            "mode %s, node mode %s)"
            % (s.energy(), rs, n.energy(), rn, EXCLUSIVE_TOL, SAME_TOL,
-              _gaps(s), _gaps(n)))
+              energy.presence_gaps(s.truth), energy.presence_gaps(n.truth)))
     print(msg)
     assert abs(rs - 1) <= EXCLUSIVE_TOL, msg
     assert abs(rn - 1) <= EXCLUSIVE_TOL, msg

@@ -68,6 +68,25 @@ def trace_joules(trace, column, epoch, t0, t1):
     return Trace(trace).joules(column, t0 - epoch, t1 - epoch)
 
 
+def presence(truth):
+    """When a job's cgroup was there, from load_meter's record of it (trace
+    time): from midway between the meter's last sample without it and its
+    first with it, to midway between its last with it and its first
+    without.  The meter samples at 10 Hz; a sample late on a loaded host
+    widens its gap, and the middle of the gap stays the best guess (first
+    to last alone is biased short: test_gpu_share's exclusive job read
+    3 % over it once under load)."""
+    gone = truth.get("gone", truth["last"] + 0.1)
+    return (truth["before"] + truth["first"]) / 2, (truth["last"] + gone) / 2
+
+
+def presence_gaps(truth):
+    """The meter's sampling gaps around a job's arrival and departure."""
+    return "%.2f s, %.2f s" % (truth["first"] - truth["before"],
+                               truth.get("gone", truth["last"] + 0.1) -
+                               truth["last"])
+
+
 def chord_error(trace, column, epoch, t0, t1, step=0.1):
     """Joules between a trace column and the straight line from its power
     at wall-clock t0 to that at t1: the most a gap bridged linearly over
