@@ -564,6 +564,9 @@ uint32_t energy_acc_flags_between(const energy_acc_t *acc, uint64_t t0_ns,
 	}
 	for (; i < acc->count && _at(acc, i)->t_ns <= t1_ns; i++)
 		flags |= _at(acc, i)->flags;
+	/* t1 inside the interval of the next sample: part of it is ours */
+	if (i < acc->count && (!i || _at(acc, i - 1)->t_ns < t1_ns))
+		flags |= _at(acc, i)->flags;
 	return flags;
 }
 

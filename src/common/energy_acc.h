@@ -144,10 +144,12 @@ int energy_acc_energy_between(const energy_acc_t *acc, uint64_t t0_ns,
 			      uint64_t t1_ns, uint64_t *energy_mj);
 
 /*
- * The OR of the flags (ENERGY_SAMPLE_*) of the samples at instants in
- * (t0_ns, t1_ns]: each describes the interval that ends at it, so a GAP or
- * RESET among them means part of (t0_ns, t1_ns] was filled in, not
- * measured.  When t0_ns is older than the history kept (samples were
+ * The OR of the flags (ENERGY_SAMPLE_*) of the samples whose intervals
+ * overlap (t0_ns, t1_ns]: those at instants in it, and the first after
+ * t1_ns unless a sample sits at t1_ns.  Each describes the interval that
+ * ends at it, so a GAP or RESET among them means part of (t0_ns, t1_ns]
+ * was filled in, not measured (a t1_ns inside a gap that a later reading
+ * closed was taken as measured: tests/unit/test_gpu_cursor.c).  When t0_ns is older than the history kept (samples were
  * dropped), the unknown part counts as ENERGY_SAMPLE_GAP.  0 when t0_ns >=
  * t1_ns or no sample.  A binary search, then one step per sample in range.
  */

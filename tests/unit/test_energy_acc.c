@@ -436,7 +436,8 @@ END_TEST
 
 /*
  * flags_between: a sample's flags belong to the interval ending at it, so
- * (t0, t1] holds the samples after t0 up to and including t1.
+ * (t0, t1] holds the samples after t0 up to and including t1, and the
+ * next one when t1 falls inside its interval.
  */
 START_TEST(test_flags_between)
 {
@@ -450,7 +451,11 @@ START_TEST(test_flags_between)
 	ck_assert_int_eq(energy_acc_add_power(acc, S(11), W(100)), 0);
 	/* nothing before the first sample was dropped: no flag for it */
 	ck_assert_uint_eq(energy_acc_flags_between(acc, 0, S(2)), 0);
-	ck_assert_uint_eq(energy_acc_flags_between(acc, S(2), S(9)), 0);
+	/* (2, 9] lies inside the gap the reading at 10 closed */
+	ck_assert_uint_eq(energy_acc_flags_between(acc, S(2), S(9)),
+			  ENERGY_SAMPLE_GAP);
+	ck_assert_uint_eq(energy_acc_flags_between(acc, S(1), S(2)), 0);
+	ck_assert_uint_eq(energy_acc_flags_between(acc, S(1), S(1.5)), 0);
 	ck_assert_uint_eq(energy_acc_flags_between(acc, S(2), S(10)),
 			  ENERGY_SAMPLE_GAP);
 	ck_assert_uint_eq(energy_acc_flags_between(acc, S(9.9), S(11)),
@@ -467,7 +472,11 @@ START_TEST(test_flags_between)
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(14), 10, &spec, -1),
 			 -ERANGE);
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(15), 20, &spec, -1), 0);
-	ck_assert_uint_eq(energy_acc_flags_between(acc, S(13), S(14.5)), 0);
+	/* the reading at 15 spans (13, 15]: the reset is in (13, 14.5] */
+	ck_assert_uint_eq(energy_acc_flags_between(acc, S(13), S(14.5)) &
+			  ENERGY_SAMPLE_RESET, ENERGY_SAMPLE_RESET);
+	ck_assert_uint_eq(energy_acc_flags_between(acc, S(12), S(13)) &
+			  (ENERGY_SAMPLE_RESET | ENERGY_SAMPLE_GAP), 0);
 	ck_assert_uint_eq(energy_acc_flags_between(acc, S(13), S(15)) &
 			  (ENERGY_SAMPLE_RESET | ENERGY_SAMPLE_GAP),
 			  ENERGY_SAMPLE_RESET | ENERGY_SAMPLE_GAP);

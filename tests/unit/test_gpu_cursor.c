@@ -213,6 +213,76 @@ START_TEST(test_cursor_between_samples)
 }
 END_TEST
 
+/* 100 W from 1 MJ on: the counter's raw mJ at t_s seconds. */
+static uint64_t _raw_at(double t_s)
+{
+	return 1000000 + (uint64_t) (t_s * 100000.0);
+}
+
+/*
+ * The GPU comes back between the meter's instant and the moment its
+ * interval is read: the return reading (at k + 0.5, over the gap) is
+ * already there when (k - 1, k] is read, and k lies inside the gap it
+ * closes.  That interval is filled in, not measured: out, and the run
+ * of out intervals goes on, so the fault is said once and its end once
+ * (test_gpu_share saw "GPU lost" and then "gap in its samples" 15 s later
+ * on the same GPU, its energy of (k - 1, k] taken from the gap's line).
+ */
+START_TEST(test_cursor_return_read_before_the_interval)
+{
+	const expect_t want[21] = {
+		[12] = { GPU_OUT_LOST, 1 },
+		[13] = { GPU_OUT_LOST, 2 },
+		[14] = { GPU_OUT_GAP, 3 },	/* 14 inside (10, 14.5] */
+		[15] = { GPU_OUT_GAP, 4 },	/* (14, 14.5] still is */
+		[16] = { GPU_IN, 4 },
+	};
+	unsigned said_out = 0, said_back = 0;
+	uint64_t sum = 0, e0, e1;
+	gpu_cursor_t c = { 0 };
+	gpu_t g;
+
+	_gpu_init(&g);
+	for (unsigned k = 1; k <= 20; k++) {
+		gpu_interval_t iv;
+
+		if (k <= 10)
+			_read_ok(&g, k, _raw_at(k));
+		else if (k == 11)
+			_read_failed(&g, -EAGAIN);
+		else if (k == 12)
+			_read_failed(&g, -ENODEV);
+		else if (k >= 14)	/* back: read half a second late */
+			_read_ok(&g, k + 0.5, _raw_at(k + 0.5));
+		gpu_cursor_interval(&c, &ops, &g, S(k - 1), S(k), STALE, &iv);
+		if (k > 1 && (want[k].why != GPU_IN || want[k].out_run))
+			ck_assert_msg(iv.why == want[k].why &&
+				      iv.out_run == want[k].out_run,
+				      "interval %u: %s after %u, want %s after %u",
+				      k, gpu_why_str(iv.why), iv.out_run,
+				      gpu_why_str(want[k].why),
+				      want[k].out_run);
+		else if (k > 1)
+			ck_assert_msg(iv.why == GPU_IN && !iv.out_run,
+				      "interval %u: %s after %u", k,
+				      gpu_why_str(iv.why), iv.out_run);
+		/* what se_energy_gpus.c says, as it decides it */
+		said_out += iv.why != GPU_IN && iv.why != GPU_OUT_STARTING &&
+			    iv.out_run == 1;
+		said_back += iv.why == GPU_IN && iv.out_run > 0;
+		sum += iv.energy_mj;
+	}
+	ck_assert_uint_eq(said_out, 1);
+	ck_assert_uint_eq(said_back, 1);
+	/* measured only: (1, 10] and (15, 20], nothing of the gap */
+	ck_assert_int_eq(energy_acc_energy_at(g.acc, S(15), &e0), 0);
+	ck_assert_int_eq(energy_acc_energy_at(g.acc, S(20), &e1), 0);
+	ck_assert_uint_eq(sum, (_raw_at(10) - _raw_at(1)) + (e1 - e0));
+	ck_assert_uint_eq(e1 - e0, 5 * 100000);
+	energy_acc_destroy(g.acc);
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("gpu_cursor");
@@ -220,6 +290,7 @@ static Suite *_suite(void)
 
 	tcase_add_test(tc, test_cursor_faults);
 	tcase_add_test(tc, test_cursor_between_samples);
+	tcase_add_test(tc, test_cursor_return_read_before_the_interval);
 	suite_add_tcase(s, tc);
 	return s;
 }
