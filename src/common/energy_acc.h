@@ -149,9 +149,10 @@ int energy_acc_energy_between(const energy_acc_t *acc, uint64_t t0_ns,
  * t1_ns unless a sample sits at t1_ns.  Each describes the interval that
  * ends at it, so a GAP or RESET among them means part of (t0_ns, t1_ns]
  * was filled in, not measured (a t1_ns inside a gap that a later reading
- * closed was taken as measured: tests/unit/test_gpu_cursor.c).  When t0_ns is older than the history kept (samples were
- * dropped), the unknown part counts as ENERGY_SAMPLE_GAP.  0 when t0_ns >=
- * t1_ns or no sample.  A binary search, then one step per sample in range.
+ * closed was taken as measured: tests/unit/test_gpu_cursor.c).  When
+ * t0_ns is older than the history kept (samples were dropped), the
+ * unknown part counts as ENERGY_SAMPLE_GAP.  0 when t0_ns >= t1_ns or no
+ * sample.  A binary search, then one step per sample in range.
  */
 uint32_t energy_acc_flags_between(const energy_acc_t *acc, uint64_t t0_ns,
 				  uint64_t t1_ns);
