@@ -92,6 +92,22 @@ typedef struct {
 	unsigned out_run;
 } expect_t;
 
+/* Interval k is as expected: want's, or in with no run (want left 0). */
+static void _check_interval(unsigned k, const gpu_interval_t *iv,
+			    const expect_t *want)
+{
+	if (want->why != GPU_IN || want->out_run)
+		ck_assert_msg(iv->why == want->why &&
+			      iv->out_run == want->out_run,
+			      "interval %u: %s after %u, want %s after %u", k,
+			      gpu_why_str(iv->why), iv->out_run,
+			      gpu_why_str(want->why), want->out_run);
+	else
+		ck_assert_msg(iv->why == GPU_IN && !iv->out_run,
+			      "interval %u: %s after %u", k,
+			      gpu_why_str(iv->why), iv->out_run);
+}
+
 /*
  * A run of 32 meter intervals (k - 1, k] s with the GPU read at each
  * whole second, and faults: reads failing at 11-13 (the GPU lost at 13),
@@ -139,17 +155,7 @@ START_TEST(test_cursor_faults)
 			_read_ok(&g, k, _raw(k));
 		/* 26-28: a read hangs, the state stays OK */
 		gpu_cursor_interval(&c, &ops, &g, S(k - 1), S(k), STALE, &iv);
-		if (want[k].why != GPU_IN || want[k].out_run)
-			ck_assert_msg(iv.why == want[k].why &&
-				      iv.out_run == want[k].out_run,
-				      "interval %u: %s after %u, want %s after %u",
-				      k, gpu_why_str(iv.why), iv.out_run,
-				      gpu_why_str(want[k].why),
-				      want[k].out_run);
-		else
-			ck_assert_msg(iv.why == GPU_IN && !iv.out_run,
-				      "interval %u: %s", k,
-				      gpu_why_str(iv.why));
+		_check_interval(k, &iv, &want[k]);
 		if (iv.why != GPU_IN)
 			ck_assert_uint_eq(iv.energy_mj, 0);
 		/* while reads fail or hang short of out, the GPU is read up
@@ -255,17 +261,8 @@ START_TEST(test_cursor_return_read_before_the_interval)
 		else if (k >= 14)	/* back: read half a second late */
 			_read_ok(&g, k + 0.5, _raw_at(k + 0.5));
 		gpu_cursor_interval(&c, &ops, &g, S(k - 1), S(k), STALE, &iv);
-		if (k > 1 && (want[k].why != GPU_IN || want[k].out_run))
-			ck_assert_msg(iv.why == want[k].why &&
-				      iv.out_run == want[k].out_run,
-				      "interval %u: %s after %u, want %s after %u",
-				      k, gpu_why_str(iv.why), iv.out_run,
-				      gpu_why_str(want[k].why),
-				      want[k].out_run);
-		else if (k > 1)
-			ck_assert_msg(iv.why == GPU_IN && !iv.out_run,
-				      "interval %u: %s after %u", k,
-				      gpu_why_str(iv.why), iv.out_run);
+		if (k > 1)	/* (0, 1] has no sample before it */
+			_check_interval(k, &iv, &want[k]);
 		/* what se_energy_gpus.c says, as it decides it */
 		said_out += iv.why != GPU_IN && iv.why != GPU_OUT_STARTING &&
 			    iv.out_run == 1;
