@@ -2,7 +2,10 @@
  * eq_fixture.h - a node's energy query server over the sampler of a meter
  * that reads a constant EQF_POWER_MW (defined by the test before including
  * this), with a period so long that no tick falls in a test: reads happen
- * only when a test asks.  Shared by the server's tests
+ * only when a test asks.  The sampler's ticks are multiples of its period
+ * on the monotonic clock (time since boot), so "long" means longer than
+ * any uptime: with 100 s a tick fell inside a test once in a while (CI of
+ * stop 39, ASan: a second read in test_known_query_kicks_no_reading).  Shared by the server's tests
  * (test_energy_query.c) and the se-energy-query tool's
  * (test_energy_query_tool.c).
  */
@@ -23,6 +26,9 @@
 #ifndef EQF_POWER_MW
 #error "define EQF_POWER_MW (the fake meter's constant power) first"
 #endif
+
+/* 10^9 s (31 years): no machine's uptime reaches the first tick. */
+#define EQF_PERIOD_NS	(1000000000ULL * SE_NS_PER_SEC)
 
 static int eqf_reads_count;	/* atomic builtins */
 
@@ -68,7 +74,7 @@ static inline void eqf_wait_reads(int n)
 static inline void eqf_up(fixture_t *f, const char *dir_template)
 {
 	sampler_config_t cfg = {
-		.period_ns = 100 * SE_NS_PER_SEC,	/* no tick in a test */
+		.period_ns = EQF_PERIOD_NS,	/* no tick in a test */
 		.deadline_ns = 200 * SE_NS_PER_MS,
 		.acc = { .history = 64 },
 		.label = "test",

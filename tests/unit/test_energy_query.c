@@ -62,7 +62,7 @@ START_TEST(test_round_trip_complete_after_kick)
 	ck_assert(a.complete0);
 	ck_assert(!a.complete1);
 	ck_assert(a.kicked);
-	ck_assert_uint_eq(a.period_ns, 100 * SEC);
+	ck_assert_uint_eq(a.period_ns, EQF_PERIOD_NS);
 	ck_assert_uint_eq(a.deadline_ns, 200 * MS);
 	ck_assert_uint_ne(a.generation, 0);
 
@@ -710,7 +710,7 @@ START_TEST(test_v3_request_answered_in_v3_layout)
 	ck_assert_uint_eq(rep.e0_mj, rep.e1_mj);
 	ck_assert_uint_eq(rep.last_sample_ns, sst.last_sample_ns);
 	ck_assert_uint_ne(rep.generation, 0);
-	ck_assert_uint_eq(rep.period_ns, 100 * SEC);
+	ck_assert_uint_eq(rep.period_ns, EQF_PERIOD_NS);
 	ck_assert_uint_eq(rep.deadline_ns, 200 * MS);
 	ck_assert_uint_eq(rep.share_mj, 5000);
 	ck_assert_uint_eq(rep.share_last_ns, sst.last_sample_ns);
