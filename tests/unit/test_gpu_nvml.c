@@ -1250,6 +1250,79 @@ START_TEST(test_energy_at)
 }
 END_TEST
 
+/*
+ * The split's round (gpu_energy_await): the GPUs read on their own ticks,
+ * so at the meter's instant their newest samples may be older.  Waited
+ * for, each is kicked and read, and its interval ends at the instant
+ * itself, not at its previous sample (which would give an empty interval
+ * here, and a longer one next, cut to the meter's).  A hung read holds the
+ * wait no longer than its bound.
+ */
+START_TEST(test_await_round)
+{
+	char err[256] = "";
+	gpu_energy_figure_t f;
+	gpu_interval_t iv;
+	gpu_energy_t *ge;
+	uint64_t t0, t1, start, took;
+
+	/* no tick in the test: only the first reads and the kicks */
+	ge = gpu_energy_start(FAKE_NVML_LIB, 1000 * SE_NS_PER_SEC, err,
+			      sizeof(err));
+	ck_assert_msg(ge != NULL, "%s", err);
+	for (unsigned i = 0; i < 2; i++)
+		_figure_after(ge, i, 0, &f);
+	t0 = se_mono_ns();
+	for (unsigned i = 0; i < 2; i++)	/* based at the first read */
+		ck_assert_int_eq(gpu_energy_interval(ge, i, 0, t0, &iv), 0);
+	usleep(300 * 1000);
+	t1 = se_mono_ns();
+	ck_assert_uint_eq(gpu_energy_await(ge, t1, 0, 500 * MS), 0);
+	for (unsigned i = 0; i < 2; i++) {
+		ck_assert_int_eq(gpu_energy_interval(ge, i, t0, t1, &iv), 0);
+		ck_assert_int_eq(iv.why, GPU_IN);
+		/* the trace's power (50 to 300 W) over at least 0.3 s */
+		ck_assert_uint_ge(iv.energy_mj, 15000);
+		ck_assert_uint_le(iv.energy_mj, 300000);
+	}
+	/* without the wait: the interval ends at the GPU's newest sample,
+	 * the kicked one just after t1, so 0.2 s are missing from it */
+	usleep(200 * 1000);
+	t0 = t1;
+	t1 = se_mono_ns();
+	for (unsigned i = 0; i < 2; i++) {
+		ck_assert_int_eq(gpu_energy_interval(ge, i, t0, t1, &iv), 0);
+		ck_assert_int_eq(iv.why, GPU_IN);
+		ck_assert_uint_lt(iv.energy_mj, 3000);	/* < 10 ms of it */
+	}
+	/* NVML 1 is GPU 0: its reads hang 0.6 s; GPU 1 answers */
+	_control("* hang 1 0.6\n");
+	t1 = se_mono_ns();
+	start = se_mono_ns();
+	ck_assert_uint_eq(gpu_energy_await(ge, t1, 0, 100 * MS), 1);
+	took = se_mono_ns() - start;
+	ck_assert_uint_ge(took, 100 * MS);
+	ck_assert_uint_lt(took, 400 * MS);
+	/* a GPU read within the skew is not waited for */
+	ck_assert_uint_eq(gpu_energy_await(ge, se_mono_ns(),
+					   1000 * SE_NS_PER_SEC, 100 * MS), 0);
+	_control("");
+	gpu_energy_stop(ge);
+
+	/* at 100 ms, a GPU whose read hangs past its next tick is not waited
+	 * for (the cursor judges it stale), the other one is */
+	ge = gpu_energy_start(FAKE_NVML_LIB, 100 * MS, err, sizeof(err));
+	ck_assert_msg(ge != NULL, "%s", err);
+	for (unsigned i = 0; i < 2; i++)
+		_figure_after(ge, i, 0, &f);
+	_control("* hang 1 0.8\n");	/* its 150 ms: read since, hung */
+	usleep(250 * 1000);
+	ck_assert_uint_eq(gpu_energy_await(ge, se_mono_ns(), 0, 300 * MS), 0);
+	_control("");
+	gpu_energy_stop(ge);
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("gpu_nvml");
@@ -1278,6 +1351,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_async_tries_counted);
 	tcase_add_test(tc, test_async_driver_late);
 	tcase_add_test(tc, test_interval_lost_gpu);
+	tcase_add_test(tc, test_await_round);
 	suite_add_tcase(s, tc);
 	return s;
 }

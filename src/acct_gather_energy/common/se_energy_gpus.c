@@ -37,6 +37,10 @@
 
 /* Most GPUs read: a split's mask holds 64 (gpu_energy: 64 too). */
 #define GPUS_MAX	ATTRIB_MAX_GPUS
+/* Before a split, a GPU read more than ROUND_SKEW before the meter is
+ * waited for (kicked), at most a quarter of the GPUs' period: a thread
+ * that late is more than a busy node's scheduling (gpu_energy_await). */
+#define ROUND_SKEW_NS	(5 * SE_NS_PER_MS)
 
 /* The keys, in every process (se_state_lock) */
 static int gpus_kind = GPU_METER_NONE;
@@ -202,6 +206,9 @@ size_t se_gpus_interval(uint64_t t1_ns, attrib_gpu_energy_t *g)
 
 	if (n > GPUS_MAX)
 		n = GPUS_MAX;
+	if (n)
+		(void) gpu_energy_await(ge, t1_ns, ROUND_SKEW_NS,
+					gpus.period_ns / 4);
 	for (unsigned i = 0; i < n; i++)
 		_gpu_read(ge, i, t1_ns, &g[i]);
 	gpus.n = n;
@@ -224,13 +231,17 @@ void se_gpus_split_done(uint64_t t1_ns, int rc, const attrib_totals_t *before,
 	gpus.t0_ns = t1_ns;
 	if (rc != ATTRIB_GPUS_CUT || said_cut || !before || !after)
 		return;
+	/* A cut in an interval of milliseconds (a kicked read just after a
+	 * tick, the GPUs read up to ROUND_SKEW_NS before the meter) is the
+	 * two reads' timing, worth a few joules: counted, not said. */
+	if (!t0_ns || t1_ns - t0_ns < gpus.period_ns / 2)
+		return;
 	said_cut = true;
 	/* Slurm 22.05 has no warning(): error() is the level above info */
 	error("%s: EnergyGPU=nvml: the GPUs' energy (%"PRIu64" mJ, x%.3f) exceeded the node's (%"PRIu64" mJ) over a %.1f s interval: cut to the node's. Said once; the totals file counts every cut (gpu_clipped_mj, gpu_clipped_intervals): EnergyGPUFactor too high, or a meter lagging the GPUs?",
 	      plugin_type, _gpus_read_mj(after) - _gpus_read_mj(before),
 	      gpus.factor, after->measured_mj - before->measured_mj,
-	      t0_ns && t1_ns > t0_ns ?
-	      (double) (t1_ns - t0_ns) / SE_NS_PER_SEC : 0.0);
+	      (double) (t1_ns - t0_ns) / SE_NS_PER_SEC);
 }
 
 /* A GPU's state in the totals file, one word. */

@@ -175,7 +175,9 @@ gpu_energy_t *se_gpus_get(void);
  * The meter's sampler thread, se_scan_lock held: every GPU's reading over
  * (the previous call's t1, t1_ns] into g (room for ATTRIB_MAX_GPUS), one
  * entry per GPU (valid false: not read, it stays in the CPU split); a
- * fault said once, its end too.  Returns the number of GPUs (0: none).
+ * fault said once, its end too.  A GPU whose read of the meter's round is
+ * not in yet is waited for, briefly (gpu_energy_await).  Returns the
+ * number of GPUs (0: none).
  */
 size_t se_gpus_interval(uint64_t t1_ns, attrib_gpu_energy_t *g);
 

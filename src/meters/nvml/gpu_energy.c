@@ -29,6 +29,8 @@
 /* NVML not ready at start: tried again this often, doubling up to max. */
 #define RETRY_FIRST_NS		(5 * SE_NS_PER_SEC)
 #define RETRY_MAX_NS		(300 * SE_NS_PER_SEC)
+/* gpu_energy_await's pace: a read takes about a millisecond */
+#define AWAIT_POLL_NS		(SE_NS_PER_MS / 2)
 
 /*
  * GPU i's figure: origin_mj + the sampler's energy.  The origin is set at
@@ -386,6 +388,45 @@ static const gpu_source_ops_t sampler_source = {
 	.energy_at = _source_energy_at,
 	.flags_between = _source_flags,
 };
+
+/*
+ * Is GPU i's read of t_ns's round still to come: its sampler reading, its
+ * newest sample older than t_ns - skew, but not by more than one and a
+ * half periods (one that missed its tick hangs: the cursor judges it,
+ * waiting would only slow every split while it hangs)?
+ */
+static bool _behind(gpu_energy_t *ge, unsigned i, uint64_t t_ns,
+		    uint64_t skew_ns)
+{
+	sampler_status_t st;
+
+	sampler_status(ge->samplers[i], &st);
+	return st.state == SAMPLER_OK && st.last_sample_ns + skew_ns < t_ns &&
+	       t_ns - st.last_sample_ns <= ge->period_ns + ge->period_ns / 2;
+}
+
+unsigned gpu_energy_await(gpu_energy_t *ge, uint64_t t_ns, uint64_t skew_ns,
+			  uint64_t max_wait_ns)
+{
+	uint64_t limit = se_mono_ns() + max_wait_ns;
+	bool first = true;
+
+	for (;;) {
+		unsigned behind = 0;
+
+		for (unsigned i = 0; ge && i < ge->count; i++) {
+			if (!_behind(ge, i, t_ns, skew_ns))
+				continue;
+			behind++;
+			if (first)
+				sampler_kick(ge->samplers[i]);
+		}
+		first = false;
+		if (!behind || se_mono_ns() >= limit)
+			return behind;
+		se_sleep_ns(AWAIT_POLL_NS);
+	}
+}
 
 int gpu_energy_interval(gpu_energy_t *ge, unsigned i, uint64_t t0_ns,
 			uint64_t t1_ns, gpu_interval_t *out)

@@ -115,6 +115,21 @@ unsigned gpu_energy_async_tries(gpu_energy_async_t *a);
 void gpu_energy_async_stop(gpu_energy_async_t *a);
 
 /*
+ * Before the split of the node meter's interval ending at t_ns: wait, at
+ * most max_wait_ns, until every GPU whose sampler reads (not starting, not
+ * failing, not a whole tick late) has a sample no older than t_ns -
+ * skew_ns, kicking once those behind.  The GPUs read on the meter's ticks
+ * and kicks in threads of their own, so a GPU's read of the same round may
+ * land just after the meter's: read then, its interval would end at its
+ * previous sample, and the next one would span more than the meter's,
+ * whose energy a short interval can be cut to (the cut is lost to the CPU
+ * split).  Returns how many GPUs are still behind (a hung read: the
+ * interval takes what is there, as without the wait).
+ */
+unsigned gpu_energy_await(gpu_energy_t *ge, uint64_t t_ns, uint64_t skew_ns,
+			  uint64_t max_wait_ns);
+
+/*
  * GPU i's part of the node meter's interval (t0_ns, t1_ns], on GPU i's
  * own cursor (gpu_cursor_interval; stale past its period plus its read
  * deadline).  One caller at a time (slurmd's meter sampler thread).
