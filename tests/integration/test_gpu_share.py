@@ -22,9 +22,11 @@ one node-mode restart:
   heavy GPU column, B runs one core at 100 % with its GPU idle; each job's
   sacct energy within SHARE_TOL of its truth, and the jobs + what slurmd
   left unattributed within SUM_TOL of the meter on every node (slurmd's
-  own identity, charged + unattributed = measured, to the mJ).  The CPU
-  split alone (what the node meter gave before #31) would charge A about a
-  tenth of the GPU energy it caused;
+  own identity, charged + unattributed = measured, to the mJ), and node1's
+  GPUs never cut to its meter beyond CUT_MAX_J (a GPU reading late for the
+  split once lost its energy to B that way).  The CPU split alone (what
+  the node meter gave before #31) would charge A about a tenth of the GPU
+  energy it caused;
 - faults, each mid-job: node2's GPU 1 lost for 8 s (job C holds both
   GPUs), node3's NVML not loaded when slurmd started (then loaded) and its
   GPU 0's counter reset (job D): the jobs complete within SHARE_TOL of
