@@ -5,9 +5,9 @@
  * only when a test asks.  The sampler's ticks are multiples of its period
  * on the monotonic clock (time since boot), so "long" means longer than
  * any uptime: with 100 s a tick fell inside a test once in a while (CI of
- * stop 39, ASan: a second read in test_known_query_kicks_no_reading).  Shared by the server's tests
- * (test_energy_query.c) and the se-energy-query tool's
- * (test_energy_query_tool.c).
+ * stop 39, ASan: a second read in test_known_query_kicks_no_reading).
+ * Shared by the server's tests (test_energy_query.c) and the
+ * se-energy-query tool's (test_energy_query_tool.c).
  */
 #ifndef SE_TEST_EQ_FIXTURE_H
 #define SE_TEST_EQ_FIXTURE_H

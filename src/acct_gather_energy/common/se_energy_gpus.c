@@ -206,9 +206,7 @@ size_t se_gpus_interval(uint64_t t1_ns, attrib_gpu_energy_t *g)
 
 	if (n > GPUS_MAX)
 		n = GPUS_MAX;
-	if (n)
-		(void) gpu_energy_await(ge, t1_ns, ROUND_SKEW_NS,
-					gpus.period_ns / 4);
+	(void) gpu_energy_await(ge, t1_ns, ROUND_SKEW_NS, gpus.period_ns / 4);
 	for (unsigned i = 0; i < n; i++)
 		_gpu_read(ge, i, t1_ns, &g[i]);
 	gpus.n = n;

@@ -124,7 +124,8 @@ void gpu_energy_async_stop(gpu_energy_async_t *a);
  * previous sample, and the next one would span more than the meter's,
  * whose energy a short interval can be cut to (the cut is lost to the CPU
  * split).  Returns how many GPUs are still behind (a hung read: the
- * interval takes what is there, as without the wait).
+ * interval takes what is there, as without the wait); ge may be NULL (0,
+ * at once).
  */
 unsigned gpu_energy_await(gpu_energy_t *ge, uint64_t t_ns, uint64_t skew_ns,
 			  uint64_t max_wait_ns);
