@@ -39,21 +39,33 @@ else
 fi
 
 say "configure"
+# The checkout, or a copy of it when it is configured in-tree (the README's
+# production build): contribs/lib/source-tree.sh.
+. "$top/contribs/lib/source-tree.sh"
+src=$(se_source_tree "$top" "$build")
 # Only when an autotools input is newer than configure: a forced autoreconf
 # would make every build dir of the checkout (the host's, each release's)
 # configure and compile again, and other builds may be reading it.
-if [ ! -x "$top/configure" ] || [ ! -f "$top/Makefile.in" ] ||
-	[ -n "$(cd "$top" && find . -path './_build*' -prune -o \( -name configure.ac \
+if [ ! -x "$src/configure" ] || [ ! -f "$src/Makefile.in" ] ||
+	[ -n "$(cd "$src" && find . -path './_build*' -prune -o \( -name configure.ac \
 		-o -name Makefile.am -o -name Makefile.inc -o -name '*.m4' \) \
 		-newer configure -print 2>/dev/null)" ]; then
-	(cd "$top" && autoreconf -fi >/dev/null 2>&1) || (cd "$top" && autoreconf -fi)
+	(cd "$src" && autoreconf -fi >/dev/null 2>&1) || (cd "$src" && autoreconf -fi)
+fi
+# A build dir configured from another tree (the checkout before it was
+# configured in-tree, or its copy after a make distclean) starts afresh
+# (a build dir without the stamp predates it: the checkout's).
+if [ -f "$build/obj/config.status" ] &&
+	[ "$(cat "$build/obj/.se-source-tree" 2>/dev/null || echo "$top")" != "$src" ]; then
+	rm -rf "$build/obj"
 fi
 mkdir -p "$build/obj"
 cd "$build/obj"
-if [ ! -f Makefile ] || [ "$top/configure" -nt config.status ]; then
+if [ ! -f Makefile ] || [ "$src/configure" -nt config.status ]; then
 	# shellcheck disable=SC2086 # $with_slurm: empty or one word
-	"$top/configure" -q --with-slurm-src="$slurm_src" $with_slurm \
+	"$src/configure" -q --with-slurm-src="$slurm_src" $with_slurm \
 		--prefix="$build/stage" --enable-werror --enable-all >&2
+	echo "$src" >.se-source-tree
 fi
 
 say "make"

@@ -207,12 +207,17 @@ if [ -z "${SE_SLURM_RELEASE:-}" ] && [ "${SE_SKIP_ASAN:-0}" != 1 ]; then
 	t0=$(date +%s)
 	san="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 	slurm_src=$("$top/contribs/get-slurm-source.sh" "$build/slurm-src")
+	# the tree obj/ was configured from (the checkout, or its copy)
+	. "$top/contribs/lib/source-tree.sh"
+	src=$(se_source_tree "$top" "$build")
+	[ "$(cat "$build/asan/.se-source-tree" 2>/dev/null || echo "$top")" = "$src" ] ||
+		rm -rf "$build/asan"
 	mkdir -p "$build/asan"
 	cd "$build/asan"
-	if { [ -f Makefile ] && [ ! "$top/configure" -nt config.status ]; } ||
-		"$top/configure" -q --with-slurm-src="$slurm_src" \
+	if { [ -f Makefile ] && [ ! "$src/configure" -nt config.status ]; } ||
+		{ echo "$src" >.se-source-tree && "$src/configure" -q --with-slurm-src="$slurm_src" \
 			--prefix="$build/asan/stage" CFLAGS="$san" \
-			LDFLAGS="-fsanitize=address,undefined" >configure.log 2>&1; then
+			LDFLAGS="-fsanitize=address,undefined" >configure.log 2>&1; }; then
 		make -s -j"$(nproc)" check >check.log 2>&1 && asan_ok=1 || asan_ok=0
 		pass=$(find . -name '*.trs' -exec grep -l '^:test-result: PASS' {} + | wc -l)
 		fail=$(find . -name '*.trs' -exec grep -l '^:test-result: \(FAIL\|ERROR\)' {} + | wc -l)
