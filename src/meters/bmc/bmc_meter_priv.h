@@ -1,5 +1,6 @@
 /*
- * bmc_meter_priv.h - shared by bmc_meter.c and its two methods.
+ * bmc_meter_priv.h - shared by bmc_meter.c, its two methods and the helpers
+ * below them (bmc_meter_util.c).
  */
 #ifndef SE_BMC_METER_PRIV_H
 #define SE_BMC_METER_PRIV_H
@@ -61,7 +62,7 @@ int bmc_sensors_read(struct bmc_meter *m, meter_reading_t *out,
 		     uint64_t deadline_ns, char *msg, size_t msg_len);
 void bmc_sensors_close(struct bmc_meter *m);
 
-/* helpers (bmc_meter.c) */
+/* helpers (bmc_meter_util.c) */
 
 /* Milliseconds left until deadline_ns, within [10, EnergyBMCTimeout]. */
 unsigned bmc_timeout_ms(const struct bmc_meter *m, uint64_t deadline_ns);
