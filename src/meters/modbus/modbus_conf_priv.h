@@ -1,8 +1,8 @@
 /*
- * modbus_conf_priv.h - what the three files of the Modbus configuration
- * share: its keys (modbus_conf.c), its map file (modbus_map.c) and a node's
- * channel (modbus_resolve.c).  Not for other callers: modbus_conf.h is the
- * API.
+ * modbus_conf_priv.h - what the files of the Modbus configuration share:
+ * its keys (modbus_keys.c; modbus_conf.c ties them together), its map file
+ * (modbus_map.c) and a node's channel (modbus_resolve.c).  Not for other
+ * callers: modbus_conf.h is the API.
  */
 #ifndef SE_MODBUS_CONF_PRIV_H
 #define SE_MODBUS_CONF_PRIV_H
@@ -26,7 +26,8 @@ enum {
  * its row (SE_KEY_LIKE). */
 extern const se_conf_key_t modbus_conf_keys[K_COUNT];
 
-/* A device template: syntax checked with a placeholder node name.  0 or
+/* (modbus_keys.c, as the three below and modbus_check_wrap.)
+ * A device template: syntax checked with a placeholder node name.  0 or
  * -EINVAL, "FILE[:LINE]: KEY=VALUE: why". */
 int modbus_check_device(const conf_where_t *w, const char *v, char *err,
 			size_t len);
