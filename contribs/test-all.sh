@@ -348,13 +348,17 @@ if [ -z "${SE_SLURM_RELEASE:-}" ]; then
 	fi
 fi
 
-say "pymodbus (an independent Modbus server for the tests) in a venv"
+say "pymodbus, redfish-service-validator, sushy-tools (independent peers for the tests) in a venv"
 venv="$build/venv"
-if ! "$venv/bin/python" -c 'import pymodbus' 2>/dev/null; then
+# pinned: tests/integration/test_redfish_sim.py drives the validator's library
+# (contribs/redfish-sim/validate_uris.py) and compares with sushy-static
+if ! "$venv/bin/python" -c 'import pymodbus, redfish_service_validator, sushy_tools' 2>/dev/null; then
 	/usr/bin/python3 -m venv --system-site-packages "$venv"
-	"$venv/bin/pip" install -q --disable-pip-version-check "pymodbus==3.16.1"
+	"$venv/bin/pip" install -q --disable-pip-version-check "pymodbus==3.16.1" \
+		"redfish-service-validator==3.1.8" "sushy-tools==2.2.0"
 fi
 export SE_PYMODBUS_PYTHON="$venv/bin/python"
+export SE_REDFISH_PYTHON="$venv/bin/python"
 
 if [ "${SE_SKIP_INTEGRATION:-0}" != 1 ]; then
 say "integration tests (pytest on the test cluster${SE_SLURM_RELEASE:+, Slurm $SE_SLURM_RELEASE})"
