@@ -414,11 +414,17 @@ class Faults:
         self.stamp = None
         self.lines = []     # [(keyword, args, path prefix)]
         self.lock = threading.Lock()
-        self.changed = threading.Event()
+        self.check_lock = threading.Lock()
 
     def check(self):
+        """Reload the file if it changed.  One thread at a time: the watcher
+        and every request call this, and a reset or reboot must act once."""
         if not self.path:
             return
+        with self.check_lock:
+            self._check()
+
+    def _check(self):
         try:
             st = os.stat(self.path)
             stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
