@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 """test_doc_links.py [FILE.md...] - every relative link of these Markdown
-files (default: README.md, doc/HACKING.md and BENCHMARKS.md: make check) resolves to a file or folder
+files (default: README.md, doc/HACKING.md, BENCHMARKS.md and
+doc/bench-history/*.md: make check) resolves to a file or folder
 of the repository, and every #anchor to a heading of its target (GitHub's
 slugs).  Links inside fenced blocks or code spans and absolute URLs are
 not checked.  Exit 1 on a broken link."""
+import glob
 import os
 import re
 import sys
@@ -82,4 +84,6 @@ def main(files):
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:] or [os.path.join(TOP, "README.md"),
                                    os.path.join(TOP, "doc", "HACKING.md"),
-                                   os.path.join(TOP, "BENCHMARKS.md")]))
+                                   os.path.join(TOP, "BENCHMARKS.md")]
+                  + sorted(glob.glob(os.path.join(TOP, "doc", "bench-history",
+                                                  "*.md")))))
