@@ -35,7 +35,7 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-PROFILES = ("all", "joules", "kwh", "power", "legacy")
+PROFILES = ("all", "joules", "kwh", "wh", "power", "legacy", "none")
 KWH = 3.6e6
 # The reset time a counter in service reports until the first reset here.
 IN_SERVICE_SINCE = "2024-01-01T00:00:00+00:00"
@@ -147,6 +147,13 @@ class Readings:
                         lifetime_j=c.lifetime_offset_j + c.share * base,
                         reset_time=c.reset_time, time=tick)
 
+    def jump_all(self, joules):
+        """Every counter's reading jumps by its share of *joules* (negative:
+        back), with no reset said: a faulty counter."""
+        with self.lock:
+            for c in self.counters.values():
+                c.offset_j += c.share * joules
+
     def reset_all(self, wall=None):
         """Every counter back to 0 at the last tick (the reset is seen by
         the sensors when they sample: the reading at that tick is 0)."""
@@ -228,13 +235,18 @@ class Live:
 
 
 def _energy_fields(kind, r, lifetime=True):
-    if kind == "kwh":   # 1 Wh resolution: a counter steps once a Wh is in
-        fields = {"Reading": math.floor(r["joules"] / 3600.0) / 1000.0}
-        if lifetime:
-            fields["LifetimeReading"] = \
-                math.floor(r["lifetime_j"] / 3600.0) / 1000.0
-    else:
-        fields = {"Reading": math.floor(r["joules"])}
+    """Floored, as a counter steps once a whole unit is in: kWh to 1 Wh,
+    Wh and joules to whole units."""
+    unit_j, scale = {"kwh": (3600.0, 1000), "wh": (3600.0, 1),
+                     "joules": (1.0, 1)}[kind]
+
+    def units(joules):
+        n = math.floor(joules / unit_j)
+        return n if scale == 1 else n / scale
+
+    fields = {"Reading": units(r["joules"])}
+    if lifetime:
+        fields["LifetimeReading"] = units(r["lifetime_j"])
     fields["SensorResetTime"] = (iso(r["reset_time"]) if r["reset_time"]
                                  else IN_SERVICE_SINCE)
     return fields
@@ -249,7 +261,8 @@ def live_fields(live, r, interval):
     else:
         # LifetimeReading and SensorResetTime are in the EnergykWh excerpt
         # only; an EnergyJoules excerpt has Reading (Sensor_v1.xml)
-        fields = _energy_fields(live.kind, r, lifetime=live.kind == "kwh")
+        fields = _energy_fields(live.kind, r,
+                                lifetime=live.kind == "kwh" or live.sensor)
         if not live.sensor and live.kind == "joules":
             del fields["SensorResetTime"]
     if live.sensor:
@@ -344,10 +357,19 @@ def build_bmc(tree, profile, shares):
         env["EnergyJoules"] = {"DataSourceUri": uri}
         bind(ch + "/EnvironmentMetrics", Live("EnergyJoules", "joules", "node"))
         bind(uri, Live("", "joules", "node", sensor=True))
-    if profile == "legacy":
+    if profile in ("all", "wh"):        # a Sensor only: no excerpt has Wh
+        uri = sens + "/TotalEnergyWh"
+        add_member(tree, sens, uri, sensor_like(
+            total_e, uri, "TotalEnergyWh", "Total Energy (Wh)",
+            "EnergyWh", "W.h"))
+        bind(uri, Live("", "wh", "node", sensor=True))
+    if profile in ("legacy", "none"):
         chassis = tree[ch]
-        for key in ("EnvironmentMetrics", "PowerSubsystem", "Sensors"):
+        gone = ("EnvironmentMetrics", "PowerSubsystem", "Sensors") + (
+            ("Power",) if profile == "none" else ())
+        for key in gone:
             chassis.pop(key, None)
+            chassis.pop(key + "@Redfish.Deprecated", None)
             drop(tree, ch + "/" + key)
     return lives, counters
 
@@ -407,7 +429,7 @@ class Faults:
 
     LASTING = {"latency": 1, "freeze": 0, "http": 1, "truncate": (0, 1),
                "notjson": 0, "watts": 1, "drop": 0}
-    ACTIONS = {"reset": 0, "reboot": (0, 2)}
+    ACTIONS = {"reset": 0, "reboot": (0, 2), "jump": 1}
 
     def __init__(self, path, on_action):
         self.path, self.on_action = path, on_action
@@ -515,6 +537,9 @@ class Service:
         if key == "reset":
             tick = self.readings.reset_all()
             log("counters reset at %s" % iso(tick))
+        elif key == "jump":
+            self.readings.jump_all(float(args[0]))
+            log("counters jump by %s J (times each one's share)" % args[0])
         elif key == "reboot":
             down = float(args[0]) if args else 0.0
             keep = (args[1] if len(args) > 1 else "keep") != "zero"

@@ -25,6 +25,7 @@ import argparse
 import json
 import logging
 import os
+import shutil
 import sys
 import tempfile
 
@@ -38,14 +39,25 @@ def main():
                    choices=("Session", "Basic", "None"))
     p.add_argument("--schema-dir", required=True)
     p.add_argument("--timeout", type=int, default=10)
+    p.add_argument("--log-dir", help="keep the validator's debug log here "
+                   "(default: a temporary folder, removed at the end)")
     p.add_argument("uris", nargs="+")
     args = p.parse_args()
 
+    logdir = args.log_dir or tempfile.mkdtemp(prefix="rf-validate-")
+    try:
+        return validate(args, logdir)
+    finally:
+        if not args.log_dir:
+            shutil.rmtree(logdir, ignore_errors=True)
+
+
+def validate(args, logdir):
     import redfish
     from redfish_service_validator import logger, metadata
     from redfish_service_validator.system_under_test import SystemUnderTest
 
-    logdir = tempfile.mkdtemp(prefix="rf-validate-")
+    os.makedirs(logdir, exist_ok=True)
     logger.logger = redfish.redfish_logger(
         os.path.join(logdir, "validator.log"),
         "%(asctime)s - %(levelname)s - %(message)s", logging.INFO)

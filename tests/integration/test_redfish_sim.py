@@ -200,8 +200,10 @@ def test_readings_refresh_once_per_interval(client, bmc):
 @pytest.mark.parametrize("profile,present,absent", [
     ("joules", ["EnergyJoules", "PowerWatts"], ["EnergykWh"]),
     ("kwh", ["EnergykWh", "PowerWatts"], ["EnergyJoules"]),
+    ("wh", ["PowerWatts"], ["EnergykWh", "EnergyJoules"]),
     ("power", ["PowerWatts"], ["EnergykWh", "EnergyJoules"]),
     ("legacy", [], []),
+    ("none", [], []),
 ])
 def test_profiles(trace_file, epoch, truth, profile, present, absent):
     """Each profile has its sources and none of the others: a missing
@@ -210,17 +212,23 @@ def test_profiles(trace_file, epoch, truth, profile, present, absent):
     try:
         c = rr.Client(sim.url)
         c.basic = (sim.user, sim.password)
-        legacy = c.read(C + "/Power")["PowerControl"][0]
-        assert legacy["PowerConsumedWatts"] >= 1000
+        if profile == "none":
+            assert c.get(C + "/Power").status == 404
+        else:
+            legacy = c.read(C + "/Power")["PowerControl"][0]
+            assert legacy["PowerConsumedWatts"] >= 1000
+        modern = profile not in ("legacy", "none")
         sensors = {C + "/Sensors/TotalEnergy": "EnergykWh" in present,
                    C + "/Sensors/TotalEnergyJoules": "EnergyJoules" in present,
-                   C + "/Sensors/TotalPower": profile != "legacy"}
+                   C + "/Sensors/TotalEnergyWh": profile == "wh",
+                   C + "/Sensors/TotalPower": modern}
         for uri, there in sensors.items():
             assert c.get(uri).status == (200 if there else 404), uri
-        if profile == "legacy":
+        if not modern:
             assert c.get(C + "/EnvironmentMetrics").status == 404
             assert c.get(C + "/PowerSubsystem").status == 404
             assert "EnvironmentMetrics" not in c.read(C)
+            assert ("Power" in c.read(C)) == (profile == "legacy")
             return
         env = c.read(C + "/EnvironmentMetrics")
         assert [k for k in present if k not in env] == []
@@ -232,6 +240,11 @@ def test_profiles(trace_file, epoch, truth, profile, present, absent):
             assert round(r, 3) == r and r * 1000 == math.floor(r * 1000)
         if profile == "joules":
             assert isinstance(env["EnergyJoules"]["Reading"], int)
+        if profile == "wh":     # whole Wh, as the kWh counter's floor
+            wh = c.read(C + "/Sensors/TotalEnergyWh")
+            assert wh["ReadingUnits"] == "W.h"
+            assert isinstance(wh["Reading"], int)
+            assert wh["Reading"] >= START_KWH * 1000
     finally:
         sim.stop()
 
@@ -262,6 +275,20 @@ def test_counter_reset(client, bmc, truth, epoch):
         assert got[u]["LifetimeReading"] > START_KWH
         before = got[u]
         bmc.fault("")
+
+
+def test_counter_jumps_without_a_reset(client, bmc, truth, epoch):
+    """`jump J`: the counters move by J (back when negative) and say no
+    reset: a faulty counter, which a client must refuse to count."""
+    u = C + "/Sensors/TotalEnergyJoules"
+    a, ta = consistent(client, [u], epoch, bmc.interval)
+    bmc.fault("jump -5000")
+    b, tb = consistent(client, [u], epoch, bmc.interval)
+    bmc.fault("")
+    true_j = truth.joules("n1", ta - epoch, tb - epoch)
+    assert counter_j(b[u]) - counter_j(a[u]) == pytest.approx(
+        true_j - 5000, abs=1.001)
+    assert b[u]["SensorResetTime"] == a[u]["SensorResetTime"]
 
 
 # ------------------------------------------------------------ PDU
@@ -473,7 +500,8 @@ def test_validator_bmc(trace_file, epoch):
         sushy.start()
         uris = rr.bmc_uris("all")
         ours = _validated(sim.url, uris + [
-            C + "/Sensors/TotalEnergyJoules", PSUS + "/Bay2/Metrics"],
+            C + "/Sensors/TotalEnergyJoules", C + "/Sensors/TotalEnergyWh",
+            PSUS + "/Bay2/Metrics"],
             user=sim.user, password=sim.password)
         theirs = _validated(sushy.url, uris, authtype="None")
         _no_worse(ours, theirs)
