@@ -56,8 +56,25 @@ starts its own munged (a fresh key, socket, pid, log and seed file in a
 temporary directory, --foreground, stopped by its PID at the end) and points
 slurmd at it with AuthInfo=socket=; where munged is not installed slurmd -G
 runs without it (22.05 needs none).  Its SlurmdSpoolDir is a temporary
-directory too (a chroot has no /var/spool/slurmd), and node1 has this
-machine's CPUs (slurmd -C), which 24.11 checks.
+directory too (a chroot has no /var/spool/slurmd).
+
+NO HARDWARE OF THE HOST: slurmd learns the node's CPUs through hwloc, which
+on Linux reads /sys, and a packaging chroot has none (pbuilder's default
+root has /proc and /dev only: "[hwloc/linux] failed to find sysfs cpu
+topology directory").  slurmd -C and slurmd -G therefore run on a machine
+of the test's own, hwloc's synthetic topology SYNTHETIC_TOPOLOGY given
+through HWLOC_SYNTHETIC (read by hwloc_topology_load in any process, so in
+slurmd and in the gres/gpu plugin it loads), and node1's line in slurm.conf
+is that machine's (24.11 checks the node's CPUs against what slurmd
+finds).  slurmd -C must report that machine, or the check fails: a hwloc
+that ignored the variable would bring the host's hardware back.
+Before it reads gres.conf, slurmd -G starts its cgroup plugin, by default
+the one /sys/fs/cgroup calls for: without /sys it fails, and on a cgroup v2
+host it asks systemd for a scope.  The check's cgroup.conf names a plugin
+that touches nothing: "disabled" (Slurm 24.05 on), cgroup/v1 before (its
+init only sets up lists).  A Slurm program that fails without a word (slurmd
+logs to syslog until it has read its configuration) fails the check with
+its exit status.
 """
 import glob
 import os
@@ -86,6 +103,17 @@ KEY_PLUGINS = (("EnergyModbus", "acct_gather_energy/modbus"),
                ("EnergyCgroupRoot", "acct_gather_energy/attribution"),
                ("EnergySettle", "acct_gather_energy/settle"),
                ("EnergyGPU", "acct_gather_energy/node-gpus"))
+# The gres.conf check's machine (see NO HARDWARE OF THE HOST above): two
+# sockets of three cores of two threads, unlike the usual build host, so
+# that the host's topology taken instead of it shows.
+SYNTHETIC_TOPOLOGY = "package:2 core:3 pu:2"
+SYNTHETIC_NODE = ("CPUs=12 Boards=1 SocketsPerBoard=2 CoresPerSocket=3 "
+                  "ThreadsPerCore=2")
+# hwloc's other ways to a topology (an XML file, another root for /sys and
+# /proc, a choice of its components) would take precedence over, or mix
+# with, the synthetic one: none comes in from the caller's environment.
+HWLOC_OVERRIDES = ("HWLOC_XMLFILE", "HWLOC_FSROOT", "HWLOC_COMPONENTS",
+                   "HWLOC_THISSYSTEM")
 BASE_SLURM_CONF = """\
 ClusterName=doc
 SlurmctldHost=localhost
@@ -268,7 +296,11 @@ class Checker:
     def run(self, argv, env=None):
         p = subprocess.run(argv, capture_output=True, text=True,
                            timeout=60, env=env)
-        return p.returncode, (p.stdout + p.stderr).strip()
+        out = (p.stdout + p.stderr).strip()
+        if p.returncode and not out:    # an empty complaint is no pass
+            out = "%s exited with status %d and printed nothing" % (
+                " ".join(argv), p.returncode)
+        return p.returncode, out
 
     def secrets(self, text):
         """A password file the block names: one of ours instead."""
@@ -323,20 +355,25 @@ class Checker:
             if MUNGE.failed:
                 return MUNGE.failed
             self.write(os.path.join(self.tmp, "gres.conf"), text)
+            self.write(os.path.join(self.tmp, "cgroup.conf"),
+                       "CgroupPlugin=%s\n" % inert_cgroup_plugin())
             spool = os.path.join(self.tmp, "spool")
             os.makedirs(spool, exist_ok=True)
+            node, err = node_line()
+            if err:
+                return err
             conf = self.write(os.path.join(self.tmp, "slurm.conf"),
                               BASE_SLURM_CONF.replace(
                                   "NodeName=node1 CPUs=1",
-                                  node_line() + " Gres=gpu:2") +
+                                  node + " Gres=gpu:2") +
                               "GresTypes=gpu\nPluginDir=%s:%s\n"
                               % (PLUGINS, SLURM_PLUGINDIR) +
                               "SlurmdSpoolDir=%s\n" % spool +
                               ("AuthInfo=socket=%s\n" % socket
                                if socket else ""))
             rc, out = self.run(["slurmd", "-N", "node1", "-G"],
-                               env=dict(os.environ, SLURM_CONF=conf,
-                                        **ASAN_PRELOAD))
+                               env=dict(synthetic_machine_env(),
+                                        SLURM_CONF=conf, **ASAN_PRELOAD))
             # Slurm's own error and fatal lines; an informational line may
             # quote a library's "error" (24.11 with NVML absent)
             return out if rc or re.search(r"\b(error|fatal):", out) \
@@ -358,17 +395,43 @@ class Checker:
         return "unknown kind of example '%s'" % kind
 
 
+def synthetic_machine_env():
+    """The environment with hwloc pointed at SYNTHETIC_TOPOLOGY."""
+    env = {k: v for k, v in os.environ.items() if k not in HWLOC_OVERRIDES}
+    env["HWLOC_SYNTHETIC"] = SYNTHETIC_TOPOLOGY
+    return env
+
+
 def node_line():
-    """node1 as slurmd sees this machine (slurmd -C, which needs no
-    configuration): from 23.02 on slurmd -G reports an error when the
-    node's CPUs in slurm.conf differ from the hardware."""
+    """(node1's slurm.conf line, None) for the synthetic machine, or (None,
+    why) when slurmd -C, run on it, reports other CPUs: from 23.02 on
+    slurmd -G reports an error when the node's CPUs in slurm.conf differ
+    from what it finds, and what it finds must not be this host's."""
     try:
-        out = subprocess.run(["slurmd", "-C"], capture_output=True,
+        p = subprocess.run(["slurmd", "-C"], capture_output=True, text=True,
+                           timeout=30, env=synthetic_machine_env())
+        out = p.stdout + p.stderr
+    except (OSError, subprocess.SubprocessError) as e:
+        return None, "slurmd -C: %s" % e
+    m = re.search(r"^NodeName=\S+ (CPUs=.*ThreadsPerCore=\d+)", out, re.M)
+    if not m or m.group(1) != SYNTHETIC_NODE:
+        return None, ("slurmd -C with HWLOC_SYNTHETIC='%s' should report "
+                      "%s, reported:\n%s" % (SYNTHETIC_TOPOLOGY,
+                                             SYNTHETIC_NODE, out.strip()))
+    return "NodeName=node1 " + SYNTHETIC_NODE, None
+
+
+def inert_cgroup_plugin():
+    """The cgroup plugin slurmd -G can start without /sys/fs/cgroup and
+    without touching the host's cgroups (see NO HARDWARE OF THE HOST)."""
+    try:
+        out = subprocess.run(["slurmd", "-V"], capture_output=True,
                              text=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
         out = ""
-    m = re.match(r"NodeName=\S+( .*CPUs=.*)$", out.split("\n")[0])
-    return "NodeName=node1" + m.group(1) if m else "NodeName=node1 CPUs=1"
+    m = re.search(r"(\d+)\.(\d+)\.", out)
+    release = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    return "disabled" if release >= (24, 5) else "cgroup/v1"
 
 
 def asan_preload():
