@@ -594,7 +594,11 @@ class Service:
                 "UserName": s["user"], "CreatedTime": iso(s["created"])}
 
     def sessions_collection(self):
+        limit = time.monotonic() - self.args.session_timeout
         with self.sessions_lock:
+            for token in [t for t, s in self.sessions.items()
+                          if s["last"] < limit]:
+                del self.sessions[token]
             ids = sorted(s["id"] for s in self.sessions.values())
         base = "/redfish/v1/SessionService/Sessions"
         return {"@odata.type": "#SessionCollection.SessionCollection",
@@ -876,6 +880,11 @@ class Server(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 64
 
+    def handle_error(self, request, client_address):
+        """One line, not a traceback: clients that fail TLS verification or
+        hang up are part of the tests."""
+        log("%s: %s" % (client_address[0], sys.exc_info()[1]))
+
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -950,7 +959,10 @@ def main():
     if args.cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(args.cert, args.key)
-        server.socket = ctx.wrap_socket(server.socket, server_side=True)
+        # the handshake in the connection's thread, not in accept(): a
+        # client that connects and says nothing must not stop the others
+        server.socket = ctx.wrap_socket(server.socket, server_side=True,
+                                        do_handshake_on_connect=False)
     port = server.server_address[1]
     if args.port_file:
         write_atomic(args.port_file, "%d\n" % port)
