@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "energy_acc.h"	/* counter_spec_t */
+
 typedef struct {
 	uint64_t t_ns;		/* monotonic instant of the reading; 0: the
 				 * sampler stamps it with the read's midpoint */
@@ -22,6 +24,12 @@ typedef struct {
 	uint64_t power_mw;	/* instantaneous or short-average power */
 	bool has_counter;
 	uint64_t counter_raw;	/* raw energy register, in counter units */
+	counter_spec_t counter_spec; /* the counter's units when the meter
+				 * learns them only once open (a Redfish
+				 * BMC: discovery picks the source, the
+				 * decimals its step); width_bits 0: the
+				 * sampler's cfg.counter.  A change of spec
+				 * rebases the counter (energy_acc.h) */
 } meter_reading_t;
 
 typedef struct {

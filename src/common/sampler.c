@@ -198,6 +198,8 @@ static int _account_locked(sampler_t *s, const meter_reading_t *rd,
 		return energy_acc_add_power(s->acc, t_ns, rd->power_mw);
 	if (s->cfg.use_counter && rd->has_counter)
 		return energy_acc_add_counter(s->acc, t_ns, rd->counter_raw,
+					      rd->counter_spec.width_bits ?
+					      &rd->counter_spec :
 					      &s->cfg.counter, power);
 	if (rd->has_power)
 		return energy_acc_add_power(s->acc, t_ns, rd->power_mw);

@@ -1,0 +1,306 @@
+/*
+ * rf_meter.c - the Redfish meter behind meter_ops_t (rf_meter.h).
+ */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rf_meter.h"
+#include "se_log.h"
+#include "se_time.h"
+
+#define RF_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
+#define RF_LOG_BURST		3
+#define RF_MAX_DOCS		(2 * RF_MAX_PROBES)
+
+struct rf_meter {
+	rf_http_t *http;
+	char *base, *user, *chassis, *source_uri, *ca_file;
+	bool tls_verify;
+	rf_auth_t auth;
+	rf_pick_t pick;
+	uint64_t max_power_mw;
+	uint64_t deadline_ns;		/* of the call in progress */
+	se_ratelimit_t rl;
+
+	bool discovered;
+	rf_source_t src;
+	char describe[512];
+
+	/* the counter's last reading */
+	bool have_prev;
+	double prev_value;
+	char prev_reset[RF_RESET_TIME_MAX];
+	uint64_t prev_t_ns;
+	unsigned decimals;		/* finest seen: the counter's step */
+	uint64_t derived_mw;		/* the counter's own power */
+};
+
+static int _open(void *dev, uint64_t deadline_ns);
+static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
+		 char *msg, size_t msg_len);
+static void _close(void *dev);
+
+const meter_ops_t rf_meter_ops = {
+	.name = "redfish",
+	.open = _open,
+	.read = _read,
+	.close = _close,
+};
+
+static int _dup(char **dst, const char *src)
+{
+	*dst = NULL;
+	return !src || (*dst = strdup(src)) ? 0 : -1;
+}
+
+rf_meter_t *rf_meter_create(const rf_meter_conf_t *conf)
+{
+	rf_meter_t *m = calloc(1, sizeof(*m));
+	rf_http_conf_t hc = {
+		.base = conf->base, .user = conf->user,
+		.password = conf->password, .ca_file = conf->ca_file,
+		.tls_verify = conf->tls_verify, .auth = conf->auth,
+		.timeout_ns = conf->timeout_ns,
+	};
+
+	if (!m)
+		return NULL;
+	m->rl = (se_ratelimit_t) SE_RATELIMIT_INIT(RF_LOG_INTERVAL_NS,
+						   RF_LOG_BURST);
+	m->tls_verify = conf->tls_verify;
+	m->auth = conf->auth;
+	m->pick = conf->pick;
+	m->max_power_mw = conf->max_power_mw;
+	if (!(m->http = rf_http_create(&hc)) ||
+	    _dup(&m->base, conf->base) || _dup(&m->user, conf->user) ||
+	    _dup(&m->chassis, conf->chassis) ||
+	    _dup(&m->source_uri, conf->source_uri) ||
+	    _dup(&m->ca_file, conf->ca_file)) {
+		rf_meter_destroy(m);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return m;
+}
+
+void rf_meter_destroy(rf_meter_t *m)
+{
+	if (!m)
+		return;
+	rf_http_destroy(m->http);
+	free(m->base);
+	free(m->user);
+	free(m->chassis);
+	free(m->source_uri);
+	free(m->ca_file);
+	free(m);
+}
+
+void rf_meter_describe(const rf_meter_t *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "redfish %s as %s (%s, TLS %s%s)", m->base,
+		 m->user ? m->user : "<no user>",
+		 !m->user ? "no authentication" :
+		 m->auth == RF_AUTH_BASIC ? "basic auth" : "session",
+		 !strncmp(m->base, "http://", 7) ? "off: plain HTTP" :
+		 !m->tls_verify ? "NOT verified (EnergyBMCTLSVerify=no)" :
+		 m->ca_file ? "verified against " : "verified against the system's CAs",
+		 m->tls_verify && m->ca_file &&
+		 strncmp(m->base, "http://", 7) ? m->ca_file : "");
+}
+
+const char *rf_meter_source(const rf_meter_t *m)
+{
+	return m->discovered ? m->describe : "";
+}
+
+const rf_http_t *rf_meter_http(const rf_meter_t *m)
+{
+	return m->http;
+}
+
+/* ------------------------------------------------------------ discovery */
+
+static int _fetch(void *arg, const char *uri, json_object **doc, char *msg,
+		  size_t msg_len)
+{
+	rf_meter_t *m = arg;
+
+	return rf_http_get(m->http, uri, m->deadline_ns, doc, msg, msg_len);
+}
+
+static int _open(void *dev, uint64_t deadline_ns)
+{
+	rf_meter_t *m = dev;
+	rf_fetcher_t f = { _fetch, m };
+	char msg[512];
+	int rc;
+
+	if (m->discovered)
+		return 0;	/* the session is made by the first GET */
+	m->deadline_ns = deadline_ns;
+	rc = rf_discover(&f, m->chassis, m->pick, m->source_uri, &m->src,
+			 msg, sizeof(msg));
+	if (rc) {
+		se_log_limited(&m->rl, se_mono_ns(), SE_LOG_ERROR,
+			       "Redfish %s: no source: %s", m->base, msg);
+		return rc;
+	}
+	m->discovered = true;
+	m->have_prev = false;
+	rf_source_describe(&m->src, m->describe, sizeof(m->describe));
+	se_log(SE_LOG_INFO, "Redfish %s: reading %s%s%s", m->base,
+	       m->describe, m->src.notes[0] ? "; passed over: " : "",
+	       m->src.notes);
+	return 0;
+}
+
+/* ------------------------------------------------------------ reading */
+
+/* The counter's own average power since its last reading (mW). */
+static void _derive_power(rf_meter_t *m, double value, uint64_t now)
+{
+	double j_per = m->src.energy.q == RF_Q_KWH ? 3.6e6 :
+		       m->src.energy.q == RF_Q_WH ? 3.6e3 : 1.0;
+
+	if (m->have_prev && now > m->prev_t_ns && value >= m->prev_value)
+		m->derived_mw = (uint64_t) llround(
+			(value - m->prev_value) * j_per * 1e12 /
+			(double) (now - m->prev_t_ns));
+}
+
+/*
+ * The counter part of a reading: raw and spec, or, when it restarted, no
+ * counter (and power, read or the counter's own, so that the accumulator
+ * fills the interval).
+ */
+static int _counter(rf_meter_t *m, const rf_value_t *v, meter_reading_t *out,
+		    char *msg, size_t msg_len)
+{
+	uint64_t now = se_mono_ns();
+	bool restarted = m->have_prev &&
+		rf_counter_restarted(m->prev_value, m->prev_reset, v->value,
+				     v->reset_time);
+	int rc;
+
+	if (v->decimals > m->decimals)
+		m->decimals = v->decimals;
+	if (restarted) {
+		se_log_limited(&m->rl, now, SE_LOG_INFO,
+			       "Redfish %s: %s restarted (%.6g to %.6g%s%s): the interval is filled from power",
+			       m->base, m->src.energy.what, m->prev_value,
+			       v->value, v->reset_time[0] ?
+			       ", SensorResetTime " : "", v->reset_time);
+		if (!out->has_power) {
+			out->has_power = m->derived_mw > 0;
+			out->power_mw = m->derived_mw;
+		}
+	} else {
+		_derive_power(m, v->value, now);
+		rc = rf_counter_raw(m->src.energy.q, v->value, m->decimals,
+				    &out->counter_raw, &out->counter_spec);
+		if (rc) {
+			snprintf(msg, msg_len, "%s: %s %.6g out of range",
+				 m->src.energy.probes[0].uri,
+				 m->src.energy.what, v->value);
+			return -EAGAIN;
+		}
+		out->has_counter = true;
+	}
+	m->have_prev = true;
+	m->prev_value = v->value;
+	m->prev_t_ns = now;
+	snprintf(m->prev_reset, sizeof(m->prev_reset), "%s", v->reset_time);
+	if (!out->has_power && !out->has_counter) {
+		snprintf(msg, msg_len,
+			 "%s: %s restarted before its power was known",
+			 m->src.energy.probes[0].uri, m->src.energy.what);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+static int _power(rf_meter_t *m, const rf_value_t *v, meter_reading_t *out,
+		  char *msg, size_t msg_len)
+{
+	if (!(v->value >= 0) || v->value > 1e9) {
+		snprintf(msg, msg_len, "%s: %s of %g W", m->src.power.what,
+			 m->src.power.probes[0].uri, v->value);
+		return -EAGAIN;
+	}
+	out->power_mw = (uint64_t) llround(v->value * 1000.0);
+	if (m->max_power_mw && out->power_mw > m->max_power_mw) {
+		snprintf(msg, msg_len,
+			 "%s: %.3f W is above EnergyBMCMaxWatts=%llu: reading dropped",
+			 m->src.power.probes[0].uri, v->value,
+			 (unsigned long long) (m->max_power_mw / 1000));
+		return -EAGAIN;
+	}
+	out->has_power = true;
+	return 0;
+}
+
+/* GET every document of the source. */
+static int _get_docs(rf_meter_t *m, const char *uris[], json_object *docs[],
+		     size_t n, uint64_t deadline_ns, char *msg,
+		     size_t msg_len)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		rc = rf_http_get(m->http, uris[i], deadline_ns, &docs[i], msg,
+				 msg_len);
+		if (rc == -ENOENT) {	/* gone: find the source again */
+			m->discovered = false;
+			return -ENODEV;
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
+		 char *msg, size_t msg_len)
+{
+	rf_meter_t *m = dev;
+	const char *uris[RF_MAX_DOCS];
+	json_object *docs[RF_MAX_DOCS] = { NULL };
+	rf_value_t ev, pv;
+	size_t n, i;
+	int rc;
+
+	if (!m->discovered)
+		return -ENODEV;
+	n = rf_source_uris(&m->src, uris, RF_MAX_DOCS);
+	rc = _get_docs(m, uris, docs, n, deadline_ns, msg, msg_len);
+	if (!rc && m->src.has_power &&
+	    !(rc = rf_series_read(&m->src.power, uris, docs, n, &pv, msg,
+				  msg_len)))
+		rc = _power(m, &pv, out, msg, msg_len);
+	else if (rc == -ENODATA)
+		rc = -EAGAIN;
+	if (!rc && m->src.has_energy) {
+		rc = rf_series_read(&m->src.energy, uris, docs, n, &ev, msg,
+				    msg_len);
+		rc = rc ? -EAGAIN : _counter(m, &ev, out, msg, msg_len);
+	}
+	for (i = 0; i < n; i++)
+		json_object_put(docs[i]);
+	return rc;
+}
+
+static void _close(void *dev)
+{
+	rf_meter_t *m = dev;
+
+	rf_http_close(m->http);
+}

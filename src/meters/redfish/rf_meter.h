@@ -1,0 +1,71 @@
+/*
+ * rf_meter.h - a Redfish BMC (or any Redfish resource with power or
+ * energy) as a meter_ops_t, for acct_gather_energy/bmc's
+ * EnergyBMCMethod=redfish.
+ *
+ * open:  the first time, discovery (rf_source.h) through the service's
+ *        links, said in one log line (the source, and what was passed
+ *        over); the source is kept across reopens, and found again only
+ *        when one of its resources answers 404.
+ * read:  one GET per document of the source (one for EnvironmentMetrics,
+ *        one per supply for PowerSubsystem), each within the read's
+ *        deadline and at most EnergyBMCTimeout, on the kept connection.
+ *        A counter goes out in units of its step with its spec
+ *        (meter_reading_t.counter_spec) and, when the chassis has power,
+ *        with it, so that the accumulator shapes the counter's coarse
+ *        steps by power.  A counter that restarted (SensorResetTime
+ *        changed, or it went back) gives a reading of power only: the
+ *        accumulator ends the counter's segment there (energy_acc.h: a
+ *        power sample clears the base) and the next reading starts a new
+ *        one, so the interval across the restart is filled from power,
+ *        never a step lost or counted twice.
+ * close: the session deleted, the connection closed.
+ * Only the sampler thread calls these.  Errors name the URI; the password
+ * never appears in a message.
+ */
+#ifndef SE_RF_METER_H
+#define SE_RF_METER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "meter.h"
+#include "rf_http.h"
+#include "rf_source.h"
+
+typedef struct {
+	const char *base;	/* "https://bmc.mgmt", "http://127.0.0.1:8000" */
+	const char *user;	/* NULL: no authentication */
+	const char *password;
+	const char *ca_file;	/* NULL: the system's CAs */
+	bool tls_verify;
+	rf_auth_t auth;
+	const char *chassis;	/* NULL: the only outermost one */
+	rf_pick_t pick;
+	const char *source_uri;	/* RF_PICK_URI */
+	uint64_t timeout_ns;	/* longest request */
+	uint64_t max_power_mw;	/* readings above are dropped */
+} rf_meter_conf_t;
+
+typedef struct rf_meter rf_meter_t;
+
+extern const meter_ops_t rf_meter_ops;
+
+/* A meter (conf copied; no I/O).  NULL with errno ENOMEM. */
+rf_meter_t *rf_meter_create(const rf_meter_conf_t *conf);
+
+/* Close (if open) and free. */
+void rf_meter_destroy(rf_meter_t *m);
+
+/* For the plugin's load line: "redfish https://10.0.0.5 as admin
+ * (session, TLS verified against /etc/slurm/bmc-ca.pem)". */
+void rf_meter_describe(const rf_meter_t *m, char *buf, size_t len);
+
+/* The source chosen ("" before discovery), for slurm-energy-check. */
+const char *rf_meter_source(const rf_meter_t *m);
+
+/* The transport, for tests (requests and logins made). */
+const rf_http_t *rf_meter_http(const rf_meter_t *m);
+
+#endif
