@@ -355,7 +355,7 @@ def test_basic_refused_and_session_expiry(trace_file, epoch):
     """--no-basic: basic authentication gets 401; a token idle longer than
     the timeout gets 401, one in use lives on."""
     sim = start_sim(trace_file, epoch, column="n1", basic=False,
-                    session_timeout=1.5)
+                    session_timeout=2)
     try:
         c = rr.Client(sim.url)
         c.basic = (sim.user, sim.password)
@@ -363,10 +363,10 @@ def test_basic_refused_and_session_expiry(trace_file, epoch):
         c.basic = None
         assert c.login(sim.user, sim.password).status == 201
         assert c.read("/redfish/v1/SessionService")["SessionTimeout"] == 2
-        for _ in range(6):                   # 3 s in use: alive
+        for _ in range(7):                   # 2.8 s in use: alive
             assert c.get(C).status == 200
-            time.sleep(0.5)
-        time.sleep(2.0)                      # idle past the timeout
+            time.sleep(0.4)
+        time.sleep(2.2)                      # idle past the timeout
         assert c.get(C).status == 401
     finally:
         sim.stop()
