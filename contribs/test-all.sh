@@ -1,5 +1,5 @@
 #!/bin/sh
-# Run every test of the suite on a Debian 12 machine, as root:
+# Run every test of the suite on a Debian 12 (or 13) machine, as root:
 # build (contribs/build.sh), unit tests (make check), the unit tests again
 # under AddressSanitizer + UndefinedBehaviorSanitizer, valgrind over the
 # Slurm-free core, a short run of every libFuzzer target, make distcheck,
@@ -47,8 +47,12 @@ rc=0
 # detail), started afresh by each run of a release.
 # the releases a host run goes on to (empty: none)
 test_releases=${SE_TEST_RELEASES-24.11 26.05.3}
+# The host's own Slurm release (its slurmd -V: 22.05 on Debian 12, 24.11 on
+# Debian 13), the packages installed first so that a fresh machine has one.
+"$top/contribs/install-deps.sh" >&2
+host=$(slurmd -V | sed -E 's/^[^0-9]*([0-9]+\.[0-9]+).*/\1/')
 stages_dir=$build/stages
-stage_file=$stages_dir/${SE_SLURM_RELEASE:-22.05}.tsv
+stage_file=$stages_dir/${SE_SLURM_RELEASE:-$host}.tsv
 record() { # STAGE ok|FAIL T0 DETAIL
 	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$(( $(date +%s) - $3 ))" "$4" \
 		>>"$stage_file"
@@ -80,11 +84,11 @@ mkdir -p "$stages_dir"
 # (no pipe into tail: sh has no pipefail, and a failed build must stop here)
 t0=$(date +%s)
 out=$(env -u SE_SLURM_PREFIX -u SE_SLURM_SRC "$top/contribs/build.sh") || {
-	record host-build FAIL "$t0" "contribs/build.sh (Slurm 22.05, the host's)"
+	record host-build FAIL "$t0" "contribs/build.sh (Slurm $host, the host's)"
 	exit 1
 }
-if [ "${SE_SLURM_RELEASE:-22.05}" = 22.05 ]; then
-	record slurm ok "$t0" "Debian 12 package (the host's)"
+if [ "${SE_SLURM_RELEASE:-$host}" = "$host" ]; then
+	record slurm ok "$t0" "Debian $(cut -d. -f1 /etc/debian_version) package (the host's)"
 	record_build ok "$build/obj" "$t0"
 fi
 plugin_dir=$(printf '%s\n' "$out" | tail -n 1)
@@ -93,12 +97,12 @@ export SE_BIN_DIR="$build/stage/bin"
 # the fake libnvidia-ml.so.1 (a test double, built in tests/gpu/, never installed)
 export SE_FAKE_NVML_DIR="$build/obj/tests/gpu/.libs"
 
-release=${SE_SLURM_RELEASE:-22.05}
+release=${SE_SLURM_RELEASE:-$host}
 # Where the unit tests of this run's build run: the host, or inside the
 # release's root ($run_in); in the build dir $unit_dir.
 unit_dir=$build/obj run_in=
 case "$release" in
-22.05) ;;
+"$host") ;;
 *.*.*)
 	# A Slurm built from its upstream tarball into a prefix on the host,
 	# as most sites build it; the suite built against it.  No tarball, no
@@ -431,7 +435,6 @@ fi
 # unless this run is one of them: SE_TEST_RELEASES (default "24.11 26.05.3";
 # empty: none), less the host's own release.
 if [ -z "${SE_SLURM_RELEASE:-}" ]; then
-	host=$(slurmd -V | sed -E 's/^[^0-9]*([0-9]+\.[0-9]+).*/\1/')
 	for r in $test_releases; do
 		[ "$r" = "$host" ] && continue
 		say "Slurm $r: the release's own root and cluster"
@@ -445,7 +448,7 @@ if [ -z "${SE_SLURM_RELEASE:-}" ]; then
 	done
 	# One table of every stage of every release this run made.
 	say "summary (stage, result, seconds, detail)"
-	for r in 22.05 $test_releases; do
+	for r in $host $(printf '%s\n' $test_releases | grep -vxF "$host"); do
 		f=$stages_dir/$r.tsv
 		[ -f "$f" ] || { printf '%-8s (no stage ran)\n' "$r"; rc=1; continue; }
 		awk -F'\t' -v r="$r" '{ printf "%-8s %-11s %-4s %5s s  %s\n", r, $1, $2, $3, $4 }' "$f"

@@ -94,7 +94,7 @@ os.environ.update(_worker_cluster_identity(
     os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ))
 
 from selab.cluster import (Cluster, ClusterError, LOG_TAIL_LINES,  # noqa: E402
-                           PREFIX, RELEASE, STATE, poll)
+                           HOST_RELEASE, PREFIX, RELEASE, STATE, poll)
 
 __all__ = ["Cluster", "ClusterError", "poll"]
 
@@ -220,6 +220,7 @@ def pytest_report_header(config):
     if RELEASE == "22.05" and not PREFIX:
         return "Slurm release: 22.05 (the host's)"
     where = ("built from source in %s" % PREFIX if PREFIX else
+             "the host's" if RELEASE == HOST_RELEASE else
              "root %s" % os.path.join(REPO, "_build", "releases", RELEASE,
                                       "root"))
     tests = ("all" if os.environ.get("SE_RELEASE_TESTS") == "all"

@@ -242,7 +242,7 @@ def _has_hdf5(cluster):
     """The cluster's Slurm has acct_gather_profile/hdf5 (Debian's package
     has; a release built here from its tarball without libhdf5 has not)."""
     plugins = cluster.stock_plugin_dir
-    if cluster.other_release and not cluster.prefix:
+    if cluster.in_release_root:
         # a release's Debian root: its plugin dir as the host sees it
         plugins = os.path.join(RELEASES_DIR, cluster.release, "root",
                                plugins.lstrip("/"))

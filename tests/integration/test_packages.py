@@ -32,7 +32,7 @@ DEBS = os.environ.get("SE_PACKAGES_DEBS", "")
 INSTALL_LOG = os.environ.get("SE_PACKAGES_INSTALL_LOG", "")
 WHERE = Cluster()
 ROOT = (os.path.join(RELEASES_DIR, WHERE.release, "root")
-        if WHERE.other_release else "/")
+        if WHERE.in_release_root else "/")
 
 # What each family's package must hold: its plugins, by file name.
 PLUGINS = {

@@ -4,8 +4,10 @@
 ``contribs/cluster/cluster`` builds and restarts it with other plugins or
 configuration; ``poll`` waits for a condition instead of sleeping.
 
-Slurm release: ``SE_SLURM_RELEASE`` (unset or ``22.05``: the host's Slurm;
-``24.11``: the daemons and clients of that release's Debian root, see
+Slurm release: ``SE_SLURM_RELEASE`` (unset, or the release of the host's
+own ``slurmd -V``: the host's Slurm, 22.05 on Debian 12, 24.11 on Debian 13;
+another, e.g. ``24.11`` on Debian 12: the daemons and clients of that
+release's Debian root, see
 ``contribs/cluster/README.md``), or ``SE_SLURM_PREFIX`` (a Slurm built from
 source and installed there, e.g. by ``contribs/release/slurm-from-tarball``;
 its release is what its slurmd says).  Commands run through
@@ -28,7 +30,9 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")
 CLUSTER = os.path.join(REPO, "contribs", "cluster", "cluster")
 STATE = os.environ.get("SE_CLUSTER_STATE", "/var/tmp/slurm-energy-cluster")
 LOG_TAIL_LINES = int(os.environ.get("SE_CLUSTER_LOG_TAIL", "150"))
-HOST_RELEASE = "22.05"
+# The release the whole suite is written for (Debian 12's); the tests of
+# any other run their release list (tests/integration/conftest.py).
+BASE_RELEASE = "22.05"
 PREFIX = os.environ.get("SE_SLURM_PREFIX") or None
 # The plugins under test (contribs/test-all.sh sets it to the stage
 # install); "": not built, and the tests that load plugins skip.
@@ -45,8 +49,22 @@ def prefix_release(prefix):
     return "%s.%s" % m.groups()
 
 
+def host_release():
+    """MAJOR.MINOR of the host's own slurmd (None when it has none)."""
+    try:
+        out = subprocess.run(["slurmd", "-V"], capture_output=True,
+                             text=True).stdout
+    except OSError:
+        return None
+    m = re.match(r"slurm\S* (\d+)\.(\d+)\.", out)
+    return "%s.%s" % m.groups() if m else None
+
+
+# What `contribs/cluster/cluster up` runs when no release is given.
+HOST_RELEASE = host_release()
 RELEASE = (prefix_release(PREFIX) if PREFIX
-           else os.environ.get("SE_SLURM_RELEASE") or HOST_RELEASE)
+           else os.environ.get("SE_SLURM_RELEASE") or HOST_RELEASE
+           or BASE_RELEASE)
 RELEASES_DIR = os.environ.get("SE_RELEASES_DIR",
                               os.path.join(REPO, "_build", "releases"))
 IN_ROOT = os.path.join(REPO, "contribs", "release", "in-root")
@@ -101,7 +119,7 @@ class Cluster:
             self.env["SE_SLURM_PREFIX"] = prefix
         else:
             self.env.pop("SE_SLURM_PREFIX", None)
-        if self.other_release:
+        if self.in_release_root or prefix:
             # the release's clients: wrappers made by `cluster up`
             self.env["PATH"] = os.path.join(state, "bin") + os.pathsep + \
                 self.env.get("PATH", os.defpath)
@@ -117,9 +135,16 @@ class Cluster:
     # ----------------------------------------------------------- release
     @property
     def other_release(self):
-        """True when the cluster runs another release than the host's
-        Debian 22.05 (a release's root, or a Slurm built into a prefix)."""
-        return self.release != HOST_RELEASE or bool(self.prefix)
+        """True when the cluster runs another release than Debian 12's
+        22.05, the one the whole suite is written for (a release's root, a
+        Slurm built into a prefix, or the host's own on Debian 13)."""
+        return self.release != BASE_RELEASE or bool(self.prefix)
+
+    @property
+    def in_release_root(self):
+        """True when the daemons and clients run in a release's root
+        (contribs/release/mkroot), not from the host or a prefix."""
+        return not self.prefix and self.release != HOST_RELEASE
 
     @property
     def stock_plugin_dir(self):
@@ -151,7 +176,7 @@ class Cluster:
         release = self._state_file("release")
         if release is None and os.path.exists(
                 os.path.join(self.state, "env.sh")):
-            return HOST_RELEASE
+            return HOST_RELEASE or BASE_RELEASE
         return release
 
     def in_root(self, args):
@@ -165,7 +190,7 @@ class Cluster:
             path = "%s/sbin:%s/bin:%s" % (self.prefix, self.prefix,
                                            os.environ.get("PATH", os.defpath))
             return ["env", "PATH=" + path] + args
-        if not self.other_release:
+        if not self.in_release_root:
             return args
         return ["env", "SE_IN_ROOT_BINDS=/tmp /var/tmp " + self.state,
                 "SE_RELEASES_DIR=" + RELEASES_DIR,
