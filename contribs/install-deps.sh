@@ -37,6 +37,7 @@ libipmimonitoring-dev
 freeipmi-tools
 openipmi
 libopenipmi-dev
+libcurl4-openssl-dev
 librrd-dev
 rrdtool
 rrdcached

@@ -161,6 +161,18 @@ static const row_t bmc_rows[] = {
 	  "65536", "must be between 1 and 65535" },
 	{ "EnergyBMCSdrCacheDir", "/var/cache/se-sdr-%n",
 	  "sdr-cache", "must be an absolute path", NULL, NULL },
+	{ "EnergyBMCAuth", "basic",
+	  "digest", "must be one of: session, basic", NULL, NULL },
+	{ "EnergyBMCCAFile", "/etc/slurm/bmc-ca.pem",
+	  "bmc-ca.pem", "must be an absolute path", NULL, NULL },
+	{ "EnergyBMCTLSVerify", "no",
+	  "off", "must be one of: yes, no", NULL, NULL },
+	{ "EnergyBMCRedfishChassis", "1U",
+	  "/Chassis/1U", "a URI starts with /redfish/v1/",
+	  "1 U", "a chassis Id (1U) or URI" },
+	{ "EnergyBMCRedfishSource", "/redfish/v1/Chassis/1U/Sensors/TotalEnergy",
+	  "counter", "must be auto, energy, power or a resource URI",
+	  "/redfish/v1/Chassis?$expand=.", "must be auto, energy, power" },
 	{ NULL }
 };
 

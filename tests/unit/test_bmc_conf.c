@@ -76,7 +76,7 @@ START_TEST(every_key_in_the_table)
 
 	for (i = 0; se_conf_key(&bmc_conf_desc, i); i++)
 		ck_assert_int_ne(_set(se_conf_key(&bmc_conf_desc, i), ""), -ENOENT);
-	ck_assert_uint_eq(i, 14);
+	ck_assert_uint_eq(i, 19);
 	ck_assert_int_eq(_set("EnergyBMCColour", "blue"), -ENOENT);
 	ck_assert_str_eq(_err, FILE_NAME ": EnergyBMCColour=blue: unknown key");
 }
@@ -89,7 +89,7 @@ START_TEST(method_and_privilege)
 	ck_assert_int_eq(_set("energybmcmethod", "sensors"), 0);
 	ck_assert_int_eq(_c.method, BMC_METHOD_SENSORS);
 	ck_assert_int_eq(_set("EnergyBMCMethod", "rapl"), -EINVAL);
-	ck_assert_str_eq(_err, FILE_NAME ": EnergyBMCMethod=rapl: must be one of: auto, dcmi, sensors");
+	ck_assert_str_eq(_err, FILE_NAME ": EnergyBMCMethod=rapl: must be one of: auto, dcmi, sensors, redfish");
 
 	ck_assert_int_eq(_set("EnergyBMCPrivilege", "admin"), 0);
 	ck_assert_int_eq(_c.privilege, BMC_PRIV_ADMIN);
@@ -378,6 +378,81 @@ START_TEST(password_too_long)
 }
 END_TEST
 
+/* Redfish's defaults, whatever the order of the keys; given keys win. */
+START_TEST(redfish_defaults)
+{
+	ck_assert_int_eq(_set("EnergyBMCMethod", "redfish"), 0);
+	ck_assert_uint_eq(_c.period_ns, 5 * SE_NS_PER_SEC);
+	ck_assert_uint_eq(_c.timeout_ns, 4000 * SE_NS_PER_MS);
+	ck_assert_int_eq(_c.auth, BMC_AUTH_SESSION);
+	ck_assert_int_eq(_c.tls_verify, BMC_TLS_YES);
+	ck_assert_int_eq(_c.rf_source, BMC_RF_SOURCE_AUTO);
+	ck_assert_int_eq(_set("EnergyBMCMethod", "dcmi"), 0);
+	ck_assert_uint_eq(_c.period_ns, SE_NS_PER_SEC);
+	/* given before the method: kept */
+	ck_assert_int_eq(_set("EnergyBMCFrequency", "2"), 0);
+	ck_assert_int_eq(_set("EnergyBMCMethod", "redfish"), 0);
+	ck_assert_uint_eq(_c.period_ns, 2 * SE_NS_PER_SEC);
+	ck_assert_uint_eq(_c.timeout_ns, 4000 * SE_NS_PER_MS);
+}
+END_TEST
+
+START_TEST(redfish_host_and_keys)
+{
+	ck_assert_int_eq(_set("EnergyBMCMethod", "redfish"), 0);
+	/* no in-band Redfish */
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n1", _err,
+					 sizeof(_err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, "EnergyBMCMethod=redfish needs the BMC's address"));
+	ck_assert_int_eq(_set("EnergyBMCHost", "ftp://%n-bmc"), 0);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n1", _err,
+					 sizeof(_err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, "EnergyBMCHost=ftp://%n-bmc"));
+	ck_assert_int_eq(_set("EnergyBMCHost", "https://%n-bmc/redfish/v1"), 0);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n1", _err,
+					 sizeof(_err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, "no path"));
+	ck_assert_int_eq(_set("EnergyBMCHost", "%n-bmc:8443"), 0);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n1", _err,
+					 sizeof(_err)), 0);
+	ck_assert_str_eq(_c.host, "n1-bmc:8443");
+
+	ck_assert_int_eq(_set("EnergyBMCRedfishSource", "Energy"), 0);
+	ck_assert_int_eq(_c.rf_source, BMC_RF_SOURCE_ENERGY);
+	ck_assert_int_eq(_set("EnergyBMCRedfishSource",
+			      "/redfish/v1/Chassis/1U/Sensors/TotalEnergy"), 0);
+	ck_assert_int_eq(_c.rf_source, BMC_RF_SOURCE_URI);
+	ck_assert_str_eq(_c.rf_source_uri,
+			 "/redfish/v1/Chassis/1U/Sensors/TotalEnergy");
+	ck_assert_int_eq(_set("EnergyBMCTLSVerify", "no"), 0);
+	ck_assert_int_eq(_c.tls_verify, BMC_TLS_NO);
+	ck_assert_int_eq(_set("EnergyBMCAuth", "basic"), 0);
+	ck_assert_int_eq(_c.auth, BMC_AUTH_BASIC);
+}
+END_TEST
+
+/* A Redfish account's password may be longer than IPMI's 20 bytes. */
+START_TEST(redfish_password)
+{
+	char pw[140];
+
+	memset(pw, 'p', 127);
+	strcpy(pw + 127, "\n");
+	ck_assert_int_eq(_set("EnergyBMCMethod", "redfish"), 0);
+	ck_assert_int_eq(_set("EnergyBMCHost", "bmc"), 0);
+	ck_assert_int_eq(_set("EnergyBMCPasswordFile", _pwfile(pw, 0600)), 0);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n1", _err,
+					 sizeof(_err)), 0);
+	ck_assert_uint_eq(strlen(_c.password), 127);
+	strcpy(pw + 127, "pp\n");
+	_pwfile(pw, 0600);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n1", _err,
+					 sizeof(_err)), -ERANGE);
+	ck_assert_ptr_nonnull(strstr(_err, "longer than 127 bytes (Redfish)"));
+	ck_assert_ptr_null(strstr(_err, "ppppp"));
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("bmc_conf");
@@ -399,6 +474,9 @@ static Suite *_suite(void)
 	tcase_add_test(tc, password_file_read);
 	tcase_add_test(tc, password_file_world_readable_refused);
 	tcase_add_test(tc, password_too_long);
+	tcase_add_test(tc, redfish_defaults);
+	tcase_add_test(tc, redfish_host_and_keys);
+	tcase_add_test(tc, redfish_password);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -29,7 +29,7 @@ check() {	# check PLUGIN LIBRARY-PATTERN SYMBOL-PATTERN
 }
 
 check modbus '^libmodbus' '^modbus_'
-check bmc '^lib(freeipmi|ipmimonitoring|gcrypt)' '^ipmi_'
+check bmc '^lib(freeipmi|ipmimonitoring|gcrypt|curl|json-c)' '^(ipmi_|curl_|json_)'
 check rrd '^librrd' '^rrdc?_'
 [ $checked -gt 0 ] || exit 77
 echo "$checked plugin(s) checked, $fails failure(s)"

@@ -1,7 +1,9 @@
 /*
  * acct_gather_energy_bmc.c - acct_gather_energy/bmc: node energy from the
  * BMC, by DCMI Get Power Reading or the sum of SDR Watts sensors, in-band
- * or over an IPMI LAN session.
+ * or over an IPMI LAN session, or over Redfish (EnergyBMCMethod=redfish:
+ * src/meters/redfish, an energy counter shaped by power when the chassis
+ * has one).
  *
  * The thin Slurm side: acct_gather.conf keys in and out (bmc_conf.c does
  * the checking), the node's BMC resolved in slurmd (its EnergyBMCMap line,
@@ -22,6 +24,10 @@
 #include "bmc_conf.h"
 #include "bmc_dl.h"
 #include "bmc_meter.h"
+#ifdef SE_HAVE_REDFISH
+#include "rf_dl.h"
+#include "rf_meter.h"
+#endif
 #include "se_energy.h"
 #include "se_time.h"
 
@@ -55,14 +61,116 @@ static void _sampler_config(sampler_config_t *cfg, const char *label)
 	cfg->label = label;
 }
 
+static void _describe_period(void)
+{
+	int n = strlen(describe);
+
+	snprintf(describe + n, sizeof(describe) - n,
+		 ", every %gs, timeout %llums",
+		 (double) bconf.period_ns / 1e9,
+		 (unsigned long long) (bconf.timeout_ns / SE_NS_PER_MS));
+}
+
+#ifdef SE_HAVE_REDFISH
+static void _rf_meter_free(void *dev)
+{
+	rf_meter_destroy(dev);
+}
+
+/* The meter's settings from the node's resolved keys. */
+static void _rf_conf(rf_meter_conf_t *mc, char *base, size_t base_len)
+{
+	static const rf_pick_t picks[] = {
+		[BMC_RF_SOURCE_AUTO] = RF_PICK_AUTO,
+		[BMC_RF_SOURCE_ENERGY] = RF_PICK_ENERGY,
+		[BMC_RF_SOURCE_POWER] = RF_PICK_POWER,
+		[BMC_RF_SOURCE_URI] = RF_PICK_URI,
+	};
+
+	/* HOST[:PORT] is https; a URL is taken as written */
+	snprintf(base, base_len, "%s%s", strstr(bconf.host, "://") ? "" :
+		 "https://", bconf.host);
+	memset(mc, 0, sizeof(*mc));
+	mc->base = base;
+	mc->user = bconf.user;
+	mc->password = bconf.have_password ? bconf.password : NULL;
+	mc->ca_file = bconf.ca_file;
+	mc->tls_verify = bconf.tls_verify == BMC_TLS_YES;
+	mc->auth = bconf.auth == BMC_AUTH_BASIC ? RF_AUTH_BASIC :
+						   RF_AUTH_SESSION;
+	mc->chassis = bconf.rf_chassis;
+	mc->pick = picks[bconf.rf_source];
+	mc->source_uri = bconf.rf_source_uri;
+	mc->timeout_ns = bconf.timeout_ns;
+	mc->max_power_mw = bconf.max_power_mw;
+}
+
+/*
+ * EnergyBMCMethod=redfish: libcurl and json-c opened here, in slurmd only.
+ * The sampler's budget of one call is two requests (a sensor's energy and
+ * the EnvironmentMetrics' power); the counter's units come with each
+ * reading (meter_reading_t.counter_spec), known once discovery is done.
+ */
+static int _make_redfish(const char *path, const char *node,
+			 se_energy_meter_t *out, char *err, size_t err_len)
+{
+	static const counter_spec_t any = { .width_bits = 64,
+					    .mj_per_unit = 1.0 };
+	rf_meter_conf_t mc;
+	char base[300];
+	rf_meter_t *m;
+	int rc;
+
+	if (rf_dl_load(err, err_len))
+		return -ELIBACC;
+	if ((rc = bmc_conf_resolve_map(&bconf, node, &hostlist_ops, err,
+				       err_len)) ||
+	    (rc = bmc_conf_finish(&bconf, path, node, err, err_len)))
+		return rc;
+	if (rf_http_global_init()) {
+		snprintf(err, err_len, "libcurl: curl_global_init failed");
+		return -EIO;
+	}
+	_rf_conf(&mc, base, sizeof(base));
+	m = rf_meter_create(&mc);
+	/* the meter has its own copy; keep no secret here */
+	explicit_bzero(bconf.password, sizeof(bconf.password));
+	if (!m) {
+		snprintf(err, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	out->ops = &rf_meter_ops;
+	out->dev = m;
+	out->dev_free = _rf_meter_free;
+	_sampler_config(&out->cfg, bconf.host);
+	out->cfg.deadline_ns = 2 * bconf.timeout_ns;
+	out->cfg.use_counter = true;
+	out->cfg.counter = any;	/* each reading brings its own */
+	rf_meter_describe(m, describe, sizeof(describe));
+	_describe_period();
+	out->describe = describe;
+	return 0;
+}
+#endif
+
 /* se_energy_make_meter_fn: this node's BMC, in slurmd only. */
 static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 		       char *err, size_t err_len)
 {
 	const char *path = arg;
 	bmc_meter_t *m;
-	int rc, n;
+	int rc;
 
+	if (bconf.method == BMC_METHOD_REDFISH) {
+#ifdef SE_HAVE_REDFISH
+		return _make_redfish(path, node, out, err, err_len);
+#else
+		snprintf(err, err_len,
+			 "%s: EnergyBMCMethod=redfish: this build has no Redfish (configure found no libcurl or json-c)",
+			 path);
+		return -ENOTSUP;
+#endif
+	}
 	/* FreeIPMI is opened here, in slurmd, and nowhere else */
 	if ((rc = bmc_dl_load(err, err_len)) ||
 	    (rc = bmc_conf_resolve_map(&bconf, node, &hostlist_ops, err,
@@ -81,11 +189,7 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	out->dev_free = _meter_free;
 	_sampler_config(&out->cfg, bconf.host ? bconf.host : "in-band");
 	bmc_meter_describe(m, describe, sizeof(describe));
-	n = strlen(describe);
-	snprintf(describe + n, sizeof(describe) - n,
-		 ", every %gs, timeout %llums",
-		 (double) bconf.period_ns / 1e9,
-		 (unsigned long long) (bconf.timeout_ns / SE_NS_PER_MS));
+	_describe_period();
 	out->describe = describe;
 	return 0;
 }

@@ -37,11 +37,32 @@ typedef struct {
 #define BMC_TIMEOUT_MIN_MS	10
 #define BMC_TIMEOUT_MAX_MS	60000
 #define BMC_MAX_WATTS		65535	/* DCMI power is 16-bit */
+/* Redfish: BMC sensors refresh every few seconds and some BMCs answer in
+ * about 3 s (DESIGN.md §8): a read every 5 s, each request within 4 s.
+ * Step boundaries come from the counter shaped by power, not from
+ * polling faster (acct_gather_energy_bmc(5), REDFISH). */
+#define BMC_RF_PERIOD_NS	(5 * SE_NS_PER_SEC)
+#define BMC_RF_TIMEOUT_NS	(4000 * SE_NS_PER_MS)
+#define BMC_IPMI_PERIOD_NS	SE_NS_PER_SEC
+#define BMC_IPMI_TIMEOUT_NS	(2000 * SE_NS_PER_MS)
 
 static const char *const _method_names[] = {
 	[BMC_METHOD_AUTO] = "auto",
 	[BMC_METHOD_DCMI] = "dcmi",
 	[BMC_METHOD_SENSORS] = "sensors",
+	[BMC_METHOD_REDFISH] = "redfish",
+	NULL,
+};
+
+static const char *const _auth_names[] = {
+	[BMC_AUTH_SESSION] = "session",
+	[BMC_AUTH_BASIC] = "basic",
+	NULL,
+};
+
+static const char *const _tls_names[] = {
+	[BMC_TLS_YES] = "yes",
+	[BMC_TLS_NO] = "no",
 	NULL,
 };
 
@@ -162,6 +183,21 @@ static int _check_host(const conf_where_t *w, const char *value, char *err,
 	return 0;
 }
 
+/* A Redfish host: HOST[:PORT], or a URL of http or https. */
+static int _check_rf_host(const conf_where_t *w, const char *host, char *err,
+			  size_t err_len)
+{
+	const char *sep = strstr(host, "://");
+
+	if (sep && strncmp(host, "https://", 8) && strncmp(host, "http://", 7))
+		return conf_fail(w, host, err, err_len, -EINVAL,
+				 "EnergyBMCMethod=redfish takes HOST[:PORT] (https) or an https:// or http:// URL");
+	if (strpbrk(sep ? sep + 3 : host, "/?# \t"))
+		return conf_fail(w, host, err, err_len, -EINVAL,
+				 "the BMC's address only, no path (EnergyBMCRedfishChassis, EnergyBMCRedfishSource name resources)");
+	return 0;
+}
+
 static int _check_user(const conf_where_t *w, const char *value, char *err,
 		       size_t err_len)
 {
@@ -241,6 +277,42 @@ static int _set_max_watts(void *conf, const conf_where_t *w, const char *value,
 	return 0;
 }
 
+/* EnergyBMCRedfishChassis: an Id ("1U") or a URI ("/redfish/v1/...") */
+static int _check_chassis(const conf_where_t *w, const char *value,
+			  char *err, size_t err_len)
+{
+	if (!*value || strpbrk(value, " \t?#"))
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "a chassis Id (1U) or URI (/redfish/v1/Chassis/1U)");
+	if (value[0] == '/' && strncmp(value, "/redfish/v1/", 12))
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "a URI starts with /redfish/v1/");
+	return 0;
+}
+
+/* EnergyBMCRedfishSource: auto, energy, power or a resource URI */
+static int _set_rf_source(void *conf, const conf_where_t *w,
+			  const char *value, char *err, size_t err_len)
+{
+	static const char *const words[] = { "auto", "energy", "power" };
+	bmc_conf_t *c = conf;
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (!strcasecmp(value, words[i])) {
+			c->rf_source = (bmc_rf_source_t) i;
+			free(c->rf_source_uri);
+			c->rf_source_uri = NULL;
+			return 0;
+		}
+	if (strncmp(value, "/redfish/v1/", 12) || strpbrk(value, " \t?#") ||
+	    strlen(value) >= 256)
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "must be auto, energy, power or a resource URI (/redfish/v1/...)");
+	c->rf_source = BMC_RF_SOURCE_URI;
+	return conf_set_str(&c->rf_source_uri, value);
+}
+
 /* ------------------------------------------------------------ public */
 
 void bmc_conf_init(bmc_conf_t *c)
@@ -250,9 +322,12 @@ void bmc_conf_init(bmc_conf_t *c)
 	c->privilege = BMC_PRIV_USER;
 	c->protocol = BMC_PROTO_2_0;
 	c->cipher_suite = 3;	/* HMAC-SHA1, HMAC-SHA1-96, AES-CBC-128 */
-	c->period_ns = SE_NS_PER_SEC;
-	c->timeout_ns = 2000 * SE_NS_PER_MS;
+	c->period_ns = BMC_IPMI_PERIOD_NS;
+	c->timeout_ns = BMC_IPMI_TIMEOUT_NS;
 	c->max_power_mw = 20000ULL * 1000;
+	c->auth = BMC_AUTH_SESSION;
+	c->tls_verify = BMC_TLS_YES;
+	c->rf_source = BMC_RF_SOURCE_AUTO;
 }
 
 void bmc_conf_free(bmc_conf_t *c)
@@ -262,6 +337,7 @@ void bmc_conf_free(bmc_conf_t *c)
 	free(c->workaround_names);
 	free(c->map_host);
 	free(c->host);
+	free(c->rf_source_uri);
 	explicit_bzero(c->password, sizeof(c->password));
 	bmc_conf_init(c);
 }
@@ -270,9 +346,10 @@ void bmc_conf_free(bmc_conf_t *c)
 static int _read_password(bmc_conf_t *c, const conf_where_t *w, char *err,
 			  size_t err_len)
 {
-	size_t max = c->protocol == BMC_PROTO_1_5 ? BMC_PASSWORD_MAX_1_5 :
+	size_t max = c->method == BMC_METHOD_REDFISH ? BMC_PASSWORD_MAX_REDFISH :
+		     c->protocol == BMC_PROTO_1_5 ? BMC_PASSWORD_MAX_1_5 :
 						     BMC_PASSWORD_MAX_2_0;
-	char line[128];
+	char line[BMC_PASSWORD_MAX_REDFISH + 2];
 	FILE *f;
 	size_t n;
 	int e;
@@ -290,8 +367,11 @@ static int _read_password(bmc_conf_t *c, const conf_where_t *w, char *err,
 	if (n > max) {
 		explicit_bzero(line, sizeof(line));
 		return conf_fail(w, c->password_file, err, err_len, -ERANGE,
-				 "the password is longer than %zu bytes (IPMI %s)",
-				 max, _proto_names[c->protocol]);
+				 "the password is longer than %zu bytes (%s%s)",
+				 max, c->method == BMC_METHOD_REDFISH ?
+				 "Redfish" : "IPMI ",
+				 c->method == BMC_METHOD_REDFISH ? "" :
+				 _proto_names[c->protocol]);
 	}
 	memcpy(c->password, line, n + 1);
 	explicit_bzero(line, sizeof(line));
@@ -317,6 +397,8 @@ static int _finish_host(bmc_conf_t *c, const char *file, const char *node,
 	}
 	rc = conf_expand(&w, c->map_host ? c->map_host : c->host_tmpl, node,
 			 host, sizeof(host), err, err_len);
+	if (!rc && c->method == BMC_METHOD_REDFISH)
+		rc = _check_rf_host(&w, host, err, err_len);
 	if (rc)
 		return rc;
 	return (c->host = strdup(host)) ? 0 : -ENOMEM;
@@ -442,10 +524,26 @@ static int _finish_sdr_cache_dir(bmc_conf_t *c, const char *file,
 	return conf_set_str(&c->sdr_cache_dir, dir);
 }
 
+static int _check_redfish(const bmc_conf_t *c, const char *file, char *err,
+			  size_t err_len)
+{
+	conf_where_t w = { .file = file, .key = "EnergyBMCHost" };
+
+	if (!c->host_tmpl && !c->map_path)
+		return conf_fail(&w, "", err, err_len, -EINVAL,
+				 "EnergyBMCMethod=redfish needs the BMC's address (EnergyBMCHost or EnergyBMCMap): Redfish has no in-band path here");
+	if (c->host_tmpl)
+		return _check_rf_host(&w, c->host_tmpl, err, err_len);
+	return 0;
+}
+
 int bmc_conf_check(const bmc_conf_t *c, const char *file, char *err,
 		   size_t err_len)
 {
 	conf_where_t w = { .file = file, .key = "EnergyBMCWorkaroundFlags" };
+
+	if (c->method == BMC_METHOD_REDFISH)
+		return _check_redfish(c, file, err, err_len);
 
 	if (c->protocol == BMC_PROTO_2_0 && c->workarounds_1_5 &&
 	    !c->workarounds_2_0)
@@ -479,7 +577,7 @@ int bmc_conf_finish(bmc_conf_t *c, const char *file, const char *node,
 
 const char *bmc_method_name(bmc_method_t m)
 {
-	return (unsigned) m <= BMC_METHOD_SENSORS ? _method_names[m] : "?";
+	return (unsigned) m <= BMC_METHOD_REDFISH ? _method_names[m] : "?";
 }
 
 const char *bmc_priv_name(bmc_priv_t p)
@@ -509,6 +607,9 @@ int bmc_conf_copy(bmc_conf_t *dst, const bmc_conf_t *src)
 	rc |= _dup(&dst->workaround_names, src->workaround_names);
 	rc |= _dup(&dst->sdr_cache_dir, src->sdr_cache_dir);
 	rc |= _dup(&dst->host, src->host);
+	rc |= _dup(&dst->ca_file, src->ca_file);
+	rc |= _dup(&dst->rf_chassis, src->rf_chassis);
+	rc |= _dup(&dst->rf_source_uri, src->rf_source_uri);
 	if (rc) {
 		bmc_conf_free(dst);
 		return -ENOMEM;
@@ -537,6 +638,10 @@ static void _show_sensors(const void *conf, char *buf, size_t len)
 
 SE_CONF_SHOW(_show_workarounds, bmc_conf_t, "%s",
 	     c->workaround_names ? c->workaround_names : "(none)")
+SE_CONF_SHOW(_show_rf_source, bmc_conf_t, "%s",
+	     c->rf_source == BMC_RF_SOURCE_URI ? c->rf_source_uri :
+	     c->rf_source == BMC_RF_SOURCE_ENERGY ? "energy" :
+	     c->rf_source == BMC_RF_SOURCE_POWER ? "power" : "auto")
 SE_CONF_SHOW(_show_max_watts, bmc_conf_t,
 	     "%llu", (unsigned long long) (c->max_power_mw / 1000))
 
@@ -568,7 +673,37 @@ static const se_conf_key_t _keys[] = {
 	SE_KEY_FN("EnergyBMCMaxWatts", _set_max_watts, _show_max_watts),
 	SE_KEY_PATH("EnergyBMCSdrCacheDir", bmc_conf_t, sdr_cache_dir, NULL,
 		    BMC_SDR_CACHE_DIR_DEFAULT),
+	/* EnergyBMCMethod=redfish */
+	SE_KEY_ENUM("EnergyBMCAuth", bmc_conf_t, auth, _auth_names),
+	SE_KEY_PATH("EnergyBMCCAFile", bmc_conf_t, ca_file, NULL,
+		    "(the system's CA certificates)"),
+	SE_KEY_ENUM("EnergyBMCTLSVerify", bmc_conf_t, tls_verify, _tls_names),
+	SE_KEY_STR("EnergyBMCRedfishChassis", bmc_conf_t, rf_chassis,
+		   _check_chassis, "(the only outermost chassis)"),
+	SE_KEY_FN("EnergyBMCRedfishSource", _set_rf_source, _show_rf_source),
 };
+
+/*
+ * se_conf_desc_t.given: EnergyBMCFrequency and EnergyBMCTimeout default by
+ * method (Redfish BMCs are slower than an IPMI session) unless given,
+ * whatever the order of the keys.
+ */
+static void _given(void *conf, size_t i)
+{
+	bmc_conf_t *c = conf;
+	const char *key = _keys[i].name;
+	bool rf;
+
+	if (!strcmp(key, "EnergyBMCFrequency"))
+		c->period_given = true;
+	if (!strcmp(key, "EnergyBMCTimeout"))
+		c->timeout_given = true;
+	rf = c->method == BMC_METHOD_REDFISH;
+	if (!c->period_given)
+		c->period_ns = rf ? BMC_RF_PERIOD_NS : BMC_IPMI_PERIOD_NS;
+	if (!c->timeout_given)
+		c->timeout_ns = rf ? BMC_RF_TIMEOUT_NS : BMC_IPMI_TIMEOUT_NS;
+}
 
 /* A hostlist that holds no node: the map's syntax alone is checked. */
 static int _in_no_list(void *arg, const char *expr, const char *node)
@@ -608,4 +743,4 @@ static int _check_files(void *conf, char *err, size_t err_len)
 
 SE_CONF_DESC_DEFINE(bmc_conf_desc, bmc_conf, bmc_conf_t, "bmc",
 		    "acct_gather.conf", _keys,
-		    .check_files = _check_files);
+		    .check_files = _check_files, .given = _given);

@@ -16,6 +16,15 @@
  * Nodes is a Slurm hostlist expression, Host as EnergyBMCHost (%n allowed).
  * A node on no line uses EnergyBMCHost (an error without it); a node on
  * two lines is an error.
+ *
+ * EnergyBMCMethod=redfish reads the BMC over Redfish (src/meters/redfish/)
+ * instead of IPMI: EnergyBMCHost is then required ("HOST[:PORT]" for
+ * https, or a URL "https://..."/"http://..."), with EnergyBMCUser and
+ * EnergyBMCPasswordFile (up to 127 bytes), EnergyBMCAuth, EnergyBMCCAFile,
+ * EnergyBMCTLSVerify, EnergyBMCRedfishChassis and EnergyBMCRedfishSource;
+ * its defaults for EnergyBMCFrequency and EnergyBMCTimeout are 5 s and
+ * 4000 ms (the IPMI methods' 1 s and 2000 ms), unless the keys are given.
+ * The IPMI-only keys are ignored there.
  */
 #ifndef SE_BMC_CONF_H
 #define SE_BMC_CONF_H
@@ -31,7 +40,25 @@ typedef enum {
 	BMC_METHOD_AUTO = 0,	/* DCMI when the BMC answers it, else sensors */
 	BMC_METHOD_DCMI,
 	BMC_METHOD_SENSORS,
+	BMC_METHOD_REDFISH,	/* Redfish over HTTPS (src/meters/redfish) */
 } bmc_method_t;
+
+typedef enum {
+	BMC_AUTH_SESSION = 0,	/* Redfish session, X-Auth-Token */
+	BMC_AUTH_BASIC,		/* HTTP basic on every request */
+} bmc_auth_t;
+
+typedef enum {
+	BMC_TLS_YES = 0,	/* verify the BMC's certificate */
+	BMC_TLS_NO,		/* explicit: do not (slurm-energy-check warns) */
+} bmc_tls_t;
+
+typedef enum {
+	BMC_RF_SOURCE_AUTO = 0,	/* the best the chassis has */
+	BMC_RF_SOURCE_ENERGY,	/* an energy counter, or fail */
+	BMC_RF_SOURCE_POWER,	/* power only */
+	BMC_RF_SOURCE_URI,	/* the resource named */
+} bmc_rf_source_t;
 
 typedef enum {
 	BMC_PRIV_USER = 0,
@@ -48,6 +75,7 @@ typedef enum {
 #define BMC_SDR_CACHE_DIR_DEFAULT "/var/cache/ipmimonitoringsdrcache"
 #define BMC_PASSWORD_MAX_2_0	20	/* IPMI 2.0 user passwords: 20 bytes */
 #define BMC_PASSWORD_MAX_1_5	16
+#define BMC_PASSWORD_MAX_REDFISH 127	/* HTTP: what a BMC account holds */
 
 /* One entry of EnergyBMCSensors: a record id, or a sensor name. */
 typedef struct {
@@ -74,6 +102,14 @@ typedef struct {
 	uint64_t timeout_ns;		/* EnergyBMCTimeout */
 	uint64_t max_power_mw;		/* EnergyBMCMaxWatts */
 	char *sdr_cache_dir;		/* EnergyBMCSdrCacheDir, NULL: default */
+	/* Redfish */
+	bmc_auth_t auth;		/* EnergyBMCAuth */
+	char *ca_file;			/* EnergyBMCCAFile, NULL: system's */
+	bmc_tls_t tls_verify;		/* EnergyBMCTLSVerify */
+	char *rf_chassis;		/* EnergyBMCRedfishChassis */
+	bmc_rf_source_t rf_source;	/* EnergyBMCRedfishSource */
+	char *rf_source_uri;		/* ... when a URI */
+	bool period_given, timeout_given; /* else the method's defaults */
 
 	/* set by bmc_conf_resolve_map(): the node's line, if any */
 	char *map_host;			/* its Host= (may hold %n) */
@@ -81,7 +117,7 @@ typedef struct {
 
 	/* set by bmc_conf_finish() */
 	char *host;			/* NULL: in-band */
-	char password[BMC_PASSWORD_MAX_2_0 + 1];
+	char password[BMC_PASSWORD_MAX_REDFISH + 1];
 	bool have_password;
 } bmc_conf_t;
 
@@ -94,7 +130,8 @@ extern const se_conf_map_t bmc_map;
 extern const se_conf_desc_t bmc_conf_desc;
 
 /* Defaults: method auto, in-band, privilege user, cipher suite 3,
- * frequency 1 s, timeout 2000 ms, max 20 kW. */
+ * frequency 1 s, timeout 2000 ms (redfish: 5 s, 4000 ms), max 20 kW;
+ * Redfish: session auth, TLS verified, source auto. */
 void bmc_conf_init(bmc_conf_t *c);
 
 /* Free what the configuration holds and wipe the password. */

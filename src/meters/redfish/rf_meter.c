@@ -18,6 +18,16 @@
 #define RF_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
 #define RF_LOG_BURST		3
 #define RF_MAX_DOCS		(2 * RF_MAX_PROBES)
+/* Documents discovery keeps between attempts (a chassis, its sensors) */
+#define RF_DISC_CACHE		(RF_MAX_MEMBERS + 32)
+
+/* A document discovery read: kept until discovery is over, so that an
+ * attempt cut by its deadline (a BMC answering in 3 s) is resumed by the
+ * next open, not begun again. */
+typedef struct {
+	char *uri;
+	json_object *doc;	/* NULL: the resource is absent (404) */
+} rf_cached_t;
 
 struct rf_meter {
 	rf_http_t *http;
@@ -30,6 +40,8 @@ struct rf_meter {
 	se_ratelimit_t rl;
 
 	bool discovered;
+	rf_cached_t cache[RF_DISC_CACHE];
+	size_t n_cached;
 	rf_source_t src;
 	char describe[512];
 
@@ -90,10 +102,22 @@ rf_meter_t *rf_meter_create(const rf_meter_conf_t *conf)
 	return m;
 }
 
+static void _cache_free(rf_meter_t *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_cached; i++) {
+		free(m->cache[i].uri);
+		json_object_put(m->cache[i].doc);
+	}
+	m->n_cached = 0;
+}
+
 void rf_meter_destroy(rf_meter_t *m)
 {
 	if (!m)
 		return;
+	_cache_free(m);
 	rf_http_destroy(m->http);
 	free(m->base);
 	free(m->user);
@@ -128,12 +152,37 @@ const rf_http_t *rf_meter_http(const rf_meter_t *m)
 
 /* ------------------------------------------------------------ discovery */
 
+static void _cache_put(rf_meter_t *m, const char *uri, json_object *doc)
+{
+	rf_cached_t *c = &m->cache[m->n_cached];
+
+	if (m->n_cached == RF_DISC_CACHE || !(c->uri = strdup(uri)))
+		return;
+	c->doc = json_object_get(doc);
+	m->n_cached++;
+}
+
+/* rf_fetch_fn for discovery: from the cache, else GET (and keep). */
 static int _fetch(void *arg, const char *uri, json_object **doc, char *msg,
 		  size_t msg_len)
 {
 	rf_meter_t *m = arg;
+	size_t i;
+	int rc;
 
-	return rf_http_get(m->http, uri, m->deadline_ns, doc, msg, msg_len);
+	for (i = 0; i < m->n_cached; i++)
+		if (!strcmp(m->cache[i].uri, uri)) {
+			*doc = json_object_get(m->cache[i].doc);
+			if (*doc)
+				return 0;
+			snprintf(msg, msg_len, "GET %s%s: HTTP 404", m->base,
+				 uri);
+			return -ENOENT;
+		}
+	rc = rf_http_get(m->http, uri, m->deadline_ns, doc, msg, msg_len);
+	if (!rc || rc == -ENOENT)
+		_cache_put(m, uri, rc ? NULL : *doc);
+	return rc;
 }
 
 static int _open(void *dev, uint64_t deadline_ns)
@@ -150,9 +199,13 @@ static int _open(void *dev, uint64_t deadline_ns)
 			 msg, sizeof(msg));
 	if (rc) {
 		se_log_limited(&m->rl, se_mono_ns(), SE_LOG_ERROR,
-			       "Redfish %s: no source: %s", m->base, msg);
+			       "Redfish %s: no source yet (%zu documents read, kept for the next attempt): %s",
+			       m->base, m->n_cached, msg);
+		if (rc == -ENOENT || rc == -EINVAL)	/* the answer itself */
+			_cache_free(m);
 		return rc;
 	}
+	_cache_free(m);		/* the readings GET their own */
 	m->discovered = true;
 	m->have_prev = false;
 	rf_source_describe(&m->src, m->describe, sizeof(m->describe));
