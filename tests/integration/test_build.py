@@ -85,7 +85,8 @@ def test_check_tool_loads_each_meter_library():
     names = {os.path.basename(p) for p in plugins()}
     wanted = {"acct_gather_energy_modbus.so": ("libmodbus.so.",),
               "acct_gather_energy_bmc.so": ("libfreeipmi.so.",
-                                            "libipmimonitoring.so."),
+                                            "libipmimonitoring.so.",
+                                            "libcurl.so.", "libjson-c.so."),
               "acct_gather_energy_rrd.so": ("librrd.so.",)}
     seen = 0
     for plugin, libs in wanted.items():
@@ -185,6 +186,29 @@ def test_check_tool_on_the_settle(tmp_path):
     assert ("FAIL acct_gather_energy/settle: %s/acct_gather.conf: "
             "EnergySettleMaxWait=5s: not an unsigned integer" % tmp_path
             in out), out
+
+
+def test_check_tool_warns_unverified_redfish(tmp_path):
+    """Issue #41: EnergyBMCMethod=redfish with EnergyBMCTLSVerify=no sends
+    the BMC password to whoever answers: slurm-energy-check warns (the
+    configuration stays valid, exit status 0), and does not when TLS is
+    verified.  A bad Redfish key fails, naming file, key and value."""
+    redfish = "EnergyBMCMethod=redfish\nEnergyBMCHost=%n-bmc.mgmt\n"
+    out, rc = _check_tool_with(tmp_path, redfish + "EnergyBMCTLSVerify=no\n",
+                               energy_type="bmc")
+    assert rc == 0, out
+    assert re.search(r"^ok   acct_gather_energy/bmc: ", out, re.M), out
+    assert re.search(r"^WARN .*acct_gather\.conf: EnergyBMCTLSVerify=no: the "
+                     r"BMC's certificate is not verified", out, re.M), out
+    out, rc = _check_tool_with(tmp_path, redfish, energy_type="bmc")
+    assert rc == 0, out
+    assert "WARN" not in out, out
+    out, rc = _check_tool_with(tmp_path, redfish +
+                               "EnergyBMCRedfishSource=counter\n",
+                               energy_type="bmc")
+    assert rc == 1, out
+    assert ("%s/acct_gather.conf: EnergyBMCRedfishSource=counter: must be "
+            "auto, energy, power or a resource URI" % tmp_path in out), out
 
 
 def test_check_tool_on_stacked_energy_plugins(tmp_path):
