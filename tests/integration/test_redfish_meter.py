@@ -1,0 +1,300 @@
+"""The Redfish meter (src/meters/redfish, issue #41) against live peers:
+sushy-static (PyPI sushy-tools) serving the DMTF's public-rackmount1 tree
+unmodified, a peer we did not write, and our simulator
+(contribs/redfish-sim) for what a static tree cannot do: sessions over
+HTTPS with a CA made here, every source profile, live counters held to the
+trace, a counter reset, a BMC reboot (401 for the old token), wrong
+credentials, a certificate that does not verify, bodies that are not JSON.
+
+The meter is driven by tests/unit/rf_probe (built by make check: open,
+then reads a period apart fed to an energy accumulator as the sampler
+does).  No Slurm cluster: the plugin on the cluster is a later test.
+Needs the stage install (se-trace; SE_BIN_DIR), the build directory
+(SE_BUILD_OBJ, default _build/obj), the mockups ($SE_REDFISH_MOCKUPS) and,
+for sushy-static, the venv of contribs/test-all.sh ($SE_REDFISH_PYTHON).
+Every process started here is stopped by its PID.
+"""
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from selab import redfish_rig as rr
+from selab.trace import Trace
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+PROBE = os.path.join(os.environ.get("SE_BUILD_OBJ", os.path.join(
+    REPO, "_build", "obj")), "tests", "unit", "rf_probe")
+ENV = "/redfish/v1/Chassis/1U/EnvironmentMetrics"
+TRACE_TEXT = """# test_redfish_meter: a step every 4 s
+@repeat 8
+time n1
+0    600
+4    600
+4    1800
+8    1800
+"""
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    if not os.access(PROBE, os.X_OK):
+        pytest.fail("%s not built (make check in the build directory; "
+                    "SE_BUILD_OBJ)" % PROBE)
+    return str(tmp_path_factory.mktemp("rfmeter"))
+
+
+@pytest.fixture(scope="module")
+def trace_file(workdir):
+    path = os.path.join(workdir, "rf.trace")
+    with open(path, "w") as f:
+        f.write(TRACE_TEXT)
+    return path
+
+
+@pytest.fixture(scope="module")
+def certs(workdir):
+    return rr.make_certs(os.path.join(workdir, "pki"))
+
+
+def probe(url, *args, reads=3, period_ms=300):
+    """Run rf_probe: (source line, [read dicts], counts dict, stderr)."""
+    res = subprocess.run([PROBE, "--base", url, "--reads", str(reads),
+                          "--period-ms", str(period_ms), *args],
+                         capture_output=True, text=True, timeout=120)
+    source, rows, counts = None, [], {}
+    for line in res.stdout.splitlines():
+        if line.startswith("source "):
+            source = line[7:]
+        elif line.startswith("open-error "):
+            source = line
+        elif line.startswith("read "):
+            head, _, msg = line.partition(" | ")
+            f = head.split()
+            rows.append({"rc": int(f[2]), "has_power": f[3] == "1",
+                         "power_mw": int(f[4]), "has_counter": f[5] == "1",
+                         "raw": int(f[6]), "mj_per_unit": float(f[7]),
+                         "energy_mj": int(f[8]), "t": float(f[9]),
+                         "msg": msg})
+        elif line.startswith("requests "):
+            f = line.split()
+            counts = {"requests": int(f[1]), "logins": int(f[3])}
+    return source, rows, counts, res.stderr
+
+
+def start_sim(trace_file, epoch, **kw):
+    sim = rr.RedfishSim(trace_file, epoch, column="n1", **kw)
+    try:
+        sim.start()
+    except Exception:
+        with open(sim.log) as f:
+            log = f.read()
+        sim.stop()
+        raise AssertionError("redfish-sim did not start:\n" + log)
+    return sim
+
+
+def auth(sim):
+    return ("--user", sim.user, "--password-file", sim.password_file)
+
+
+# ------------------------------------------------------------ sushy-static
+def test_sushy_static_rackmount1():
+    """The unmodified tree: no energy in EnvironmentMetrics, so the
+    chassis' TotalEnergy sensor (EnergykWh, written as a whole number:
+    1 kWh steps) shaped by EnvironmentMetrics PowerWatts (374 W), not the
+    supplies' PS1Energy/PS2Energy; sushy-static refuses $expand, so the
+    sensors are read one by one.  The accumulator integrates 374 W
+    between the reads (the counter does not move)."""
+    sushy = rr.SushyStatic("public-rackmount1").start()
+    try:
+        source, rows, counts, err = probe(sushy.url, reads=4,
+                                          period_ms=250)
+    finally:
+        sushy.stop()
+    assert source == ("Sensor EnergykWh (counter) + EnvironmentMetrics "
+                      "PowerWatts at /redfish/v1/Chassis/1U"), (source, err)
+    assert [r["rc"] for r in rows] == [0] * 4, rows
+    assert all(r["power_mw"] == 374000 and r["raw"] == 325675 and
+               r["mj_per_unit"] == 3.6e9 for r in rows), rows
+    dt = rows[-1]["t"] - rows[0]["t"]
+    assert abs(rows[-1]["energy_mj"] / 1000 - 374 * dt) < 374 * 0.02, rows
+    # no authentication asked; discovery then two GETs a read (the
+    # sensor and EnvironmentMetrics), on the kept handle
+    assert counts["logins"] == 0, counts
+
+
+# ------------------------------------------------------------ simulator
+PROFILES = {
+    "all": "EnvironmentMetrics EnergyJoules (counter) + EnvironmentMetrics "
+           "PowerWatts",
+    "joules": "EnvironmentMetrics EnergyJoules (counter) + "
+              "EnvironmentMetrics PowerWatts",
+    "kwh": "EnvironmentMetrics EnergykWh (counter) + EnvironmentMetrics "
+           "PowerWatts",
+    "wh": "Sensor EnergyWh (counter) + ",
+    "power": "EnvironmentMetrics PowerWatts (power, integrated)",
+    "legacy": "legacy Power PowerConsumedWatts (power, integrated)",
+}
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_source_per_profile(trace_file, profile):
+    """Each of the simulator's source profiles gets the best source it
+    has, said in one line, and its counter in the right units: kWh read
+    to 1 Wh is 3.6 kJ a unit (never 3.6 J: a counter read as Wh),
+    joules 1 J, Wh 3.6 kJ."""
+    sim = start_sim(trace_file, time.time() - 100.0, profile=profile,
+                    sensing_interval=0.2)
+    try:
+        source, rows, _, err = probe(sim.url, *auth(sim), reads=3)
+    finally:
+        sim.stop()
+    assert source.startswith(PROFILES[profile]), (source, err)
+    assert [r["rc"] for r in rows] == [0, 0, 0], rows
+    unit = {"all": 1e3, "joules": 1e3, "kwh": 3.6e6, "wh": 3.6e6}
+    if profile in unit:
+        assert rows[-1]["has_counter"], rows
+        assert rows[-1]["mj_per_unit"] == pytest.approx(unit[profile]), rows
+    else:
+        assert not any(r["has_counter"] for r in rows), rows
+    assert all(r["has_power"] for r in rows), rows
+
+
+def test_no_source_is_an_error(trace_file):
+    """A chassis with none of the sources: open fails, and the log line
+    names the chassis."""
+    sim = start_sim(trace_file, time.time(), profile="none")
+    try:
+        source, _, _, err = probe(sim.url, *auth(sim), reads=1)
+    finally:
+        sim.stop()
+    assert source == "open-error -2", (source, err)
+    assert ("the chassis /redfish/v1/Chassis/1U has none of the sources"
+            in err), err
+
+
+def test_https_session_kept_and_renewed(trace_file, certs):
+    """HTTPS verified against the test CA; one session for all the reads
+    (one login), renewed once after a BMC reboot forgot it (the 401 is
+    not a failed read); the energy of the joules counter shaped by power
+    follows the trace's truth over the reads."""
+    epoch = time.time() - 50.0
+    sim = start_sim(trace_file, epoch, profile="joules", certs=certs,
+                    sensing_interval=0.1)
+    try:
+        proc = subprocess.Popen(
+            [PROBE, "--base", sim.url, *auth(sim), "--ca", certs["ca"],
+             "--reads", "16", "--period-ms", "500"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(4.2)
+        sim.fault("reboot")
+        out, err = proc.communicate(timeout=60)
+    finally:
+        sim.stop()
+    reads = [l for l in out.splitlines() if l.startswith("read ")]
+    assert len(reads) == 16 and all(l.split()[2] == "0" for l in reads), out
+    counts = re.search(r"^requests (\d+) logins (\d+)$", out, re.M)
+    assert counts and counts.group(2) == "2", out
+    f = [l.partition(" | ")[0].split() for l in reads]
+    t0, t1 = float(f[0][9]), float(f[-1][9])
+    e = (int(f[-1][8]) - int(f[0][8])) / 1000.0
+    truth = Trace(trace_file).joules("n1", t0 - epoch, t1 - epoch)
+    # readings lag the request by up to one 0.1 s tick at 1.8 kW
+    assert abs(e - truth) <= 2 * 0.1 * 1800 + 2, (e, truth)
+
+
+def test_counter_reset_counted_once(trace_file):
+    """ResetMetrics mid-run: the counter falls to 0 with a new
+    SensorResetTime; that reading goes out as power only (the accumulator
+    ends the counter's segment), the next starts a new one: the energy
+    never goes back, never jumps by the old counter, and follows the
+    trace."""
+    epoch = time.time() - 20.0
+    sim = start_sim(trace_file, epoch, profile="joules",
+                    sensing_interval=0.1)
+    try:
+        proc = subprocess.Popen(
+            [PROBE, "--base", sim.url, *auth(sim), "--reads", "12",
+             "--period-ms", "500"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(3.1)
+        sim.fault("reset")
+        out, err = proc.communicate(timeout=60)
+    finally:
+        sim.stop()
+    f = [l.partition(" | ")[0].split() for l in out.splitlines()
+         if l.startswith("read ")]
+    assert len(f) == 12 and all(x[2] == "0" for x in f), out
+    power_only = [x for x in f if x[5] == "0"]
+    assert len(power_only) == 1 and power_only[0][3] == "1", out
+    assert "EnvironmentMetrics EnergyJoules restarted" in err, err
+    energy = [int(x[8]) for x in f]
+    assert energy == sorted(energy), energy
+    t0, t1 = float(f[0][9]), float(f[-1][9])
+    truth = Trace(trace_file).joules("n1", t0 - epoch, t1 - epoch)
+    e = (energy[-1] - energy[0]) / 1000.0
+    assert abs(e - truth) <= 2 * 0.1 * 1800 + 2, (e, truth)
+
+
+def test_bad_credentials_and_certificate(trace_file, certs, workdir):
+    """Wrong password: open fails with -EACCES and the message names
+    EnergyBMCUser and EnergyBMCPasswordFile, never the password.  A CA
+    that did not sign the BMC's certificate: -EPROTO naming
+    EnergyBMCCAFile; --insecure (EnergyBMCTLSVerify=no) reads."""
+    other = rr.make_certs(os.path.join(workdir, "other-pki"))
+    sim = start_sim(trace_file, time.time(), profile="joules", certs=certs)
+    bad = os.path.join(workdir, "bad.pw")
+    with open(bad, "w") as f:
+        f.write("not-the-Pa55word\n")
+    os.chmod(bad, 0o600)
+    try:
+        source, _, _, err = probe(sim.url, "--user", sim.user,
+                                  "--password-file", bad, "--ca",
+                                  certs["ca"], reads=1)
+        assert source == "open-error -13", (source, err)
+        assert "EnergyBMCUser, EnergyBMCPasswordFile" in err, err
+        assert "not-the-Pa55word" not in err, err
+        source, _, _, err = probe(sim.url, *auth(sim), "--ca", other["ca"],
+                                  reads=1)
+        assert source == "open-error -71", (source, err)
+        assert "EnergyBMCCAFile=%s" % other["ca"] in err, err
+        source, rows, _, err = probe(sim.url, *auth(sim), "--insecure",
+                                     reads=1)
+        assert source.startswith("EnvironmentMetrics EnergyJoules"), err
+        assert rows[0]["rc"] == 0, rows
+    finally:
+        sim.stop()
+
+
+def test_not_json_names_the_uri(trace_file):
+    """A body that is not JSON (an HTML error page) or cut short: the
+    read fails as transient (-EAGAIN, the connection kept) with the URI in
+    its message; the next read after the fault is good."""
+    sim = start_sim(trace_file, time.time(), profile="joules")
+    try:
+        proc = subprocess.Popen(
+            [PROBE, "--base", sim.url, *auth(sim), "--reads", "14",
+             "--period-ms", "400"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        sim.fault("notjson path=%s" % ENV)
+        time.sleep(0.9)
+        sim.fault("truncate path=%s" % ENV)
+        time.sleep(0.9)
+        sim.fault("")
+        out, err = proc.communicate(timeout=60)
+    finally:
+        sim.stop()
+    rows = [l for l in out.splitlines() if l.startswith("read ")]
+    assert len(rows) == 14, out
+    bad = [l for l in rows if l.split()[2] != "0"]
+    assert bad and all(l.split()[2] == "-11" for l in bad), out
+    assert any("%s: not JSON (unexpected character)" % ENV in l
+               for l in bad), out
+    assert any("%s: not JSON (the document ends early)" % ENV in l
+               for l in bad), out
+    assert rows[-1].split()[2] == "0", out

@@ -1,0 +1,156 @@
+/*
+ * rf_probe.c - the Redfish meter against a live service, for
+ * tests/integration/test_redfish_meter.py: discovery (open), then a number
+ * of reads a period apart, each fed to an energy accumulator as the
+ * sampler would, printed one line each.  Built by make check (not a test
+ * of its own: it needs a peer).
+ *
+ *   rf_probe --base URL [--user U --password-file F] [--ca FILE]
+ *            [--insecure] [--basic] [--chassis C] [--source S]
+ *            [--reads N] [--period-ms P] [--timeout-ms T]
+ * Prints:
+ *   source <description>            or  open-error <rc> <message>
+ *   read <i> <rc> <has_power> <power_mw> <has_counter> <counter_raw>
+ *        <mj_per_unit> <energy_mj> <t_unix_s> | <message>
+ *   requests <n> logins <n>
+ * Exit status 0 after the reads, 1 when open failed, 2 on bad arguments.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "energy_acc.h"
+#include "rf_meter.h"
+#include "se_time.h"
+
+static char *_password(const char *path)
+{
+	static char line[256];
+	FILE *f = fopen(path, "r");
+
+	if (!f || !fgets(line, sizeof(line), f)) {
+		perror(path);
+		exit(2);
+	}
+	fclose(f);
+	line[strcspn(line, "\r\n")] = '\0';
+	return line;
+}
+
+static double _unix_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void _usage(void)
+{
+	fprintf(stderr, "usage: rf_probe --base URL [--user U --password-file F] [--ca FILE] [--insecure] [--basic] [--chassis C] [--source auto|energy|power|URI] [--reads N] [--period-ms P] [--timeout-ms T]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "base", 1, NULL, 'b' }, { "user", 1, NULL, 'u' },
+		{ "password-file", 1, NULL, 'p' }, { "ca", 1, NULL, 'c' },
+		{ "insecure", 0, NULL, 'k' }, { "basic", 0, NULL, 'B' },
+		{ "chassis", 1, NULL, 'C' }, { "source", 1, NULL, 's' },
+		{ "reads", 1, NULL, 'n' }, { "period-ms", 1, NULL, 'P' },
+		{ "timeout-ms", 1, NULL, 'T' }, { NULL, 0, NULL, 0 },
+	};
+	rf_meter_conf_t c = { .tls_verify = true, .pick = RF_PICK_AUTO,
+			      .timeout_ns = 4000 * SE_NS_PER_MS,
+			      .max_power_mw = 100000000 };
+	energy_acc_config_t ac = { .history = 4096,
+				   .max_power_mw = 100000000 };
+	long reads = 3, period_ms = 1000;
+	energy_acc_t *acc;
+	rf_meter_t *m;
+	char msg[512], desc[512];
+	int o, rc;
+	long i;
+
+	while ((o = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (o) {
+		case 'b': c.base = optarg; break;
+		case 'u': c.user = optarg; break;
+		case 'p': c.password = _password(optarg); break;
+		case 'c': c.ca_file = optarg; break;
+		case 'k': c.tls_verify = false; break;
+		case 'B': c.auth = RF_AUTH_BASIC; break;
+		case 'C': c.chassis = optarg; break;
+		case 's':
+			if (!strcmp(optarg, "energy"))
+				c.pick = RF_PICK_ENERGY;
+			else if (!strcmp(optarg, "power"))
+				c.pick = RF_PICK_POWER;
+			else if (strcmp(optarg, "auto")) {
+				c.pick = RF_PICK_URI;
+				c.source_uri = optarg;
+			}
+			break;
+		case 'n': reads = atol(optarg); break;
+		case 'P': period_ms = atol(optarg); break;
+		case 'T': c.timeout_ns = atol(optarg) * SE_NS_PER_MS; break;
+		default: _usage();
+		}
+	}
+	if (!c.base)
+		_usage();
+	if (rf_http_global_init() || !(m = rf_meter_create(&c)) ||
+	    !(acc = energy_acc_create(&ac)))
+		return 2;
+	rc = rf_meter_ops.open(m, se_mono_ns() + 2 * c.timeout_ns * 8);
+	if (rc) {
+		printf("open-error %d\n", rc);
+		return 1;
+	}
+	printf("source %s\n", rf_meter_source(m));
+	rf_meter_describe(m, desc, sizeof(desc));
+	printf("meter %s\n", desc);
+	for (i = 0; i < reads; i++) {
+		meter_reading_t rd;
+		uint64_t t0 = se_mono_ns(), e_mj = 0;
+		double t_unix = _unix_now();
+
+		memset(&rd, 0, sizeof(rd));
+		msg[0] = '\0';
+		rc = rf_meter_ops.read(m, &rd, t0 + 2 * c.timeout_ns, msg,
+				       sizeof(msg));
+		t0 += (se_mono_ns() - t0) / 2;
+		t_unix += (_unix_now() - t_unix) / 2;
+		if (!rc && rd.has_counter)
+			energy_acc_add_counter(acc, t0, rd.counter_raw,
+					       &rd.counter_spec,
+					       rd.has_power ?
+					       (int64_t) rd.power_mw : -1);
+		else if (!rc && rd.has_power)
+			energy_acc_add_power(acc, t0, rd.power_mw);
+		energy_acc_energy_at(acc, t0, &e_mj);
+		printf("read %ld %d %d %llu %d %llu %.9g %llu %.6f | %s\n", i,
+		       rc, rd.has_power, (unsigned long long) rd.power_mw,
+		       rd.has_counter, (unsigned long long) rd.counter_raw,
+		       rd.counter_spec.mj_per_unit,
+		       (unsigned long long) e_mj, t_unix, msg);
+		fflush(stdout);
+		if (rc && rc != -EAGAIN) {	/* as the sampler: reopen */
+			rf_meter_ops.close(m);
+			rf_meter_ops.open(m, se_mono_ns() + 8 * c.timeout_ns);
+		}
+		if (i + 1 < reads)
+			usleep(period_ms * 1000);
+	}
+	printf("requests %lu logins %lu\n",
+	       rf_http_requests(rf_meter_http(m)),
+	       rf_http_logins(rf_meter_http(m)));
+	rf_meter_destroy(m);
+	energy_acc_destroy(acc);
+	return 0;
+}
