@@ -209,7 +209,8 @@ static int _open(void *dev, uint64_t deadline_ns)
 	m->discovered = true;
 	m->have_prev = false;
 	rf_source_describe(&m->src, m->describe, sizeof(m->describe));
-	se_log(SE_LOG_INFO, "Redfish %s: reading %s%s%s", m->base,
+	se_log(SE_LOG_INFO, "Redfish %s: energy and power read from %s%s%s",
+	       m->base,
 	       m->describe, m->src.notes[0] ? "; passed over: " : "",
 	       m->src.notes);
 	return 0;
