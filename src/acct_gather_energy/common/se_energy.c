@@ -132,6 +132,7 @@ bool se_energy_fini(const settle_conf_t *settle)
 		se_step_drop_question();	/* no settle to read it */
 	if (se_role != ROLE_STEPD) {
 		memset(&se_step, 0, sizeof(se_step));
+		se_step_job = NULL;
 		se_context_id = -1;
 	}
 	slurm_mutex_unlock(&se_state_lock);
@@ -178,7 +179,7 @@ int se_energy_set_data(int data_type, void *data)
 		/* slurmstepd.c, before job_manager(), maybe before conf_set
 		 * has set role: for the settle */
 		if (se_in_slurmstepd())
-			se_step.job = data;
+			se_step_job = data;
 		break;
 	case ENERGY_DATA_RECONFIG:
 		/* slurmd reloads the plugin on reconfigure (see top) */

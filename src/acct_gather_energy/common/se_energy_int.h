@@ -51,21 +51,10 @@
 #include "se_energy.h"
 #include "se_log.h"
 #include "se_time.h"
+#include "step_energy.h"
 
 /* slurmd and slurmstepd export their slurmd_conf_t; other daemons do not. */
 #pragma weak conf
-
-/*
- * A step's query for its running figure (its polls, the share so far):
- * the server answers in microseconds, or within its own 100 ms bound when
- * a silent client holds it.
- */
-#define LIVE_POLL_QUERY_TIMEOUT_NS (50 * SE_NS_PER_MS)
-/*
- * A held question's (the settle's, and the poll at the tasks' end): it
- * covers the server's hold (EQ_SERVER_HOLD_MAX_NS) and the round trip.
- */
-#define LIVE_QUERY_TIMEOUT_NS	(250 * SE_NS_PER_MS)
 
 /* ------------------------------------------------------ se_energy.c */
 
@@ -204,78 +193,14 @@ int se_gpus_node_part(void *arg, const energy_query_step_t *st,
 
 /* ------------------------------------------------- se_energy_step.c */
 
-/* slurmstepd: the step's energy, relative to its start */
-typedef struct {
-	bool have_base;		/* one good answer from slurmd seen */
-	uint64_t start_ns;	/* monotonic: when the step configured us */
-	uint64_t last_ns;	/* monotonic: last good answer */
-	uint64_t last_node_j;	/* node consumed_energy at last_ns */
-	uint32_t last_watts;
-	time_t poll_time;	/* slurmd's last sample (wall clock) */
-	time_t slurmd_started;	/* slurmd's start time in its last answer
-				 * (24.11+; 0: not said) */
-	uint64_t figure_id;	/* the figure's id in slurmd's last answer
-				 * through the query socket (0: none yet) */
-	unsigned rpcs;		/* Slurm energy RPCs this step asked */
-	unsigned queries;	/* ... and queries to slurmd's socket */
-	uint64_t rpc_fail_ns;	/* monotonic: first RPC failure of a run,
-				 * 0 while slurmd answers */
-	uint64_t step_j;	/* energy of the step so far */
-	uint64_t prev_step_j;	/* step_j before the last refresh */
-	int dataset_id;		/* profile dataset, -1: none */
-	bool warned_no_data;
-	se_ratelimit_t rl;
-	/* for se_energy_step_settle() */
-	stepd_step_rec_t *job;	/* ENERGY_DATA_STEP_PTR */
-	uint64_t start_wall_ns;	/* the step's window, wall clock */
-	uint64_t end_wall_ns;	/* last poll before the step began ending */
-	bool settled;		/* step_j is final: no more refreshes */
-	bool settle_tried;	/* a settle ran (fini's or SPANK's): once */
-	bool settle_in_fini;	/* ... and it was fini's */
-	bool conf_bad;		/* acct_gather.conf refused in this step */
-	/* for the live settle (no window_energy): slurmd's query channel */
-	char energy_query_path[108];	/* "" when there is none */
-	int energy_query_rc;		/* last query's result (logged on change) */
-	uint64_t first_poll_ns;	/* monotonic: first accounting poll, as the
-				 * first task starts: t0 of a live settle */
-	uint64_t end_ns;	/* monotonic twin of end_wall_ns: t1 */
-	bool asking;		/* a poll's question in flight (sent as the
-				 * tasks start or end, se_step_collect) */
-	energy_query_asking_t question;	/* ... this one */
-	bool poll_answered;	/* the query of the poll at end_ns ... */
-	energy_query_answer_t poll_answer; /* ... answered this ... */
-	uint64_t poll_answer_ns;	/* ... at this instant (monotonic) */
-	bool have_e0;		/* e0_mj is final (a sample after t0) */
-	uint64_t e0_mj;		/* sampler energy at t0 ... */
-	uint64_t e0_gen;	/* ... from this server generation */
-	uint64_t e0_t_ns;	/* ... for this t0 (the start's answer comes
-				 * before the tasks' start is known) */
-	/* EnergyAttribution=share: the step's share from slurmd */
-	energy_carry_share_t share;
-	uint64_t share_t_ns;	/* end of the last split interval */
-	/* the GPUs it holds (se_energy_step_gpus.c), read once */
-	bool gpus_read;		/* read from Slurm's GRES */
-	bool gpus_known;	/* ... and they say which it holds */
-	bool gpus_step_level;	/* its device cgroup has a step level */
-	uint64_t gpu_job_minors[EQ_MINOR_WORDS];
-	uint64_t gpu_step_minors[EQ_MINOR_WORDS];
-	/* its GPU part, from a version-4 slurmd metering its GPUs */
-	bool have_gpu_part;	/* one answer carried it */
-	uint64_t gpu_part_mj;	/* the step's GPUs' energy so far */
-	uint64_t gpu_t_ns;	/* ... up to this instant (monotonic) */
-	uint32_t gpu_watts;	/* over the last answer's interval */
-	energy_carry_share_t gpu_share;	/* share mode: slurmd's, carried
-					 * over a restart like the share */
-	bool have_gpu_e0;	/* node mode: gpu_e0_mj is final */
-	uint64_t gpu_e0_mj;	/* the GPUs' energy at t0 ... */
-	uint64_t gpu_e0_gen;	/* ... from this server generation */
-	uint64_t gpu_e0_t_ns;	/* ... for this t0 */
-	/* node mode, a window source (RRD) with EnergyGPU=nvml: the step's
-	 * energy is the source's, its GPU part is asked of slurmd here */
-	char gpu_query_path[108];	/* "" when there is none */
-} step_state_t;
-
-extern step_state_t se_step;
+/*
+ * slurmstepd: the step's energy and every decision about it, Slurm-free
+ * (src/common/step_energy.h); this glue feeds it Slurm's data and does
+ * the I/O it asks for.
+ */
+extern step_energy_t se_step;
+/* The step's record (ENERGY_DATA_STEP_PTR), for the settle and the GPUs. */
+extern stepd_step_rec_t *se_step_job;
 
 /* slurmstepd's conf_set: the step's start and base (once). */
 void se_step_start(void);
@@ -291,9 +216,6 @@ void se_step_profile(void);
  * its job stops being charged there even without the settle plugin.
  */
 void se_step_tell_end(void);
-
-/* The step's t0 for a live settle: its tasks' start, else its own. */
-uint64_t se_step_t0(void);
 
 /*
  * Ask slurmd's query channel about [t0, t1] (a live source only), how as
@@ -333,9 +255,6 @@ int se_step_share(uint64_t t1_ns, bool end, unsigned how,
  */
 void se_step_gpus_fill(energy_query_step_t *q);
 
-/* The minors the step's GPU part counts ("1,3"; "none", "unknown"). */
-void se_step_gpus_str(char *buf, size_t len);
-
 /* ----------------------------------------------- se_energy_settle.c */
 
 /* Why this step will not settle, or NULL when it may (se_state_lock). */
@@ -344,9 +263,5 @@ const char *se_settle_refused(void);
 /* From fini() (no lock held): settle the step now unless settle (the
  * acct_gather.conf keys) or a listed SPANK settle says otherwise. */
 void se_settle_at_fini(const settle_conf_t *settle);
-
-/* A settle will come at the step's end (EnergySettle, or a listed SPANK
- * settle): its last poll may wait for the reading after the end. */
-bool se_settle_expected(void);
 
 #endif

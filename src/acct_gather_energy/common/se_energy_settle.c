@@ -34,8 +34,6 @@
 
 #include "se_energy_int.h"
 
-/* How often a settling step asks its window source again. */
-#define SETTLE_POLL_NS		SE_NS_PER_SEC
 /*
  * When srun's allocation ends while a step settles, slurmd asks the step to
  * terminate, which starts slurmstepd's step_terminate_monitor: a step still
@@ -44,26 +42,9 @@
  */
 #define SETTLE_UNKILLABLE_MARGIN_S	10
 
-/*
- * Live and share settles ask to be held (ENERGY_QUERY_HOLD): slurmd
- * answers the moment the reading after the step's end lands (usually
- * kicked by the step's last poll, in within a millisecond or two: a
- * Modbus transaction), and since the settle runs in fini() srun waits for
- * it up to 25.11.  One query's timeout covers the server's hold (or its
- * own 100 ms bound when a silent client holds it).  An answer still not
- * final (the hold ran out, or a slurmd of an older build answered at once)
- * is asked again after a pause, doubled after each: every query kicks a
- * read, and a meter whose reading's instant lags its read, as a BMC's
- * rolling average does by half its window, would otherwise be read back
- * to back until the instant passes the end.  The margin is what is added
- * to the sampler's period + deadline for the round trips themselves.
- */
+/* The settle's pauses and margins are the unit's (step_energy.h). */
 _Static_assert(LIVE_QUERY_TIMEOUT_NS > EQ_SERVER_HOLD_MAX_NS + 50 * SE_NS_PER_MS,
 	       "a held settle query must outlast the server's hold");
-#define LIVE_FIRST_PAUSE_NS	(1 * SE_NS_PER_MS)
-#define LIVE_RETRY_NS		(5 * SE_NS_PER_MS)
-#define LIVE_RETRY_MAX_NS	(160 * SE_NS_PER_MS)
-#define LIVE_MARGIN_NS		(250 * SE_NS_PER_MS)
 
 /*
  * One question of a live or share settle's wait (se_state_lock held): 0,
@@ -94,25 +75,6 @@ static unsigned _settle_cap(unsigned max_wait_s)
 }
 
 /*
- * How long a settle's wait pauses before it asks again: *pause_ns (first
- * LIVE_FIRST_PAUSE_NS), which doubles each time up to LIVE_RETRY_MAX_NS,
- * but never past LIVE_RETRY_NS before limit_ns, where the last question
- * goes.  0: no time left.
- */
-static uint64_t _settle_pause(uint64_t *pause_ns, uint64_t limit_ns)
-{
-	uint64_t now = se_mono_ns(), wait = *pause_ns;
-
-	if (now + LIVE_RETRY_NS >= limit_ns)
-		return 0;
-	if (wait > limit_ns - LIVE_RETRY_NS - now)
-		wait = limit_ns - LIVE_RETRY_NS - now;
-	*pause_ns = *pause_ns * 2 < LIVE_RETRY_MAX_NS ? *pause_ns * 2 :
-		    LIVE_RETRY_MAX_NS;
-	return wait;
-}
-
-/*
  * The wait of a live or share settle that began at begin_ns: ask until the
  * answer is final, a question fails, or limit_ns (the SPANK max_wait, cut
  * clear of UnkillableStepTimeout) passes; the first answer brings the
@@ -125,18 +87,18 @@ static uint64_t _settle_pause(uint64_t *pause_ns, uint64_t limit_ns)
 static int _settle_ask_until(settle_ask_fn ask, void *arg, uint64_t begin_ns,
 			     uint64_t limit_ns, energy_query_answer_t *a)
 {
-	uint64_t pause = LIVE_FIRST_PAUSE_NS, wait, read_limit;
+	uint64_t pause = LIVE_FIRST_PAUSE_NS, wait;
 	bool done = false;
 	int rc;
 
 	for (bool first = true;; first = false) {
 		if ((rc = ask(arg, a, &done)))
 			return rc;
-		read_limit = begin_ns + a->period_ns + a->deadline_ns +
-			     LIVE_MARGIN_NS;
-		if (first && read_limit < limit_ns)
-			limit_ns = read_limit;
-		if (done || !(wait = _settle_pause(&pause, limit_ns)))
+		if (first)
+			limit_ns = step_energy_settle_read_limit(begin_ns, a,
+								 limit_ns);
+		if (done || !(wait = step_energy_settle_pause(&pause, limit_ns,
+							      se_mono_ns())))
 			return 0;
 		slurm_mutex_unlock(&se_state_lock);
 		se_sleep_ns(wait);
@@ -149,11 +111,8 @@ static void _settle_store(stepd_step_rec_t *job, uint64_t joules,
 			  uint64_t t0_ns, uint64_t t1_ns)
 {
 	jobacctinfo_t *ja = job->jobacct;
-	uint32_t ave = _avg_w(joules * 1000, t1_ns - t0_ns);
+	uint32_t ave = step_energy_settled(&se_step, joules, t0_ns, t1_ns);
 
-	se_step.prev_step_j = se_step.step_j;
-	se_step.step_j = joules;
-	se_step.settled = true;
 	if (!ja)
 		return;
 	ja->energy.consumed_energy = joules;
@@ -195,27 +154,10 @@ static void _settle_gpu_note(stepd_step_rec_t *job, uint64_t joules)
 		return;
 	log_build_step_id_str(&job->step_id, id, sizeof(id),
 			      STEP_ID_FLAG_NO_PREFIX);
-	se_step_gpus_str(minors, sizeof(minors));
+	step_energy_gpus_str(&se_step, minors, sizeof(minors));
 	log_flag(ENERGY, "%s: step %s: %"PRIu64" J, of which %"PRIu64" J its GPUs' (minors %s)",
 		 plugin_type, id, joules, (se_step.gpu_part_mj + 500) / 1000,
 		 minors);
-}
-
-/* Why a live settle keeps the running figure, or NULL when E(t1)-E(t0) is
- * final; *done tells the waiting loop to stop. */
-static const char *_live_verdict(const energy_query_answer_t *a, bool *done)
-{
-	*done = true;
-	if (se_step.have_e0 && a->generation != se_step.e0_gen)
-		return "slurmd's sampler restarted between the step's start and end (slurmd restart or reconfigure)";
-	if (!se_step.have_e0 && a->rc0 == -ERANGE)
-		return "the step's start is older than slurmd's history and was not fetched in time";
-	if (se_step.have_e0 && a->complete1 && a->e1_mj < se_step.e0_mj)
-		return "energy at the end below the start";
-	if (se_step.have_e0 && a->complete1)
-		return NULL;
-	*done = false;
-	return "no reading after the step's boundaries in time";
 }
 
 /* A live settle's question: E(t0) and E(t1), held until the reading after
@@ -226,7 +168,8 @@ static const char *_live_verdict(const energy_query_answer_t *a, bool *done)
 typedef struct {
 	uint64_t t1_ns;
 	uint64_t read_due_ns;	/* 0: no read in flight for t1 */
-	const char *why;	/* the last answer's verdict (_live_verdict) */
+	const char *why;	/* the last answer's verdict
+				 * (step_energy_live_verdict) */
 } live_ask_t;
 
 static int _live_ask(void *arg, energy_query_answer_t *a, bool *done)
@@ -238,32 +181,16 @@ static int _live_ask(void *arg, energy_query_answer_t *a, bool *done)
 			       LIVE_QUERY_TIMEOUT_NS, a);
 
 	if (!rc)
-		q->why = _live_verdict(a, done);
+		q->why = step_energy_live_verdict(&se_step, a, done);
 	return rc;
 }
 
 /*
- * The answer of the step's last poll when it is the settle's: for t1 and
- * final (_live_verdict), as the poll at the tasks' end is, held by slurmd
- * until the reading after the end was in.  True: *a holds it, and no
- * question is asked.
- */
-static bool _live_end_poll(live_ask_t *q, energy_query_answer_t *a)
-{
-	bool done;
-
-	if (!se_step.poll_answered || q->t1_ns != se_step.end_ns)
-		return false;
-	*a = se_step.poll_answer;
-	q->why = _live_verdict(a, &done);
-	return !q->why;
-}
-
-/*
  * The live settle: E(t1) - E(t0) from slurmd's sampler history once a
- * reading after t1 exists.  Normally the step's last poll's answer already
- * says it (_live_end_poll); else the query kicks that reading (normally on
- * its way: each accounting poll kicked one), so the wait is one read.
+ * reading after t1 exists.  Normally the step's last poll's answer, held
+ * by slurmd, already says it (step_energy_live_held_answer); else the
+ * query kicks that reading (normally on its way: each accounting poll
+ * kicked one), so the wait is one read.
  */
 static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 {
@@ -279,13 +206,12 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 	/* the tasks' end poll's question, normally answered by now */
 	collected = !se_step_collect(&a);
 	asked = se_step.queries;
-	t0 = se_step_t0();
-	q.t1_ns = se_step.end_ns > t0 ? se_step.end_ns : se_mono_ns();
-	if (q.t1_ns == se_step.end_ns && se_step.poll_answered &&
-	    se_step.poll_answer.kicked)
-		q.read_due_ns = se_step.end_ns + se_step.poll_answer.deadline_ns;
+	t0 = step_energy_t0(&se_step);
+	q.t1_ns = step_energy_live_t1(&se_step, se_mono_ns());
+	q.read_due_ns = step_energy_live_read_due(&se_step, q.t1_ns);
 	running_j = se_step.step_j;
-	if (!_live_end_poll(&q, &a))
+	/* the held answer: the end poll's, final, asks nothing more */
+	if (!step_energy_live_held_answer(&se_step, q.t1_ns, &a, &q.why))
 		rc = _settle_ask_until(_live_ask, &q, begin, limit, &a);
 	else
 		rc = 0;
@@ -298,7 +224,7 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 		     rc ? strerror(-rc) : "", running_j);
 		return rc ? rc : -ETIMEDOUT;
 	}
-	joules = (a.e1_mj - se_step.e0_mj + 500) / 1000;
+	joules = step_energy_live_joules(&se_step, &a);
 	_settle_store(job, joules, t0, q.t1_ns);
 	_settle_gpu_note(job, joules);
 	slurm_mutex_unlock(&se_state_lock);
@@ -338,7 +264,7 @@ static int _settle_share(stepd_step_rec_t *job, unsigned max_wait_s)
 
 	limit = begin + _settle_cap(max_wait_s) * SE_NS_PER_SEC;
 	slurm_mutex_lock(&se_state_lock);
-	t1 = se_step.end_ns > se_step.start_ns ? se_step.end_ns : se_mono_ns();
+	t1 = step_energy_share_t1(&se_step, se_mono_ns());
 	running_j = se_step.step_j;
 	rc = _settle_ask_until(_share_ask, &t1, begin, limit, &a);
 	if (rc || a.share_last_ns < t1) {
@@ -359,50 +285,23 @@ static int _settle_share(stepd_step_rec_t *job, unsigned max_wait_s)
 	return 0;
 }
 
-/*
- * The wall-clock end of a step's window.  The window keeps the step's
- * monotonic length: a step of the node's wall clock while the step ran (an
- * NTP step) must not stretch or shrink the interval whose energy is taken
- * (+40 s would count 40 s of another job's or no one's energy).  It is
- * placed from the start's wall time, as the node's clock read then (see
- * acct_gather_energy_rrd(5), FAULTS).  The step is said once, in the step's
- * log.
- */
-static uint64_t _window_end_wall(uint64_t t0_mono, uint64_t t0_wall,
-				 uint64_t t1_mono, uint64_t t1_wall)
-{
-	int64_t stepped;
-
-	if (!t1_mono || t1_mono < t0_mono)
-		return t1_wall > t0_wall ? t1_wall : se_wall_ns();
-	stepped = (int64_t) (t1_wall - t0_wall) - (int64_t) (t1_mono - t0_mono);
-	if (stepped > (int64_t) SE_NS_PER_SEC ||
-	    stepped < -(int64_t) SE_NS_PER_SEC)
-		info("%s: the node's wall clock stepped by %+.1f s while the step ran; its energy window keeps the step's own length (%.1f s) from its start",
-		     plugin_type, (double) stepped / 1e9,
-		     (double) (t1_mono - t0_mono) / 1e9);
-	return t0_wall + (t1_mono - t0_mono);
-}
-
 /* Ask the source until its data covers [t0, t1] or the deadline passes. */
 static int _settle_wait(se_energy_window_fn window, uint64_t t0_ns,
 			uint64_t t1_ns, unsigned max_wait_s,
 			uint64_t *energy_mj, bool *complete, char *msg,
 			size_t msg_len)
 {
-	uint64_t deadline = se_mono_ns() + max_wait_s * SE_NS_PER_SEC;
+	uint64_t deadline = se_mono_ns() + max_wait_s * SE_NS_PER_SEC, wait;
 	int rc;
 
 	for (;;) {
-		uint64_t now;
-
 		rc = window(se_energy_node_name(), t0_ns, t1_ns, energy_mj,
 			    complete, msg, msg_len);
-		now = se_mono_ns();
-		if ((!rc && *complete) || now >= deadline)
+		wait = step_energy_window_wait(rc, *complete, se_mono_ns(),
+					       deadline);
+		if (!wait)
 			return rc;
-		se_sleep_ns(deadline - now < SETTLE_POLL_NS ?
-			    deadline - now : SETTLE_POLL_NS);
+		se_sleep_ns(wait);
 	}
 }
 
@@ -413,14 +312,21 @@ static int _settle_window(stepd_step_rec_t *job, se_energy_window_fn window,
 	uint64_t t0_ns, t1_ns, energy_mj = 0, running_j, begin = se_mono_ns();
 	char msg[512] = "";
 	bool complete = false;
+	step_window_t w;
 	int rc;
 
 	slurm_mutex_lock(&se_state_lock);
-	t0_ns = se_step.start_wall_ns;
-	t1_ns = _window_end_wall(se_step.start_ns, se_step.start_wall_ns,
-				 se_step.end_ns, se_step.end_wall_ns);
+	/* its length is the step's monotonic one, placed from the start's
+	 * wall time (see acct_gather_energy_rrd(5), FAULTS) */
+	w = step_energy_window(&se_step, se_wall_ns());
 	running_j = se_step.step_j;
 	slurm_mutex_unlock(&se_state_lock);
+	t0_ns = w.t0_wall_ns;
+	t1_ns = w.t1_wall_ns;
+	if (w.clock_stepped)
+		info("%s: the node's wall clock stepped by %+.1f s while the step ran; its energy window keeps the step's own length (%.1f s) from its start",
+		     plugin_type, (double) w.stepped_ns / 1e9,
+		     (double) (t1_ns - t0_ns) / 1e9);
 	max_wait_s = _settle_cap(max_wait_s);
 
 	/* No lock while waiting: jobacct_gather has stopped polling. */
@@ -433,15 +339,15 @@ static int _settle_window(stepd_step_rec_t *job, se_energy_window_fn window,
 	}
 	if (!complete)
 		info("%s: the data did not cover the step's window after %u s; ends held at the nearest row (%"PRIu64" J, running figure %"PRIu64" J)",
-		     plugin_type, max_wait_s, (energy_mj + 500) / 1000,
+		     plugin_type, max_wait_s, step_energy_mj_to_j(energy_mj),
 		     running_j);
 
 	slurm_mutex_lock(&se_state_lock);
-	_settle_store(job, (energy_mj + 500) / 1000, t0_ns, t1_ns);
-	_settle_gpu_note(job, (energy_mj + 500) / 1000);
+	_settle_store(job, step_energy_mj_to_j(energy_mj), t0_ns, t1_ns);
+	_settle_gpu_note(job, step_energy_mj_to_j(energy_mj));
 	slurm_mutex_unlock(&se_state_lock);
 	log_flag(ENERGY, "%s: step energy settled: %"PRIu64" J over %.3f s (running figure %"PRIu64" J), data %s after %.1f s",
-		 plugin_type, (energy_mj + 500) / 1000,
+		 plugin_type, step_energy_mj_to_j(energy_mj),
 		 (double) (t1_ns - t0_ns) / 1e9, running_j,
 		 complete ? "complete" : "incomplete",
 		 (double) (se_mono_ns() - begin) / 1e9);
@@ -457,49 +363,28 @@ static int _settle_window(stepd_step_rec_t *job, se_energy_window_fn window,
  */
 const char *se_settle_refused(void)
 {
-	if (se_role != ROLE_STEPD)
-		return "not in slurmstepd";
-	if (!se_step.job)
-		return "no step record";
-	if (se_step.settled)
-		return "already settled";
-	if (se_step.settle_tried)
-		return "a settle already ran for this step";
-	if (se_share_mode())
-		return se_step.energy_query_path[0] ? NULL :
-		       "no energy query socket for this node";
-	if (se_energy_plugin.window_energy) {
-		if (se_step.conf_bad)
-			return "acct_gather.conf was refused in this step";
-		if (!se_step.start_wall_ns)
-			return "no start";
-		if (_step_ends_job(se_step.job))
-			return "batch, extern or interactive step";
-		return NULL;
-	}
-	if (!se_step.energy_query_path[0])
-		return "no energy query socket for this node";
-	return NULL;
+	step_settle_facts_t f = {
+		.in_stepd = se_role == ROLE_STEPD,
+		.have_job = se_step_job != NULL,
+		.share_mode = se_share_mode(),
+		.window_source = se_energy_plugin.window_energy != NULL,
+		.ends_job = se_step_job && _step_ends_job(se_step_job),
+	};
+
+	return step_energy_settle_refused(&se_step, &f);
+}
+
+/* EnergySettle=no (acct_gather.conf): no settle in fini(), nor one to
+ * come for the step's last poll (step_energy_settle_expected). */
+void se_settle_conf_note(const settle_conf_t *settle)
+{
+	se_step.settle_conf_no = settle->in_plugin == SETTLE_IN_PLUGIN_NO;
 }
 
 /* spank_energy_settle.so is listed in plugstack.conf (its spank_init). */
-static bool spank_settle_listed;
-/* EnergySettle is not no (acct_gather.conf, se_settle_conf_note) */
-static bool settle_in_plugin = true;
-
-void se_settle_conf_note(const settle_conf_t *settle)
-{
-	settle_in_plugin = settle->in_plugin != SETTLE_IN_PLUGIN_NO;
-}
-
-bool se_settle_expected(void)
-{
-	return settle_in_plugin || spank_settle_listed;
-}
-
 int se_energy_settle_spank_present(void)
 {
-	spank_settle_listed = true;
+	se_step.settle_spank_listed = true;
 	return 0;
 }
 
@@ -511,7 +396,7 @@ static int _settle(unsigned max_wait_s, bool in_fini)
 	const char *why;
 
 	slurm_mutex_lock(&se_state_lock);
-	job = se_step.job;
+	job = se_step_job;
 	why = se_settle_refused();
 	if (!why) {
 		se_step.settle_tried = true;
@@ -541,10 +426,10 @@ static const char *_fini_leaves(const settle_conf_t *settle)
 {
 	if (settle->in_plugin == SETTLE_IN_PLUGIN_NO)
 		return "EnergySettle=no";
-	if (!se_step.job || se_step.job->state < SLURMSTEPD_STEP_ENDING)
+	if (!se_step_job || se_step_job->state < SLURMSTEPD_STEP_ENDING)
 		return "the step is not ending";
 #if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(26, 5, 0)
-	if (spank_settle_listed)
+	if (se_step.settle_spank_listed)
 		return "left to spank_energy_settle.so in plugstack.conf";
 #endif
 	return NULL;

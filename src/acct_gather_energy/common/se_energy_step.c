@@ -34,125 +34,64 @@
 
 #include "se_energy_int.h"
 
-/* A step's view of node energy older than this is refreshed by RPC. */
-#define STEP_REFRESH_NS		SE_NS_PER_SEC
-/*
- * With energy profiling (--profile=energy), slurmstepd's energy thread
- * asks for a profile sample as it starts and then every profile period:
- * a view younger than this (an accounting poll's answer) is the current
- * one, and no question of its own is asked.
- */
-#define STEP_PROFILE_FRESH_NS	(100 * SE_NS_PER_MS)
-/*
- * slurmstepd polls twice as a task exits (the task's removal, and the
- * accounting thread woken for its last round), a fraction of a millisecond
- * apart.  A poll this close to the answer of the step's last poll query
- * (held at the tasks' end: the read it waited for) takes that query's
- * answer and instant (as the step's end, if it is the last): the
- * figure is the same, the instants a fraction of a millisecond apart, and
- * the reading that query kicked is already on its way (a second kick
- * would cost one more meter read).
- */
-#define STEP_POLL_SHARE_NS	SE_NS_PER_MS	/* and its instant */
-
-/*
- * Node mode: the GPUs' energy at the step's t0 is final once a GPU sample
- * after t0 exists.  slurmd's GPU samplers read every meter period, at most
- * every second (se_energy_gpus.c): twice that after t0 there is one, also
- * for a source whose own period is far longer (RRD rows every 10 s and
- * more, whose first reading after t0 comes that late).
- */
-#define STEP_GPU_E0_FINAL_NS	(2 * SE_NS_PER_SEC)
-
-/*
- * A step that cannot reach slurmd for less than this logs it at debug
- * level: slurmd restarting (an admin, a package upgrade) is bridged by the
- * next answer and loses nothing.  Longer, at error level.
- */
-#define STEP_RPC_GRACE_NS	(30 * SE_NS_PER_SEC)
-
 /* At most this many RPC failure messages per minute from one step. */
 #define STEP_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
 #define STEP_LOG_BURST		3
 
-step_state_t se_step;
+step_energy_t se_step;
+stepd_step_rec_t *se_step_job;
+/* the step's Energy profile dataset, -1: none */
+static int dataset_id = -1;
+/* the RPC failure messages' rate */
+static se_ratelimit_t rpc_log_rate;
 
-/* The first answer with data: the step's energy so far (its base). */
-static void _step_account_first(uint64_t fill_j, uint32_t watts,
-				uint64_t now_ns)
+/* What an answer of slurmd's node total did, said where it matters. */
+static void _step_accounted(const step_account_t *r, uint64_t now_ns)
 {
-	/*
-	 * Normally it comes as the step starts; if slurmd had no sample yet
-	 * then, the time since the start is filled at the power now.
-	 */
-	se_step.have_base = true;
-	if (now_ns - se_step.start_ns > 2 * SE_NS_PER_SEC)
-		info("%s: first node energy %.1f s after the step started; the %"PRIu64" J before it are estimated from the power now (%u W)",
-		     plugin_type, (double) (now_ns - se_step.start_ns) / 1e9,
-		     fill_j, watts);
-	se_step.step_j = fill_j;
+	switch (r->how) {
+	case ENERGY_CARRY_FIRST:
+		/* normally it comes as the step starts */
+		if (now_ns - se_step.start_ns > STEP_LATE_FIRST_NS)
+			info("%s: first node energy %.1f s after the step started; the %"PRIu64" J before it are estimated from the power now (%u W)",
+			     plugin_type,
+			     (double) (now_ns - se_step.start_ns) / 1e9,
+			     r->add_j, se_step.last_watts);
+		break;
+	case ENERGY_CARRY_ADVANCE:
+		break;
+	case ENERGY_CARRY_BACKWARDS:
+	case ENERGY_CARRY_RESTARTED:
+		info("%s: node energy went from %"PRIu64" J to %"PRIu64" J%s (slurmd restarted?); %"PRIu64" J bridged",
+		     plugin_type, r->before_node_j, se_step.last_node_j,
+		     r->how == ENERGY_CARRY_RESTARTED ?
+		     ", slurmd's start time changed" : "", r->add_j);
+		break;
+	}
 }
 
 /*
  * Account one answer of slurmd (node energy e at monotonic now_ns), from
- * its RPC or its query socket (_step_account_figure); restarted: the
- * answer says slurmd started again since the last one.
+ * its RPC.
  */
-static void _step_account(const acct_gather_energy_t *e, uint64_t now_ns,
-			  bool restarted)
+static void _step_account(const acct_gather_energy_t *e, uint64_t now_ns)
 {
-	energy_carry_step_t v = {
-		.have_base = se_step.have_base,
-		.start_ns = se_step.start_ns,
-		.last_ns = se_step.last_ns,
-		.last_node_j = se_step.last_node_j,
-		.last_watts = se_step.last_watts,
-		.started_s = se_step.slurmd_started,
-	};
 	energy_carry_answer_t a = {
 		.t_ns = now_ns,
 		.node_j = e->consumed_energy,
 		.watts = (e->current_watts == NO_VAL) ? 0 : e->current_watts,
 		.started_s = se_energy_start_time(e),
-		.restarted = restarted,
 	};
-	energy_carry_how_t how;
-	uint64_t add_j = energy_carry_step_j(&v, &a, &how);
+	step_account_t r = step_energy_account_node(&se_step, &a,
+						    e->poll_time);
 
-	se_step.prev_step_j = se_step.step_j;
-	switch (how) {
-	case ENERGY_CARRY_FIRST:
-		_step_account_first(add_j, a.watts, now_ns);
-		break;
-	case ENERGY_CARRY_ADVANCE:
-		se_step.step_j += add_j;
-		break;
-	case ENERGY_CARRY_BACKWARDS:
-	case ENERGY_CARRY_RESTARTED:
-		info("%s: node energy went from %"PRIu64" J to %"PRIu64" J%s (slurmd restarted?); %"PRIu64" J bridged",
-		     plugin_type, se_step.last_node_j, a.node_j,
-		     how == ENERGY_CARRY_RESTARTED ?
-		     ", slurmd's start time changed" : "", add_j);
-		se_step.step_j += add_j;
-		/* each way of telling a restart starts again from here: the
-		 * other one's last id is from before it */
-		se_step.slurmd_started = 0;
-		se_step.figure_id = 0;
-		break;
-	}
-	se_step.last_node_j = a.node_j;
-	se_step.last_watts = a.watts;
-	se_step.last_ns = now_ns;
-	se_step.poll_time = e->poll_time;
-	if (a.started_s)
-		se_step.slurmd_started = a.started_s;
+	_step_accounted(&r, now_ns);
 }
 
 /* The step as a query names it, with its GPUs; false before its record
  * is known. */
 static bool _step_ids(energy_query_step_t *q)
 {
-	stepd_step_rec_t *job = se_step.job;
+	stepd_step_rec_t *job = se_step_job;
 
 	if (!job)
 		return false;
@@ -166,100 +105,17 @@ static bool _step_ids(energy_query_step_t *q)
 }
 
 /*
- * The step's GPU part is now part_mj, up to t_ns; its power over the
- * interval since the last one (kept when the instant did not move).
- */
-static void _step_gpu_part(uint64_t part_mj, uint64_t t_ns)
-{
-	if (se_step.have_gpu_part && t_ns > se_step.gpu_t_ns)
-		se_step.gpu_watts = _avg_w(part_mj > se_step.gpu_part_mj ?
-					   part_mj - se_step.gpu_part_mj : 0,
-					   t_ns - se_step.gpu_t_ns);
-	else if (!se_step.have_gpu_part && t_ns > se_step_t0())
-		/* the first: its power since the step's start */
-		se_step.gpu_watts = _avg_w(part_mj, t_ns - se_step_t0());
-	se_step.have_gpu_part = true;
-	se_step.gpu_part_mj = part_mj;
-	se_step.gpu_t_ns = t_ns;
-}
-
-/*
- * Share mode: slurmd's charge of the step's GPUs so far, never decreasing
- * and carried over a restart like the share.  A version-3 slurmd, or one
- * not metering GPUs, sends none: the part stays as it was.
- */
-static void _step_account_gpu_share(const energy_query_answer_t *a)
-{
-	bool restarted;
-
-	if (!a->gpu.part)
-		return;
-	se_step.gpu_share = energy_carry_share(&se_step.gpu_share,
-					       a->generation, a->gpu.part_mj,
-					       &restarted);
-	_step_gpu_part(se_step.gpu_share.share_mj, a->share_last_ns);
-}
-
-/*
- * Node mode: the step's GPUs' energy between t0 and this answer's t1_ns,
- * F x (e1 - e0), with e0 cached as soon as it is final (like e0_mj: the
- * GPUs' history does not reach back to the start of a long step); until
- * then each answer's own e0 (carried at the power of the GPUs' last sample
- * before it: off by a fraction of a second's energy at most).  Energies of
- * another server generation do not subtract: the part then stays.
- */
-static void _step_account_gpu_node(const energy_query_answer_t *a,
-				   uint64_t t1_ns)
-{
-	uint64_t e0_mj = a->gpu.e0_mj;
-
-	if (!a->gpu.part)
-		return;
-	if (se_step.have_gpu_e0 && se_step.gpu_e0_t_ns != se_step_t0())
-		se_step.have_gpu_e0 = false;
-	if (!se_step.have_gpu_e0 &&
-	    (a->complete0 || t1_ns >= se_step_t0() + STEP_GPU_E0_FINAL_NS)) {
-		se_step.have_gpu_e0 = true;
-		se_step.gpu_e0_mj = a->gpu.e0_mj;
-		se_step.gpu_e0_gen = a->generation;
-		se_step.gpu_e0_t_ns = se_step_t0();
-	}
-	if (se_step.have_gpu_e0) {
-		if (a->generation != se_step.gpu_e0_gen)
-			return;
-		e0_mj = se_step.gpu_e0_mj;
-	}
-	if (a->gpu.e1_mj >= e0_mj)
-		_step_gpu_part(a->gpu.e1_mj - e0_mj, t1_ns);
-}
-
-/*
  * A share answer: the step's energy follows it, never decreasing.  A
  * slurmd restarted since the last answer (another generation, a lower
- * figure) counts shares from zero again: what it counted before is kept
+ * total) counts shares from zero again: what it counted before is kept
  * as a base (energy_carry_share).
  */
 static void _step_account_share(const energy_query_answer_t *a, uint64_t now_ns)
 {
-	uint64_t prev_mj = se_step.share.share_mj;
-	uint64_t prev_t = se_step.share_t_ns;
-	bool restarted;
-
-	se_step.share = energy_carry_share(&se_step.share, a->generation,
-					   a->share_mj, &restarted);
-	if (restarted)
+	if (step_energy_account_share(&se_step, a, now_ns,
+				      _mono_to_wall_s(a->share_last_ns)))
 		info("%s: slurmd restarted: its shares count again from here (%"PRIu64" mJ kept)",
 		     plugin_type, se_step.share.base_mj);
-	se_step.prev_step_j = se_step.step_j;
-	se_step.step_j = (se_step.share.share_mj + 500) / 1000;
-	if (a->share_last_ns > prev_t && prev_t)
-		se_step.last_watts = _avg_w(se_step.share.share_mj - prev_mj,
-					    a->share_last_ns - prev_t);
-	_step_account_gpu_share(a);
-	se_step.share_t_ns = a->share_last_ns;
-	se_step.poll_time = _mono_to_wall_s(a->share_last_ns);
-	se_step.have_base = true;
-	se_step.last_ns = now_ns;
 }
 
 int se_step_share(uint64_t t1_ns, bool end, unsigned how,
@@ -289,10 +145,10 @@ int se_step_share(uint64_t t1_ns, bool end, unsigned how,
 
 static int _step_fill(acct_gather_energy_t *e)
 {
-	uint64_t now_ns = se_mono_ns();
+	step_report_t r;
 
 	memset(e, 0, sizeof(*e));
-	if (!se_step.have_base) {
+	if (!step_energy_report(&se_step, se_mono_ns(), &r)) {
 		/*
 		 * No data yet: 0 J so far, but flagged as an error so that a
 		 * sum over several plugins skips it; never NO_VAL64, which
@@ -305,16 +161,12 @@ static int _step_fill(acct_gather_energy_t *e)
 		}
 		return SLURM_ERROR;
 	}
-	e->consumed_energy = se_step.step_j;
-	e->previous_consumed_energy = se_step.prev_step_j;
-	e->base_consumed_energy = se_step.step_j - se_step.prev_step_j;
-	e->current_watts = se_step.last_watts;
-	if (now_ns - se_step.start_ns >= SE_NS_PER_SEC)
-		e->ave_watts = _avg_w(se_step.step_j * 1000,
-				      se_step.last_ns - se_step.start_ns);
-	else
-		e->ave_watts = se_step.last_watts;
-	e->poll_time = se_step.poll_time;
+	e->consumed_energy = r.consumed_j;
+	e->previous_consumed_energy = r.previous_j;
+	e->base_consumed_energy = r.base_j;
+	e->current_watts = r.current_watts;
+	e->ave_watts = r.ave_watts;
+	e->poll_time = r.poll_time;
 	return SLURM_SUCCESS;
 }
 
@@ -346,10 +198,10 @@ static void _step_profile_add(void)
 	acct_gather_profile_g_get(ACCT_GATHER_PROFILE_RUNNING, &profile_opt);
 	if (!(profile_opt & ACCT_GATHER_PROFILE_ENERGY) || !se_step.have_base)
 		return;
-	if (se_step.dataset_id < 0) {
-		se_step.dataset_id = acct_gather_profile_g_create_dataset(
+	if (dataset_id < 0) {
+		dataset_id = acct_gather_profile_g_create_dataset(
 			"Energy", NO_PARENT, dataset);
-		if (se_step.dataset_id < 0) {
+		if (dataset_id < 0) {
 			error("%s: cannot create the Energy profile dataset",
 			      plugin_type);
 			return;
@@ -358,7 +210,7 @@ static void _step_profile_add(void)
 	/* the step's GPU part is in Power too: GPUPower shows how much */
 	power_w[0] = se_step.last_watts;
 	power_w[1] = se_step.gpu_watts;
-	acct_gather_profile_g_add_sample_data(se_step.dataset_id, power_w,
+	acct_gather_profile_g_add_sample_data(dataset_id, power_w,
 					      _step_profile_time());
 }
 
@@ -371,7 +223,7 @@ static void _step_profile_add(void)
  */
 static bool _step_tasks_reaped(void)
 {
-	stepd_step_rec_t *job = se_step.job;
+	stepd_step_rec_t *job = se_step_job;
 
 	if (!job || !job->task || !job->node_tasks)
 		return false;
@@ -389,43 +241,28 @@ static bool _step_tasks_reaped(void)
  * task's fork on, just before the tasks are let exec). */
 static bool _step_tasks_started(void)
 {
-	stepd_step_rec_t *job = se_step.job;
+	stepd_step_rec_t *job = se_step_job;
 
 	return job && job->node_tasks && job->task && job->task[0] &&
 	       job->task[0]->pid > 0;
 }
 
-uint64_t se_step_t0(void)
+/* A question's result, logged when it changes. */
+static void _step_query_rc(int rc)
 {
-	return se_step.first_poll_ns ? se_step.first_poll_ns :
-	       se_step.start_ns;
+	if (rc != se_step.energy_query_rc)
+		log_flag(ENERGY, "%s: energy query %s: %s", plugin_type,
+			 se_step.energy_query_path, rc ? strerror(-rc) : "answering");
+	se_step.energy_query_rc = rc;
 }
 
 /* What a question's answer (rc, a for [t0, t1_ns]) tells the step. */
 static void _step_query_done(int rc, const energy_query_answer_t *a,
 			     uint64_t t1_ns)
 {
-	if (rc != se_step.energy_query_rc)
-		log_flag(ENERGY, "%s: energy query %s: %s", plugin_type,
-			 se_step.energy_query_path, rc ? strerror(-rc) : "answering");
-	se_step.energy_query_rc = rc;
-	if (rc)
-		return;
-	if (!se_step.have_e0 && a->complete0) {
-		se_step.have_e0 = true;
-		se_step.e0_mj = a->e0_mj;
-		se_step.e0_gen = a->generation;
-		se_step.e0_t_ns = se_step_t0();
-	}
-	_step_account_gpu_node(a, t1_ns);
-}
-
-/* Before a question: the step's t0 may have moved (e0 is for its t0). */
-static void _step_query_begin(void)
-{
-	if (se_step.have_e0 && se_step.e0_t_ns != se_step_t0())
-		se_step.have_e0 = false;
-	se_step.queries++;
+	_step_query_rc(rc);
+	if (!rc)
+		step_energy_query_answered(&se_step, a, t1_ns);
 }
 
 /*
@@ -449,55 +286,48 @@ int se_step_query(uint64_t t1_ns, unsigned how, uint64_t timeout_ns,
 		return -ENOENT;
 	/* answers are taken in the order asked: the figure never goes back */
 	(void) se_step_collect(&earlier);
-	_step_query_begin();
+	step_energy_query_begin(&se_step);
 	/* named, so that slurmd answers the part of the step's GPUs */
-	rc = energy_query_ask(se_step.energy_query_path, se_step_t0(), t1_ns,
+	rc = energy_query_ask(se_step.energy_query_path,
+			      step_energy_t0(&se_step), t1_ns,
 			      _step_ids(&q) ? &q : NULL, how, timeout_ns, a);
 	_step_query_done(rc, a, t1_ns);
 	return rc;
 }
 
 /*
- * The node figure slurmd put into a query's answer (its figure hook): the
- * same figure as its energy RPC answers, without the RPC.  Another figure
- * id is a slurmd that started again.  0, or -ENODATA (no figure in it).
+ * The node total slurmd put into a query's answer (its figure hook): the
+ * same total as its energy RPC answers, without the RPC.  0, or -ENODATA
+ * (no total in it).
  */
 static int _step_account_figure(const energy_query_answer_t *a, uint64_t now_ns)
 {
-	acct_gather_energy_t e;
-	bool restarted;
+	step_account_t r;
+	int rc = step_energy_account_figure(&se_step, a, now_ns,
+				_mono_to_wall_s(a->figure_sample_ns), &r);
 
-	if (!a->figure)
-		return -ENODATA;
-	memset(&e, 0, sizeof(e));
-	e.consumed_energy = a->figure_mj / 1000;
-	e.current_watts = _mw_to_w(a->figure_power_mw);
-	e.poll_time = _mono_to_wall_s(a->figure_sample_ns);
-	restarted = se_step.figure_id && a->figure_id != se_step.figure_id;
-	_step_account(&e, now_ns, restarted);
-	se_step.figure_id = a->figure_id;
-	return 0;
+	if (!rc)
+		_step_accounted(&r, now_ns);
+	return rc;
 }
 
 int se_step_collect(energy_query_answer_t *a)
 {
 	uint64_t t1_ns = se_step.question.t1_ns;
+	step_account_t r;
 	int rc;
 
 	if (!se_step.asking)
 		return -ENOENT;
 	se_step.asking = false;
 	rc = energy_query_collect(&se_step.question, a);
-	_step_query_done(rc, a, t1_ns);
+	_step_query_rc(rc);
 	if (rc)
 		return rc;
-	/* the figure as of the question's instant, when slurmd read it */
-	(void) _step_account_figure(a, t1_ns);
-	if (t1_ns == se_step.end_ns) {
-		se_step.poll_answered = true;
-		se_step.poll_answer = *a;
-		se_step.poll_answer_ns = t1_ns;
-	}
+	/* the total as of the question's instant, when slurmd read it */
+	if (!step_energy_collected(&se_step, a, t1_ns,
+				   _mono_to_wall_s(a->figure_sample_ns), &r))
+		_step_accounted(&r, t1_ns);
 	return 0;
 }
 
@@ -521,8 +351,9 @@ static bool _step_query_send(uint64_t t1_ns, unsigned how, uint64_t timeout_ns)
 	int rc;
 
 	(void) se_step_collect(&earlier);
-	_step_query_begin();
-	rc = energy_query_send(se_step.energy_query_path, se_step_t0(), t1_ns,
+	step_energy_query_begin(&se_step);
+	rc = energy_query_send(se_step.energy_query_path,
+			       step_energy_t0(&se_step), t1_ns,
 			       _step_ids(&q) ? &q : NULL, how, timeout_ns,
 			       &se_step.question);
 	if (rc) {
@@ -568,28 +399,25 @@ static void _step_ask_gpu_part(void)
 
 	if (!se_step.gpu_query_path[0] || !_step_ids(&q))
 		return;
-	if (!energy_query_ask(se_step.gpu_query_path, se_step_t0(), now_ns,
-			      &q, ENERGY_QUERY_NO_KICK,
+	if (!energy_query_ask(se_step.gpu_query_path, step_energy_t0(&se_step),
+			      now_ns, &q, ENERGY_QUERY_NO_KICK,
 			      LIVE_POLL_QUERY_TIMEOUT_NS, &a))
-		_step_account_gpu_node(&a, now_ns);
+		step_energy_account_gpu_node(&se_step, &a, now_ns);
 }
 
 /* A failed energy RPC: at debug level while slurmd may be restarting. */
 static void _step_rpc_failed(void)
 {
-	uint64_t now_ns = se_mono_ns();
+	uint64_t now_ns = se_mono_ns(), failing_ns;
 
-	if (!se_step.rpc_fail_ns)
-		se_step.rpc_fail_ns = now_ns;
-	if (now_ns - se_step.rpc_fail_ns < STEP_RPC_GRACE_NS)
+	if (step_energy_rpc_failed(&se_step, now_ns, &failing_ns))
 		se_log(SE_LOG_DEBUG,
 		       "cannot get node energy from slurmd: %s (slurmd restarting? its next answer bridges the gap)",
 		       slurm_strerror(se_slurm_errno()));
 	else
-		se_log_limited(&se_step.rl, now_ns, SE_LOG_ERROR,
+		se_log_limited(&rpc_log_rate, now_ns, SE_LOG_ERROR,
 			       "cannot get node energy from slurmd for %.0f s: %s",
-			       (double) (now_ns - se_step.rpc_fail_ns) /
-			       SE_NS_PER_SEC,
+			       (double) failing_ns / SE_NS_PER_SEC,
 			       slurm_strerror(se_slurm_errno()));
 }
 
@@ -616,7 +444,7 @@ static int _step_refresh_rpc(void)
 		/* slurmd's meter has not answered yet: keep waiting */
 		rc = -ENODATA;
 	} else {
-		_step_account(&e[0], now_ns, false);
+		_step_account(&e[0], now_ns);
 	}
 	acct_gather_energy_destroy(e);
 	return rc;
@@ -630,17 +458,18 @@ static int _step_refresh_rpc(void)
 static int _step_refresh(const energy_query_answer_t *a)
 {
 	energy_query_answer_t share_a;
+	step_refresh_t way = step_energy_refresh(&se_step, se_share_mode());
 	int rc;
 
-	if (se_step.settled)
+	if (way == STEP_REFRESH_NONE)
 		return 0;
-	if (se_share_mode()) {
+	if (way == STEP_REFRESH_SHARE) {
 		/* the share so far: t1 at the start kicks no reading (the
-		 * sampler's period sets the running figure's freshness) */
+		 * sampler's period sets the running total's freshness) */
 		return se_step_share(se_step.start_ns, false, 0,
 				     LIVE_POLL_QUERY_TIMEOUT_NS, &share_a);
 	}
-	if (se_step.energy_query_path[0]) {
+	if (way == STEP_REFRESH_SOCKET) {
 		if (!(rc = _step_refresh_figure(a))) {
 			se_step.rpc_fail_ns = 0;
 			return 0;
@@ -653,87 +482,72 @@ static int _step_refresh(const energy_query_answer_t *a)
 	return _step_refresh_rpc();
 }
 
-/* What an accounting poll (_step_mark_poll) brought */
+/* What an accounting poll (_step_poll) brought */
 typedef enum {
 	POLL_NO_ANSWER,		/* none: refresh as without a poll */
-	POLL_ANSWERED,		/* its answer, with the node figure */
+	POLL_ANSWERED,		/* its answer, with the node total */
 	POLL_ASKING,		/* its question in flight: nothing to refresh */
-} step_poll_t;
+} poll_result_t;
 
 /*
- * An accounting poll: while the step's tasks run (or exit), its instant is
- * the step's end so far.  Polls after slurmstepd began ending the step
- * (jobacct_gather's thread may run once more) do not move it.  With a live
- * source, each such poll asks for a reading now (the last one before the
- * step ends is its end: its reading then comes within milliseconds, not a
- * poll period later); the first poll, as the first task starts, is the
- * start of the step's window.  Kicks coalesce in slurmd's sampler, and a
- * poll right after another takes its answer, or its question's instant
- * (STEP_POLL_SHARE_NS).  The answer (in *a with POLL_ANSWERED) also
- * carries the node figure.
+ * An accounting poll (step_energy_mark_poll: which instant it marks, and
+ * whether it asks).  With a live source, each poll asks for a reading now
+ * (the last one before the step ends is its end: its reading then comes
+ * within milliseconds, not a poll period later); the first poll, as the
+ * first task starts, is the start of the step's window.  Kicks coalesce in
+ * slurmd's sampler.  The answer (in *a with POLL_ANSWERED) also carries
+ * the node total.
  */
-static step_poll_t _step_mark_poll(energy_query_answer_t *a)
+static poll_result_t _step_poll(energy_query_answer_t *a)
 {
-	uint64_t now_ns = se_mono_ns(), timeout;
-	bool first = false, held;
-	unsigned how;
+	step_poll_facts_t f = {
+		.ending = se_step_job &&
+			  se_step_job->state >= SLURMSTEPD_STEP_ENDING,
+		.tasks_started = _step_tasks_started(),
+		.share_mode = se_share_mode(),
+		.now_ns = se_mono_ns(),
+		.now_wall_ns = se_wall_ns(),
+	};
+	step_poll_question_t q;
+	bool first, held;
 
-	if (se_step.job && se_step.job->state >= SLURMSTEPD_STEP_ENDING)
+	switch (step_energy_mark_poll(&se_step, &f, &first)) {
+	case STEP_POLL_UNMARKED:
+	case STEP_POLL_NO_QUESTION:
 		return POLL_NO_ANSWER;
-	if (se_step.asking && !se_step.settled &&
-	    now_ns - se_step.question.t1_ns < STEP_POLL_SHARE_NS)
+	case STEP_POLL_SAME_QUESTION:
 		return POLL_ASKING;	/* that question's instant is this one */
-	if (se_step.poll_answered && !se_step.settled &&
-	    now_ns - se_step.poll_answer_ns < STEP_POLL_SHARE_NS) {
+	case STEP_POLL_SAME_ANSWER:
 		/* the same instant as that poll's, for the end too */
 		*a = se_step.poll_answer;
 		return POLL_ANSWERED;
-	}
-	se_step.end_wall_ns = se_wall_ns();
-	se_step.end_ns = now_ns;
-	se_step.poll_answered = false;
-	if (!se_step.energy_query_path[0] || se_step.settled || se_share_mode())
-		return POLL_NO_ANSWER;
-	if (!se_step.first_poll_ns && _step_tasks_started()) {
-		se_step.first_poll_ns = se_step.end_ns;
-		first = true;
+	case STEP_POLL_QUESTION:
+		break;
 	}
 	/*
 	 * The tasks' end, with a settle to come: this question is held until
 	 * the reading after the end is in, and the settle takes its answer
 	 * without asking again (one question at the step's end, not two).
 	 */
-	held = se_settle_expected() && _step_tasks_reaped();
-	/*
-	 * The first poll (as the first task starts: slurmstepd polls before
-	 * it lets the tasks exec, so a wait there delays every task) and the
-	 * held one (slurmstepd polls there before telling srun the tasks
-	 * ended; the settle reads its answer in fini() a millisecond later)
-	 * do not wait for their answer.  What the step reports meanwhile is
-	 * its energy before that poll; the settle sets its end.  Every other
-	 * poll waits: its running figure is what Slurm takes from it.
-	 */
-	how = held ? ENERGY_QUERY_HOLD : 0;
-	timeout = held ? LIVE_QUERY_TIMEOUT_NS : LIVE_POLL_QUERY_TIMEOUT_NS;
-	if ((first || held) && _step_query_send(se_step.end_ns, how, timeout))
+	held = step_energy_settle_expected(&se_step) && _step_tasks_reaped();
+	q = step_energy_poll_question(first, held);
+	if (q.send && _step_query_send(se_step.end_ns, q.how, q.timeout_ns))
 		return POLL_ASKING;
-	if (se_step_query(se_step.end_ns, how, timeout, a))
+	if (se_step_query(se_step.end_ns, q.how, q.timeout_ns, a))
 		return POLL_NO_ANSWER;
-	se_step.poll_answered = true;
-	se_step.poll_answer = *a;
-	se_step.poll_answer_ns = se_mono_ns();
+	step_energy_poll_answered(&se_step, a, se_mono_ns());
 	return POLL_ANSWERED;
 }
 
 int se_step_get_data(int data_type, void *data)
 {
-	bool stale = (se_mono_ns() - se_step.last_ns) >= STEP_REFRESH_NS;
-	step_poll_t polled = POLL_NO_ANSWER;
+	bool stale = step_energy_stale(&se_step, se_mono_ns());
+	poll_result_t polled = POLL_NO_ANSWER;
 	energy_query_answer_t a;
 
 	if (data_type != ENERGY_DATA_LAST_POLL &&
 	    data_type != ENERGY_DATA_SENSOR_CNT)
-		polled = _step_mark_poll(&a);
+		polled = _step_poll(&a);
 	switch (data_type) {
 	case ENERGY_DATA_NODE_ENERGY_UP:
 	case ENERGY_DATA_JOULES_TASK:
@@ -766,8 +580,7 @@ int se_step_get_data(int data_type, void *data)
 
 void se_step_profile(void)
 {
-	if (!se_step.last_ns ||
-	    se_mono_ns() - se_step.last_ns >= STEP_PROFILE_FRESH_NS)
+	if (step_energy_profile_asks(&se_step, se_mono_ns()))
 		_step_refresh(NULL);
 	_step_profile_add();
 }
@@ -815,11 +628,10 @@ void se_step_start(void)
 {
 	if (se_step.start_ns)
 		return;
-	se_step.start_ns = se_mono_ns();
-	se_step.start_wall_ns = se_wall_ns();
-	se_step.dataset_id = -1;
-	se_step.rl = (se_ratelimit_t) SE_RATELIMIT_INIT(STEP_LOG_INTERVAL_NS,
-							STEP_LOG_BURST);
+	step_energy_start(&se_step, se_mono_ns(), se_wall_ns());
+	dataset_id = -1;
+	rpc_log_rate = (se_ratelimit_t) SE_RATELIMIT_INIT(STEP_LOG_INTERVAL_NS,
+							  STEP_LOG_BURST);
 	/*
 	 * The step's base: the node energy as the step starts.  With slurmd's
 	 * query socket it comes with the first poll's answer, as the first

@@ -82,27 +82,6 @@ static bool _level_minors(se_list_t gres_list, bool is_job,
 	return gpu_minors_known(&m);
 }
 
-/* A set as "0,3,7" (or "none") into buf. */
-static void _minors_str(const uint64_t set[EQ_MINOR_WORDS], char *buf,
-			size_t len)
-{
-	size_t n = 0;
-
-	buf[0] = '\0';
-	for (unsigned i = 0; i < EQ_MINORS_MAX && n < len; i++) {
-		int w;
-
-		if (!energy_query_minors_has(set, i))
-			continue;
-		w = snprintf(buf + n, len - n, "%s%u", n ? "," : "", i);
-		if (w < 0)
-			break;
-		n += w;
-	}
-	if (!buf[0])
-		snprintf(buf, len, "none");
-}
-
 static void _step_gpus_read(stepd_step_rec_t *job)
 {
 	char job_s[64], step_s[64];
@@ -121,8 +100,8 @@ static void _step_gpus_read(stepd_step_rec_t *job)
 			 plugin_type, EQ_MINORS_MAX - 1);
 		return;
 	}
-	_minors_str(se_step.gpu_job_minors, job_s, sizeof(job_s));
-	_minors_str(se_step.gpu_step_minors, step_s, sizeof(step_s));
+	step_energy_minors_str(se_step.gpu_job_minors, job_s, sizeof(job_s));
+	step_energy_minors_str(se_step.gpu_step_minors, step_s, sizeof(step_s));
 	log_flag(ENERGY, "%s: the step's GPUs (minors): job %s, step %s",
 		 plugin_type, job_s,
 		 se_step.gpus_step_level ? step_s : "(job level only)");
@@ -130,7 +109,7 @@ static void _step_gpus_read(stepd_step_rec_t *job)
 
 void se_step_gpus_fill(energy_query_step_t *q)
 {
-	stepd_step_rec_t *job = se_step.job;
+	stepd_step_rec_t *job = se_step_job;
 
 	/* Without EnergyGPU=nvml slurmd has no use for them: no GRES read
 	 * on a step's launch path for a feature that is off */
@@ -140,20 +119,5 @@ void se_step_gpus_fill(energy_query_step_t *q)
 	}
 	if (job && !se_step.gpus_read && _devices_quiet(job))
 		_step_gpus_read(job);
-	q->gpus_known = se_step.gpus_known;
-	if (!q->gpus_known)
-		return;
-	memcpy(q->step_minors, se_step.gpu_step_minors,
-	       sizeof(q->step_minors));
-	memcpy(q->job_minors, se_step.gpu_job_minors, sizeof(q->job_minors));
-}
-
-void se_step_gpus_str(char *buf, size_t len)
-{
-	if (!se_step.gpus_known) {
-		snprintf(buf, len, "unknown");
-		return;
-	}
-	_minors_str(se_step.gpus_step_level ? se_step.gpu_step_minors :
-		    se_step.gpu_job_minors, buf, len);
+	step_energy_gpus_fill(&se_step, q);
 }

@@ -1,0 +1,788 @@
+/*
+ * test_step_energy.c - a step's energy as slurmstepd keeps it
+ * (step_energy.h), on concrete values: each path that otherwise only the
+ * test cluster covers (tests/integration/test_step_boundaries.py,
+ * test_settle_in_plugin.py, test_rrd_energy.py, test_gpu_share.py).
+ *
+ * Units: instants in ns (S(x) seconds), energy in mJ in slurmd's answers,
+ * in J in the step's total; 1 W for 1 s is 1000 mJ.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "step_energy.h"
+
+#define S(x)	((uint64_t) ((x) * 1e9 + 0.5))	/* seconds to ns */
+#define MS(x)	((uint64_t) ((x) * 1e6 + 0.5))	/* ms to ns */
+
+/* slurmd's server generation in the answers */
+#define GEN	0x5eed
+#define GEN2	0xbeef
+
+/* A step with slurmd's query socket, configured at 100 s (wall 1000 s). */
+static step_energy_t live_step(void)
+{
+	step_energy_t s;
+
+	memset(&s, 0, sizeof(s));
+	step_energy_start(&s, S(100), S(1000));
+	strcpy(s.energy_query_path, "/spool/slurm-energy-node1.sock");
+	return s;
+}
+
+/* A poll at now (wall clock as far from 1000 s as now from 100 s). */
+static step_poll_t poll_at(step_energy_t *s, uint64_t now, bool started,
+			   bool *first)
+{
+	step_poll_facts_t f = {
+		.tasks_started = started,
+		.now_ns = now,
+		.now_wall_ns = now + S(900),
+	};
+
+	return step_energy_mark_poll(s, &f, first);
+}
+
+/* slurmd's answer for [t0, t1]: E(t0) and E(t1) final, its node total. */
+static energy_query_answer_t answer(uint64_t e0_mj, uint64_t e1_mj,
+				    uint64_t total_mj)
+{
+	energy_query_answer_t a = {
+		.generation = GEN,
+		.e0_mj = e0_mj,
+		.e1_mj = e1_mj,
+		.complete0 = true,
+		.complete1 = true,
+		.period_ns = S(1),
+		.deadline_ns = MS(500),
+		.figure = true,
+		.figure_id = 7,
+		.figure_mj = total_mj,
+		.figure_power_mw = 200000,
+	};
+
+	return a;
+}
+
+/* ------------------------------------------------------- first poll */
+
+/* The first poll after the first task started is t0 and sends its
+ * question without waiting; one before the tasks start marks only the
+ * end so far. */
+START_TEST(test_first_poll)
+{
+	step_energy_t s = live_step();
+	step_poll_question_t q;
+	bool first;
+
+	ck_assert_uint_eq(step_energy_t0(&s), S(100));
+	ck_assert_int_eq(poll_at(&s, S(100.2), false, &first),
+			 STEP_POLL_QUESTION);
+	ck_assert(!first);
+	ck_assert_uint_eq(s.first_poll_ns, 0);
+	ck_assert_uint_eq(s.end_ns, S(100.2));
+
+	ck_assert_int_eq(poll_at(&s, S(100.5), true, &first),
+			 STEP_POLL_QUESTION);
+	ck_assert(first);
+	ck_assert_uint_eq(s.first_poll_ns, S(100.5));
+	ck_assert_uint_eq(step_energy_t0(&s), S(100.5));
+	ck_assert_uint_eq(s.end_ns, S(100.5));
+	ck_assert_uint_eq(s.end_wall_ns, S(1000.5));
+	q = step_energy_poll_question(first, false);
+	ck_assert(q.send);
+	ck_assert_uint_eq(q.how, 0);
+	ck_assert_uint_eq(q.timeout_ns, LIVE_POLL_QUERY_TIMEOUT_NS);
+
+	/* the next poll is no first; a running poll asks and waits */
+	ck_assert_int_eq(poll_at(&s, S(130), true, &first), STEP_POLL_QUESTION);
+	ck_assert(!first);
+	ck_assert_uint_eq(s.first_poll_ns, S(100.5));
+	q = step_energy_poll_question(first, false);
+	ck_assert(!q.send);
+	ck_assert_uint_eq(q.timeout_ns, LIVE_POLL_QUERY_TIMEOUT_NS);
+}
+END_TEST
+
+/* A poll within a millisecond of a question in flight is that question's
+ * (nothing moves); one after the step began ending moves nothing. */
+START_TEST(test_poll_same_question_and_ending)
+{
+	step_energy_t s = live_step();
+	step_poll_facts_t ending = { .ending = true, .now_ns = S(200) };
+	bool first;
+
+	(void) poll_at(&s, S(100.5), true, &first);
+	s.asking = true;
+	s.question.t1_ns = S(100.5);
+	ck_assert_int_eq(poll_at(&s, S(100.5) + MS(0.9), true, &first),
+			 STEP_POLL_SAME_QUESTION);
+	ck_assert_uint_eq(s.end_ns, S(100.5));
+	ck_assert_int_eq(poll_at(&s, S(100.5) + MS(1), true, &first),
+			 STEP_POLL_QUESTION);
+	ck_assert_uint_eq(s.end_ns, S(100.5) + MS(1));
+
+	ck_assert_int_eq(step_energy_mark_poll(&s, &ending, &first),
+			 STEP_POLL_UNMARKED);
+	ck_assert_uint_eq(s.end_ns, S(100.5) + MS(1));
+	ck_assert_uint_eq(s.end_wall_ns, S(1000.5) + MS(1));
+}
+END_TEST
+
+/* No socket, share mode or a settled step: the poll marks the end but
+ * asks nothing of the socket. */
+START_TEST(test_poll_no_question)
+{
+	step_energy_t s = live_step();
+	step_poll_facts_t share = { .share_mode = true, .tasks_started = true,
+				    .now_ns = S(101) };
+	bool first;
+
+	ck_assert_int_eq(step_energy_mark_poll(&s, &share, &first),
+			 STEP_POLL_NO_QUESTION);
+	ck_assert_uint_eq(s.end_ns, S(101));
+	ck_assert_uint_eq(s.first_poll_ns, 0);	/* no live t0 in share mode */
+	s.energy_query_path[0] = '\0';
+	ck_assert_int_eq(poll_at(&s, S(102), true, &first),
+			 STEP_POLL_NO_QUESTION);
+	ck_assert_uint_eq(s.end_ns, S(102));
+}
+END_TEST
+
+/* ---------------------------------------------------- held end poll */
+
+/* The tasks' end with a settle to come: the question is held, sent
+ * without waiting; its answer, read later, is the end poll's, and a poll
+ * a fraction of a millisecond after takes it. */
+START_TEST(test_held_end_poll)
+{
+	step_energy_t s = live_step();
+	energy_query_answer_t a = answer(1000000, 1250000, 9250000), got;
+	step_poll_question_t q;
+	step_account_t acct;
+	bool first;
+
+	q = step_energy_poll_question(false, true);
+	ck_assert(q.send);
+	ck_assert_uint_eq(q.how, ENERGY_QUERY_HOLD);
+	ck_assert_uint_eq(q.timeout_ns, LIVE_QUERY_TIMEOUT_NS);
+	ck_assert(step_energy_settle_expected(&s));
+
+	(void) poll_at(&s, S(101), true, &first);	/* t0 */
+	ck_assert_int_eq(poll_at(&s, S(106), true, &first),
+			 STEP_POLL_QUESTION);	/* the tasks' end */
+	ck_assert_int_eq(step_energy_collected(&s, &a, S(106), 1006, &acct),
+			 0);
+	ck_assert(s.poll_answered);
+	ck_assert_uint_eq(s.poll_answer_ns, S(106));
+	ck_assert_uint_eq(s.poll_answer.e1_mj, 1250000);
+	/* the node total came with it: the step's first answer */
+	ck_assert_int_eq(acct.how, ENERGY_CARRY_FIRST);
+	ck_assert_uint_eq(s.last_node_j, 9250);
+	ck_assert_uint_eq(s.poll_time, 1006);
+	ck_assert(s.have_e0);
+	ck_assert_uint_eq(s.e0_mj, 1000000);
+
+	ck_assert_int_eq(poll_at(&s, S(106) + MS(0.5), true, &first),
+			 STEP_POLL_SAME_ANSWER);
+	ck_assert_uint_eq(s.end_ns, S(106));
+	ck_assert_int_eq(poll_at(&s, S(106) + MS(1.5), true, &first),
+			 STEP_POLL_QUESTION);
+	ck_assert(!s.poll_answered);
+
+	/* an answer read for an earlier instant is no end poll's */
+	s = live_step();
+	(void) poll_at(&s, S(106), true, &first);
+	ck_assert_int_eq(step_energy_collected(&s, &a, S(105), 0, &acct), 0);
+	ck_assert(!s.poll_answered);
+	/* a poll that asked and waited keeps its answer as the end's */
+	step_energy_poll_answered(&s, &a, S(106) + MS(0.2));
+	got = s.poll_answer;
+	ck_assert(s.poll_answered);
+	ck_assert_uint_eq(got.e1_mj, 1250000);
+	ck_assert_uint_eq(s.poll_answer_ns, S(106) + MS(0.2));
+}
+END_TEST
+
+/* EnergySettle=no and no SPANK settle: no settle to come, no hold. */
+START_TEST(test_settle_expected)
+{
+	step_energy_t s = live_step();
+
+	s.settle_conf_no = true;
+	ck_assert(!step_energy_settle_expected(&s));
+	s.settle_spank_listed = true;
+	ck_assert(step_energy_settle_expected(&s));
+}
+END_TEST
+
+/* ------------------------------------- settle from the held answer */
+
+/* The first poll's answer makes E(t0) final; the held end poll's answer
+ * settles the step with no question more: E(t1) - E(t0). */
+START_TEST(test_settle_from_held_answer)
+{
+	step_energy_t s = live_step();
+	energy_query_answer_t start = answer(1000000, 1000000, 9000000);
+	/* the end's answer interpolates E(t0) again from the samples it has
+	 * now: the settle takes the E(t0) kept from the start */
+	energy_query_answer_t end = answer(1010000, 1250400, 9250000), a;
+	step_account_t acct;
+	const char *why = "unset";
+	bool first;
+	uint64_t t1;
+
+	(void) poll_at(&s, S(101), true, &first);
+	step_energy_query_begin(&s);
+	ck_assert_int_eq(step_energy_collected(&s, &start, S(101), 0, &acct),
+			 0);
+	ck_assert(s.have_e0);
+	ck_assert_uint_eq(s.e0_t_ns, S(101));
+	(void) poll_at(&s, S(106), true, &first);
+	step_energy_query_begin(&s);
+	end.kicked = true;
+	ck_assert_int_eq(step_energy_collected(&s, &end, S(106), 0, &acct), 0);
+	ck_assert_uint_eq(s.queries, 2);
+
+	t1 = step_energy_live_t1(&s, S(107));
+	ck_assert_uint_eq(t1, S(106));
+	/* the read the end poll kicked may still be on its way */
+	ck_assert_uint_eq(step_energy_live_read_due(&s, t1),
+			  S(106) + MS(500));
+	memset(&a, 0, sizeof(a));
+	ck_assert(step_energy_live_held_answer(&s, t1, &a, &why));
+	ck_assert_ptr_null(why);
+	ck_assert_uint_eq(a.e1_mj, 1250400);
+	ck_assert_uint_eq(step_energy_live_joules(&s, &a), 250);
+	ck_assert_uint_eq(step_energy_settled(&s, 250, S(101), S(106)), 50);
+	ck_assert_uint_eq(s.step_j, 250);
+	ck_assert(s.settled);
+	ck_assert_int_eq(step_energy_refresh(&s, false), STEP_REFRESH_NONE);
+}
+END_TEST
+
+/* The held answer is not taken when it is not final, not for t1, or of
+ * another slurmd: the settle asks (and the verdict says why). */
+START_TEST(test_held_answer_refused)
+{
+	step_energy_t s = live_step();
+	energy_query_answer_t a;
+	const char *why = NULL;
+	bool done;
+
+	s.have_e0 = true;
+	s.e0_mj = 1000000;
+	s.e0_gen = GEN;
+	s.end_ns = S(106);
+	s.poll_answered = true;
+	s.poll_answer = answer(1000000, 1250000, 0);
+	s.poll_answer.complete1 = false;
+	ck_assert(!step_energy_live_held_answer(&s, S(106), &a, &why));
+	ck_assert_str_eq(why, "no reading after the step's boundaries in time");
+	ck_assert(!step_energy_live_held_answer(&s, S(105), &a, &why));
+	/* not kicked: nothing on its way */
+	ck_assert_uint_eq(step_energy_live_read_due(&s, S(106)), 0);
+
+	a = answer(1000000, 1250000, 0);
+	a.generation = GEN2;
+	ck_assert_ptr_nonnull(step_energy_live_verdict(&s, &a, &done));
+	ck_assert(done);
+	a = answer(1000000, 900000, 0);
+	ck_assert_str_eq(step_energy_live_verdict(&s, &a, &done),
+			 "energy at the end below the start");
+	ck_assert(done);
+	s.have_e0 = false;
+	a.rc0 = -ERANGE;
+	ck_assert_str_eq(step_energy_live_verdict(&s, &a, &done),
+			 "the step's start is older than slurmd's history and was not fetched in time");
+	ck_assert(done);
+	a.rc0 = 0;
+	ck_assert_ptr_nonnull(step_energy_live_verdict(&s, &a, &done));
+	ck_assert(!done);
+}
+END_TEST
+
+/* E(t0) is for t0: when the tasks' start moves t0, it is asked again. */
+START_TEST(test_e0_follows_t0)
+{
+	step_energy_t s = live_step();
+	energy_query_answer_t a = answer(500000, 500000, 0);
+
+	step_energy_query_answered(&s, &a, S(100));	/* t0 = the start */
+	ck_assert(s.have_e0);
+	ck_assert_uint_eq(s.e0_t_ns, S(100));
+	s.first_poll_ns = S(100.4);
+	step_energy_query_begin(&s);
+	ck_assert(!s.have_e0);
+	a.e0_mj = 540000;
+	step_energy_query_answered(&s, &a, S(100.4));
+	ck_assert_uint_eq(s.e0_mj, 540000);
+	ck_assert_uint_eq(s.e0_t_ns, S(100.4));
+}
+END_TEST
+
+/* A settle that asks again: pauses of 1, 2, 4 ... ms up to 160, the last
+ * question LIVE_RETRY_NS before the limit; the first answer brings the
+ * limit in to one read. */
+START_TEST(test_settle_pause)
+{
+	uint64_t pause = LIVE_FIRST_PAUSE_NS, limit = S(10);
+	energy_query_answer_t a = answer(0, 0, 0);
+
+	ck_assert_uint_eq(step_energy_settle_pause(&pause, limit, S(1)), MS(1));
+	ck_assert_uint_eq(step_energy_settle_pause(&pause, limit, S(1)), MS(2));
+	ck_assert_uint_eq(step_energy_settle_pause(&pause, limit, S(1)), MS(4));
+	pause = MS(128);
+	ck_assert_uint_eq(step_energy_settle_pause(&pause, limit, S(1)),
+			  MS(128));
+	ck_assert_uint_eq(pause, MS(160));
+	ck_assert_uint_eq(step_energy_settle_pause(&pause, limit, S(1)),
+			  MS(160));
+	/* near the limit: cut so that the last question goes 5 ms before */
+	ck_assert_uint_eq(step_energy_settle_pause(&pause, limit,
+						   S(10) - MS(50)), MS(45));
+	ck_assert_uint_eq(step_energy_settle_pause(&pause, limit,
+						   S(10) - MS(5)), 0);
+	/* period 1 s + deadline 0.5 s + margin 0.25 s after the begin */
+	ck_assert_uint_eq(step_energy_settle_read_limit(S(50), &a, S(80)),
+			  S(51.75));
+	ck_assert_uint_eq(step_energy_settle_read_limit(S(50), &a, S(51)),
+			  S(51));
+}
+END_TEST
+
+/* ------------------------------------------------- settle by window */
+
+/* The window keeps the step's monotonic length from its start's wall
+ * time: a wall clock stepped by +40 s while the step ran changes nothing,
+ * and is said. */
+START_TEST(test_window)
+{
+	step_energy_t s = live_step();
+	step_window_t w;
+
+	s.end_ns = S(160);		/* 60 s after the start */
+	s.end_wall_ns = S(1100);	/* the wall clock says 100 s */
+	w = step_energy_window(&s, S(2000));
+	ck_assert_uint_eq(w.t0_wall_ns, S(1000));
+	ck_assert_uint_eq(w.t1_wall_ns, S(1060));
+	ck_assert_int_eq(w.stepped_ns, (int64_t) S(40));
+	ck_assert(w.clock_stepped);
+
+	s.end_wall_ns = S(1060.5);	/* half a second: not said */
+	w = step_energy_window(&s, S(2000));
+	ck_assert_uint_eq(w.t1_wall_ns, S(1060));
+	ck_assert(!w.clock_stepped);
+
+	/* no poll: the wall-clock end, else now */
+	s.end_ns = 0;
+	s.end_wall_ns = S(1030);
+	ck_assert_uint_eq(step_energy_window(&s, S(2000)).t1_wall_ns,
+			  S(1030));
+	s.end_wall_ns = 0;
+	ck_assert_uint_eq(step_energy_window(&s, S(2000)).t1_wall_ns,
+			  S(2000));
+}
+END_TEST
+
+/* The source is asked every second until its rows cover the window or
+ * max_wait passes; then the energy in J, rounded, and its watts. */
+START_TEST(test_window_wait_and_store)
+{
+	step_energy_t s = live_step();
+
+	ck_assert_uint_eq(step_energy_window_wait(0, true, S(5), S(30)), 0);
+	ck_assert_uint_eq(step_energy_window_wait(0, false, S(5), S(30)),
+			  SETTLE_POLL_NS);
+	ck_assert_uint_eq(step_energy_window_wait(-EIO, true, S(5), S(30)),
+			  SETTLE_POLL_NS);
+	ck_assert_uint_eq(step_energy_window_wait(0, false, S(29.75), S(30)),
+			  MS(250));
+	ck_assert_uint_eq(step_energy_window_wait(0, false, S(30), S(30)), 0);
+
+	ck_assert_uint_eq(step_energy_mj_to_j(12499), 12);
+	ck_assert_uint_eq(step_energy_mj_to_j(12500), 13);
+	s.step_j = 11;
+	/* 12 000 J over 60 s: 200 W */
+	ck_assert_uint_eq(step_energy_settled(&s, 12000, S(1000), S(1060)),
+			  200);
+	ck_assert_uint_eq(s.prev_step_j, 11);
+	ck_assert_uint_eq(s.step_j, 12000);
+}
+END_TEST
+
+/* ---------------------------------------------------------- refusal */
+
+/* Why a step does not settle, in the order the reasons are checked. */
+START_TEST(test_settle_refused)
+{
+	step_energy_t s = live_step();
+	step_settle_facts_t f = { .in_stepd = true, .have_job = true };
+	step_settle_facts_t window = { .in_stepd = true, .have_job = true,
+				       .window_source = true };
+
+	ck_assert_ptr_null(step_energy_settle_refused(&s, &f));
+	f.in_stepd = false;
+	ck_assert_str_eq(step_energy_settle_refused(&s, &f),
+			 "not in slurmstepd");
+	f.in_stepd = true;
+	f.have_job = false;
+	ck_assert_str_eq(step_energy_settle_refused(&s, &f), "no step record");
+	f.have_job = true;
+	/* a live source settles batch and extern steps too */
+	f.ends_job = true;
+	ck_assert_ptr_null(step_energy_settle_refused(&s, &f));
+	s.energy_query_path[0] = '\0';
+	ck_assert_str_eq(step_energy_settle_refused(&s, &f),
+			 "no energy query socket for this node");
+	f.share_mode = true;
+	ck_assert_str_eq(step_energy_settle_refused(&s, &f),
+			 "no energy query socket for this node");
+	strcpy(s.energy_query_path, "/x.sock");
+	ck_assert_ptr_null(step_energy_settle_refused(&s, &f));
+
+	/* a window source: not for steps whose end is the job's */
+	ck_assert_ptr_null(step_energy_settle_refused(&s, &window));
+	window.ends_job = true;
+	ck_assert_str_eq(step_energy_settle_refused(&s, &window),
+			 "batch, extern or interactive step");
+	s.start_wall_ns = 0;
+	ck_assert_str_eq(step_energy_settle_refused(&s, &window), "no start");
+	s.conf_bad = true;
+	ck_assert_str_eq(step_energy_settle_refused(&s, &window),
+			 "acct_gather.conf was refused in this step");
+	s.settle_tried = true;
+	ck_assert_str_eq(step_energy_settle_refused(&s, &window),
+			 "a settle already ran for this step");
+	s.settled = true;
+	ck_assert_str_eq(step_energy_settle_refused(&s, &window),
+			 "already settled");
+}
+END_TEST
+
+/* ------------------------------------------------------------ carry */
+
+/* The step follows slurmd's total: the first answer fills the time since
+ * the start at the power then; later ones add what the node counted. */
+START_TEST(test_account_node)
+{
+	step_energy_t s = live_step();
+	energy_carry_answer_t a = { .t_ns = S(103), .node_j = 50000,
+				    .watts = 200 };
+	step_account_t r;
+	step_report_t rep;
+
+	ck_assert(!step_energy_report(&s, S(103), &rep));
+	r = step_energy_account_node(&s, &a, 1003);
+	ck_assert_int_eq(r.how, ENERGY_CARRY_FIRST);
+	ck_assert_uint_eq(r.add_j, 600);	/* 3 s at 200 W */
+	ck_assert_uint_eq(s.step_j, 600);
+	ck_assert(s.have_base);
+
+	a = (energy_carry_answer_t) { .t_ns = S(106), .node_j = 50750,
+				      .watts = 250 };
+	r = step_energy_account_node(&s, &a, 1006);
+	ck_assert_int_eq(r.how, ENERGY_CARRY_ADVANCE);
+	ck_assert_uint_eq(r.before_node_j, 50000);
+	ck_assert_uint_eq(s.step_j, 1350);
+	ck_assert_uint_eq(s.prev_step_j, 600);
+
+	ck_assert(step_energy_report(&s, S(106.5), &rep));
+	ck_assert_uint_eq(rep.consumed_j, 1350);
+	ck_assert_uint_eq(rep.previous_j, 600);
+	ck_assert_uint_eq(rep.base_j, 750);
+	ck_assert_uint_eq(rep.current_watts, 250);
+	ck_assert_uint_eq(rep.ave_watts, 225);	/* 1350 J over 6 s */
+	ck_assert_int_eq(rep.poll_time, 1006);
+}
+END_TEST
+
+/* A slurmd that restarted (another figure id in the socket's answer)
+ * counts from zero: the gap is bridged, the step never goes back, and the
+ * new id is the one to follow. */
+START_TEST(test_carry_restart)
+{
+	step_energy_t s = live_step();
+	energy_query_answer_t a = answer(0, 0, 50000000);
+	step_account_t r;
+
+	ck_assert_int_eq(step_energy_account_figure(&s, &a, S(100), 1000, &r),
+			 0);
+	ck_assert_int_eq(r.how, ENERGY_CARRY_FIRST);
+	ck_assert_uint_eq(s.figure_id, 7);
+	a.figure_mj = 50400000;
+	ck_assert_int_eq(step_energy_account_figure(&s, &a, S(102), 1002, &r),
+			 0);
+	ck_assert_uint_eq(s.step_j, 400);
+	ck_assert_uint_eq(s.last_watts, 200);
+
+	/* slurmd again: 300 J counted since, the gap 2 s at 200 W = 400 J */
+	a.figure_id = 8;
+	a.figure_mj = 300000;
+	ck_assert_int_eq(step_energy_account_figure(&s, &a, S(104), 1004, &r),
+			 0);
+	ck_assert_int_eq(r.how, ENERGY_CARRY_RESTARTED);
+	ck_assert_uint_eq(r.add_j, 400);
+	ck_assert_uint_eq(r.before_node_j, 50400);
+	ck_assert_uint_eq(s.step_j, 800);
+	ck_assert_uint_eq(s.figure_id, 8);
+	/* the same id again: an advance */
+	a.figure_mj = 500000;
+	ck_assert_int_eq(step_energy_account_figure(&s, &a, S(105), 1005, &r),
+			 0);
+	ck_assert_int_eq(r.how, ENERGY_CARRY_ADVANCE);
+	ck_assert_uint_eq(s.step_j, 1000);
+}
+END_TEST
+
+/* Share mode: the step's energy is its share, kept over a restart of
+ * slurmd (another generation counting from zero), never decreasing. */
+START_TEST(test_carry_share)
+{
+	step_energy_t s = live_step();
+	energy_query_answer_t a = { .generation = GEN, .share = true,
+				    .share_mj = 100400,
+				    .share_last_ns = S(101) };
+
+	ck_assert(!step_energy_account_share(&s, &a, S(101.1), 1001));
+	ck_assert_uint_eq(s.step_j, 100);
+	ck_assert(s.have_base);
+	a.share_mj = 300400;
+	a.share_last_ns = S(102);
+	ck_assert(!step_energy_account_share(&s, &a, S(102.1), 1002));
+	ck_assert_uint_eq(s.step_j, 300);
+	ck_assert_uint_eq(s.last_watts, 200);	/* 200 J over 1 s */
+	a.generation = GEN2;
+	a.share_mj = 50000;
+	a.share_last_ns = S(103);
+	ck_assert(step_energy_account_share(&s, &a, S(103.1), 1003));
+	ck_assert_uint_eq(s.share.base_mj, 300400);
+	ck_assert_uint_eq(s.step_j, 350);
+	ck_assert_uint_eq(s.prev_step_j, 300);
+	ck_assert_int_eq(s.poll_time, 1003);
+	ck_assert_uint_eq(s.last_ns, S(103.1));
+
+	/* the share settle's t1 is the step's end, else now */
+	ck_assert_uint_eq(step_energy_share_t1(&s, S(110)), S(110));
+	s.end_ns = S(104);
+	ck_assert_uint_eq(step_energy_share_t1(&s, S(110)), S(104));
+}
+END_TEST
+
+/* --------------------------------------------------------- GPU part */
+
+/* Node mode: F x (e1 - e0) of the step's GPUs, e0 kept once final; an
+ * answer of another slurmd generation leaves the part as it was. */
+START_TEST(test_gpu_part_node)
+{
+	step_energy_t s = live_step();
+	energy_query_answer_t a = { .generation = GEN };
+
+	s.first_poll_ns = S(101);
+	a.gpu.part = true;
+	a.gpu.e0_mj = 2000000;
+	a.gpu.e1_mj = 2000000;
+	/* not final yet (no sample after t0, less than 2 s after it) */
+	step_energy_account_gpu_node(&s, &a, S(101.5));
+	ck_assert(!s.have_gpu_e0);
+	ck_assert_uint_eq(s.gpu_part_mj, 0);
+	a.complete0 = true;
+	a.gpu.e1_mj = 2300000;
+	step_energy_account_gpu_node(&s, &a, S(102));
+	ck_assert(s.have_gpu_e0);
+	ck_assert_uint_eq(s.gpu_e0_mj, 2000000);
+	ck_assert_uint_eq(s.gpu_part_mj, 300000);
+	/* 300 J over the 0.5 s since the answer before */
+	ck_assert_uint_eq(s.gpu_watts, 600);
+	/* a later answer's own e0 no longer counts */
+	a.gpu.e0_mj = 2100000;
+	a.gpu.e1_mj = 2700000;
+	step_energy_account_gpu_node(&s, &a, S(104));
+	ck_assert_uint_eq(s.gpu_part_mj, 700000);
+	ck_assert_uint_eq(s.gpu_watts, 200);	/* 400 J over 2 s */
+	ck_assert_uint_eq(s.gpu_t_ns, S(104));
+	/* another generation does not subtract */
+	a.generation = GEN2;
+	a.gpu.e1_mj = 100;
+	step_energy_account_gpu_node(&s, &a, S(105));
+	ck_assert_uint_eq(s.gpu_part_mj, 700000);
+	/* no part in the answer (no GPUs metered): nothing */
+	a.generation = GEN;
+	a.gpu.part = false;
+	a.gpu.e1_mj = 9000000;
+	step_energy_account_gpu_node(&s, &a, S(106));
+	ck_assert_uint_eq(s.gpu_part_mj, 700000);
+}
+END_TEST
+
+/* Without complete0, e0 is final 2 s after t0 (a slow window source). */
+START_TEST(test_gpu_e0_by_time)
+{
+	step_energy_t s = live_step();
+	energy_query_answer_t a = { .generation = GEN };
+
+	a.gpu.part = true;
+	a.gpu.e0_mj = 1000;
+	a.gpu.e1_mj = 5000;
+	step_energy_account_gpu_node(&s, &a, S(100) + STEP_GPU_E0_FINAL_NS);
+	ck_assert(s.have_gpu_e0);
+	ck_assert_uint_eq(s.gpu_e0_mj, 1000);
+	ck_assert_uint_eq(s.gpu_part_mj, 4000);
+}
+END_TEST
+
+/* Share mode: slurmd's charge of the step's GPUs, carried like the share;
+ * the GPUs the step holds go with its questions. */
+START_TEST(test_gpu_part_share)
+{
+	step_energy_t s = live_step();
+	energy_query_answer_t a = { .generation = GEN, .share = true,
+				    .share_mj = 500000,
+				    .share_last_ns = S(102) };
+	energy_query_step_t q;
+	char buf[64];
+
+	a.gpu.part = true;
+	a.gpu.part_mj = 150000;
+	(void) step_energy_account_share(&s, &a, S(102), 1002);
+	ck_assert_uint_eq(s.gpu_part_mj, 150000);
+	ck_assert_uint_eq(s.gpu_watts, 75);	/* 150 J over 2 s from t0 */
+
+	memset(&q, 0, sizeof(q));
+	step_energy_gpus_str(&s, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "unknown");
+	step_energy_gpus_fill(&s, &q);
+	ck_assert(!q.gpus_known);
+	s.gpus_known = true;
+	s.gpus_step_level = true;
+	ck_assert_int_eq(energy_query_minors_add(s.gpu_step_minors, 1), 0);
+	ck_assert_int_eq(energy_query_minors_add(s.gpu_step_minors, 3), 0);
+	ck_assert_int_eq(energy_query_minors_add(s.gpu_job_minors, 0), 0);
+	step_energy_gpus_str(&s, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "1,3");
+	s.gpus_step_level = false;
+	step_energy_gpus_str(&s, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "0");
+	step_energy_gpus_fill(&s, &q);
+	ck_assert(q.gpus_known);
+	ck_assert(energy_query_minors_has(q.step_minors, 3));
+	ck_assert(energy_query_minors_has(q.job_minors, 0));
+	memset(s.gpu_job_minors, 0, sizeof(s.gpu_job_minors));
+	step_energy_gpus_str(&s, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "none");
+}
+END_TEST
+
+/* --------------------------------------------- fallback to the RPC */
+
+/* Which way a refresh asks, and what an answer without a total does. */
+START_TEST(test_refresh_fallback)
+{
+	step_energy_t s = live_step();
+	energy_query_answer_t a = answer(0, 0, 0);
+	step_account_t r;
+
+	ck_assert_int_eq(step_energy_refresh(&s, false), STEP_REFRESH_SOCKET);
+	ck_assert_int_eq(step_energy_refresh(&s, true), STEP_REFRESH_SHARE);
+	s.energy_query_path[0] = '\0';
+	ck_assert_int_eq(step_energy_refresh(&s, false), STEP_REFRESH_RPC);
+	/* a socket answer with no total: -ENODATA, nothing changed (the glue
+	 * asks Slurm's RPC) */
+	a.figure = false;
+	ck_assert_int_eq(step_energy_account_figure(&s, &a, S(101), 0, &r),
+			 -ENODATA);
+	ck_assert(!s.have_base);
+	ck_assert_uint_eq(s.figure_id, 0);
+	/* how old a view may get */
+	s.last_ns = S(101);
+	ck_assert(!step_energy_stale(&s, S(101.9)));
+	ck_assert(step_energy_stale(&s, S(102)));
+	ck_assert(!step_energy_profile_asks(&s, S(101.05)));
+	ck_assert(step_energy_profile_asks(&s, S(101.1)));
+	s.last_ns = 0;
+	ck_assert(step_energy_profile_asks(&s, S(101.05)));
+}
+END_TEST
+
+/* RPC failures are quiet for 30 s from the first of a run (slurmd
+ * restarting), then loud; an answer ends the run. */
+START_TEST(test_rpc_grace)
+{
+	step_energy_t s = live_step();
+	uint64_t failing;
+
+	ck_assert(step_energy_rpc_failed(&s, S(200), &failing));
+	ck_assert_uint_eq(failing, 0);
+	ck_assert(step_energy_rpc_failed(&s, S(229.9), &failing));
+	ck_assert(!step_energy_rpc_failed(&s, S(230), &failing));
+	ck_assert_uint_eq(failing, S(30));
+	s.rpc_fail_ns = 0;	/* what the glue does on an answer */
+	ck_assert(step_energy_rpc_failed(&s, S(300), &failing));
+	ck_assert_uint_eq(s.rpc_fail_ns, S(300));
+}
+END_TEST
+
+/* Watts never read NO_VAL; averages over no time are 0. */
+START_TEST(test_units)
+{
+	ck_assert_uint_eq(step_energy_mw_to_w(1499), 1);
+	ck_assert_uint_eq(step_energy_mw_to_w(1500), 2);
+	ck_assert_uint_eq(step_energy_mw_to_w(UINT64_MAX / 2),
+			  STEP_WATTS_NO_VAL - 1);
+	ck_assert_uint_eq(step_energy_avg_w(5000, 0), 0);
+	ck_assert_uint_eq(step_energy_avg_w(5000, S(2)), 3);	/* 2.5 W */
+}
+END_TEST
+
+static Suite *step_energy_suite(void)
+{
+	Suite *s = suite_create("step_energy");
+	TCase *poll = tcase_create("poll");
+	TCase *settle = tcase_create("settle");
+	TCase *carry = tcase_create("carry");
+	TCase *gpu = tcase_create("gpu");
+	TCase *rpc = tcase_create("rpc");
+
+	tcase_add_test(poll, test_first_poll);
+	tcase_add_test(poll, test_poll_same_question_and_ending);
+	tcase_add_test(poll, test_poll_no_question);
+	tcase_add_test(poll, test_held_end_poll);
+	tcase_add_test(poll, test_settle_expected);
+	suite_add_tcase(s, poll);
+	tcase_add_test(settle, test_settle_from_held_answer);
+	tcase_add_test(settle, test_held_answer_refused);
+	tcase_add_test(settle, test_e0_follows_t0);
+	tcase_add_test(settle, test_settle_pause);
+	tcase_add_test(settle, test_window);
+	tcase_add_test(settle, test_window_wait_and_store);
+	tcase_add_test(settle, test_settle_refused);
+	suite_add_tcase(s, settle);
+	tcase_add_test(carry, test_account_node);
+	tcase_add_test(carry, test_carry_restart);
+	tcase_add_test(carry, test_carry_share);
+	suite_add_tcase(s, carry);
+	tcase_add_test(gpu, test_gpu_part_node);
+	tcase_add_test(gpu, test_gpu_e0_by_time);
+	tcase_add_test(gpu, test_gpu_part_share);
+	suite_add_tcase(s, gpu);
+	tcase_add_test(rpc, test_refresh_fallback);
+	tcase_add_test(rpc, test_rpc_grace);
+	tcase_add_test(rpc, test_units);
+	suite_add_tcase(s, rpc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(step_energy_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
