@@ -7,7 +7,9 @@
  *
  *   rf_probe --base URL [--user U --password-file F] [--ca FILE]
  *            [--insecure] [--basic] [--chassis C] [--source S]
- *            [--reads N] [--period-ms P] [--timeout-ms T]
+ *            [--reads N] [--period-ms P] [--timeout-ms T] [--reconnect]
+ * --reconnect closes the meter after each read (a new connection, TLS
+ * handshake and session each time: what keep-alive saves).
  * Prints:
  *   source <description>            or  open-error <rc> <message>
  *   read <i> <rc> <has_power> <power_mw> <has_counter> <counter_raw>
@@ -17,6 +19,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +66,8 @@ int main(int argc, char **argv)
 		{ "insecure", 0, NULL, 'k' }, { "basic", 0, NULL, 'B' },
 		{ "chassis", 1, NULL, 'C' }, { "source", 1, NULL, 's' },
 		{ "reads", 1, NULL, 'n' }, { "period-ms", 1, NULL, 'P' },
-		{ "timeout-ms", 1, NULL, 'T' }, { NULL, 0, NULL, 0 },
+		{ "timeout-ms", 1, NULL, 'T' }, { "reconnect", 0, NULL, 'R' },
+		{ NULL, 0, NULL, 0 },
 	};
 	rf_meter_conf_t c = { .tls_verify = true, .pick = RF_PICK_AUTO,
 			      .timeout_ns = 4000 * SE_NS_PER_MS,
@@ -71,6 +75,8 @@ int main(int argc, char **argv)
 	energy_acc_config_t ac = { .history = 4096,
 				   .max_power_mw = 100000000 };
 	long reads = 3, period_ms = 1000;
+	bool reconnect = false;
+	double read_ms_sum = 0;
 	energy_acc_t *acc;
 	rf_meter_t *m;
 	char msg[512], desc[512];
@@ -99,6 +105,7 @@ int main(int argc, char **argv)
 		case 'n': reads = atol(optarg); break;
 		case 'P': period_ms = atol(optarg); break;
 		case 'T': c.timeout_ns = atol(optarg) * SE_NS_PER_MS; break;
+		case 'R': reconnect = true; break;
 		default: _usage();
 		}
 	}
@@ -124,6 +131,7 @@ int main(int argc, char **argv)
 		msg[0] = '\0';
 		rc = rf_meter_ops.read(m, &rd, t0 + 2 * c.timeout_ns, msg,
 				       sizeof(msg));
+		read_ms_sum += (se_mono_ns() - t0) / 1e6;
 		t0 += (se_mono_ns() - t0) / 2;
 		t_unix += (_unix_now() - t_unix) / 2;
 		if (!rc && rd.has_counter)
@@ -140,7 +148,7 @@ int main(int argc, char **argv)
 		       rd.counter_spec.mj_per_unit,
 		       (unsigned long long) e_mj, t_unix, msg);
 		fflush(stdout);
-		if (rc && rc != -EAGAIN) {	/* as the sampler: reopen */
+		if (reconnect || (rc && rc != -EAGAIN)) { /* as the sampler */
 			rf_meter_ops.close(m);
 			rf_meter_ops.open(m, se_mono_ns() + 8 * c.timeout_ns);
 		}
@@ -150,6 +158,7 @@ int main(int argc, char **argv)
 	printf("requests %lu logins %lu\n",
 	       rf_http_requests(rf_meter_http(m)),
 	       rf_http_logins(rf_meter_http(m)));
+	printf("read-ms %.3f\n", reads ? read_ms_sum / reads : 0);
 	rf_meter_destroy(m);
 	energy_acc_destroy(acc);
 	return 0;
