@@ -64,7 +64,11 @@ struct energy_acc {
 	uint64_t seg_units;	/* exact count of units since then */
 	uint64_t seg_base_step;	/* the register's step at the base, units */
 	uint64_t last_step;	/* its step at the last accepted reading */
-	unsigned rejected;	/* implausible readings in a row */
+	/* a reading implausible against the base, held until the next one
+	 * tells a torn read from a reset (energy_acc_add_counter) */
+	bool held;
+	uint64_t held_raw;
+	uint64_t held_t_ns;
 	energy_acc_anomaly_t anomaly;
 };
 
@@ -283,7 +287,7 @@ static void _counter_rebase(energy_acc_t *acc, acc_entry_t *ent,
 	acc->seg_units = 0;
 	acc->seg_base_step = counter_resolution(raw, spec->significand_bits);
 	acc->last_step = acc->seg_base_step;
-	acc->rejected = 0;
+	acc->held = false;
 }
 
 /* Largest plausible delta from the base to raw over dt_ns (units). */
@@ -308,6 +312,47 @@ static void _note_anomaly(energy_acc_t *acc, uint32_t kind, uint64_t raw,
 	a->raw = raw;
 	a->dt_ns = dt_ns;
 	a->max_delta = max_delta;
+}
+
+/*
+ * Does raw at t_ns follow on from the held reading: a step from it that
+ * MaxPower allows over their own interval, however short (a read kicked a
+ * few ms later has a bound of a few units, and a counter that really moved
+ * stays within it)?
+ */
+static bool _follows_held(const energy_acc_t *acc, uint64_t t_ns,
+			  uint64_t raw)
+{
+	unsigned sig = acc->spec.significand_bits;
+	uint64_t max_delta, delta;
+
+	if (!acc->held || t_ns <= acc->held_t_ns)
+		return false;
+	max_delta = counter_max_delta(acc->spec.mj_per_unit,
+				      acc->cfg.max_power_mw,
+				      t_ns - acc->held_t_ns,
+				      counter_resolution(acc->held_raw, sig),
+				      counter_resolution(raw, sig));
+	return counter_step(acc->held_raw, raw, acc->spec.width_bits,
+			    max_delta, &delta) != COUNTER_RESET;
+}
+
+/*
+ * A reading implausible against the base that does not follow on from a
+ * held one: dropped, and held in its place.  -EAGAIN when nothing was held
+ * (the next reading decides), -ERANGE when it contradicts the reading held
+ * before it (neither can be trusted yet: a meter giving garbage).
+ */
+static int _hold(energy_acc_t *acc, uint64_t t_ns, uint64_t raw,
+		 uint64_t dt_ns, uint64_t max_delta)
+{
+	int rc = acc->held ? -ERANGE : -EAGAIN;
+
+	_note_anomaly(acc, ENERGY_ACC_REJECTED, raw, dt_ns, max_delta);
+	acc->held = true;
+	acc->held_raw = raw;
+	acc->held_t_ns = t_ns;
+	return rc;
 }
 
 /*
@@ -372,7 +417,7 @@ static void _counter_advance(energy_acc_t *acc, acc_entry_t *ent,
 	acc->seg_units += delta;
 	acc->base_raw = raw;
 	acc->last_step = counter_resolution(raw, acc->spec.significand_bits);
-	acc->rejected = 0;
+	acc->held = false;
 
 	counted = acc->seg_start;
 	_e_add(&counted, (long double) acc->seg_units * acc->spec.mj_per_unit);
@@ -435,15 +480,15 @@ int energy_acc_add_counter(energy_acc_t *acc, uint64_t t_ns, uint64_t raw,
 		_counter_rebase(acc, &ent, spec, raw, power_mw);
 	} else if (ev == COUNTER_RESET) {
 		/*
-		 * One implausible reading is dropped: a torn read of a
-		 * register pair or a garbled reply.  A second in a row
-		 * against the same base means the counter really restarted.
+		 * An implausible reading is dropped and held: a torn read
+		 * of a register pair or a garbled reply, unless the next
+		 * reading follows on from it, which only a counter that
+		 * really restarted or jumped does.  Decided by the two
+		 * readings themselves, not by how many reads (kicked ones
+		 * a few ms apart, or periodic ones) fell after the jump.
 		 */
-		if (!acc->rejected++) {
-			_note_anomaly(acc, ENERGY_ACC_REJECTED, raw, dt,
-				      max_delta);
-			return -ERANGE;
-		}
+		if (!_follows_held(acc, t_ns, raw))
+			return _hold(acc, t_ns, raw, dt, max_delta);
 		_note_anomaly(acc, ENERGY_SAMPLE_RESET, raw, dt, max_delta);
 		ent.flags |= ENERGY_SAMPLE_RESET | ENERGY_SAMPLE_GAP;
 		if (!_gap_flag(acc, dt))

@@ -108,14 +108,22 @@ int energy_acc_add_power(energy_acc_t *acc, uint64_t t_ns, uint64_t power_mw);
  * of counter_max_delta(): max_power_mw x elapsed / unit plus the register's
  * step at both readings, so no real step is ever refused.
  * A reading implausible against the base (backwards but not a plausible
- * wrap, or too large a jump) is dropped with -ERANGE once: a torn or
- * garbled read.  A second in a row is a reset: the interval is filled with
- * the trapezoid of powers (previous power, and this reading's power or,
- * without one, the previous power held), flagged RESET|GAP, and the
- * reading becomes the new base.  An interval so long that the counter
- * could have wrapped more than once unseen is filled the same way (GAP).
- * Returns 0, -EINVAL (time not after previous, bad spec), -ERANGE
- * (implausible reading or power, dropped).
+ * wrap, or too large a jump) is dropped and held: a torn or garbled read,
+ * or the first reading after a reset.  The next counter reading decides:
+ * plausible against the base, it is counted from the base (the held one
+ * was torn); else, if it follows on from the held one (a step MaxPower
+ * allows over the time between the two, however short: a read kicked ms
+ * later qualifies), the counter really restarted or jumped: a reset.  The
+ * interval is filled with the trapezoid of powers (previous power, and
+ * this reading's power or, without one, the previous power held), flagged
+ * RESET|GAP, and the reading becomes the new base.  Implausible against
+ * both, it is dropped and held instead.  So a jump costs one dropped
+ * reading, whenever the reads around it happen.  An interval so long that
+ * the counter could have wrapped more than once unseen is filled the same
+ * way (GAP).
+ * Returns 0, -EAGAIN (implausible, dropped and held: the next reading
+ * decides), -EINVAL (time not after previous, bad spec), -ERANGE
+ * (implausible power, or a reading contradicting the held one: dropped).
  */
 int energy_acc_add_counter(energy_acc_t *acc, uint64_t t_ns, uint64_t raw,
 			   const counter_spec_t *spec, int64_t power_mw);

@@ -80,6 +80,8 @@ struct sampler {
 	/* sampler thread only */
 	bool opened;
 	uint64_t tick_ns;		/* when the current read was due */
+	bool reread;			/* the accumulator holds a reading
+					 * until the next one: read at once */
 	uint64_t backoff_ns;
 	se_ratelimit_t fail_rl;		/* faults (their first failure) */
 	se_ratelimit_t note_rl;
@@ -224,7 +226,7 @@ static const char *_anomaly_name(uint32_t kind)
 {
 	switch (kind) {
 	case ENERGY_ACC_REJECTED:
-		return "counter reading rejected (implausible against the last one; a second in a row is a reset)";
+		return "counter reading rejected (implausible against the last one; a reset if the next reading follows on from it, else a torn read)";
 	case ENERGY_SAMPLE_RESET:
 		return "counter reset (filled with the power readings)";
 	default:
@@ -505,6 +507,20 @@ static void _sample_once(sampler_t *s)
 	if (anomaly.count != s->anomalies_seen)
 		_tell_anomaly(s, &anomaly);
 
+	if (rc == -EAGAIN) {
+		/*
+		 * Held, not failed: the meter answered, and the next reading
+		 * tells a torn read from a counter reset.  Taken at once, so
+		 * that a jump costs one dropped reading and a few ms, and a
+		 * read failing next to it (a timeout under load) stays a
+		 * single failure, not the start of a fault.
+		 */
+		se_log(SE_LOG_DEBUG,
+		       "%s: counter reading held (implausible against the last one); reading again at once",
+		       s->who);
+		s->reread = true;
+		return;
+	}
 	if (rc) {
 		_failed(s, "reading", 0, _account_reason(rc));
 		return;
@@ -576,9 +592,10 @@ static void *_thread_main(void *arg)
 
 		/* A kick wakes us before the tick: back off from now. */
 		s->tick_ns = now < wake ? now : wake;
+		s->reread = false;
 		_sample_once(s);
 		_notify(s);
-		wake = _next_wake(s);
+		wake = s->reread ? se_mono_ns() : _next_wake(s);
 	}
 	_thread_exit(s);
 	return NULL;

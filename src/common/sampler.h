@@ -89,7 +89,10 @@ void sampler_config_init(sampler_config_t *cfg, uint64_t period_ns,
  * a counter, else to the power path; one with neither counts as failed.
  * A failed open or read (other than -EAGAIN) closes the device; it is
  * reopened at the next attempt.  A dropped reading (-ERANGE / -EINVAL from
- * the accumulator) counts as a failed read but keeps the connection.
+ * the accumulator) counts as a failed read but keeps the connection.  A
+ * counter reading the accumulator holds (-EAGAIN: implausible against the
+ * last one, the next reading tells a torn read from a reset) is no
+ * failure: the meter is read again at once, whatever the backoff.
  * Returns NULL with errno set (EINVAL bad config, ENOMEM, or
  * pthread_create's error).  Never performs I/O in the caller's thread; the
  * thread runs with all signals blocked.

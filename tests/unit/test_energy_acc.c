@@ -5,6 +5,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -277,10 +278,10 @@ START_TEST(test_counter_reset_and_torn_read)
 						&joule16, -1), 0);
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(10) + 1, 1464,
 						&joule16, -1), 0);
-	/* back to 5: as a wrap 64077 J in 10 s, over 1 kW: dropped once */
+	/* back to 5: as a wrap 64077 J in 10 s, over 1 kW: dropped, held */
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(20) + 1, 5,
-						&joule16, -1), -ERANGE);
-	/* still implausible against 1464: the meter did restart */
+						&joule16, -1), -EAGAIN);
+	/* implausible against 1464, 5 J on from 5: the meter did restart */
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(30) + 1, 10,
 						&joule16, -1), 0);
 	ck_assert_int_eq(energy_acc_last(acc, &last), 0);
@@ -296,7 +297,7 @@ START_TEST(test_counter_reset_and_torn_read)
 	/* a torn read (forward jump) is dropped, and the next one counts
 	 * exactly from 110, with no gap fill */
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(50) + 1, 60000,
-						&joule16, -1), -ERANGE);
+						&joule16, -1), -EAGAIN);
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(60) + 1, 210,
 						&joule16, -1), 0);
 	ck_assert_int_eq(energy_acc_last(acc, &last), 0);
@@ -331,13 +332,130 @@ START_TEST(test_counter_power_over_kicked_read)
 	ck_assert_uint_eq(last.power_mw, 199203);
 	/* the counter jumps 30 kJ: dropped once, then a reset */
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(4.004),
-				31000 + 800, &joule16, -1), -ERANGE);
+				31000 + 800, &joule16, -1), -EAGAIN);
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(5.004),
 				31000 + 1000, &joule16, -1), 0);
 	ck_assert_int_eq(energy_acc_last(acc, &last), 0);
 	ck_assert(last.flags & ENERGY_SAMPLE_RESET);
 	/* true 800.8 J since t = 1; 400 J + 199.203 W x 2 s */
 	ck_assert_uint_eq(last.energy_mj, 400000 + 398406);
+	energy_acc_destroy(acc);
+}
+END_TEST
+
+/* A small LCG: the same instants on every machine for a seed. */
+static double _uniform(uint32_t *state)
+{
+	*state = *state * 1664525u + 1013904223u;
+	return (double) (*state >> 8) / (double) (1u << 24);
+}
+
+/*
+ * 200 W on a 1 J counter read every second, with reads kicked at random
+ * instants (a step's start, sstat, an energy query: 0.5 ms to 300 ms after
+ * the one before), and the counter jumping by 30 kJ at a random instant
+ * (test_faults_modbus_bmc.py's node3): whatever reads fall after the jump,
+ * one reading is dropped, the next one is the reset, and the energy is the
+ * 200 W line, the jump not counted.
+ */
+START_TEST(test_counter_jump_whatever_the_reads)
+{
+	energy_acc_config_t cfg = { .history = 256, .max_power_mw = W(2000),
+				    .power_window_ns = S(0.5) };
+	uint32_t seed;
+
+	for (seed = 1; seed <= 12; seed++) {
+		energy_acc_t *acc = energy_acc_create(&cfg);
+		uint32_t r = seed;
+		double jump = 5 + _uniform(&r), t = 1, t_reset = 0;
+		int dropped = 0, resets = 0, n = 0;
+		uint64_t e;
+
+		ck_assert_ptr_nonnull(acc);
+		while (t < 10) {
+			uint64_t raw = 1000 + (uint64_t) (200 * t) +
+				       (t >= jump ? 30000 : 0);
+			energy_sample_t last;
+			int rc = energy_acc_add_counter(acc, S(t), raw,
+							&joule16, -1);
+
+			if (rc) {
+				ck_assert_int_eq(rc, -EAGAIN);
+				dropped++;
+			} else {
+				ck_assert_int_eq(energy_acc_last(acc, &last),
+						 0);
+				if (last.flags & ENERGY_SAMPLE_RESET) {
+					resets++;
+					t_reset = t;
+				}
+			}
+			/* the next read: kicked soon, or the next tick */
+			if (_uniform(&r) < 0.6)
+				t += 0.0005 + 0.3 * _uniform(&r) *
+						 _uniform(&r);
+			else
+				t = floor(t) + 1;
+			n++;
+		}
+		ck_assert_msg(dropped == 1 && resets == 1,
+			      "seed %u: %d dropped, %d resets in %d reads",
+			      seed, dropped, resets, n);
+		/* filled at the 200 W it was counting: within the 1 J
+		 * register's step at both ends of the power's window */
+		ck_assert_int_eq(energy_acc_energy_at(acc, S(9), &e), 0);
+		ck_assert_msg(llabs((long long) e - 1600000) <= 6000,
+			      "seed %u: %llu mJ over 8 s at 200 W", seed,
+			      (unsigned long long) e);
+		ck_assert_int_eq(energy_acc_energy_between(acc, S(jump - 1),
+				 S(t_reset + 1), &e), 0);
+		ck_assert_msg(llabs((long long) e - (long long) ((t_reset -
+			      jump + 2) * 200000)) <= 6000,
+			      "seed %u: %llu mJ across the jump", seed,
+			      (unsigned long long) e);
+		energy_acc_destroy(acc);
+	}
+}
+END_TEST
+
+/*
+ * Two garbled readings in a row that do not follow on from each other are
+ * not a reset: both dropped, and the next good one counts exactly from the
+ * base (a meter giving garbage is a fault, not a new counter).
+ */
+START_TEST(test_counter_garbage_twice_is_no_reset)
+{
+	energy_acc_t *acc = _acc(16, 0, W(2000), 0);
+	energy_acc_anomaly_t a;
+	energy_sample_t last;
+
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(1), 1000, &joule16,
+						-1), 0);
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(2), 40000, &joule16,
+						-1), -EAGAIN);
+	/* 3 ms later, 31 kJ below the held one: garbage too */
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(2.003), 9000,
+						&joule16, -1), -ERANGE);
+	energy_acc_anomaly(acc, &a);
+	ck_assert_uint_eq(a.count, 2);
+	ck_assert_uint_eq(a.kind, ENERGY_ACC_REJECTED);
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(3), 1400, &joule16,
+						-1), 0);
+	ck_assert_int_eq(energy_acc_last(acc, &last), 0);
+	ck_assert_uint_eq(last.flags, ENERGY_SAMPLE_COUNTER);
+	ck_assert_uint_eq(last.energy_mj, 400000);
+	ck_assert_uint_eq(energy_acc_gaps(acc), 0);
+	/* a jump, then a read kicked 2 ms later that follows on from it
+	 * (the counter did move): the reset, one reading dropped */
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(4), 31600, &joule16,
+						-1), -EAGAIN);
+	ck_assert_int_eq(energy_acc_add_counter(acc, S(4.002), 31600,
+						&joule16, -1), 0);
+	ck_assert_int_eq(energy_acc_last(acc, &last), 0);
+	ck_assert(last.flags & ENERGY_SAMPLE_RESET);
+	energy_acc_anomaly(acc, &a);
+	ck_assert_uint_eq(a.count, 4);		/* dropped, then the reset */
+	ck_assert_uint_eq(a.kind, ENERGY_SAMPLE_RESET);
 	energy_acc_destroy(acc);
 }
 END_TEST
@@ -351,7 +469,7 @@ START_TEST(test_counter64_backwards_is_reset)
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(1), UINT64_MAX - 10,
 						&spec, W(1)), 0);
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(2), 5, &spec, W(1)),
-			 -ERANGE);
+			 -EAGAIN);
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(3), 6, &spec, W(1)), 0);
 	ck_assert_int_eq(energy_acc_last(acc, &last), 0);
 	ck_assert(last.flags & ENERGY_SAMPLE_RESET);
@@ -470,7 +588,7 @@ START_TEST(test_flags_between)
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(13), 5100000, &spec, -1),
 			 0);
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(14), 10, &spec, -1),
-			 -ERANGE);
+			 -EAGAIN);
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(15), 20, &spec, -1), 0);
 	/* the reading at 15 spans (13, 15]: the reset is in (13, 14.5] */
 	ck_assert_uint_eq(energy_acc_flags_between(acc, S(13), S(14.5)) &
@@ -517,6 +635,8 @@ static Suite *_suite(void)
 	tcase_add_test(c, test_counter_wrap32_given_power);
 	tcase_add_test(c, test_counter_reset_and_torn_read);
 	tcase_add_test(c, test_counter_power_over_kicked_read);
+	tcase_add_test(c, test_counter_jump_whatever_the_reads);
+	tcase_add_test(c, test_counter_garbage_twice_is_no_reset);
 	tcase_add_test(c, test_counter64_backwards_is_reset);
 	tcase_add_test(c, test_counter_ambiguous_gap);
 	tcase_add_test(c, test_no_rounding_drift);
