@@ -21,7 +21,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # the tool beside this test in the source tree (make check runs the test
 # from there, in VPATH builds too)
 TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
-TOOL = os.path.join(TOP, "contribs", "report", "slurm-energy-report")
+# SE_REPORT_TOOL: another copy of the tool (to show a test fails on an
+# older one)
+TOOL = os.environ.get("SE_REPORT_TOOL") or \
+    os.path.join(TOP, "contribs", "report", "slurm-energy-report")
 FAILS = []
 TMP = tempfile.mkdtemp(prefix="se-report-test-")
 
@@ -46,8 +49,11 @@ def write(name, text):
 
 def run(*args, tz="UTC"):
     env = dict(os.environ, TZ=tz)
-    p = subprocess.run([TOOL] + list(args), capture_output=True, text=True,
-                       env=env, timeout=120)
+    try:
+        p = subprocess.run([TOOL] + list(args), capture_output=True,
+                           text=True, env=env, timeout=120)
+    except subprocess.TimeoutExpired:
+        return 124, "", "timed out after 120 s"
     return p.returncode, p.stdout, p.stderr
 
 
@@ -234,33 +240,76 @@ if doc:
           "total = sum of all ConsumedEnergyRaw")
 
 # ----------------------------------------------------- bad input files
-def bad(name, text, needle, opt="--tariff"):
+# A line that cannot be read: exit 3, named with its line; lines that
+# contradict each other: exit 2
+def bad(name, text, needle, opt="--tariff", want=3):
     path = write(name, text)
-    rc, _, err = run("--sacct-file", jobs, opt, path)
-    check(rc == 2 and needle in err,
-          "%s: exit 2 naming '%s' (got %d: %s)" % (name, needle, rc,
-                                                  err.strip()))
+    rc, out, err = run("--sacct-file", jobs, opt, path)
+    check(rc == want and needle in err and out == "",
+          "%s: exit %d naming '%s', nothing written (got %d: %s)"
+          % (name, want, needle, rc, err.strip()))
 
 
 bad("t-price.csv", "mon-fri,07:00,22:00,0.30\nall,22:00,07:00,cheap\n",
     "t-price.csv:2: price 'cheap' is not a number")
 bad("t-overlap.csv", "all,00:00,24:00,0.2\nmon,10:00,11:00,0.3\n",
-    "t-overlap.csv:2: mon 10:00 is already priced by line 1")
-bad("t-gap.csv", "all,00:00,23:00,0.2\n", "t-gap.csv: mon 23:00 has no price")
+    "t-overlap.csv:2: mon 10:00 is already priced by line 1", want=2)
+bad("t-gap.csv", "all,00:00,23:00,0.2\n", "t-gap.csv: mon 23:00 has no price",
+    want=2)
 bad("t-time.csv", "all,00:00,25:00,0.2\n", "t-time.csv:1: time '25:00'")
 bad("t-days.csv", "mon-fry,00:00,24:00,0.2\n", "t-days.csv:1: weekdays")
 bad("t-fields.csv", "all,00:00,24:00\n", "t-fields.csv:1: 3 fields")
 bad("i-order.csv", "2026-10-05T01:00:00Z,100\n2026-10-05T00:00:00Z,90\n",
     "i-order.csv:2: timestamp '2026-10-05T00:00:00Z' is not after",
-    "--intensity-file")
+    "--intensity-file", want=2)
 bad("i-neg.csv", "# grid\n2026-10-05T00:00:00Z,-5\n",
     "i-neg.csv:2: g_per_kwh '-5' is out of range", "--intensity-file")
 bad("i-time.csv", "yesterday,100\n", "i-time.csv:1: timestamp 'yesterday'",
     "--intensity-file")
-rc, _, err = run("--sacct-file", jobs, "--tariff", os.path.join(TMP, "none"))
-check(rc == 2 and "none" in err, "missing tariff file: exit 2, named")
-rc, _, err = run("--month", "2026-13")
-check(rc == 2 and "--month" in err, "bad --month: exit 2")
+# every bad line of the file, not only the first, and the file's own
+# numbering (comments and the header count)
+bad("t-two.csv", "# prices\nweekdays,start,end,price\nall,00:00,12:00,x\n"
+    "all,12:00,24:00,0.1\nall,12:00\n",
+    "t-two.csv: 2 lines could not be read:\nslurm-energy-report: %s/"
+    "t-two.csv:3: price 'x' is not a number: 'all,00:00,12:00,x'\n"
+    "slurm-energy-report: %s/t-two.csv:5: 2 fields" % (TMP, TMP))
+# a damaged first line is data, not a header dropped without a word
+bad("i-first.csv", "2026-10-05T00:00:00Z,abc\n2026-10-05T01:00:00Z,100\n",
+    "i-first.csv:1: g_per_kwh 'abc' is not a number", "--intensity-file")
+bad("i-inf.csv", "2026-10-05T00:00:00Z,inf\n",
+    "i-inf.csv:1: g_per_kwh 'inf' is not a number", "--intensity-file")
+bad("i-year.csv", "9999999999999999999999,100\n",
+    "i-year.csv:1: timestamp '9999999999999999999999' is not in 2000..2099",
+    "--intensity-file")
+bad("m-mode.map", "n[01-03] node\nn04 exclusive\nn[05-07 share\n",
+    "m-mode.map: 2 lines could not be read", "--attribution-map")
+bad("m-range.map", "n[03-01] node\n", "m-range.map:1: hostlist 'n[03-01]'",
+    "--attribution-map")
+bad("m-huge.map", "n[1-999999999] node\n", "more than 100000 names",
+    "--attribution-map")
+with open(os.path.join(TMP, "m-bytes.map"), "wb") as h:
+    h.write(b"n01 node\nn\xff\xfe02 shar\xe9\n")
+rc, out, err = run("--sacct-file", jobs, "--attribution-map",
+                   os.path.join(TMP, "m-bytes.map"))
+check(rc == 3 and "m-bytes.map:2: expected HOSTLIST node|share" in err and
+      "Traceback" not in err,
+      "attribution map with bytes that are not UTF-8: line 2 named, exit 3 "
+      "(got %d: %s)" % (rc, err.strip()))
+rc, out, err = run("--sacct-file", jobs, "--attribution-map",
+                   os.path.join(TMP, "no.map"))
+check(rc == 2 and "no.map: No such file" in err and "Traceback" not in err,
+      "missing attribution map: exit 2, named (got %d: %s)"
+      % (rc, err.strip()))
+# accepted: the report without them, and the lines named in its warnings
+path = write("t-acc.csv", "all,00:00,12:00,0.1\nall,12:00,24:00,0.2\n"
+             "all,25:00,26:00,0.3\n")
+doc = report("--sacct-file", jobs, "--tariff", path, "--accept-bad-lines")
+if doc:
+    check(doc["bad_line_counts"] == {path: 1} and
+          doc["bad_lines"][0].startswith(path + ":3: time '25:00'") and
+          doc["tariff"].startswith(path + " (time-of-use, 2 lines)"),
+          "--accept-bad-lines: the tariff's two good lines, line 3 named: "
+          "%s" % doc["bad_lines"])
 
 # ------------------------------------------- the tool runs sacct itself
 # A fake sacct that logs its arguments and prints every job (Unix times,
@@ -314,6 +363,118 @@ hdr = write("header.txt", "|".join(cols) + "\n" + "\n".join(rows) + "\n")
 doc = report("--sacct-file", hdr, "--month", "2026-10", "--tariff", tariff)
 if doc:
     close(doc["total"]["cost"], 3.375, "header line: fields by name")
+
+# ------------------------------------------- sacct lines that cannot be read
+# Each of these was read wrong before (issue #40): summed as "never
+# started", "without energy", or a traceback.
+GOOD = "11|ann|geo|cpu|normal|n01|1|1791000000|1791003600|3600|7200000|" \
+    "cpu=1,gres/gpu=2,node=1|COMPLETED"
+
+
+FIELDS = ["JobID", "User", "Account", "Partition", "QOS", "NodeList",
+          "NNodes", "Start", "End", "ElapsedRaw", "ConsumedEnergyRaw",
+          "AllocTRES", "State"]
+
+
+def job_line(**over):
+    f = GOOD.split("|")
+    for name, value in over.items():
+        f[FIELDS.index(name)] = value
+    return "|".join(f)
+
+
+def one_bad(name, line, needle):
+    """GOOD, then line: exit 3 naming line 2 of the file; accepted, only
+    GOOD is summed."""
+    path = write(name, GOOD + "\n" + line + "\n")
+    rc, out, err = run("--sacct-file", path)
+    check(rc == 3 and out == "" and "%s:2: %s" % (path, needle) in err and
+          "Traceback" not in err,
+          "%s: exit 3 naming line 2: '%s' (got %d: %s)"
+          % (name, needle, rc, err.strip()[-400:]))
+    doc = report("--sacct-file", path, "--accept-bad-lines")
+    if doc:
+        t = doc["total"]
+        check(t["jobs"] == 1 and t["energy_j"] == 7200000 and
+              doc["lines_bad"] == 1 and doc["lines_read"] == 2 and
+              doc["jobs_not_started_or_not_ended"] == 0 and
+              doc["bad_lines"][0].startswith("%s:2: %s" % (path, needle)),
+              "%s accepted: only the good line summed, the bad one counted "
+              "and quoted" % name)
+
+
+one_bad("s-start.txt", job_line(Start="x791000000"),
+        "Start 'x791000000' is not a time")
+one_bad("s-end.txt", job_line(End='"1791003600'),
+        "End '\"1791003600' is not a time")
+one_bad("s-local.txt", job_line(End="2026-10-05T25:00:00"),
+        "End '2026-10-05T25:00:00' is not a time")
+one_bad("s-gpu.txt", job_line(AllocTRES="cpu=1,gres/gpu=x,node=1"),
+        "AllocTRES gres/gpu 'x' is not a whole number below 2^32")
+one_bad("s-neg.txt", job_line(ConsumedEnergyRaw="-5"),
+        "ConsumedEnergyRaw '-5' is negative")
+one_bad("s-huge.txt", job_line(ConsumedEnergyRaw=str(1 << 62)),
+        "ConsumedEnergyRaw '4611686018427387904' is 2^62 J or more")
+one_bad("s-nodes.txt", job_line(NNodes="1x"),
+        "NNodes '1x' is not a whole number below 2^32")
+one_bad("s-fields.txt", GOOD + "|extra", "14 fields, expected 13")
+# the largest figure below 2^62 is joules, summed to the joule
+path = write("s-max.txt", job_line(ConsumedEnergyRaw=str((1 << 62) - 1)))
+doc = report("--sacct-file", path)
+if doc:
+    check(doc["total"]["energy_j"] == (1 << 62) - 1,
+          "ConsumedEnergyRaw 2^62 - 1: summed")
+# sacct's own words are "never started / not ended", and only they
+path = write("s-words.txt", "\n".join([
+    GOOD, job_line(JobID="12", Start="Unknown", End="Unknown"),
+    job_line(JobID="13", End="None"), job_line(JobID="14", End=""),
+    ""]) + "\n")
+doc = report("--sacct-file", path)
+if doc:
+    check(doc["jobs_not_started_or_not_ended"] == 3 and
+          doc["lines_bad"] == 0 and doc["total"]["jobs"] == 1 and
+          doc["lines_ignored"] == 1 and doc["lines_read"] == 5,
+          "Unknown, None, empty: 3 never started or not ended; the empty "
+          "line ignored and counted")
+
+# sacct's header line: the file's own numbers (the header is line 1)
+hdr_bad = write("h-bad.txt", "|".join(cols) + "\n" + "\n".join(
+    rows[:2] + ["9|x|y"] + rows[2:]) + "\n")
+rc, out, err = run("--sacct-file", hdr_bad, "--month", "2026-10")
+check(rc == 3 and "h-bad.txt:4: 3 fields, expected 13" in err,
+      "header file: the bad line is line 4, as in the file (got %d: %s)"
+      % (rc, err.strip()))
+# the header again (two saved files joined with cat) is not a job line
+twice = write("h-twice.txt", open(hdr).read() + open(hdr).read())
+doc = report("--sacct-file", twice, "--month", "2026-10", "--tariff", tariff)
+if doc:
+    close(doc["total"]["cost"], 2 * 3.375, "header twice: both halves read")
+    check(doc["lines_ignored"] == 1 and doc["lines_bad"] == 0,
+          "header twice: the second header ignored and counted")
+# a header of 14 columns: a line of 13 fields is bad, not read in another
+# order
+path = write("h-14.txt", "|".join(FIELDS + ["Elapsed"]) + "\n" +
+             GOOD + "|01:00:00\n" + GOOD + "\n")
+rc, out, err = run("--sacct-file", path)
+check(rc == 3 and "h-14.txt:3: 13 fields, expected 14" in err,
+      "header of 14 columns: a 13-field line is line 3, bad (got %d: %s)"
+      % (rc, err.strip()))
+
+# more than five: all counted, five quoted
+path = write("s-many.txt", "\n".join(
+    [GOOD] + [job_line(JobID=str(20 + i), ConsumedEnergyRaw="e%d" % i)
+              for i in range(7)]) + "\n")
+rc, out, err = run("--sacct-file", path)
+check(rc == 3 and "7 lines could not be read, the first 5:" in err and
+      err.count("is not a whole number of joules") == 5 and
+      "s-many.txt:6:" in err and "s-many.txt:7:" not in err,
+      "7 bad lines: counted, lines 2-6 quoted (got %d: %s)"
+      % (rc, err.strip()))
+rc, _, err = run("--sacct-file", jobs, "--tariff", os.path.join(TMP, "none"))
+check(rc == 2 and "none" in err, "missing tariff file: exit 2, named")
+rc, _, err = run("--month", "2026-13")
+check(rc == 2 and "--month" in err, "bad --month: exit 2")
+
 
 # ------------------------------------------------------------ the outputs
 cb = os.path.join(TMP, "cb")
