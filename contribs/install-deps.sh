@@ -53,6 +53,7 @@ python3
 python3-pytest
 python3-pytest-xdist
 python3-matplotlib
+python3-hypothesis
 python3-venv
 "
 # What Slurm's own configure needs to build a release tarball the way sites

@@ -432,8 +432,8 @@ path = write("s-words.txt", "\n".join([
 doc = report("--sacct-file", path)
 if doc:
     check(doc["jobs_not_started_or_not_ended"] == 3 and
-          doc["lines_bad"] == 0 and doc["total"]["jobs"] == 1 and
-          doc["lines_ignored"] == 1 and doc["lines_read"] == 5,
+          doc.get("lines_bad") == 0 and doc["total"]["jobs"] == 1 and
+          doc.get("lines_ignored") == 1 and doc.get("lines_read") == 5,
           "Unknown, None, empty: 3 never started or not ended; the empty "
           "line ignored and counted")
 
@@ -449,7 +449,7 @@ twice = write("h-twice.txt", open(hdr).read() + open(hdr).read())
 doc = report("--sacct-file", twice, "--month", "2026-10", "--tariff", tariff)
 if doc:
     close(doc["total"]["cost"], 2 * 3.375, "header twice: both halves read")
-    check(doc["lines_ignored"] == 1 and doc["lines_bad"] == 0,
+    check(doc.get("lines_ignored") == 1 and doc.get("lines_bad") == 0,
           "header twice: the second header ignored and counted")
 # a header of 14 columns: a line of 13 fields is bad, not read in another
 # order
