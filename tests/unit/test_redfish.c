@@ -253,14 +253,20 @@ START_TEST(test_units)
 	ck_assert_int_eq(rf_counter_raw(RF_Q_KWH, 325675, 0, &raw, &spec), 0);
 	ck_assert_uint_eq(raw, 325675);
 	ck_assert_double_eq_tol(spec.mj_per_unit, 3.6e9, 1);
-	/* Wh: 3.6 kJ a unit; J: 1 J, or 1 mJ at 3 decimals (the cap) */
+	/* Wh: 3.6 kJ a unit; J: 1 J, finer digits not a step (the cap) */
 	ck_assert_int_eq(rf_counter_raw(RF_Q_WH, 12, 0, &raw, &spec), 0);
 	ck_assert_uint_eq(raw, 12);
 	ck_assert_double_eq_tol(spec.mj_per_unit, 3.6e6, 1e-3);
 	ck_assert_int_eq(rf_counter_raw(RF_Q_JOULES, 1234.56789, 5, &raw,
 					&spec), 0);
-	ck_assert_uint_eq(raw, 1234568);
-	ck_assert_double_eq_tol(spec.mj_per_unit, 1.0, 1e-9);
+	ck_assert_uint_eq(raw, 1235);
+	ck_assert_double_eq_tol(spec.mj_per_unit, 1000.0, 1e-9);
+	/* a kWh counter printed as a binary float: still 1 Wh steps */
+	ck_assert_int_eq(rf_counter_raw(RF_Q_KWH, 8765.432000000001,
+					rf_json_decimals("8765.432000000001"),
+					&raw, &spec), 0);
+	ck_assert_uint_eq(raw, 8765432);
+	ck_assert_double_eq_tol(spec.mj_per_unit, 3.6e6, 1e-3);
 	ck_assert_int_eq(rf_counter_raw(RF_Q_JOULES, -1, 0, &raw, &spec),
 			 -ERANGE);
 }

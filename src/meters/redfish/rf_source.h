@@ -47,10 +47,14 @@
 #define RF_MAX_MEMBERS		128	/* sensors looked at, one by one */
 #define RF_RESET_TIME_MAX	40	/* an ISO 8601 date-time, with room */
 
-/* Decimals kept: 1 mJ, 1 mWh, 1 mWh (as kWh with 6 decimals) */
-#define RF_MAX_DECIMALS_J	3
-#define RF_MAX_DECIMALS_WH	3
-#define RF_MAX_DECIMALS_KWH	6
+/* Decimals kept: a step of at least 1 J, 1 Wh, 1 Wh (kWh to 3 decimals).
+ * Finer digits are not trusted as a step: a BMC printing a binary float
+ * ("8765.432000000001") would otherwise declare a 3.6 J step on a 1 Wh
+ * counter, and the accumulator would hold energy to the counter's 3.6 kJ
+ * jumps instead of shaping them by power. */
+#define RF_MAX_DECIMALS_J	0
+#define RF_MAX_DECIMALS_WH	0
+#define RF_MAX_DECIMALS_KWH	3
 
 typedef enum {
 	RF_Q_JOULES = 0,
