@@ -38,6 +38,10 @@ typedef struct {
 	double p0_mw;
 	double slope_mw_s;
 	bool counter;		/* also give a 16-bit counter, 1 mJ/unit */
+	double spec_mj;		/* instead: a 64-bit counter of this many
+				 * mJ a unit, its spec in each reading, and
+				 * no power (a meter that learns its units
+				 * at open: Redfish) */
 	int fail_next;		/* this many reads fail with fail_rc */
 	int fail_rc;
 	int open_fail_next;	/* this many opens fail */
@@ -99,6 +103,13 @@ static int _fake_generate(fake_t *f, meter_reading_t *out, uint64_t now)
 		return f->fail_rc;
 	}
 	out->t_ns = now;
+	if (f->spec_mj > 0) {
+		out->has_counter = true;
+		out->counter_raw = (uint64_t) floor(_fake_mj(f, now) /
+						    f->spec_mj);
+		out->counter_spec = (counter_spec_t) { 64, f->spec_mj, 0 };
+		return 0;
+	}
 	out->has_power = true;
 	out->power_mw = (uint64_t) llround(p);
 	if (f->counter) {
@@ -382,6 +393,34 @@ START_TEST(test_counter_wraps)
 END_TEST
 
 /*
+ * A reading that carries its counter's spec is counted in it, not in the
+ * sampler's: the configuration says 1 mJ a unit, the meter's counter
+ * counts joules.  Read in the configured unit the energy would be 1000
+ * times too small.
+ */
+START_TEST(test_reading_brings_its_spec)
+{
+	sampler_config_t cfg = _cfg(20 * MS, 10 * MS);
+	sampler_status_t st;
+	sampler_t *s;
+	fake_t f;
+
+	_fake_init(&f);
+	f.p0_mw = 100000;		/* 2 J per 20 ms */
+	f.spec_mj = 1000.0;		/* whole joules */
+	cfg.use_counter = true;
+	cfg.counter = (counter_spec_t) { 64, 1.0, 0 };
+	cfg.acc.max_power_mw = 200000;
+	ck_assert_ptr_nonnull(s = sampler_start(&fake_ops, &f, &cfg));
+	WAIT_STATUS(s, st, st.reads_ok >= 30);
+	/* whole joules truncated at each end: within 2 J */
+	_check_energy(s, &f, 30, 2000.0);
+	ck_assert_uint_eq(st.gaps, 0);
+	ck_assert_int_eq(sampler_stop(s), 0);
+}
+END_TEST
+
+/*
  * The meter hangs inside read(): every reader call must still return.  If
  * any of them waited on the meter, this test would hang (and Check's
  * timeout would fail it) instead of reaching the asserts.
@@ -658,6 +697,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_constant_power);
 	tcase_add_test(tc, test_ramp_power);
 	tcase_add_test(tc, test_counter_wraps);
+	tcase_add_test(tc, test_reading_brings_its_spec);
 	tcase_add_test(tc, test_hung_meter_readers_return);
 	tcase_add_test(tc, test_fail_backoff_recover);
 	tcase_add_test(tc, test_eagain_keeps_connection);
