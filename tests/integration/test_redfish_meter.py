@@ -164,6 +164,31 @@ def test_source_per_profile(trace_file, profile):
     assert all(r["has_power"] for r in rows), rows
 
 
+def test_pdu_outlet_by_uri(trace_file):
+    """A rack PDU's outlet named by its URI (EnergyBMCRedfishSource, or
+    Source= on the node's map line): its EnergykWh (1 Wh) shaped by its
+    PowerWatts, on public-pdu; the energy follows the trace's truth."""
+    epoch = time.time() - 30.0
+    outlet = "/redfish/v1/PowerEquipment/RackPDUs/1/Outlets/A1"
+    sim = rr.RedfishSim(trace_file, epoch, outlets=[("A1", "n1", 1.0)],
+                        sensing_interval=0.1)
+    try:
+        sim.start()
+        source, rows, _, err = probe(sim.url, *auth(sim), "--source",
+                                     outlet, reads=10, period_ms=500)
+    finally:
+        sim.stop()
+    assert source == ("EnergykWh (counter) + PowerWatts at %s" % outlet), \
+        (source, err)
+    assert all(r["rc"] == 0 and r["has_counter"] and r["has_power"]
+               for r in rows), rows
+    assert rows[-1]["mj_per_unit"] == pytest.approx(3.6e6), rows
+    t0, t1 = rows[0]["t"], rows[-1]["t"]
+    e = (rows[-1]["energy_mj"] - rows[0]["energy_mj"]) / 1000.0
+    truth = Trace(trace_file).joules("n1", t0 - epoch, t1 - epoch)
+    assert abs(e - truth) <= 2 * 0.1 * 1800 + 2, (e, truth)
+
+
 def test_no_source_is_an_error(trace_file):
     """A chassis with none of the sources: open fails, and the log line
     names the chassis."""

@@ -377,6 +377,11 @@ static const row_t modbus_map_rows[] = {
 static const row_t bmc_map_rows[] = {
 	{ "Nodes", "n1", "", "empty", NULL, NULL },
 	{ "Host", "10.0.0.1:623", "", "empty", NULL, NULL },
+	{ "Source", "/redfish/v1/PowerEquipment/RackPDUs/1/Outlets/A1",
+	  "counter", "must be auto, energy, power or a resource URI",
+	  NULL, NULL },
+	{ "Chassis", "1U", "/Chassis/1U", "a URI starts with /redfish/v1/",
+	  NULL, NULL },
 	{ NULL }
 };
 

@@ -431,6 +431,49 @@ START_TEST(redfish_host_and_keys)
 }
 END_TEST
 
+static int _contains_exact(void *arg, const char *expr, const char *node)
+{
+	(void) arg;
+	return !strcmp(expr, node);
+}
+
+/* A map line's Source= and Chassis= are the node's (a PDU outlet each). */
+START_TEST(redfish_map_source)
+{
+	static const bmc_hostlist_ops_t hl = { _contains_exact, NULL };
+	char map[256];
+	const char *outlet = "/redfish/v1/PowerEquipment/RackPDUs/1/Outlets/";
+
+	snprintf(map, sizeof(map), "%s/bmc.map", _dir);
+	tmp_file_write_mode(map,
+		"Nodes=n1 Host=https://pdu1 Source=/redfish/v1/PowerEquipment/RackPDUs/1/Outlets/A1\n"
+		"Nodes=n2 Host=https://pdu1 Source=/redfish/v1/PowerEquipment/RackPDUs/1/Outlets/A2\n"
+		"Nodes=n3 Host=bmc3 Chassis=Blade3\n", 0644);
+	ck_assert_int_eq(_set("EnergyBMCMethod", "redfish"), 0);
+	ck_assert_int_eq(_set("EnergyBMCMap", map), 0);
+	ck_assert_int_eq(_set("EnergyBMCRedfishSource", "power"), 0);
+	ck_assert_int_eq(bmc_conf_resolve_map(&_c, "n2", &hl, _err,
+					      sizeof(_err)), 0);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n2", _err,
+					 sizeof(_err)), 0);
+	ck_assert_str_eq(_c.host, "https://pdu1");
+	ck_assert_int_eq(_c.rf_source, BMC_RF_SOURCE_URI);
+	ck_assert_ptr_nonnull(strstr(_c.rf_source_uri, outlet));
+	ck_assert_str_eq(_c.rf_source_uri + strlen(outlet), "A2");
+	/* n3: its chassis, the global source */
+	bmc_conf_free(&_c);
+	bmc_conf_init(&_c);
+	ck_assert_int_eq(_set("EnergyBMCMethod", "redfish"), 0);
+	ck_assert_int_eq(_set("EnergyBMCMap", map), 0);
+	ck_assert_int_eq(bmc_conf_resolve_map(&_c, "n3", &hl, _err,
+					      sizeof(_err)), 0);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n3", _err,
+					 sizeof(_err)), 0);
+	ck_assert_str_eq(_c.rf_chassis, "Blade3");
+	ck_assert_int_eq(_c.rf_source, BMC_RF_SOURCE_AUTO);
+}
+END_TEST
+
 /* A Redfish account's password may be longer than IPMI's 20 bytes. */
 START_TEST(redfish_password)
 {
@@ -477,6 +520,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, redfish_defaults);
 	tcase_add_test(tc, redfish_host_and_keys);
 	tcase_add_test(tc, redfish_password);
+	tcase_add_test(tc, redfish_map_source);
 	suite_add_tcase(s, tc);
 	return s;
 }

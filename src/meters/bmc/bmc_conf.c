@@ -290,6 +290,23 @@ static int _check_chassis(const conf_where_t *w, const char *value,
 	return 0;
 }
 
+/* A Source= of the map: as EnergyBMCRedfishSource. */
+static int _check_source(const conf_where_t *w, const char *value,
+			 char *err, size_t err_len)
+{
+	static const char *const words[] = { "auto", "energy", "power" };
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if (!strcasecmp(value, words[i]))
+			return 0;
+	if (strncmp(value, "/redfish/v1/", 12) || strpbrk(value, " \t?#") ||
+	    strlen(value) >= 256)
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "must be auto, energy, power or a resource URI (/redfish/v1/...)");
+	return 0;
+}
+
 /* EnergyBMCRedfishSource: auto, energy, power or a resource URI */
 static int _set_rf_source(void *conf, const conf_where_t *w,
 			  const char *value, char *err, size_t err_len)
@@ -297,7 +314,10 @@ static int _set_rf_source(void *conf, const conf_where_t *w,
 	static const char *const words[] = { "auto", "energy", "power" };
 	bmc_conf_t *c = conf;
 	size_t i;
+	int rc;
 
+	if ((rc = _check_source(w, value, err, err_len)))
+		return rc;
 	for (i = 0; i < 3; i++)
 		if (!strcasecmp(value, words[i])) {
 			c->rf_source = (bmc_rf_source_t) i;
@@ -305,10 +325,6 @@ static int _set_rf_source(void *conf, const conf_where_t *w,
 			c->rf_source_uri = NULL;
 			return 0;
 		}
-	if (strncmp(value, "/redfish/v1/", 12) || strpbrk(value, " \t?#") ||
-	    strlen(value) >= 256)
-		return conf_fail(w, value, err, err_len, -EINVAL,
-				 "must be auto, energy, power or a resource URI (/redfish/v1/...)");
 	c->rf_source = BMC_RF_SOURCE_URI;
 	return conf_set_str(&c->rf_source_uri, value);
 }
@@ -336,6 +352,8 @@ void bmc_conf_free(bmc_conf_t *c)
 	se_conf_keys_free(bmc_conf_desc.keys, bmc_conf_desc.n_keys, c);
 	free(c->workaround_names);
 	free(c->map_host);
+	free(c->map_source);
+	free(c->map_chassis);
 	free(c->host);
 	free(c->rf_source_uri);
 	explicit_bzero(c->password, sizeof(c->password));
@@ -412,12 +430,16 @@ typedef struct {
 	const bmc_hostlist_ops_t *hl;
 	unsigned found_line;	/* 0: node on no line yet */
 	char *host;		/* Host= of found_line */
+	char *source;		/* its Source= (redfish), or NULL */
+	char *chassis;		/* its Chassis= (redfish), or NULL */
 } bmc_map_ctx_t;
 
 /* One line's keys. */
 typedef struct {
 	char *nodes;
 	char *host;
+	char *source;
+	char *chassis;
 } bmc_map_entry_t;
 
 static int _map_line(void *arg, void *entry, const char *path, unsigned line,
@@ -427,6 +449,10 @@ static const se_conf_key_t _map_keys[] = {
 	SE_KEY_STR("Nodes", bmc_map_entry_t, nodes, conf_nonempty, NULL),
 	/* as EnergyBMCHost (%n allowed), whose "empty" says more */
 	SE_KEY_STR("Host", bmc_map_entry_t, host, conf_nonempty, NULL),
+	/* EnergyBMCMethod=redfish: this node's EnergyBMCRedfishSource and
+	 * EnergyBMCRedfishChassis (a PDU outlet's URI, a blade's chassis) */
+	SE_KEY_STR("Source", bmc_map_entry_t, source, _check_source, NULL),
+	SE_KEY_STR("Chassis", bmc_map_entry_t, chassis, _check_chassis, NULL),
 };
 
 const se_conf_map_t bmc_map = {
@@ -467,7 +493,9 @@ static int _map_line(void *arg, void *entry, const char *path, unsigned line,
 		return -EINVAL;
 	}
 	mc->host = e->host;
-	e->host = NULL;		/* mc's now */
+	mc->source = e->source;
+	mc->chassis = e->chassis;
+	e->host = e->source = e->chassis = NULL;	/* mc's now */
 	mc->found_line = line;
 	return 0;
 }
@@ -480,7 +508,9 @@ int bmc_conf_resolve_map(bmc_conf_t *c, const char *node,
 	int rc;
 
 	free(c->map_host);
-	c->map_host = NULL;
+	free(c->map_source);
+	free(c->map_chassis);
+	c->map_host = c->map_source = c->map_chassis = NULL;
 	c->map_line = 0;
 	if (!c->map_path)
 		return 0;
@@ -498,9 +528,13 @@ int bmc_conf_resolve_map(bmc_conf_t *c, const char *node,
 	}
 	if (rc) {
 		free(mc.host);
+		free(mc.source);
+		free(mc.chassis);
 		return rc;
 	}
 	c->map_host = mc.host;
+	c->map_source = mc.source;
+	c->map_chassis = mc.chassis;
 	c->map_line = mc.found_line;
 	return 0;
 }
@@ -556,6 +590,21 @@ int bmc_conf_check(const bmc_conf_t *c, const char *file, char *err,
 	return 0;
 }
 
+/* The node's map line's Source= and Chassis= over the global keys. */
+static int _finish_map_redfish(bmc_conf_t *c, char *err, size_t err_len)
+{
+	conf_where_t w = { .file = c->map_path, .key = "Source",
+			   .line = c->map_line };
+	int rc;
+
+	if (c->map_source &&
+	    (rc = _set_rf_source(c, &w, c->map_source, err, err_len)))
+		return rc;
+	if (c->map_chassis && conf_set_str(&c->rf_chassis, c->map_chassis))
+		return -ENOMEM;
+	return 0;
+}
+
 int bmc_conf_finish(bmc_conf_t *c, const char *file, const char *node,
 		    char *err, size_t err_len)
 {
@@ -565,7 +614,8 @@ int bmc_conf_finish(bmc_conf_t *c, const char *file, const char *node,
 	if ((rc = bmc_conf_check(c, file, err, err_len)))
 		return rc;
 	if ((rc = _finish_host(c, file, node, err, err_len)) ||
-	    (rc = _finish_sdr_cache_dir(c, file, node, err, err_len)))
+	    (rc = _finish_sdr_cache_dir(c, file, node, err, err_len)) ||
+	    (rc = _finish_map_redfish(c, err, err_len)))
 		return rc;
 	if (!c->password_file)
 		return 0;
@@ -602,6 +652,8 @@ int bmc_conf_copy(bmc_conf_t *dst, const bmc_conf_t *src)
 	rc |= _dup(&dst->host_tmpl, src->host_tmpl);
 	rc |= _dup(&dst->map_path, src->map_path);
 	rc |= _dup(&dst->map_host, src->map_host);
+	rc |= _dup(&dst->map_source, src->map_source);
+	rc |= _dup(&dst->map_chassis, src->map_chassis);
 	rc |= _dup(&dst->user, src->user);
 	rc |= _dup(&dst->password_file, src->password_file);
 	rc |= _dup(&dst->workaround_names, src->workaround_names);

@@ -14,6 +14,9 @@
  *   Nodes=n[1-2]        Host=%n-bmc.mgmt
  *   Nodes=n3            Host=10.1.0.3:6230
  * Nodes is a Slurm hostlist expression, Host as EnergyBMCHost (%n allowed).
+ * With EnergyBMCMethod=redfish a line may also say Source= and Chassis=,
+ * the node's EnergyBMCRedfishSource and EnergyBMCRedfishChassis (a rack
+ * PDU's outlet: Host=https://pdu1 Source=/redfish/v1/PowerEquipment/...).
  * A node on no line uses EnergyBMCHost (an error without it); a node on
  * two lines is an error.
  *
@@ -113,6 +116,8 @@ typedef struct {
 
 	/* set by bmc_conf_resolve_map(): the node's line, if any */
 	char *map_host;			/* its Host= (may hold %n) */
+	char *map_source;		/* its Source= (redfish) */
+	char *map_chassis;		/* its Chassis= (redfish) */
 	unsigned map_line;
 
 	/* set by bmc_conf_finish() */
