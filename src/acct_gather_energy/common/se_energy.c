@@ -1,6 +1,7 @@
 /*
  * se_energy.c - shared Slurm glue of the suite's acct_gather_energy plugins:
- * the entry points of se_energy.h, and the state every role shares.
+ * the entry points of se_energy.h, the dispatcher above the role files
+ * (the state they share is below them, in se_energy_state.c).
  *
  * See se_energy.h for the model.  The plugin's own entry points
  * (se_energy_plugin.c) call in here; each call goes to the role of the
@@ -32,15 +33,10 @@
 #include "config.h"	/* Slurm's: its headers depend on it */
 
 #include <stdbool.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "se_energy_int.h"
 #include "se_slurm_log.h"
-
-pthread_mutex_t se_state_lock = PTHREAD_MUTEX_INITIALIZER;
-role_t se_role;
-int se_context_id = -1;
 
 /* Our core logs through Slurm, prefixed with this plugin's type. */
 static se_slurm_log_t log_to = SE_SLURM_LOG(ENERGY);
@@ -52,15 +48,6 @@ static role_t _role(void)
 	if (se_in_slurmstepd())
 		return ROLE_STEPD;
 	return ROLE_OTHER;
-}
-
-const char *se_energy_node_name(void)
-{
-	if (!se_in_slurmd_or_stepd())
-		return NULL;
-	if (&conf && conf && conf->node_name)
-		return conf->node_name;
-	return getenv("SLURMD_NODENAME");
 }
 
 void se_energy_init(void)

@@ -3,10 +3,14 @@
  * src/acct_gather_energy/common/; the plugins see se_energy.h only).
  *
  * The glue is split by role, each file opening with the Slurm calls that
- * reach it:
+ * reach it; the dispatcher calls the roles, the roles call only down (the
+ * state, the GPUs below the split, the step below its settle), and no file
+ * both calls and is called by another (tests/check_layering.py):
  *
- *  se_energy.c         the entry points of se_energy.h and the state every
- *                      role shares (the role, state_lock, the context id)
+ *  se_energy.c         the entry points of se_energy.h: each call to the
+ *                      role of the process that makes it
+ *  se_energy_plugin.c  the plugins' own entry points and keys, over
+ *                      se_energy.c
  *  se_energy_node.c    slurmd: the sampler, the node's figure, its carry
  *                      over a reload, the energy query server
  *  se_energy_share.c   slurmd, EnergyAttribution=share: the split of each
@@ -19,10 +23,17 @@
  *                      device cgroup rule), sent with its queries
  *  se_energy_settle.c  slurmstepd: the step's energy over its own window,
  *                      at its end (se_energy_step_settle)
+ *  se_energy_state.c   the state every role shares (the lock, the role,
+ *                      the context id, the node's name, the step's energy
+ *                      and record, the attribution mode), below them all
+ *  se_version.c        the suite's version strings, for the load line
  *
- * The node code reads no step field and the step code no node field; the
- * arithmetic of the carry and of a restart's bridge is Slurm-free
- * (src/common/energy_carry.h).
+ * The node code reads no step field and the step code no node field.  What
+ * the step's files decide (when to ask slurmd, what to hold, how to
+ * settle, what a restart of slurmd bridges) is Slurm-free: the step's
+ * state and its decisions in src/common/step_energy.h, the arithmetic of
+ * the carry and of a restart's bridge in src/common/energy_carry.h; the
+ * step's files feed them Slurm's data and do the I/O.
  *
  * Locking: se_state_lock guards every field below and the node's state; it
  * is never held across I/O to a meter.  Every function declared here is
@@ -44,6 +55,7 @@
 #include "src/slurmd/slurmd/slurmd.h"
 #include "src/slurmd/slurmstepd/slurmstepd_job.h"
 
+#include "attrib.h"
 #include "energy_carry.h"
 #include "energy_query.h"
 #include "gpu_energy.h"
@@ -56,7 +68,7 @@
 /* slurmd and slurmstepd export their slurmd_conf_t; other daemons do not. */
 #pragma weak conf
 
-/* ------------------------------------------------------ se_energy.c */
+/* ------------------------------------------------ se_energy_state.c */
 
 typedef enum {
 	ROLE_OTHER = 0,		/* slurmctld, clients: config only */
@@ -67,6 +79,29 @@ typedef enum {
 extern pthread_mutex_t se_state_lock;
 extern role_t se_role;
 extern int se_context_id;	/* Slurm's plugin context (the step's RPC) */
+
+/*
+ * slurmstepd: the step's energy and every decision about it, Slurm-free
+ * (src/common/step_energy.h); se_energy_step.c and se_energy_settle.c feed
+ * it Slurm's data and do the I/O it asks for.
+ */
+extern step_energy_t se_step;
+/* The step's record (ENERGY_DATA_STEP_PTR), for the settle and the GPUs. */
+extern stepd_step_rec_t *se_step_job;
+
+/* EnergyAttribution (se_energy_set_attribution, in every process). */
+extern attrib_mode_t se_attribution_mode;
+
+/* EnergyAttribution=share is configured (any process; the lock not
+ * needed: conf_set sets it before any question). */
+bool se_share_mode(void);
+
+/*
+ * slurmd's lock of what the meter's sampler thread reads in on_sample
+ * beside the split (the cgroup scan, the GPUs): taken after
+ * se_state_lock, before the split's own lock.
+ */
+extern pthread_mutex_t se_scan_lock;
 
 static inline time_t _mono_to_wall_s(uint64_t t_ns)
 {
@@ -113,10 +148,6 @@ void se_node_fini(void);
 
 /* ------------------------------------------------ se_energy_share.c */
 
-/* EnergyAttribution=share is configured (any process; the lock not
- * needed: conf_set sets it before any question). */
-bool se_share_mode(void);
-
 /*
  * slurmd, share mode (else nothing): the split state (kept over reloads)
  * and the hook that feeds it, into the sampler's configuration cfg.
@@ -128,13 +159,6 @@ void se_share_start(const char *node_name, sampler_config_t *cfg);
 int se_share_answer(void *arg, const energy_query_step_t *st,
 		    uint64_t t0_ns, uint64_t t1_ns, uint64_t *share_mj,
 		    uint64_t *last_ns, energy_query_gpu_t *gpu);
-
-/*
- * slurmd's lock of what the meter's sampler thread reads in on_sample
- * beside the split (the cgroup scan, the GPUs): taken after
- * se_state_lock, before the split's own lock.
- */
-extern pthread_mutex_t se_scan_lock;
 
 /* ------------------------------------------------- se_energy_gpus.c */
 
@@ -192,15 +216,6 @@ int se_gpus_node_part(void *arg, const energy_query_step_t *st,
 		      uint64_t t0_ns, uint64_t t1_ns, energy_query_gpu_t *gpu);
 
 /* ------------------------------------------------- se_energy_step.c */
-
-/*
- * slurmstepd: the step's energy and every decision about it, Slurm-free
- * (src/common/step_energy.h); this glue feeds it Slurm's data and does
- * the I/O it asks for.
- */
-extern step_energy_t se_step;
-/* The step's record (ENERGY_DATA_STEP_PTR), for the settle and the GPUs. */
-extern stepd_step_rec_t *se_step_job;
 
 /* slurmstepd's conf_set: the step's start and base (once). */
 void se_step_start(void);

@@ -12,7 +12,9 @@
  * queries, the settle of its share) is in se_energy_step.c and
  * se_energy_settle.c.
  *
- * share_conf: the EnergyAttribution keys, in every process.  slurmd:
+ * share_conf: the EnergyAttribution keys, in every process (the mode in
+ * se_attribution_mode, se_energy_state.c, which the GPUs and the step read
+ * too).  slurmd:
  * split, the node's energy split among its steps (attrib.h), lives as long
  * as slurmd (the plugin is -z nodelete: a reload continues every step's
  * share); split_lock guards it between the sampler thread (on_sample:
@@ -41,7 +43,6 @@
 static attrib_conf_t share_conf;
 static char conf_cgroup_root[PATH_MAX];	/* EnergyCgroupRoot, "" auto */
 static pthread_mutex_t split_lock = PTHREAD_MUTEX_INITIALIZER;
-pthread_mutex_t se_scan_lock = PTHREAD_MUTEX_INITIALIZER;
 static attrib_t *split;
 static char cgroup_root[PATH_MAX];
 static cg_scan_t cgroup_scan;
@@ -49,15 +50,10 @@ static bool said_sluid;	/* SLUID job cgroups seen last scan */
 static int cgroup_scan_rc = 1;		/* 1: none yet */
 static char split_status[PATH_MAX];	/* the totals file, "" none */
 
-bool se_share_mode(void)
-{
-	return share_conf.mode == ATTRIB_MODE_SHARE;
-}
-
 void se_energy_set_attribution(const attrib_conf_t *c)
 {
 	slurm_mutex_lock(&se_state_lock);
-	share_conf.mode = c->mode;
+	se_attribution_mode = c->mode;
 	share_conf.idle = c->idle;
 	share_conf.idle_set = c->idle_set;
 	share_conf.idle_mw = c->idle_mw;

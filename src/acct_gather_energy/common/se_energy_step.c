@@ -38,8 +38,6 @@
 #define STEP_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
 #define STEP_LOG_BURST		3
 
-step_energy_t se_step;
-stepd_step_rec_t *se_step_job;
 /* the step's Energy profile dataset, -1: none */
 static int dataset_id = -1;
 /* the RPC failure messages' rate */
