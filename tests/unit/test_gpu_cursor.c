@@ -72,7 +72,7 @@ static void _read_ok(gpu_t *g, double t_s, uint64_t raw)
 		g->st.first_sample_ns = S(t_s);
 }
 
-/* A failed read (err: its -errno; 0: a reading the accumulator refused). */
+/* A failed read (err: its -errno). */
 static void _read_failed(gpu_t *g, int err)
 {
 	g->st.state = SAMPLER_FAILING;
@@ -111,8 +111,9 @@ static void _check_interval(unsigned k, const gpu_interval_t *iv,
 /*
  * A run of 32 meter intervals (k - 1, k] s with the GPU read at each
  * whole second, and faults: reads failing at 11-13 (the GPU lost at 13),
- * the gap they leave at 14, a torn read at 21 and the counter's reset at
- * 22, a read hung from 26 to 28 and its gap at 29.  Each interval is in
+ * the gap they leave at 14, the counter restarted before 21 (that
+ * reading held, the reset taken at 22, which follows on from it), a read
+ * hung from 26 to 28 and its gap at 29.  Each interval is in
  * or out as the design says, and the in-intervals' energies add up to
  * the counter's energy over them, to the mJ: nothing of a gap or reset
  * is charged.
@@ -146,11 +147,12 @@ START_TEST(test_cursor_faults)
 		else if (k == 13)
 			_read_failed(&g, -ENODEV);
 		else if (k == 21) {
-			/* the counter restarted: first read taken as torn */
+			/* the counter restarted: the first reading is held
+			 * (no failed read: the sampler reads again, and the
+			 * next one, following on from it, is the reset) */
 			ck_assert_int_eq(energy_acc_add_counter(g.acc, S(k),
 								300, &spec,
-								-1), -ERANGE);
-			_read_failed(&g, 0);
+								-1), -EAGAIN);
 		} else if (k < 26 || k > 28)
 			_read_ok(&g, k, _raw(k));
 		/* 26-28: a read hangs, the state stays OK */
