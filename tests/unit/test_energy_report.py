@@ -12,6 +12,7 @@ import csv
 import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -451,6 +452,68 @@ if doc:
     close(doc["total"]["cost"], 2 * 3.375, "header twice: both halves read")
     check(doc.get("lines_ignored") == 1 and doc.get("lines_bad") == 0,
           "header twice: the second header ignored and counted")
+# Lines end at \n only, as wc -l, sed and editors count them; a \r
+# elsewhere is a byte of its line (issue #40, found by the property test
+# with more examples).  An empty file has no lines: nothing read.
+empty = write("s-empty.txt", "")
+doc = report("--sacct-file", empty)
+if doc:
+    check(doc["lines_read"] == 0 and doc["lines_ignored"] == 0 and
+          doc["total"]["jobs"] == 0,
+          "empty sacct file: 0 lines read, 0 ignored (got %d, %d)"
+          % (doc["lines_read"], doc["lines_ignored"]))
+# a lone \r in sacct's own output (the tool runs it): one line, not two,
+# so the bad line after it is line 2 of the day's query
+cr_out = os.path.join(TMP, "cr-out.txt")
+with open(cr_out, "wb") as h:
+    h.write(job_line(Account="g\reo").encode() + b"\n9|x|y\n")
+cr_sacct = write("sacct-cr", "#!/bin/sh\ncat %s\n" % cr_out)
+os.chmod(cr_sacct, 0o755)
+rc, out, err = run("--sacct", cr_sacct, "--start", "1791000000", "--end",
+                   "1791010000", "--json", "--accept-bad-lines")
+doc = json.loads(out) if rc == 0 else {}
+check(rc == 0 and doc["lines_read"] == 2 and doc["lines_bad"] == 1 and
+      doc["total"]["energy_j"] == 7200000 and
+      re.search(r"sacct -S [0-9T:-]+:2: 3 fields", doc["bad_lines"][0]),
+      "sacct's output with a lone \\r: 2 lines, line 2 bad, the job summed "
+      "(got %d: %s %s)" % (rc, doc.get("bad_lines"), err.strip()))
+# the intensity file's first line without a digit is its header, a \r in
+# it or not (the csv module refuses a lone \r)
+cr_head = os.path.join(TMP, "i-crhead.csv")
+with open(cr_head, "wb") as h:
+    h.write(b"t\rimestamp,g_per_kwh\n2026-10-05T00:00:00Z,100\n"
+            b"2026-10-05T01:00:00Z,90\n")
+doc = report("--sacct-file", jobs, "--intensity-file", cr_head)
+if doc:
+    check(doc["intensity"].startswith(cr_head + " (2 steps") and
+          doc["lines_bad"] == 0 and doc["bad_lines"] == [],
+          "intensity header with a lone \\r: a header, 2 steps, no bad "
+          "line (got %s, %s)" % (doc["intensity"], doc["bad_lines"]))
+# bad lines are quoted in file order, a line that is not CSV (a lone \r)
+# among the others
+cr_order = os.path.join(TMP, "i-crorder.csv")
+with open(cr_order, "wb") as h:
+    h.write(b"timestamp,g_per_kwh\n2026-10-05T00:00:00Z,100\n2\n"
+            b"2\r026-10-05T01:00:00Z,90\n2026-10-05T02:00:00Z,80\n")
+doc = report("--sacct-file", jobs, "--intensity-file", cr_order,
+             "--accept-bad-lines")
+if doc:
+    got = [q.split(":", 2)[1:] for q in doc["bad_lines"]]
+    check([n for n, _ in got] == ["3", "4"] and
+          got[0][1].startswith(" 1 fields") and
+          got[1][1].startswith(" not a CSV line") and
+          doc["intensity"].startswith(cr_order + " (2 steps"),
+          "intensity bad lines in file order: 3 (1 field), 4 (a lone \\r, "
+          "not CSV) (got %s)" % doc["bad_lines"])
+cr_tariff = os.path.join(TMP, "t-crorder.csv")
+with open(cr_tariff, "wb") as h:
+    h.write(b"all,00:00,12:00,0.1\nall,12:00\nall,12:00,24\r:00,0.2\n"
+            b"all,12:00,24:00,0.2\n")
+doc = report("--sacct-file", jobs, "--tariff", cr_tariff,
+             "--accept-bad-lines")
+if doc:
+    check([q.split(":", 2)[1] for q in doc["bad_lines"]] == ["2", "3"],
+          "tariff bad lines in file order: 2, 3 (got %s)" % doc["bad_lines"])
 # a header of 14 columns: a line of 13 fields is bad, not read in another
 # order
 path = write("h-14.txt", "|".join(FIELDS + ["Elapsed"]) + "\n" +
