@@ -153,9 +153,9 @@ step_account_t step_energy_account_node(step_energy_t *s,
 	return r;
 }
 
-int step_energy_account_figure(step_energy_t *s,
-			       const energy_query_answer_t *a, uint64_t now_ns,
-			       time_t poll_time_s, step_account_t *acct)
+int step_energy_account_total(step_energy_t *s,
+			      const energy_query_answer_t *a, uint64_t now_ns,
+			      time_t poll_time_s, step_account_t *acct)
 {
 	energy_carry_answer_t node = {
 		.t_ns = now_ns,
@@ -181,7 +181,7 @@ int step_energy_collected(step_energy_t *s, const energy_query_answer_t *a,
 
 	step_energy_query_answered(s, a, t1_ns);
 	/* the total as of the question's instant, when slurmd read it */
-	rc = step_energy_account_figure(s, a, t1_ns, poll_time_s, acct);
+	rc = step_energy_account_total(s, a, t1_ns, poll_time_s, acct);
 	if (t1_ns == s->end_ns) {
 		s->poll_answered = true;
 		s->poll_answer = *a;

@@ -15,7 +15,7 @@
  *                (step_energy_mark_poll, step_energy_poll_question);
  *  running       each accounting poll refreshes the step's energy from
  *                slurmd's node total through its query socket
- *                (step_energy_account_figure), or, without one or when it
+ *                (step_energy_account_total), or, without one or when it
  *                cannot answer, from Slurm's energy RPC (step_energy_refresh,
  *                step_energy_account_node: the fallback); share mode takes
  *                the step's share instead (step_energy_account_share);
@@ -308,15 +308,15 @@ step_account_t step_energy_account_node(step_energy_t *s,
  * -ENODATA (none in it; nothing changed).  poll_time_s: the wall-clock
  * second of a->figure_sample_ns.
  */
-int step_energy_account_figure(step_energy_t *s,
-			       const energy_query_answer_t *a, uint64_t now_ns,
-			       time_t poll_time_s, step_account_t *acct);
+int step_energy_account_total(step_energy_t *s,
+			      const energy_query_answer_t *a, uint64_t now_ns,
+			      time_t poll_time_s, step_account_t *acct);
 
 /*
  * The answer a of the poll's question in flight, asked at t1_ns and read
  * only now: accounted as that poll's (the node total as of its instant),
  * and kept as the end poll's answer when t1_ns is the step's end.
- * Returns step_energy_account_figure's result (*acct set when 0).
+ * Returns step_energy_account_total's result (*acct set when 0).
  */
 int step_energy_collected(step_energy_t *s, const energy_query_answer_t *a,
 			  uint64_t t1_ns, time_t poll_time_s,

@@ -510,12 +510,12 @@ START_TEST(test_carry_restart)
 	energy_query_answer_t a = answer(0, 0, 50000000);
 	step_account_t r;
 
-	ck_assert_int_eq(step_energy_account_figure(&s, &a, S(100), 1000, &r),
+	ck_assert_int_eq(step_energy_account_total(&s, &a, S(100), 1000, &r),
 			 0);
 	ck_assert_int_eq(r.how, ENERGY_CARRY_FIRST);
 	ck_assert_uint_eq(s.figure_id, 7);
 	a.figure_mj = 50400000;
-	ck_assert_int_eq(step_energy_account_figure(&s, &a, S(102), 1002, &r),
+	ck_assert_int_eq(step_energy_account_total(&s, &a, S(102), 1002, &r),
 			 0);
 	ck_assert_uint_eq(s.step_j, 400);
 	ck_assert_uint_eq(s.last_watts, 200);
@@ -523,7 +523,7 @@ START_TEST(test_carry_restart)
 	/* slurmd again: 300 J counted since, the gap 2 s at 200 W = 400 J */
 	a.figure_id = 8;
 	a.figure_mj = 300000;
-	ck_assert_int_eq(step_energy_account_figure(&s, &a, S(104), 1004, &r),
+	ck_assert_int_eq(step_energy_account_total(&s, &a, S(104), 1004, &r),
 			 0);
 	ck_assert_int_eq(r.how, ENERGY_CARRY_RESTARTED);
 	ck_assert_uint_eq(r.add_j, 400);
@@ -532,7 +532,7 @@ START_TEST(test_carry_restart)
 	ck_assert_uint_eq(s.figure_id, 8);
 	/* the same id again: an advance */
 	a.figure_mj = 500000;
-	ck_assert_int_eq(step_energy_account_figure(&s, &a, S(105), 1005, &r),
+	ck_assert_int_eq(step_energy_account_total(&s, &a, S(105), 1005, &r),
 			 0);
 	ck_assert_int_eq(r.how, ENERGY_CARRY_ADVANCE);
 	ck_assert_uint_eq(s.step_j, 1000);
@@ -693,7 +693,7 @@ START_TEST(test_refresh_fallback)
 	/* a socket answer with no total: -ENODATA, nothing changed (the glue
 	 * asks Slurm's RPC) */
 	a.figure = false;
-	ck_assert_int_eq(step_energy_account_figure(&s, &a, S(101), 0, &r),
+	ck_assert_int_eq(step_energy_account_total(&s, &a, S(101), 0, &r),
 			 -ENODATA);
 	ck_assert(!s.have_base);
 	ck_assert_uint_eq(s.figure_id, 0);

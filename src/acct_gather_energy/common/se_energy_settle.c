@@ -24,6 +24,9 @@
  *  share   (EnergyAttribution=share) the step's share, once slurmd has
  *          split an interval that ends after the step's end.
  * The live and share settles wait through one loop (_settle_ask_until).
+ * Each decision (refused or not, the held answer taken, an answer final,
+ * how long to pause, the window's instants) is the Slurm-free unit's
+ * (src/common/step_energy.h); this file asks, waits and stores.
  */
 #include "config.h"	/* Slurm's: its headers depend on it */
 

@@ -24,6 +24,11 @@
  * share mode the same socket answers the step's share instead.  A slurmd
  * that restarted is bridged (energy_carry.h): the step's energy never
  * decreases.
+ *
+ * What each call does (which instant a poll marks, whether it asks and
+ * how, what an answer changes, when to fall back to the RPC) is decided
+ * by the Slurm-free unit src/common/step_energy.h over se_step; this file
+ * gathers Slurm's data for it, makes the calls and says what happened.
  */
 #include "config.h"	/* Slurm's: its headers depend on it */
 
@@ -301,7 +306,7 @@ int se_step_query(uint64_t t1_ns, unsigned how, uint64_t timeout_ns,
 static int _step_account_figure(const energy_query_answer_t *a, uint64_t now_ns)
 {
 	step_account_t r;
-	int rc = step_energy_account_figure(&se_step, a, now_ns,
+	int rc = step_energy_account_total(&se_step, a, now_ns,
 				_mono_to_wall_s(a->figure_sample_ns), &r);
 
 	if (!rc)
