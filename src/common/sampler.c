@@ -1,6 +1,12 @@
 /*
  * sampler.c - one thread per meter; readers take the last good sample.
  *
+ * One thing, though over 800 lines: the tick loop, the read with its
+ * deadline, the fault marks of the log, the kick that a step's boundary
+ * asks for and the readers' queries all work on one struct under one lock,
+ * and their order (tick, read, record, wake the readers) is the sampler's
+ * contract; split, each part would need the whole struct and the lock.
+ *
  * Locking: s->lock guards the accumulator, the status and the control
  * flags.  The thread takes it only to wait for its next tick and to record
  * a result; it is never held across a meter_ops_t call, so a reader waits
