@@ -20,7 +20,8 @@
  * then chunks: a length byte and that many bytes, one per request.
  *
  * Invariants: the read ends by its deadline; it succeeds only with
- * readings equal to what the registers on the wire hold (power decoded x
+ * readings equal to what the registers on the wire hold (the answer to
+ * each request as answer_frame() finds it; power decoded x
  * scale x share, never negative, and never from a register more than
  * MODBUS_NEGATIVE_NOISE_W below 0; the energy counter as
  * mb_decode_energy reads it); a failure is a negative errno.
@@ -66,6 +67,9 @@ static struct {
 	uint8_t chunk[MAX_CHUNKS][256];
 	size_t len[MAX_CHUNKS];
 	size_t n, next;
+	/* the bytes that went out, as the meter read them (TCP: a stream) */
+	uint8_t sent[MAX_CHUNKS * 256];
+	size_t sent_len;
 } rs = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER };
 
 static char device[128];
@@ -166,6 +170,12 @@ static bool converse(int fd)
 		pthread_mutex_lock(&rs.lock);
 		len = answer(rq, (size_t) n, out);
 		done = rs.next >= rs.n;
+		/* recorded before it goes out: the meter may have read it and
+		 * be checked before this thread runs again */
+		if (len && !shut) {
+			memcpy(rs.sent + rs.sent_len, out, len);
+			rs.sent_len += len;
+		}
 		pthread_mutex_unlock(&rs.lock);
 		if (len && !shut && say(fd, out, len) != (ssize_t) len)
 			return false;
@@ -267,6 +277,31 @@ static void wire_regs(const uint8_t *chunk, unsigned first, unsigned addr,
 	}
 }
 
+/*
+ * The k-th answer the meter read, from its first byte.  TCP is a byte
+ * stream: an answer is the next frame of what went out, which may be the
+ * rest of an earlier chunk (a chunk holding two frames answers both
+ * requests; the meter reads the second frame for its second request).
+ * libmodbus sizes a register answer by its byte count, not by the MBAP
+ * length field: MBAP (7), function, byte count, then that many bytes.
+ * RTU: the chunk sent for that request.  NULL: no such frame went out.
+ */
+static const uint8_t *answer_frame(unsigned k)
+{
+#ifdef FUZZ_RTU
+	return k < rs.n ? rs.chunk[k] : NULL;
+#else
+	size_t pos = 0;
+
+	for (unsigned i = 0; i < k; i++) {
+		if (pos + DATA_OFFSET > rs.sent_len)
+			return NULL;
+		pos += DATA_OFFSET + rs.sent[pos + DATA_OFFSET - 1];
+	}
+	return pos + DATA_OFFSET <= rs.sent_len ? rs.sent + pos : NULL;
+#endif
+}
+
 static void check_reading(const modbus_meter_config_t *cfg,
 			  const meter_reading_t *r)
 {
@@ -286,7 +321,10 @@ static void check_reading(const modbus_meter_config_t *cfg,
 	if (pw->present) {
 		double mw;
 
-		wire_regs(rs.chunk[0], pw->address, pw->address,
+		const uint8_t *frame = answer_frame(0);
+
+		FUZZ_CHECK(frame, "power read from no answer");
+		wire_regs(frame, pw->address, pw->address,
 			  mb_type_words(pw->type), regs);
 		FUZZ_CHECK(!mb_decode(regs, pw->type, pw->order, &v),
 			   "power accepted from a bad register");
@@ -303,8 +341,10 @@ static void check_reading(const modbus_meter_config_t *cfg,
 	}
 	if (en->present) {
 		unsigned first = pw->present && !two ? pw->address : en->address;
+		const uint8_t *frame = answer_frame(two ? 1 : 0);
 
-		wire_regs(rs.chunk[two ? 1 : 0], first, en->address,
+		FUZZ_CHECK(frame, "counter read from no answer");
+		wire_regs(frame, first, en->address,
 			  mb_type_words(en->type), regs);
 		FUZZ_CHECK(!mb_decode_energy(regs, en->type, en->order,
 					     &count) &&
@@ -362,6 +402,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		off += len;
 	}
 	rs.echo = data[2] & 0x20;
+	rs.sent_len = 0;
 	rs.armed = true;
 	if (pty_master >= 0) {	/* what a timed-out read left unanswered */
 		uint8_t junk[512];
