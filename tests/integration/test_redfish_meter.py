@@ -22,6 +22,7 @@ import time
 import pytest
 
 from selab import redfish_rig as rr
+from selab.files import write_file
 from selab.trace import Trace
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -49,10 +50,7 @@ def workdir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def trace_file(workdir):
-    path = os.path.join(workdir, "rf.trace")
-    with open(path, "w") as f:
-        f.write(TRACE_TEXT)
-    return path
+    return write_file(os.path.join(workdir, "rf.trace"), TRACE_TEXT)
 
 
 @pytest.fixture(scope="module")

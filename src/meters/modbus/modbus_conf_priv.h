@@ -22,13 +22,14 @@ enum {
 	K_COUNT
 };
 
+/* ---- modbus_keys.c: the rows and the checks of single values ---- */
+
 /* Their rows: a map key bounded as a key (Unit, MaxPower, Device) takes
  * its row (SE_KEY_LIKE). */
 extern const se_conf_key_t modbus_conf_keys[K_COUNT];
 
-/* (modbus_keys.c, as the three below and modbus_check_wrap.)
- * A device template: syntax checked with a placeholder node name.  0 or
- * -EINVAL, "FILE[:LINE]: KEY=VALUE: why". */
+/* A device template: syntax checked with a placeholder node name.
+ * Returns 0, or -EINVAL with "FILE[:LINE]: KEY=VALUE: why" in err. */
 int modbus_check_device(const conf_where_t *w, const char *v, char *err,
 			size_t len);
 
