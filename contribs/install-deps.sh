@@ -56,6 +56,13 @@ python3-matplotlib
 python3-hypothesis
 python3-venv
 "
+# Prometheus: its promtool checks contribs/prometheus in make check (also in
+# a release's root, where make check runs), and the integration tests start
+# Prometheus itself on loopback (tests/integration/test_prometheus.py),
+# never as a service.
+PKGS="$PKGS
+prometheus
+"
 # What Slurm's own configure needs to build a release tarball the way sites
 # do (contribs/release/slurm-from-tarball): the MariaDB client library for
 # slurmdbd's accounting_storage/mysql, munge (above), and the libraries a
