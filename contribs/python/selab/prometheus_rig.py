@@ -1,0 +1,220 @@
+"""A real Prometheus (Debian's package) for the tests: started on loopback
+with a generated configuration, its storage in a temporary directory,
+stopped by its PID; and the HTTP API's queries.
+
+    with PrometheusRig(["10.199.0.11:9945", ...], interval="1s") as prom:
+        prom.wait_scraped(len(targets))
+        prom.query('slurm_energy_node_power_watts')      # [(labels, value)]
+        prom.increase('slurm_energy_node_energy_joules_total', t0, t1)
+
+Reaching the cluster's nodes: contribs/cluster/cluster puts each node in a
+network namespace whose eth0 (NodeAddr, 10.199.0.1N) sits on the bridge
+sebr0, and gives the host the bridge's address (10.199.0.1, where
+slurmctld listens).  A process on the host therefore reaches every node's
+address directly through the bridge: Prometheus runs on the host, listens
+on 127.0.0.1 only, and scrapes the exporters at their node addresses.
+Nothing leaves the machine (loopback and the bridge's /24).
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+PROMETHEUS = os.environ.get("SE_PROMETHEUS", "/usr/bin/prometheus")
+
+
+def free_port(host="127.0.0.1"):
+    """A TCP port free on host now (the kernel's pick)."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def config_text(targets, interval="1s", job="slurm-energy", rule_files=(),
+                scrape_timeout=None):
+    """prometheus.yml scraping *targets* (host:port) every *interval*."""
+    timeout = scrape_timeout or interval
+    lines = ["global:",
+             "  scrape_interval: %s" % interval,
+             "  evaluation_interval: %s" % interval,
+             "  scrape_timeout: %s" % timeout]
+    if rule_files:
+        lines += ["rule_files:"] + ["  - %s" % json.dumps(f)
+                                    for f in rule_files]
+    lines += ["scrape_configs:",
+              "  - job_name: %s" % json.dumps(job),
+              "    static_configs:",
+              "      - targets: %s" % json.dumps(list(targets))]
+    return "\n".join(lines) + "\n"
+
+
+class PrometheusError(Exception):
+    pass
+
+
+class PrometheusRig:
+    """Prometheus scraping *targets*; a context manager (stop at exit)."""
+
+    def __init__(self, targets, interval="1s", rule_files=(), workdir=None,
+                 scrape_timeout=None, extra_args=()):
+        self.owns_workdir = workdir is None
+        self.workdir = workdir or tempfile.mkdtemp(prefix="se-prometheus-")
+        self.targets = list(targets)
+        self.config = os.path.join(self.workdir, "prometheus.yml")
+        with open(self.config, "w") as f:
+            f.write(config_text(self.targets, interval,
+                                rule_files=rule_files,
+                                scrape_timeout=scrape_timeout))
+        self.port = free_port()
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.log = os.path.join(self.workdir, "prometheus.log")
+        self.argv = [PROMETHEUS, "--config.file=" + self.config,
+                     "--storage.tsdb.path=" + os.path.join(self.workdir,
+                                                           "data"),
+                     "--web.listen-address=127.0.0.1:%d" % self.port,
+                     "--log.level=warn", *extra_args]
+        self.proc = None
+
+    # ------------------------------------------------------------ process
+    def start(self, timeout=30):
+        if not os.access(PROMETHEUS, os.X_OK):
+            raise PrometheusError("%s not found: install Debian's "
+                                  "prometheus (contribs/install-deps.sh)"
+                                  % PROMETHEUS)
+        self.proc = subprocess.Popen(self.argv, cwd=self.workdir,
+                                     stdout=open(self.log, "ab"),
+                                     stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise PrometheusError("prometheus exited (%s) at start:\n%s"
+                                      % (self.proc.returncode,
+                                         self.log_tail()))
+            try:
+                if self._get("/-/ready", raw=True).startswith(b"Prometheus"):
+                    return self
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise PrometheusError("prometheus not ready in %ss:\n%s"
+                                      % (timeout, self.log_tail()))
+            time.sleep(0.1)
+
+    def stop(self, timeout=15):
+        """SIGTERM to our own PID (SIGKILL after timeout); the storage goes
+        with the work dir when the rig made it."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout)
+        if self.owns_workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def log_tail(self, lines=30):
+        try:
+            with open(self.log, errors="replace") as f:
+                return "".join(f.readlines()[-lines:])
+        except OSError:
+            return ""
+
+    # ------------------------------------------------------------ HTTP API
+    def _get(self, path, params=None, raw=False, timeout=10):
+        url = self.url + path
+        if params:
+            url += "?" + urllib.parse.urlencode(params)
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            body = r.read()
+        return body if raw else json.loads(body)
+
+    def api(self, path, **params):
+        """The data of /api/v1/PATH; PrometheusError on an error answer."""
+        try:
+            answer = self._get("/api/v1/" + path, params)
+        except urllib.error.HTTPError as e:
+            answer = json.loads(e.read() or b"{}")
+        if answer.get("status") != "success":
+            raise PrometheusError("%s %s: %s" % (path, params,
+                                                 answer.get("error", answer)))
+        return answer["data"]
+
+    def query(self, expr, at=None):
+        """An instant query: [(labels, value)] (a scalar: [({}, value)])."""
+        params = {"query": expr}
+        if at is not None:
+            params["time"] = "%.3f" % at
+        data = self.api("query", **params)
+        if data["resultType"] in ("scalar", "string"):
+            return [({}, float(data["result"][1]))]
+        if data["resultType"] == "matrix":
+            return [(r["metric"], [(float(t), float(v))
+                                   for t, v in r["values"]])
+                    for r in data["result"]]
+        return [(r["metric"], float(r["value"][1])) for r in data["result"]]
+
+    def query_range(self, expr, start, end, step):
+        """[(labels, [(t, value)])] of a range query."""
+        data = self.api("query_range", query=expr, start="%.3f" % start,
+                        end="%.3f" % end, step=str(step))
+        return [(r["metric"], [(float(t), float(v)) for t, v in r["values"]])
+                for r in data["result"]]
+
+    def samples(self, selector, t0, t1):
+        """The raw samples Prometheus stored for *selector* in [t0, t1]:
+        [(labels, [(t, value)])] (a range selector at t1)."""
+        return self.query("%s[%dms]" % (selector, round((t1 - t0) * 1000)),
+                          at=t1)
+
+    def increase(self, selector, t0, t1):
+        """{node: increase()} of a counter over [t0, t1], as Prometheus
+        computes it (extrapolated to the window's edges)."""
+        out = self.query("sum by (node) (increase(%s[%dms]))"
+                         % (selector, round((t1 - t0) * 1000)), at=t1)
+        return {labels.get("node"): v for labels, v in out}
+
+    def last_values(self, selector, at=None, lookback="5m"):
+        """[(labels, last sample (t, value))] of every series of *selector*
+        seen within *lookback* of *at*: the last scraped value even of a
+        series that has ended (an instant query would drop a series
+        marked stale)."""
+        out = []
+        for labels, points in self.query("%s[%s]" % (selector, lookback),
+                                         at=at):
+            if points:
+                out.append((labels, points[-1]))
+        return out
+
+    def targets_health(self):
+        """{scrapeUrl-ish target: (health, lastError)} of active targets."""
+        data = self.api("targets", state="active")
+        return {t["labels"].get("instance"): (t["health"], t["lastError"])
+                for t in data["activeTargets"]}
+
+    def wait_scraped(self, timeout=30):
+        """Wait until every target has been scraped and is up."""
+        deadline = time.monotonic() + timeout
+        while True:
+            health = self.targets_health()
+            if len(health) == len(self.targets) and \
+                    all(h == "up" for h, _ in health.values()):
+                return health
+            if time.monotonic() > deadline:
+                raise PrometheusError("targets not up in %ss: %s"
+                                      % (timeout, health))
+            time.sleep(0.2)
