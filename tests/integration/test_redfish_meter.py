@@ -30,6 +30,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(
 PROBE = os.path.join(os.environ.get("SE_BUILD_OBJ", os.path.join(
     REPO, "_build", "obj")), "tests", "unit", "rf_probe")
 ENV = "/redfish/v1/Chassis/1U/EnvironmentMetrics"
+OUTLETS = "/redfish/v1/PowerEquipment/RackPDUs/1/Outlets/"
 TRACE_TEXT = """# test_redfish_meter: a step every 4 s
 @repeat 8
 time n1
@@ -76,7 +77,7 @@ def probe(url, *args, reads=3, period_ms=300):
                          "power_mw": int(f[4]), "has_counter": f[5] == "1",
                          "raw": int(f[6]), "mj_per_unit": float(f[7]),
                          "energy_mj": int(f[8]), "t": float(f[9]),
-                         "msg": msg})
+                         "requests": int(f[10]), "msg": msg})
         elif line.startswith("requests "):
             f = line.split()
             counts = {"requests": int(f[1]), "logins": int(f[3])}
@@ -185,6 +186,58 @@ def test_pdu_outlet_by_uri(trace_file):
     e = (rows[-1]["energy_mj"] - rows[0]["energy_mj"]) / 1000.0
     truth = Trace(trace_file).joules("n1", t0 - epoch, t1 - epoch)
     assert abs(e - truth) <= 2 * 0.1 * 1800 + 2, (e, truth)
+
+
+def test_pdu_two_outlets_one_request_per_pdu(trace_file):
+    """A node fed by two outlets (two power supplies) sums them.  Both
+    on one PDU: read through one GET of its Outlets collection expanded
+    ($expand=.($levels=1), which public-pdu declares), one request a read,
+    not one per outlet; on two PDUs (the second named by its URL on the
+    Source list): one request a PDU a read, one session each.  The sum
+    follows the trace's truth (the outlets' shares add up to the node)."""
+    epoch = time.time() - 30.0
+    sims = [rr.RedfishSim(trace_file, epoch, outlets=outlets,
+                          sensing_interval=0.1)
+            for outlets in ([("A1", "n1", 0.55), ("B2", "n1", 0.45)],
+                            [("B2", "n1", 0.45)])]
+    try:
+        for sim in sims:
+            sim.start()
+        a, b = sims
+        one_pdu = "%sA1,%sB2" % (OUTLETS, OUTLETS)
+        two_pdus = "%sA1,%s%sB2" % (OUTLETS, b.url, OUTLETS)
+        procs = [subprocess.Popen(
+            [PROBE, "--base", a.url, *auth(a), "--source", src,
+             "--reads", "10", "--period-ms", "500"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for src in (one_pdu, two_pdus)]
+        outs = [p.communicate(timeout=60) for p in procs]
+    finally:
+        for sim in sims:
+            sim.stop()
+    trace = Trace(trace_file)
+    for (out, err), per_read, where in zip(outs, (1, 2),
+                                           ("one PDU", "two PDUs")):
+        source = re.search(r"^source (.*)$", out, re.M)
+        rows = [l.partition(" | ")[0].split() for l in out.splitlines()
+                if l.startswith("read ")]
+        counts = re.search(r"^requests (\d+) logins (\d+)$", out, re.M)
+        assert source and source.group(1).startswith(
+            "EnergykWh (counter, summed over the resources) + PowerWatts "
+            "at %sA1, " % OUTLETS), (where, out, err)
+        assert len(rows) == 10 and all(
+            r[2] == "0" and r[5] == "1" and r[3] == "1" for r in rows), \
+            (where, out)
+        assert [int(r[10]) for r in rows] == [per_read] * 10, (where, out)
+        assert counts and counts.group(2) == str(per_read), (where, out)
+        t0, t1 = float(rows[0][9]), float(rows[-1][9])
+        e = (int(rows[-1][8]) - int(rows[0][8])) / 1000.0
+        truth = trace.joules("n1", t0 - epoch, t1 - epoch)
+        print("%s: %.1f J, truth %.1f J, %s" % (where, e, truth,
+                                                source.group(1)))
+        assert abs(e - truth) <= 2 * 0.1 * 1800 + 2, (where, e, truth)
+    assert "2 of them in one GET of %s?$expand=.($levels=1)" % \
+        OUTLETS.rstrip("/") in outs[0][0], outs[0][0]
 
 
 def test_no_source_is_an_error(trace_file):

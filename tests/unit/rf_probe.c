@@ -13,7 +13,8 @@
  * Prints:
  *   source <description>            or  open-error <rc> <message>
  *   read <i> <rc> <has_power> <power_mw> <has_counter> <counter_raw>
- *        <mj_per_unit> <energy_mj> <t_unix_s> | <message>
+ *        <mj_per_unit> <energy_mj> <t_unix_s> <requests> | <message>
+ *   (requests: HTTP requests the read made, over every service)
  *   requests <n> logins <n>
  * Exit status 0 after the reads, 1 when open failed, 2 on bad arguments.
  */
@@ -125,6 +126,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < reads; i++) {
 		meter_reading_t rd;
 		uint64_t t0 = se_mono_ns(), e_mj = 0;
+		unsigned long req0 = rf_meter_requests(m);
 		double t_unix = _unix_now();
 
 		memset(&rd, 0, sizeof(rd));
@@ -142,11 +144,12 @@ int main(int argc, char **argv)
 		else if (!rc && rd.has_power)
 			energy_acc_add_power(acc, t0, rd.power_mw);
 		energy_acc_energy_at(acc, t0, &e_mj);
-		printf("read %ld %d %d %llu %d %llu %.9g %llu %.6f | %s\n", i,
-		       rc, rd.has_power, (unsigned long long) rd.power_mw,
+		printf("read %ld %d %d %llu %d %llu %.9g %llu %.6f %lu | %s\n",
+		       i, rc, rd.has_power, (unsigned long long) rd.power_mw,
 		       rd.has_counter, (unsigned long long) rd.counter_raw,
 		       rd.counter_spec.mj_per_unit,
-		       (unsigned long long) e_mj, t_unix, msg);
+		       (unsigned long long) e_mj, t_unix,
+		       rf_meter_requests(m) - req0, msg);
 		fflush(stdout);
 		if (reconnect || (rc && rc != -EAGAIN)) { /* as the sampler */
 			rf_meter_ops.close(m);
@@ -156,8 +159,7 @@ int main(int argc, char **argv)
 			usleep(period_ms * 1000);
 	}
 	printf("requests %lu logins %lu\n",
-	       rf_http_requests(rf_meter_http(m)),
-	       rf_http_logins(rf_meter_http(m)));
+	       rf_meter_requests(m), rf_meter_logins(m));
 	printf("read-ms %.3f\n", reads ? read_ms_sum / reads : 0);
 	rf_meter_destroy(m);
 	energy_acc_destroy(acc);

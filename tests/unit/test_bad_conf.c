@@ -380,6 +380,13 @@ static const row_t bmc_map_rows[] = {
 	{ "Source", "/redfish/v1/PowerEquipment/RackPDUs/1/Outlets/A1",
 	  "counter", "must be auto, energy, power or a resource URI",
 	  NULL, NULL },
+	/* a node's two outlets, the second on another PDU: summed */
+	{ "Source", "/redfish/v1/PowerEquipment/RackPDUs/1/Outlets/A1,"
+		    "https://pdu2:8443/redfish/v1/PowerEquipment/RackPDUs/1/Outlets/B1",
+	  "/redfish/v1/PowerEquipment/RackPDUs/1/Outlets/A1,",
+	  "or up to 8 of them separated by commas",
+	  "https:///redfish/v1/PowerEquipment/RackPDUs/1/Outlets/A1",
+	  "must be auto, energy, power or a resource URI" },
 	{ "Chassis", "1U", "/Chassis/1U", "a URI starts with /redfish/v1/",
 	  NULL, NULL },
 	{ NULL }

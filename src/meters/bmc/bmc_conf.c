@@ -290,21 +290,46 @@ static int _check_chassis(const conf_where_t *w, const char *value,
 	return 0;
 }
 
+/* One resource of a source list: a path on the host, or a URL naming
+ * another service (a node's second PDU). */
+static bool _source_item_ok(const char *item, size_t len)
+{
+	const char *path = item;
+
+	if (!strncmp(item, "https://", 8) || !strncmp(item, "http://", 7)) {
+		path = memchr(item + 8, '/', len > 8 ? len - 8 : 0);
+		if (!path || path == strchr(item, ':') + 3)
+			return false;
+	}
+	return len < 256 && (size_t) (item + len - path) >= 12 &&
+	       !strncmp(path, "/redfish/v1/", 12);
+}
+
 /* A Source= of the map: as EnergyBMCRedfishSource. */
 static int _check_source(const conf_where_t *w, const char *value,
 			 char *err, size_t err_len)
 {
 	static const char *const words[] = { "auto", "energy", "power" };
-	size_t i;
+	const char *p = value;
+	size_t i, n = 0;
 
 	for (i = 0; i < 3; i++)
 		if (!strcasecmp(value, words[i]))
 			return 0;
-	if (strncmp(value, "/redfish/v1/", 12) || strpbrk(value, " \t?#") ||
-	    strlen(value) >= 256)
-		return conf_fail(w, value, err, err_len, -EINVAL,
-				 "must be auto, energy, power or a resource URI (/redfish/v1/...)");
-	return 0;
+	if (strpbrk(value, " \t?#"))
+		p = NULL;
+	while (p) {		/* URI[,URI...]: summed (a node's outlets) */
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t) (comma - p) : strlen(p);
+
+		if (!_source_item_ok(p, len) || ++n > BMC_RF_MAX_SOURCES)
+			break;
+		if (!comma)
+			return 0;
+		p = comma + 1;
+	}
+	return conf_fail(w, value, err, err_len, -EINVAL,
+			 "must be auto, energy, power or a resource URI (/redfish/v1/... or https://HOST/redfish/v1/...), or up to 8 of them separated by commas, summed (a node's PDU outlets)");
 }
 
 /* EnergyBMCRedfishSource: auto, energy, power or a resource URI */

@@ -17,6 +17,10 @@
  * With EnergyBMCMethod=redfish a line may also say Source= and Chassis=,
  * the node's EnergyBMCRedfishSource and EnergyBMCRedfishChassis (a rack
  * PDU's outlet: Host=https://pdu1 Source=/redfish/v1/PowerEquipment/...).
+ * A source may list up to BMC_RF_MAX_SOURCES resources, comma-separated,
+ * summed: a node's two outlets, each a path on Host= or a URL of another
+ * PDU (Source=/redfish/v1/.../A1,https://pdu2/redfish/v1/.../A1), read
+ * with the same user and password.
  * A node on no line uses EnergyBMCHost (an error without it); a node on
  * two lines is an error.
  *
@@ -75,6 +79,7 @@ typedef enum {
 } bmc_proto_t;
 
 #define BMC_MAX_SENSORS		32
+#define BMC_RF_MAX_SOURCES	8	/* resources summed (RF_MAX_PROBES) */
 #define BMC_SDR_CACHE_DIR_DEFAULT "/var/cache/ipmimonitoringsdrcache"
 #define BMC_PASSWORD_MAX_2_0	20	/* IPMI 2.0 user passwords: 20 bytes */
 #define BMC_PASSWORD_MAX_1_5	16

@@ -29,8 +29,17 @@ typedef struct {
 	json_object *doc;	/* NULL: the resource is absent (404) */
 } rf_cached_t;
 
-struct rf_meter {
+/* A service named by a URL in EnergyBMCRedfishSource (a node's second
+ * PDU): its own connection and session, the same credentials. */
+typedef struct {
+	char base[RF_URI_MAX];		/* "https://pdu2:443" */
 	rf_http_t *http;
+} rf_service_t;
+
+struct rf_meter {
+	rf_http_t *http;		/* base's */
+	rf_service_t others[RF_MAX_PROBES];
+	size_t n_others;
 	char *base, *user, *chassis, *source_uri, *ca_file;
 	bool tls_verify;
 	rf_auth_t auth;
@@ -48,7 +57,7 @@ struct rf_meter {
 	/* the counter's last reading */
 	bool have_prev;
 	double prev_value;
-	char prev_reset[RF_RESET_TIME_MAX];
+	char prev_reset[RF_RESET_TIMES_MAX];
 	uint64_t prev_t_ns;
 	unsigned decimals;		/* finest seen: the counter's step */
 	uint64_t derived_mw;		/* the counter's own power */
@@ -70,6 +79,48 @@ static int _dup(char **dst, const char *src)
 {
 	*dst = NULL;
 	return !src || (*dst = strdup(src)) ? 0 : -1;
+}
+
+/* The services other than base that the source list names by URL, each
+ * with a client made now (the password is not kept here). */
+static int _make_others(rf_meter_t *m, const rf_http_conf_t *hc,
+			const char *list)
+{
+	rf_http_conf_t oc = *hc;
+	const char *p = list;
+	size_t len, i;
+
+	while (p && *p) {
+		const char *end = strchr(p, ',');
+		const char *path;
+		rf_service_t *o;
+
+		len = end ? (size_t) (end - p) : strlen(p);
+		path = strstr(p, "://");
+		if (path && path < p + len &&
+		    (path = memchr(path + 3, '/', p + len - path - 3)) &&
+		    (size_t) (path - p) < RF_URI_MAX) {
+			size_t blen = path - p;
+
+			for (i = 0; i < m->n_others; i++)
+				if (strlen(m->others[i].base) == blen &&
+				    !strncmp(m->others[i].base, p, blen))
+					break;
+			if (i == m->n_others && i < RF_MAX_PROBES &&
+			    (blen != strlen(m->base) ||
+			     strncmp(m->base, p, blen))) {
+				o = &m->others[m->n_others];
+				memcpy(o->base, p, blen);
+				o->base[blen] = '\0';
+				oc.base = o->base;
+				if (!(o->http = rf_http_create(&oc)))
+					return -1;
+				m->n_others++;
+			}
+		}
+		p = end ? end + 1 : NULL;
+	}
+	return 0;
 }
 
 rf_meter_t *rf_meter_create(const rf_meter_conf_t *conf)
@@ -94,7 +145,8 @@ rf_meter_t *rf_meter_create(const rf_meter_conf_t *conf)
 	    _dup(&m->base, conf->base) || _dup(&m->user, conf->user) ||
 	    _dup(&m->chassis, conf->chassis) ||
 	    _dup(&m->source_uri, conf->source_uri) ||
-	    _dup(&m->ca_file, conf->ca_file)) {
+	    _dup(&m->ca_file, conf->ca_file) ||
+	    _make_others(m, &hc, conf->source_uri)) {
 		rf_meter_destroy(m);
 		errno = ENOMEM;
 		return NULL;
@@ -115,10 +167,14 @@ static void _cache_free(rf_meter_t *m)
 
 void rf_meter_destroy(rf_meter_t *m)
 {
+	size_t i;
+
 	if (!m)
 		return;
 	_cache_free(m);
 	rf_http_destroy(m->http);
+	for (i = 0; i < m->n_others; i++)
+		rf_http_destroy(m->others[i].http);
 	free(m->base);
 	free(m->user);
 	free(m->chassis);
@@ -150,6 +206,41 @@ const rf_http_t *rf_meter_http(const rf_meter_t *m)
 	return m->http;
 }
 
+unsigned long rf_meter_requests(const rf_meter_t *m)
+{
+	unsigned long n = rf_http_requests(m->http);
+	size_t i;
+
+	for (i = 0; i < m->n_others; i++)
+		n += rf_http_requests(m->others[i].http);
+	return n;
+}
+
+unsigned long rf_meter_logins(const rf_meter_t *m)
+{
+	unsigned long n = rf_http_logins(m->http);
+	size_t i;
+
+	for (i = 0; i < m->n_others; i++)
+		n += rf_http_logins(m->others[i].http);
+	return n;
+}
+
+/* GET uri, a path on base or a URL of another service of the list. */
+static int _get(rf_meter_t *m, const char *uri, uint64_t deadline_ns,
+		json_object **doc, char *msg, size_t msg_len)
+{
+	const char *path = rf_uri_path(uri);
+	size_t i, blen = path - uri;
+
+	for (i = 0; blen && i < m->n_others; i++)
+		if (strlen(m->others[i].base) == blen &&
+		    !strncmp(m->others[i].base, uri, blen))
+			return rf_http_get(m->others[i].http, path,
+					   deadline_ns, doc, msg, msg_len);
+	return rf_http_get(m->http, path, deadline_ns, doc, msg, msg_len);
+}
+
 /* ------------------------------------------------------------ discovery */
 
 static void _cache_put(rf_meter_t *m, const char *uri, json_object *doc)
@@ -179,7 +270,7 @@ static int _fetch(void *arg, const char *uri, json_object **doc, char *msg,
 				 uri);
 			return -ENOENT;
 		}
-	rc = rf_http_get(m->http, uri, m->deadline_ns, doc, msg, msg_len);
+	rc = _get(m, uri, m->deadline_ns, doc, msg, msg_len);
 	if (!rc || rc == -ENOENT)
 		_cache_put(m, uri, rc ? NULL : *doc);
 	return rc;
@@ -301,25 +392,41 @@ static int _power(rf_meter_t *m, const rf_value_t *v, meter_reading_t *out,
 	return 0;
 }
 
-/* GET every document of the source. */
+/* GET every document of the source: a batch's collection once for all
+ * its members, the others one by one. */
 static int _get_docs(rf_meter_t *m, const char *uris[], json_object *docs[],
 		     size_t n, uint64_t deadline_ns, char *msg,
 		     size_t msg_len)
 {
+	json_object *colls[RF_MAX_PROBES] = { NULL };
 	size_t i;
-	int rc;
+	int b, rc = 0;
 
-	for (i = 0; i < n; i++) {
-		rc = rf_http_get(m->http, uris[i], deadline_ns, &docs[i], msg,
-				 msg_len);
-		if (rc == -ENOENT) {	/* gone: find the source again */
-			m->discovered = false;
-			return -ENODEV;
+	for (i = 0; !rc && i < n; i++) {
+		b = rf_source_batch_of(&m->src, uris[i]);
+		if (b < 0) {
+			rc = _get(m, uris[i], deadline_ns, &docs[i], msg,
+				  msg_len);
+			continue;
 		}
-		if (rc)
-			return rc;
+		if (!colls[b] &&
+		    (rc = _get(m, m->src.batches[b].uri, deadline_ns,
+			       &colls[b], msg, msg_len)))
+			continue;
+		docs[i] = json_object_get(rf_batch_member(colls[b], uris[i]));
+		if (!docs[i]) {
+			snprintf(msg, msg_len, "%s: %s not in it, expanded",
+				 m->src.batches[b].uri, uris[i]);
+			rc = -EAGAIN;
+		}
 	}
-	return 0;
+	for (i = 0; i < RF_MAX_PROBES; i++)
+		json_object_put(colls[i]);
+	if (rc == -ENOENT) {	/* gone: find the source again */
+		m->discovered = false;
+		return -ENODEV;
+	}
+	return rc;
 }
 
 static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
@@ -355,6 +462,9 @@ static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
 static void _close(void *dev)
 {
 	rf_meter_t *m = dev;
+	size_t i;
 
 	rf_http_close(m->http);
+	for (i = 0; i < m->n_others; i++)
+		rf_http_close(m->others[i].http);
 }

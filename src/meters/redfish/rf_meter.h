@@ -8,7 +8,9 @@
  *        over); the source is kept across reopens, and found again only
  *        when one of its resources answers 404.
  * read:  one GET per document of the source (one for EnvironmentMetrics,
- *        one per supply for PowerSubsystem), each within the read's
+ *        one per supply for PowerSubsystem; one per PDU for the outlets
+ *        it feeds here, through its Outlets collection expanded, when
+ *        discovery found it expands), each within the read's
  *        deadline and at most EnergyBMCTimeout, on the kept connection.
  *        A counter goes out in units of its step with its spec
  *        (meter_reading_t.counter_spec) and, when the chassis has power,
@@ -43,7 +45,9 @@ typedef struct {
 	rf_auth_t auth;
 	const char *chassis;	/* NULL: the only outermost one */
 	rf_pick_t pick;
-	const char *source_uri;	/* RF_PICK_URI */
+	const char *source_uri;	/* RF_PICK_URI: URI[,URI...], each a path
+				 * on base or a URL of another service
+				 * (same credentials), summed */
 	uint64_t timeout_ns;	/* longest request */
 	uint64_t max_power_mw;	/* readings above are dropped */
 } rf_meter_conf_t;
@@ -67,5 +71,10 @@ const char *rf_meter_source(const rf_meter_t *m);
 
 /* The transport, for tests (requests and logins made). */
 const rf_http_t *rf_meter_http(const rf_meter_t *m);
+
+/* Requests and logins made, over every service of the meter (base's and
+ * those a source list names by URL), for tests and the bench. */
+unsigned long rf_meter_requests(const rf_meter_t *m);
+unsigned long rf_meter_logins(const rf_meter_t *m);
 
 #endif

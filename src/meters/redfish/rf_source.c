@@ -471,47 +471,251 @@ static int _find_power(rf_disc_t *d, rf_source_t *src)
 	return 0;
 }
 
-/* EnergyBMCRedfishSource=URI: what that one resource gives. */
-static int _from_uri(rf_disc_t *d, const char *uri, rf_source_t *src)
+/* ------------------------------------------------------ named resources */
+
+#define RF_EXPAND_ONE	"?$expand=.($levels=1)"
+
+/* Length of a URL's service part ("https://pdu2:443"), 0 for a path. */
+static size_t _service_len(const char *uri)
+{
+	const char *p = strstr(uri, "://");
+
+	if (!p)
+		return 0;
+	p = strchr(p + 3, '/');
+	return p ? (size_t) (p - uri) : strlen(uri);
+}
+
+const char *rf_uri_path(const char *uri)
+{
+	return uri + _service_len(uri);
+}
+
+/* The batch GET that would read uri: its collection with $expand, on its
+ * service ("" when uri has no parent). */
+static void _batch_uri(const char *uri, char *out, size_t len)
+{
+	const char *slash = strrchr(rf_uri_path(uri), '/');
+
+	if (!slash || slash == rf_uri_path(uri)) {
+		out[0] = '\0';
+		return;
+	}
+	snprintf(out, len, "%.*s" RF_EXPAND_ONE, (int) (slash - uri), uri);
+}
+
+int rf_source_batch_of(const rf_source_t *s, const char *uri)
+{
+	char q[RF_URI_MAX + 24];
+	size_t i;
+
+	if (!s->n_batches)
+		return -1;
+	_batch_uri(uri, q, sizeof(q));
+	for (i = 0; i < s->n_batches; i++)
+		if (!strcmp(s->batches[i].uri, q))
+			return (int) i;
+	return -1;
+}
+
+json_object *rf_batch_member(json_object *coll, const char *uri)
+{
+	const char *path = rf_uri_path(uri), *id;
+	size_t i, n = rf_json_count(coll, "Members");
+	char p[32];
+
+	for (i = 0; i < n; i++) {
+		json_object *m;
+
+		snprintf(p, sizeof(p), "Members/%zu", i);
+		m = rf_json_at(coll, p);
+		if (!m || !json_object_is_type(m, json_type_object))
+			continue;
+		id = rf_json_string(m, "@odata.id");
+		if (id && !strcmp(id, path) && json_object_object_length(m) > 1)
+			return m;
+	}
+	return NULL;
+}
+
+/* Split EnergyBMCRedfishSource's list at commas: the count, or 0 with a
+ * message (too many, an empty or a too long item). */
+static size_t _split_uris(rf_disc_t *d, const char *list,
+			  char items[][RF_URI_MAX])
+{
+	size_t n = 0, len;
+	const char *p = list, *comma;
+
+	for (;;) {
+		comma = strchr(p, ',');
+		len = comma ? (size_t) (comma - p) : strlen(p);
+		if (!len || len >= RF_URI_MAX || n == RF_MAX_PROBES) {
+			snprintf(d->msg, d->msg_len,
+				 "%s: at most %d resource URIs of up to %d characters, separated by commas (EnergyBMCRedfishSource)",
+				 list, RF_MAX_PROBES, RF_URI_MAX - 1);
+			return 0;
+		}
+		memcpy(items[n], p, len);
+		items[n++][len] = '\0';
+		if (!comma)
+			return n;
+		p = comma + 1;
+	}
+}
+
+/*
+ * The named resources that are members of one collection of one service
+ * (two outlets of a PDU), read through one GET of the collection with
+ * $expand where the service expands it: docs[i] filled for those, the
+ * batch kept in src.  A service that refuses the query (or does not
+ * expand) leaves them to be fetched one by one.
+ */
+static int _batch_docs(rf_disc_t *d, char items[][RF_URI_MAX], size_t n,
+		       json_object *docs[], rf_source_t *src)
+{
+	char q[RF_URI_MAX + 24], qi[RF_URI_MAX + 24];
+	json_object *coll;
+	size_t i, j, k;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		size_t members = 0;
+
+		_batch_uri(items[i], q, sizeof(q));
+		if (docs[i] || !q[0] || rf_source_batch_of(src, items[i]) >= 0)
+			continue;
+		for (j = i; j < n; j++) {
+			_batch_uri(items[j], qi, sizeof(qi));
+			members += !strcmp(q, qi);
+		}
+		if (members < 2)
+			continue;
+		rc = d->f->fetch(d->f->arg, q, &coll, d->msg, d->msg_len);
+		if (rc == -EACCES || rc == -EPROTO || rc == -ETIMEDOUT ||
+		    rc == -ECONNREFUSED || rc == -EIO)
+			return rc;
+		d->msg[0] = '\0';
+		if (rc)
+			continue;	/* refused: one by one */
+		for (k = j = i; j < n; j++) {
+			_batch_uri(items[j], qi, sizeof(qi));
+			if (strcmp(q, qi))
+				continue;
+			if (!rf_batch_member(coll, items[j]))
+				break;
+			k++;
+		}
+		if (j == n) {	/* every one expanded: the batch holds */
+			for (j = i; j < n; j++) {
+				_batch_uri(items[j], qi, sizeof(qi));
+				if (!strcmp(q, qi))
+					docs[j] = json_object_get(
+						rf_batch_member(coll, items[j]));
+			}
+			snprintf(src->batches[src->n_batches].uri,
+				 sizeof(src->batches[0].uri), "%s", q);
+			src->batches[src->n_batches++].n = k - i;
+		}
+		json_object_put(coll);
+	}
+	return 0;
+}
+
+/* What one named resource gives: an energy and a power series of one
+ * probe each (what: "EnergykWh", "Sensor Power", ...). */
+static void _one_resource(json_object *doc, const char *uri,
+			  rf_series_t *e, bool *has_e, rf_series_t *p,
+			  bool *has_p)
 {
 	static const char *const e_whats[] = { "EnergyJoules", "EnergykWh" };
 	static const char *const p_whats[] = {
 		"PowerWatts", "InputPowerWatts", "PowerControl PowerConsumedWatts",
 	};
-	json_object *doc = NULL;
 	const char *rt;
 	size_t i;
-	int rc;
 
-	if ((rc = d->f->fetch(d->f->arg, uri, &doc, d->msg, d->msg_len)))
-		return rc;
-	snprintf(src->chassis, RF_URI_MAX, "%s", uri);
+	*has_e = *has_p = false;
 	if ((rt = rf_json_string(doc, "ReadingType"))) {
 		for (i = 0; i < 4; i++)
 			if (!strcmp(rt, _sensor_types[i].path))
 				break;
 		if (i < 4 && _sensor_types[i].q == RF_Q_WATTS) {
-			_series_one(&src->power, "Sensor Power", RF_Q_WATTS,
-				    uri, "");
-			src->has_power = true;
+			_series_one(p, "Sensor Power", RF_Q_WATTS, uri, "");
+			*has_p = true;
 		} else if (i < 4) {
-			_series_one(&src->energy, "Sensor energy",
-				    _sensor_types[i].q, uri, "");
-			src->has_energy = true;
+			_series_one(e, "Sensor energy", _sensor_types[i].q,
+				    uri, "");
+			*has_e = true;
 		}
-	} else {
-		src->has_energy = _doc_series(doc, uri, _energy_fields, 2,
-					      e_whats, &src->energy);
-		src->has_power = _doc_series(doc, uri, _power_fields, 3,
-					     p_whats, &src->power);
+		return;
 	}
-	json_object_put(doc);
-	if (src->has_energy || src->has_power)
-		return 0;
-	snprintf(d->msg, d->msg_len,
-		 "%s: no energy or power reading in it (EnergyBMCRedfishSource)",
-		 uri);
-	return -ENOENT;
+	*has_e = _doc_series(doc, uri, _energy_fields, 2, e_whats, e);
+	*has_p = _doc_series(doc, uri, _power_fields, 3, p_whats, p);
+}
+
+/* Add probe one (a series of one) to sum; false if its quantity or
+ * field differs from the sum's. */
+static bool _sum_into(rf_series_t *sum, const rf_series_t *one, bool first)
+{
+	if (first) {
+		*sum = *one;
+		return true;
+	}
+	if (one->q != sum->q || strcmp(one->what, sum->what))
+		return false;
+	sum->probes[sum->n++] = one->probes[0];
+	return true;
+}
+
+/*
+ * EnergyBMCRedfishSource=URI[,URI...]: what those resources give, summed
+ * (a node's outlets on one or two PDUs).  Energy is a counter only when
+ * every resource has the same one; power likewise.
+ */
+static int _from_uris(rf_disc_t *d, const char *list, rf_source_t *src)
+{
+	char items[RF_MAX_PROBES][RF_URI_MAX];
+	json_object *docs[RF_MAX_PROBES] = { NULL };
+	bool all_e = true, all_p = true;
+	size_t i, n = _split_uris(d, list, items);
+	int rc = n ? 0 : -EINVAL;
+
+	if (!rc && n > 1)
+		rc = _batch_docs(d, items, n, docs, src);
+	for (i = 0; !rc && i < n; i++)
+		if (!docs[i])
+			rc = d->f->fetch(d->f->arg, items[i], &docs[i], d->msg,
+					 d->msg_len);
+	for (i = 0; !rc && i < n; i++) {
+		rf_series_t e, p;
+		bool has_e, has_p;
+
+		_one_resource(docs[i], items[i], &e, &has_e, &p, &has_p);
+		all_e = all_e && has_e && _sum_into(&src->energy, &e, !i);
+		all_p = all_p && has_p && _sum_into(&src->power, &p, !i);
+		if (!has_e && !has_p) {
+			snprintf(d->msg, d->msg_len,
+				 "%s: no energy or power reading in it (EnergyBMCRedfishSource)",
+				 items[i]);
+			rc = -ENOENT;
+		}
+		_append(src->chassis, sizeof(src->chassis), ", ", items[i]);
+	}
+	for (i = 0; i < n; i++)
+		json_object_put(docs[i]);
+	if (rc)
+		return rc;
+	src->has_energy = all_e;
+	src->has_power = all_p;
+	if (!all_e && !all_p) {
+		snprintf(d->msg, d->msg_len,
+			 "%s: the resources have no reading in common to sum (EnergyBMCRedfishSource)",
+			 list);
+		return -ENOENT;
+	}
+	if (n > 1 && !all_e)
+		_note(src, "no energy counter on every resource: power only");
+	return 0;
 }
 
 static void _disc_free(rf_disc_t *d)
@@ -570,7 +774,7 @@ int rf_discover(const rf_fetcher_t *f, const char *chassis_sel,
 	memset(out, 0, sizeof(*out));
 	msg[0] = '\0';
 	if (pick == RF_PICK_URI)
-		rc = _from_uri(&d, uri, out);
+		rc = _from_uris(&d, uri, out);
 	else
 		rc = _discover(&d, chassis_sel, pick, out);
 	_disc_free(&d);
@@ -583,16 +787,24 @@ void rf_source_describe(const rf_source_t *s, char *buf, size_t len)
 {
 	int n = 0;
 
+	bool psus = s->has_energy &&
+		    !strcmp(s->energy.what, "PowerSupplies EnergykWh");
+	size_t i;
+
 	if (s->has_energy)
 		n = snprintf(buf, len, "%s (counter%s%s)", s->energy.what,
 			     s->energy.n > 1 ? ", summed over " : "",
-			     s->energy.n > 1 ? "the supplies" : "");
+			     s->energy.n < 2 ? "" : psus ? "the supplies" :
+			     "the resources");
 	if (s->has_power && n >= 0 && (size_t) n < len)
 		n += snprintf(buf + n, len - n, "%s%s%s", n ? " + " : "",
 			      s->power.what,
 			      s->has_energy ? "" : " (power, integrated)");
 	if (n >= 0 && (size_t) n < len)
-		snprintf(buf + n, len - n, " at %s", s->chassis);
+		n += snprintf(buf + n, len - n, " at %s", s->chassis);
+	for (i = 0; i < s->n_batches && n >= 0 && (size_t) n < len; i++)
+		n += snprintf(buf + n, len - n, "; %zu of them in one GET of %s",
+			      s->batches[i].n, s->batches[i].uri);
 }
 
 static size_t _add_uri(const char *uris[], size_t n, size_t max,
@@ -659,9 +871,11 @@ int rf_series_read(const rf_series_t *s, const char *const uris[],
 			out->decimals = rf_json_decimals(text);
 		snprintf(sub, sizeof(sub), "%s%sSensorResetTime", p->path,
 			 p->path[0] ? "/" : "");
-		if (!out->reset_time[0] && (rt = rf_json_string(doc, sub)))
-			snprintf(out->reset_time, sizeof(out->reset_time),
-				 "%s", rt);
+		/* every probe's: a reset of one of two summed outlets is a
+		 * reset of the sum */
+		if ((rt = rf_json_string(doc, sub)))
+			_append(out->reset_time, sizeof(out->reset_time), " ",
+				rt);
 	}
 	return 0;
 }
@@ -684,6 +898,7 @@ int rf_counter_raw(rf_quantity_t q, double value, unsigned decimals,
 	spec->width_bits = 64;
 	spec->mj_per_unit = mj / pow(10.0, decimals);
 	spec->significand_bits = 0;
+	spec->registers = 0;	/* one counter */
 	return 0;
 }
 

@@ -46,6 +46,8 @@
 #define RF_MAX_PROBES		8	/* power supplies summed */
 #define RF_MAX_MEMBERS		128	/* sensors looked at, one by one */
 #define RF_RESET_TIME_MAX	40	/* an ISO 8601 date-time, with room */
+/* The reset times of a summed series, one per probe, joined by spaces */
+#define RF_RESET_TIMES_MAX	(RF_RESET_TIME_MAX * RF_MAX_PROBES)
 
 /* Decimals kept: a step of at least 1 J, 1 Wh, 1 Wh (kWh to 3 decimals).
  * Finer digits are not trusted as a step: a BMC printing a binary float
@@ -83,8 +85,21 @@ typedef enum {
 	RF_PICK_AUTO = 0,	/* best first, as above */
 	RF_PICK_ENERGY,		/* an energy counter, or fail */
 	RF_PICK_POWER,		/* power only, even with a counter */
-	RF_PICK_URI,		/* the resource named (and nothing else) */
+	RF_PICK_URI,		/* the resources named (and nothing else) */
 } rf_pick_t;
+
+/*
+ * Several resources named (RF_PICK_URI with a list: a node's two PDU
+ * outlets) that are members of one collection of one service are read in
+ * one GET of that collection with $expand=.($levels=1), when discovery
+ * found that the service expands it (public-pdu declares ExpandQuery):
+ * one request a period for every outlet a PDU feeds on this host, not one
+ * per outlet.
+ */
+typedef struct {
+	char uri[RF_URI_MAX + 24];	/* the collection, with its query */
+	size_t n;			/* members read through it */
+} rf_batch_t;
 
 typedef struct {
 	char chassis[RF_URI_MAX];	/* the chassis chosen */
@@ -93,6 +108,8 @@ typedef struct {
 	bool has_power;
 	rf_series_t power;
 	char notes[256];		/* what was passed over, and why */
+	rf_batch_t batches[RF_MAX_PROBES];
+	size_t n_batches;
 } rf_source_t;
 
 /*
@@ -111,8 +128,11 @@ typedef struct {
 /*
  * Choose the source: chassis_sel is NULL (the service's only outermost
  * chassis), a chassis Id or a URI; pick and uri (for RF_PICK_URI: a
- * Sensor, an EnvironmentMetrics, a PowerSupplyMetrics or a Power
- * resource) as EnergyBMCRedfishSource.  Returns 0; -ENOENT when the
+ * Sensor, an EnvironmentMetrics, a PowerSupplyMetrics, a Power resource
+ * or an Outlet; or a comma-separated list of up to RF_MAX_PROBES of them,
+ * summed: each a path on the service, or a URL "https://pdu2/redfish/..."
+ * on another service, which the fetcher is given as written) as
+ * EnergyBMCRedfishSource.  Returns 0; -ENOENT when the
  * chassis has none of the sources asked for ("the chassis ... has no
  * ..."); -EINVAL when the chassis is ambiguous; or the fetch's -errno.
  * msg names the URI at fault.
@@ -134,8 +154,8 @@ size_t rf_source_uris(const rf_source_t *s, const char *uris[],
 typedef struct {
 	double value;		/* summed, in the series' quantity */
 	unsigned decimals;	/* finest written by any probe */
-	char reset_time[RF_RESET_TIME_MAX]; /* SensorResetTime of the
-					 * first probe that has one ("") */
+	char reset_time[RF_RESET_TIMES_MAX]; /* every probe's
+					 * SensorResetTime, joined ("") */
 } rf_value_t;
 
 /*
@@ -161,6 +181,18 @@ int rf_counter_raw(rf_quantity_t q, double value, unsigned decimals,
  */
 bool rf_counter_restarted(double prev, const char *prev_reset_time,
 			  double cur, const char *cur_reset_time);
+
+/* The batch (index in s->batches) that reads uri, or -1: GET it alone. */
+int rf_source_batch_of(const rf_source_t *s, const char *uri);
+
+/* The member of an expanded collection (a batch's answer) whose
+ * @odata.id is uri's path, if it came expanded (not a bare link); NULL
+ * otherwise.  Borrowed from coll. */
+json_object *rf_batch_member(json_object *coll, const char *uri);
+
+/* The path of a member's URI in its batch's answer ("/redfish/v1/..."
+ * of "https://pdu2/redfish/v1/..."). */
+const char *rf_uri_path(const char *uri);
 
 /* Names for logs: "EnergyJoules", "W", ... */
 const char *rf_quantity_name(rf_quantity_t q);
