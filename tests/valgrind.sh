@@ -39,6 +39,8 @@ test_bmc_dcmi
 test_rrd_series
 test_cpufreq_model
 test_cpufreq_policy
+test_powercap_core
+test_powercap_knob
 "
 helgrind_tests="
 test_sampler

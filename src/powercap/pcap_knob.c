@@ -1,0 +1,278 @@
+/*
+ * pcap_knob.c - the knobs' common part: the spec "name[:key=value...]",
+ * the table of knobs, the split of a node's cap, and the sysfs-style file
+ * helpers the knobs share (pcap_knob_priv.h).
+ */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pcap_knob.h"
+#include "pcap_knob_priv.h"
+
+/* Named so that a configuration naming them fails clearly instead of
+ * leaving a node uncapped that the admin believes capped. */
+static const char *const _not_built[] = { "nvml", "dcmi", "redfish" };
+
+static const pcap_knob_ops_t *const _knobs[] = {
+	&pcap_knob_rapl_ops,
+	&pcap_knob_cpufreq_ops,
+};
+
+/* ---------------------------------------------------- private functions */
+
+static const pcap_knob_ops_t *_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(_knobs) / sizeof(_knobs[0]); i++)
+		if (!strcmp(_knobs[i]->name, name))
+			return _knobs[i];
+	return NULL;
+}
+
+static bool _known_key(const char *keys, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *p = keys; (p = strstr(p, key)); p += n)
+		if ((p == keys || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return true;
+	return false;
+}
+
+static int _unknown(const char *name, char *err, size_t err_len)
+{
+	for (size_t i = 0; i < sizeof(_not_built) / sizeof(_not_built[0]);
+	     i++)
+		if (!strcmp(_not_built[i], name)) {
+			snprintf(err, err_len,
+				 "knob '%s' is not available yet (built: "
+				 "rapl, cpufreq)", name);
+			return -ENOTSUP;
+		}
+	snprintf(err, err_len, "unknown knob '%s' (known: rapl, cpufreq, "
+		 "nvml, dcmi, redfish)", name);
+	return -EINVAL;
+}
+
+/* "name:k=v:k=v" into k; 0 or -EINVAL with err naming the spec. */
+static int _parse_spec(pcap_knob_t *k, char *err, size_t err_len)
+{
+	char *save = NULL, *tok, *copy = strdup(k->spec);
+	int rv = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	tok = strtok_r(copy, ":", &save);
+	if (!tok || !(k->ops = _find(tok))) {
+		rv = _unknown(tok ? tok : "", err, err_len);
+		goto out;
+	}
+	while ((tok = strtok_r(NULL, ":", &save))) {
+		char *eq = strchr(tok, '=');
+
+		if (!eq || eq == tok || !eq[1]) {
+			snprintf(err, err_len, "knob '%s': option '%s' is not "
+				 "key=value", k->spec, tok);
+			rv = -EINVAL;
+			goto out;
+		}
+		*eq = '\0';
+		if (!_known_key(k->ops->keys, tok)) {
+			snprintf(err, err_len, "knob '%s': unknown option "
+				 "'%s' (known: %s)", k->spec, tok,
+				 k->ops->keys);
+			rv = -EINVAL;
+			goto out;
+		}
+		if (k->n_opts == PCAP_KNOB_MAX_OPTS) {
+			snprintf(err, err_len, "knob '%s': more than %d "
+				 "options", k->spec, PCAP_KNOB_MAX_OPTS);
+			rv = -EINVAL;
+			goto out;
+		}
+		k->opt_key[k->n_opts] = strdup(tok);
+		k->opt_val[k->n_opts++] = strdup(eq + 1);
+	}
+out:
+	free(copy);
+	return rv;
+}
+
+/* ----------------------------------------------------- public functions */
+
+const char *pcap_knob_opt(const pcap_knob_t *k, const char *key)
+{
+	for (size_t i = 0; i < k->n_opts; i++)
+		if (!strcmp(k->opt_key[i], key))
+			return k->opt_val[i];
+	return NULL;
+}
+
+pcap_knob_t *pcap_knob_open(const char *spec, char *err, size_t err_len)
+{
+	pcap_knob_t *k = calloc(1, sizeof(*k));
+
+	if (!k || !(k->spec = strdup(spec))) {
+		snprintf(err, err_len, "knob '%s': out of memory", spec);
+		free(k);
+		return NULL;
+	}
+	if (_parse_spec(k, err, err_len) || k->ops->open(k, err, err_len)) {
+		pcap_knob_close(k);
+		return NULL;
+	}
+	return k;
+}
+
+void pcap_knob_close(pcap_knob_t *k)
+{
+	if (!k)
+		return;
+	for (size_t i = 0; i < k->n_opts; i++) {
+		free(k->opt_key[i]);
+		free(k->opt_val[i]);
+	}
+	for (size_t i = 0; i < k->n_zones; i++)
+		free(k->zone[i].path);
+	free(k->root);
+	free(k->spec);
+	free(k);
+}
+
+int pcap_knob_apply(pcap_knob_t *k, uint32_t cap_mw, char *err,
+		    size_t err_len)
+{
+	if (cap_mw < k->min_mw)
+		cap_mw = k->min_mw;
+	if (cap_mw > k->max_mw)
+		cap_mw = k->max_mw;
+	return k->ops->apply(k, cap_mw, err, err_len);
+}
+
+int pcap_knob_read(pcap_knob_t *k, uint32_t *cap_mw, char *err,
+		   size_t err_len)
+{
+	return k->ops->read(k, cap_mw, err, err_len);
+}
+
+int pcap_knob_restore(pcap_knob_t *k, char *err, size_t err_len)
+{
+	return k->ops->restore(k, err, err_len);
+}
+
+uint32_t pcap_split(uint32_t node_floor_mw, uint32_t node_max_mw,
+		    uint32_t node_cap_mw, uint32_t kmin_mw, uint32_t kmax_mw)
+{
+	double f;
+
+	if (node_max_mw <= node_floor_mw || node_cap_mw >= node_max_mw)
+		return kmax_mw;
+	if (node_cap_mw <= node_floor_mw)
+		return kmin_mw;
+	f = (double)(node_cap_mw - node_floor_mw) /
+	    (node_max_mw - node_floor_mw);
+	return kmin_mw + (uint32_t)(f * (kmax_mw - kmin_mw));
+}
+
+/* ------------------------------------------- shared with the knobs' files */
+
+double pcap_fraction(const pcap_knob_t *k, uint32_t cap_mw)
+{
+	if (k->max_mw <= k->min_mw || cap_mw >= k->max_mw)
+		return 1.0;
+	if (cap_mw <= k->min_mw)
+		return 0.0;
+	return (double)(cap_mw - k->min_mw) / (k->max_mw - k->min_mw);
+}
+
+int pcap_read_u64(const pcap_knob_t *k, const char *path, uint64_t *out,
+		  char *err, size_t err_len)
+{
+	char buf[64], *end;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(err, err_len, "%s: cannot read %s: %s",
+			 k->ops->name, path, strerror(e));
+		return -e;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0) {
+		snprintf(err, err_len, "%s: %s is empty", k->ops->name, path);
+		return -EIO;
+	}
+	buf[n] = '\0';
+	errno = 0;
+	*out = strtoull(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n')) {
+		buf[strcspn(buf, "\n")] = '\0';
+		snprintf(err, err_len, "%s: %s holds '%s', not a number",
+			 k->ops->name, path, buf);
+		return -EIO;
+	}
+	return 0;
+}
+
+int pcap_write_u64(const pcap_knob_t *k, const char *path, uint64_t v,
+		   char *err, size_t err_len)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", v);
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	int e = 0;
+
+	if (fd < 0)
+		e = errno;
+	else if (write(fd, buf, len) != len)
+		e = errno ? errno : EIO;
+	if (fd >= 0 && close(fd) && !e)
+		e = errno;
+	if (e) {
+		snprintf(err, err_len, "%s: cannot write %" PRIu64 " to %s: "
+			 "%s", k->ops->name, v, path, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+bool pcap_close_enough(uint64_t want, uint64_t got, uint64_t unit_per_w)
+{
+	uint64_t d = want > got ? want - got : got - want;
+
+	return d <= unit_per_w || d * 100 <= want;
+}
+
+int pcap_opt_u32(const pcap_knob_t *k, const char *key, uint32_t dflt,
+		 uint32_t lo, uint32_t hi, uint32_t *out, char *err,
+		 size_t err_len)
+{
+	const char *v = pcap_knob_opt(k, key);
+	char *end;
+	unsigned long long x;
+
+	if (!v) {
+		*out = dflt;
+		return 0;
+	}
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (errno || *end || end == v || v[0] == '-' || x < lo || x > hi) {
+		snprintf(err, err_len, "knob '%s': %s=%s is not a whole "
+			 "number in %u..%u", k->spec, key, v, lo, hi);
+		return -EINVAL;
+	}
+	*out = (uint32_t)x;
+	return 0;
+}

@@ -1,0 +1,105 @@
+/*
+ * pcap_knob.h - the per-node knobs that enforce a node's power cap, behind
+ * one small interface (issue #45; the model is meter.h's open/read/close).
+ *
+ * A node's agent holds the knobs its configuration names
+ * (PowerCapKnobs=rapl:dram=yes,nvml,cpufreq:min_w=120:max_w=350), each
+ * opened over a root that tests point at fake trees:
+ *
+ *   rapl     Linux powercap sysfs (root /sys/class/powercap): every
+ *            intel-rapl:N package zone, and with dram=yes every DRAM
+ *            subzone, through its "long_term" constraint's
+ *            constraint_K_power_limit_uw (RAPL PL1).  A zone's range is
+ *            [min_pct % of its max, its max], its max being
+ *            constraint_K_max_power_uw (max_w= where the file is absent
+ *            or 0, as it often is for DRAM); its default, restored, is
+ *            its max.
+ *   cpufreq  the fallback for a node with no power knob (root
+ *            /sys/devices/system/cpu): scaling_max_freq of every cpuN with
+ *            a cpufreq/ directory, a cap mapped linearly from the power
+ *            range [min_w, max_w] (both required: no power model here) to
+ *            [cpuinfo_min_freq, cpuinfo_max_freq]; default: the maximum.
+ *   nvml, dcmi, redfish  (named and refused as not built yet: the
+ *            daemon's configuration fails with a clear error rather than
+ *            run a node uncapped that the admin thinks capped).
+ *
+ * A knob's cap is in its own range [min_mw, max_mw] (filled by open); the
+ * node's cap is split over its knobs linearly (pcap_split: at the node's
+ * floor every knob is at its min, at the node's max every knob at its
+ * max), which keeps every knob's share monotone in the node's cap.
+ *
+ * Every call returns 0 or a negative errno with err naming the knob, the
+ * file and the value: "rapl: cannot write 120000000 to
+ * /sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw: Permission
+ * denied".  apply() writes and reads back (the kernel rounds to the
+ * hardware's unit): a read-back further than 1 % or 1 W from what was
+ * written is -EIO.  A knob never writes outside its range.
+ */
+#ifndef SE_PCAP_KNOB_H
+#define SE_PCAP_KNOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct pcap_knob pcap_knob_t;
+
+typedef struct {
+	const char *name;
+	const char *keys;	/* its options, space-separated */
+	int (*open)(pcap_knob_t *k, char *err, size_t err_len);
+	int (*apply)(pcap_knob_t *k, uint32_t cap_mw, char *err,
+		     size_t err_len);
+	int (*read)(pcap_knob_t *k, uint32_t *cap_mw, char *err,
+		    size_t err_len);
+	int (*restore)(pcap_knob_t *k, char *err, size_t err_len);
+} pcap_knob_ops_t;
+
+#define PCAP_KNOB_MAX_OPTS	8
+#define PCAP_KNOB_MAX_ZONES	64
+
+/* One zone a knob writes (a RAPL zone, a CPU's cpufreq directory). */
+typedef struct {
+	char *path;		/* the file written */
+	uint32_t lo, hi;	/* its range: rapl mW, cpufreq kHz */
+} pcap_zone_t;
+
+struct pcap_knob {
+	const pcap_knob_ops_t *ops;
+	char *spec;		/* as configured, for messages */
+	char *root;
+	/* options name=value, as configured (parsed by the knob's open) */
+	size_t n_opts;
+	char *opt_key[PCAP_KNOB_MAX_OPTS], *opt_val[PCAP_KNOB_MAX_OPTS];
+	/* filled by open */
+	uint32_t min_mw, max_mw;
+	size_t n_zones;
+	pcap_zone_t zone[PCAP_KNOB_MAX_ZONES];
+};
+
+/*
+ * Parse one knob's spec "name[:key=value...]" and open it.  Unknown names,
+ * unknown or malformed options and missing files are errors naming the
+ * spec (the configuration key is the caller's: PowerCapKnobs).  Returns a
+ * knob or NULL with err set.
+ */
+pcap_knob_t *pcap_knob_open(const char *spec, char *err, size_t err_len);
+
+/* Close and free (NULL is fine).  Does not restore: the caller decides. */
+void pcap_knob_close(pcap_knob_t *k);
+
+int pcap_knob_apply(pcap_knob_t *k, uint32_t cap_mw, char *err,
+		    size_t err_len);
+int pcap_knob_read(pcap_knob_t *k, uint32_t *cap_mw, char *err,
+		   size_t err_len);
+int pcap_knob_restore(pcap_knob_t *k, char *err, size_t err_len);
+
+/* The cap of a knob whose range is [kmin, kmax] for a node cap in
+ * [floor, max] (see the top); node caps outside are clamped. */
+uint32_t pcap_split(uint32_t node_floor_mw, uint32_t node_max_mw,
+		    uint32_t node_cap_mw, uint32_t kmin_mw, uint32_t kmax_mw);
+
+/* The option's value, or NULL. */
+const char *pcap_knob_opt(const pcap_knob_t *k, const char *key);
+
+#endif /* SE_PCAP_KNOB_H */

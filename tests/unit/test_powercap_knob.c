@@ -1,0 +1,326 @@
+/*
+ * test_powercap_knob.c - the per-node power-cap knobs (src/powercap/
+ * pcap_knob*.c) on fake trees: a powercap sysfs with two packages and their
+ * DRAM subzones, a cpu/ tree with cpufreq; apply, read back, restore; the
+ * errors named (unknown and not-built knobs, bad options, no zone, a file
+ * the kernel refuses to write, a read-back that differs); the split of a
+ * node's cap over its knobs.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pcap_knob.h"
+#include "tmp_file.h"
+
+static char _dir[256];
+
+static void _mkdirf(const char *sub)
+{
+	char path[1024];
+
+	snprintf(path, sizeof(path), "%s/%s", _dir, sub);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+}
+
+static void _put(const char *zone, const char *file, const char *text)
+{
+	char path[1024];
+
+	snprintf(path, sizeof(path), "%s/%s/%s", _dir, zone, file);
+	tmp_file_write(path, text);
+}
+
+static unsigned long long _get(const char *zone, const char *file)
+{
+	char path[1024], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", _dir, zone, file);
+	f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "%s", path);
+	ck_assert(fgets(buf, sizeof(buf), f) != NULL);
+	fclose(f);
+	return strtoull(buf, NULL, 10);
+}
+
+static void _rapl_zone(const char *zone, const char *name, const char *max)
+{
+	_mkdirf(zone);
+	_put(zone, "name", name);
+	_put(zone, "constraint_0_name", "long_term\n");
+	_put(zone, "constraint_1_name", "short_term\n");
+	_put(zone, "constraint_0_max_power_uw", max);
+	_put(zone, "constraint_0_power_limit_uw", "150000000\n");
+	_put(zone, "constraint_1_power_limit_uw", "180000000\n");
+}
+
+/* Two 150 W packages, each with a DRAM subzone whose max is 0 (as sysfs
+ * often says), and a psys zone the knob must ignore. */
+static void _rapl_tree(void)
+{
+	snprintf(_dir, sizeof(_dir), "/tmp/test_pcap_rapl.XXXXXX");
+	ck_assert(mkdtemp(_dir) != NULL);
+	_rapl_zone("intel-rapl:0", "package-0\n", "150000000\n");
+	_rapl_zone("intel-rapl:0:0", "dram\n", "0\n");
+	_rapl_zone("intel-rapl:1", "package-1\n", "150000000\n");
+	_rapl_zone("intel-rapl:1:0", "dram\n", "0\n");
+	_mkdirf("intel-rapl-mmio:0");
+}
+
+static void _cpu_tree(void)
+{
+	snprintf(_dir, sizeof(_dir), "/tmp/test_pcap_cpu.XXXXXX");
+	ck_assert(mkdtemp(_dir) != NULL);
+	for (int c = 0; c < 4; c++) {
+		char cpu[32];
+
+		snprintf(cpu, sizeof(cpu), "cpu%d", c);
+		_mkdirf(cpu);
+		strcat(cpu, "/cpufreq");
+		_mkdirf(cpu);
+		_put(cpu, "cpuinfo_min_freq", "800000\n");
+		_put(cpu, "cpuinfo_max_freq", "3000000\n");
+		_put(cpu, "scaling_max_freq", "3000000\n");
+	}
+	_mkdirf("cpu4");	/* offline: no cpufreq/ */
+	_mkdirf("cpuidle");
+}
+
+static void _rm_tree(void)
+{
+	char cmd[300];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", _dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* "knob:root=DIR" followed by more options */
+static pcap_knob_t *_open(const char *knob, const char *more, char *err,
+			  size_t err_len)
+{
+	char spec[512];
+
+	snprintf(spec, sizeof(spec), "%s:root=%s%s", knob, _dir, more);
+	return pcap_knob_open(spec, err, err_len);
+}
+
+START_TEST(test_rapl_apply_read_restore)
+{
+	char err[512] = "";
+	pcap_knob_t *k;
+	uint32_t cap;
+
+	_rapl_tree();
+	k = _open("rapl", "", err, sizeof(err));
+	ck_assert_msg(k != NULL, "%s", err);
+	ck_assert_uint_eq(k->n_zones, 2);
+	ck_assert_uint_eq(k->min_mw, 150000);	/* 2 x 50 % of 150 W */
+	ck_assert_uint_eq(k->max_mw, 300000);
+	ck_assert_int_eq(pcap_knob_apply(k, 225000, err, sizeof(err)), 0);
+	ck_assert_uint_eq(_get("intel-rapl:0", "constraint_0_power_limit_uw"),
+			  112500000);
+	ck_assert_uint_eq(_get("intel-rapl:1", "constraint_0_power_limit_uw"),
+			  112500000);
+	/* the short-term limit is not ours */
+	ck_assert_uint_eq(_get("intel-rapl:0", "constraint_1_power_limit_uw"),
+			  180000000);
+	ck_assert_int_eq(pcap_knob_read(k, &cap, err, sizeof(err)), 0);
+	ck_assert_uint_eq(cap, 225000);
+	/* below the range: its min, never less */
+	ck_assert_int_eq(pcap_knob_apply(k, 1000, err, sizeof(err)), 0);
+	ck_assert_uint_eq(_get("intel-rapl:0", "constraint_0_power_limit_uw"),
+			  75000000);
+	ck_assert_int_eq(pcap_knob_restore(k, err, sizeof(err)), 0);
+	ck_assert_int_eq(pcap_knob_read(k, &cap, err, sizeof(err)), 0);
+	ck_assert_uint_eq(cap, 300000);
+	pcap_knob_close(k);
+	_rm_tree();
+}
+END_TEST
+
+START_TEST(test_rapl_dram)
+{
+	char err[512] = "";
+	pcap_knob_t *k;
+
+	_rapl_tree();
+	k = _open("rapl", ":dram=yes", err, sizeof(err));
+	ck_assert(k == NULL);
+	ck_assert_msg(strstr(err, "intel-rapl:0:0/constraint_0_max_power_uw "
+			     "absent or 0: give the zone's maximum as "
+			     "rapl:dram_max_w=W"), "%s", err);
+	k = _open("rapl", ":dram=yes:dram_max_w=40:min_pct=25", err,
+		  sizeof(err));
+	ck_assert_msg(k != NULL, "%s", err);
+	ck_assert_uint_eq(k->n_zones, 4);
+	ck_assert_uint_eq(k->max_mw, 380000);
+	ck_assert_uint_eq(k->min_mw, 95000);
+	/* half-way: every zone half-way through its own range */
+	ck_assert_int_eq(pcap_knob_apply(k, 237500, err, sizeof(err)), 0);
+	ck_assert_uint_eq(_get("intel-rapl:0:0",
+			       "constraint_0_power_limit_uw"), 25000000);
+	ck_assert_uint_eq(_get("intel-rapl:1", "constraint_0_power_limit_uw"),
+			  93750000);
+	pcap_knob_close(k);
+	_rm_tree();
+}
+END_TEST
+
+START_TEST(test_rapl_errors_named)
+{
+	char err[512] = "", path[1024];
+	pcap_knob_t *k;
+
+	_rapl_tree();
+	/* a file the kernel will not let even root write: a read-only sysfs
+	 * attribute (kernfs refuses the open with EACCES) */
+	snprintf(path, sizeof(path),
+		 "%s/intel-rapl:1/constraint_0_power_limit_uw", _dir);
+	ck_assert_int_eq(unlink(path), 0);
+	if (access("/sys/devices/system/cpu/online", R_OK) == 0 &&
+	    geteuid() == 0)
+		ck_assert_int_eq(symlink("/sys/devices/system/cpu/online",
+					 path), 0);
+	else
+		tmp_file_write_mode(path, "150000000\n", 0444);
+	k = _open("rapl", "", err, sizeof(err));
+	ck_assert_msg(k != NULL, "%s", err);
+	ck_assert_int_eq(pcap_knob_apply(k, 200000, err, sizeof(err)),
+			 -EACCES);
+	ck_assert_msg(strstr(err, "rapl: cannot write 100000000 to ") &&
+		      strstr(err, "intel-rapl:1/constraint_0_power_limit_uw: "
+			     "Permission denied"), "%s", err);
+	pcap_knob_close(k);
+
+	/* a limit that does not read back as written */
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(symlink("/dev/null", path), 0);
+	k = _open("rapl", "", err, sizeof(err));
+	ck_assert_int_eq(pcap_knob_apply(k, 200000, err, sizeof(err)), -EIO);
+	ck_assert_msg(strstr(err, "constraint_0_power_limit_uw is empty"),
+		      "%s", err);
+	pcap_knob_close(k);
+	_rm_tree();
+
+	/* no package zone */
+	snprintf(_dir, sizeof(_dir), "/tmp/test_pcap_empty.XXXXXX");
+	ck_assert(mkdtemp(_dir) != NULL);
+	ck_assert(_open("rapl", "", err, sizeof(err)) == NULL);
+	ck_assert_msg(strstr(err, "rapl: no intel-rapl:N package zone under "
+			     "/tmp/test_pcap_empty."), "%s", err);
+	_rm_tree();
+	ck_assert(_open("rapl", "", err, sizeof(err)) == NULL);
+	ck_assert_msg(strstr(err, "No such file or directory"), "%s", err);
+}
+END_TEST
+
+START_TEST(test_spec_errors_named)
+{
+	char err[512] = "";
+
+	ck_assert(pcap_knob_open("rapel", err, sizeof(err)) == NULL);
+	ck_assert_str_eq(err, "unknown knob 'rapel' (known: rapl, cpufreq, "
+			 "nvml, dcmi, redfish)");
+	ck_assert(pcap_knob_open("nvml", err, sizeof(err)) == NULL);
+	ck_assert_str_eq(err, "knob 'nvml' is not available yet (built: rapl, "
+			 "cpufreq)");
+	ck_assert(pcap_knob_open("rapl:roots=/x", err, sizeof(err)) == NULL);
+	ck_assert_str_eq(err, "knob 'rapl:roots=/x': unknown option 'roots' "
+			 "(known: root dram min_pct max_w dram_max_w)");
+	ck_assert(pcap_knob_open("rapl:dram", err, sizeof(err)) == NULL);
+	ck_assert_str_eq(err, "knob 'rapl:dram': option 'dram' is not "
+			 "key=value");
+	ck_assert(pcap_knob_open("rapl:min_pct=0", err, sizeof(err)) == NULL);
+	ck_assert_str_eq(err, "knob 'rapl:min_pct=0': min_pct=0 is not a "
+			 "whole number in 1..100");
+	ck_assert(pcap_knob_open("rapl:dram=maybe", err, sizeof(err)) == NULL);
+	ck_assert_str_eq(err, "knob 'rapl:dram=maybe': dram=maybe is not yes "
+			 "or no");
+	ck_assert(pcap_knob_open("cpufreq:min_w=300:max_w=100", err,
+				 sizeof(err)) == NULL);
+	ck_assert_msg(strstr(err, "needs min_w=W and max_w=W with max_w > "
+			     "min_w"), "%s", err);
+}
+END_TEST
+
+START_TEST(test_cpufreq_ceiling)
+{
+	char err[512] = "";
+	pcap_knob_t *k;
+	uint32_t cap;
+
+	_cpu_tree();
+	k = _open("cpufreq", ":min_w=100:max_w=300", err, sizeof(err));
+	ck_assert_msg(k != NULL, "%s", err);
+	ck_assert_uint_eq(k->n_zones, 4);
+	ck_assert_int_eq(pcap_knob_apply(k, 200000, err, sizeof(err)), 0);
+	for (int c = 0; c < 4; c++) {
+		char cpu[32];
+
+		snprintf(cpu, sizeof(cpu), "cpu%d/cpufreq", c);
+		ck_assert_uint_eq(_get(cpu, "scaling_max_freq"), 1900000);
+	}
+	ck_assert_int_eq(pcap_knob_read(k, &cap, err, sizeof(err)), 0);
+	ck_assert_uint_eq(cap, 200000);
+	ck_assert_int_eq(pcap_knob_apply(k, 400000, err, sizeof(err)), 0);
+	ck_assert_uint_eq(_get("cpu0/cpufreq", "scaling_max_freq"), 3000000);
+	ck_assert_int_eq(pcap_knob_apply(k, 50000, err, sizeof(err)), 0);
+	ck_assert_uint_eq(_get("cpu3/cpufreq", "scaling_max_freq"), 800000);
+	ck_assert_int_eq(pcap_knob_restore(k, err, sizeof(err)), 0);
+	ck_assert_uint_eq(_get("cpu2/cpufreq", "scaling_max_freq"), 3000000);
+	pcap_knob_close(k);
+
+	/* a CPU whose range makes no sense */
+	_put("cpu2/cpufreq", "cpuinfo_max_freq", "700000\n");
+	ck_assert(_open("cpufreq", ":min_w=100:max_w=300", err,
+			sizeof(err)) == NULL);
+	ck_assert_msg(strstr(err, "cpu2/cpufreq: cpuinfo_min_freq 800000 and "
+			     "cpuinfo_max_freq 700000 are not a range"),
+		      "%s", err);
+	_rm_tree();
+}
+END_TEST
+
+START_TEST(test_split)
+{
+	/* node 100..500 W, knob 40..240 W */
+	ck_assert_uint_eq(pcap_split(100000, 500000, 300000, 40000, 240000),
+			  140000);
+	ck_assert_uint_eq(pcap_split(100000, 500000, 100000, 40000, 240000),
+			  40000);
+	ck_assert_uint_eq(pcap_split(100000, 500000, 50000, 40000, 240000),
+			  40000);
+	ck_assert_uint_eq(pcap_split(100000, 500000, 500000, 40000, 240000),
+			  240000);
+	ck_assert_uint_eq(pcap_split(100000, 500000, 900000, 40000, 240000),
+			  240000);
+	ck_assert_uint_eq(pcap_split(100000, 500000, 200000, 40000, 240000),
+			  90000);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("powercap_knob");
+	TCase *tc = tcase_create("knob");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_rapl_apply_read_restore);
+	tcase_add_test(tc, test_rapl_dram);
+	tcase_add_test(tc, test_rapl_errors_named);
+	tcase_add_test(tc, test_spec_errors_named);
+	tcase_add_test(tc, test_cpufreq_ceiling);
+	tcase_add_test(tc, test_split);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
