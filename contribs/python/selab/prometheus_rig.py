@@ -1,6 +1,8 @@
 """A real Prometheus (Debian's package) for the tests: started on loopback
 with a generated configuration, its storage in a temporary directory,
-stopped by its PID; and the HTTP API's queries.
+stopped by its PID; and the HTTP API's queries.  Also the exporters it
+scrapes: one slurm-energy-exporter per node of the test cluster, in the
+node's network namespace (``Exporters``).
 
     with PrometheusRig(["10.199.0.11:9945", ...], interval="1s") as prom:
         prom.wait_scraped(len(targets))
@@ -28,6 +30,11 @@ import urllib.parse
 import urllib.request
 
 PROMETHEUS = os.environ.get("SE_PROMETHEUS", "/usr/bin/prometheus")
+PROMTOOL = os.path.join(os.path.dirname(PROMETHEUS), "promtool")
+# contribs/cluster/cluster's names (SE_CLUSTER_* as there)
+NET = os.environ.get("SE_CLUSTER_NET", "10.199.0")
+NS_PREFIX = os.environ.get("SE_CLUSTER_NS_PREFIX", "se-")
+EXPORTER_PORT = 9945        # the exporter's default port
 
 
 def free_port(host="127.0.0.1"):
@@ -218,3 +225,122 @@ class PrometheusRig:
                 raise PrometheusError("targets not up in %ss: %s"
                                       % (timeout, health))
             time.sleep(0.2)
+
+
+# ---------------------------------------------------------------- exporters
+def node_addr(node):
+    """NodeAddr of nodeN (contribs/cluster/cluster's node_addr)."""
+    return "%s.%d" % (NET, 10 + int(node[len("node"):]))
+
+
+def exporter_target(node, port=EXPORTER_PORT):
+    return "%s:%d" % (node_addr(node), port)
+
+
+def exporter_path():
+    """The staged slurm-energy-exporter (SE_BIN_DIR/../sbin)."""
+    from .meters import bin_dir
+    return os.path.join(os.path.dirname(bin_dir()), "sbin",
+                        "slurm-energy-exporter")
+
+
+class Exporters:
+    """One slurm-energy-exporter per node of *cluster*, each in its node's
+    network namespace (nsenter --net, as slurmd runs) listening on the
+    node's address, so Prometheus on the host reaches it over the bridge.
+    nsenter execs the exporter: the PIDs we keep are the exporters'."""
+
+    def __init__(self, cluster, nodes, workdir, exporter=None,
+                 extra_args=()):
+        self.c, self.nodes, self.workdir = cluster, list(nodes), workdir
+        self.exporter = exporter or exporter_path()
+        self.extra_args = list(extra_args)
+        self.procs = {}
+
+    def argv(self, node):
+        return ["nsenter", "--net=/run/netns/%s%s" % (NS_PREFIX, node), "--",
+                self.exporter, "--node=" + node,
+                "--spool-dir=" + os.path.join(self.c.state, "nodes", node,
+                                              "spool"),
+                "--web.listen-address=" + exporter_target(node),
+                "--web.allow-insecure-listen", *self.extra_args]
+
+    def _log_path(self, node):
+        return os.path.join(self.workdir, "exporter-%s.log" % node)
+
+    def start(self, timeout=20):
+        if not os.access(self.exporter, os.X_OK):
+            raise PrometheusError("%s not built" % self.exporter)
+        for node in self.nodes:
+            self.procs[node] = subprocess.Popen(
+                self.argv(node), env=self.c.env,
+                stdout=open(self._log_path(node), "ab"),
+                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        for node in self.nodes:
+            while self.text(node, check=False) is None:
+                if time.monotonic() > deadline:
+                    raise PrometheusError("exporter on %s not answering in "
+                                          "%ss: %s" % (node, timeout,
+                                                       self.log(node)))
+                time.sleep(0.1)
+        return self
+
+    def text(self, node, openmetrics=False, check=True):
+        """One exposition of node's exporter; None when it does not answer
+        (yet) and check is False."""
+        proc = self.procs[node]
+        if proc.poll() is not None:
+            raise PrometheusError("exporter on %s exited (%s): %s"
+                                  % (node, proc.returncode, self.log(node)))
+        req = urllib.request.Request("http://%s/metrics"
+                                     % exporter_target(node))
+        if openmetrics:
+            req.add_header("Accept",
+                           "application/openmetrics-text; version=1.0.0")
+        try:
+            with urllib.request.urlopen(req, timeout=5) as r:
+                return r.read().decode()
+        except OSError:
+            if check:
+                raise
+            return None
+
+    def rss_kib(self, node):
+        """VmRSS of node's exporter (KiB)."""
+        with open("/proc/%d/status" % self.procs[node].pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return None
+
+    def cpu_s(self, node):
+        """CPU seconds (user + system) node's exporter has used."""
+        with open("/proc/%d/stat" % self.procs[node].pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def log(self, node):
+        try:
+            with open(self._log_path(node), errors="replace") as f:
+                return f.read()[-2000:]
+        except OSError:
+            return ""
+
+    def stop(self, timeout=10):
+        """SIGTERM to each exporter's own PID, SIGKILL after timeout."""
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
