@@ -56,6 +56,14 @@ python3-matplotlib
 python3-hypothesis
 python3-venv
 "
+# slurm-energy-exporter (issue #43): HTTP and TLS (libmicrohttpd over GnuTLS),
+# Prometheus' web configuration (libyaml), bcrypt (libxcrypt's crypt(3)).
+PKGS="$PKGS
+libmicrohttpd-dev
+libyaml-dev
+libgnutls28-dev
+libcrypt-dev
+"
 # Prometheus: its promtool checks contribs/prometheus in make check (also in
 # a release's root, where make check runs), and the integration tests start
 # Prometheus itself on loopback (tests/integration/test_prometheus.py),
