@@ -193,7 +193,17 @@ static bool _spec_same(const counter_spec_t *a, const counter_spec_t *b)
 {
 	return a->width_bits == b->width_bits &&
 	       a->mj_per_unit == b->mj_per_unit &&
-	       a->significand_bits == b->significand_bits;
+	       a->significand_bits == b->significand_bits &&
+	       a->registers == b->registers;
+}
+
+/* The counter's step at raw, in units: its register's, times the
+ * registers it sums (counter_spec_t.registers). */
+static uint64_t _step(const counter_spec_t *spec, uint64_t raw)
+{
+	uint64_t n = spec->registers > 1 ? spec->registers : 1;
+
+	return counter_resolution(raw, spec->significand_bits) * n;
 }
 
 /* Mark an interval longer than gap_ns; returns the flag to set. */
@@ -285,7 +295,7 @@ static void _counter_rebase(energy_acc_t *acc, acc_entry_t *ent,
 	acc->base_raw = raw;
 	acc->seg_start = ent->e;
 	acc->seg_units = 0;
-	acc->seg_base_step = counter_resolution(raw, spec->significand_bits);
+	acc->seg_base_step = _step(spec, raw);
 	acc->last_step = acc->seg_base_step;
 	acc->held = false;
 }
@@ -294,11 +304,9 @@ static void _counter_rebase(energy_acc_t *acc, acc_entry_t *ent,
 static uint64_t _max_delta(const energy_acc_t *acc, uint64_t raw,
 			   uint64_t dt_ns)
 {
-	unsigned sig = acc->spec.significand_bits;
-
 	return counter_max_delta(acc->spec.mj_per_unit, acc->cfg.max_power_mw,
-				 dt_ns, counter_resolution(acc->base_raw, sig),
-				 counter_resolution(raw, sig));
+				 dt_ns, _step(&acc->spec, acc->base_raw),
+				 _step(&acc->spec, raw));
 }
 
 static void _note_anomaly(energy_acc_t *acc, uint32_t kind, uint64_t raw,
@@ -323,7 +331,6 @@ static void _note_anomaly(energy_acc_t *acc, uint32_t kind, uint64_t raw,
 static bool _follows_held(const energy_acc_t *acc, uint64_t t_ns,
 			  uint64_t raw)
 {
-	unsigned sig = acc->spec.significand_bits;
 	uint64_t max_delta, delta;
 
 	if (!acc->held || t_ns <= acc->held_t_ns)
@@ -331,8 +338,8 @@ static bool _follows_held(const energy_acc_t *acc, uint64_t t_ns,
 	max_delta = counter_max_delta(acc->spec.mj_per_unit,
 				      acc->cfg.max_power_mw,
 				      t_ns - acc->held_t_ns,
-				      counter_resolution(acc->held_raw, sig),
-				      counter_resolution(raw, sig));
+				      _step(&acc->spec, acc->held_raw),
+				      _step(&acc->spec, raw));
 	return counter_step(acc->held_raw, raw, acc->spec.width_bits,
 			    max_delta, &delta) != COUNTER_RESET;
 }
@@ -416,7 +423,7 @@ static void _counter_advance(energy_acc_t *acc, acc_entry_t *ent,
 
 	acc->seg_units += delta;
 	acc->base_raw = raw;
-	acc->last_step = counter_resolution(raw, acc->spec.significand_bits);
+	acc->last_step = _step(&acc->spec, raw);
 	acc->held = false;
 
 	counted = acc->seg_start;

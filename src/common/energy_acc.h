@@ -55,6 +55,10 @@ typedef struct {
 	unsigned significand_bits; /* 0: an integer register, a unit is its
 				 * step; N: a float register in fixed point,
 				 * its step its ulp (counter_resolution) */
+	unsigned registers;	/* 0 or 1: one register; N > 1: the counter
+				 * is the sum of N registers (a node on
+				 * several PDU outlets), each truncating by
+				 * its own step: the sum's step is N steps */
 } counter_spec_t;
 
 /* The last counter reading refused or not counted, for the log. */

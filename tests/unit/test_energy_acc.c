@@ -175,7 +175,7 @@ START_TEST(test_clock_step_rejected)
 	ck_assert_int_eq(energy_acc_add_power(acc, S(10), W(900)), -EINVAL);
 	ck_assert_int_eq(energy_acc_add_power(acc, S(5), W(900)), -EINVAL);
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(9), 5,
-		&(counter_spec_t) { 32, 1.0, 0 }, -1), -EINVAL);
+		&(counter_spec_t) { 32, 1.0, 0, 0 }, -1), -EINVAL);
 	ck_assert_uint_eq(energy_acc_count(acc), 1);
 	/* the refused samples left no trace */
 	ck_assert_int_eq(energy_acc_add_power(acc, S(20), W(100)), 0);
@@ -199,7 +199,7 @@ START_TEST(test_absurd_power_rejected)
 	ck_assert_int_eq(energy_acc_add_power(acc, S(1), W(5000.001)),
 			 -ERANGE);
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(1), 0,
-		&(counter_spec_t) { 32, 1.0, 0 }, W(6000)), -ERANGE);
+		&(counter_spec_t) { 32, 1.0, 0, 0 }, W(6000)), -ERANGE);
 	ck_assert_uint_eq(energy_acc_count(acc), 0);
 	ck_assert_int_eq(energy_acc_add_power(acc, S(1), W(5000)), 0);
 	energy_acc_destroy(acc);
@@ -225,7 +225,7 @@ START_TEST(test_gap_flagged)
 }
 END_TEST
 
-static const counter_spec_t joule16 = { 16, 1000.0, 0 };	/* 1 J per unit */
+static const counter_spec_t joule16 = { 16, 1000.0, 0, 0 };	/* 1 J per unit */
 
 START_TEST(test_counter_wrap16)
 {
@@ -250,7 +250,7 @@ END_TEST
 
 START_TEST(test_counter_wrap32_given_power)
 {
-	counter_spec_t spec = { 32, 1.0, 0 };	/* 1 mJ per unit */
+	counter_spec_t spec = { 32, 1.0, 0, 0 };	/* 1 mJ per unit */
 	energy_acc_t *acc = _acc(16, 0, W(1000), 0);
 	energy_sample_t last;
 
@@ -462,7 +462,7 @@ END_TEST
 
 START_TEST(test_counter64_backwards_is_reset)
 {
-	counter_spec_t spec = { 64, 1.0, 0 };
+	counter_spec_t spec = { 64, 1.0, 0, 0 };
 	energy_acc_t *acc = _acc(16, 0, 0, 0);
 	energy_sample_t last;
 
@@ -502,7 +502,7 @@ END_TEST
 
 START_TEST(test_no_rounding_drift)
 {
-	counter_spec_t micro = { 32, 0.001, 0 };	/* 1 uJ per unit */
+	counter_spec_t micro = { 32, 0.001, 0, 0 };	/* 1 uJ per unit */
 	energy_acc_t *c = _acc(8, 0, 0, 0);
 	energy_acc_t *p = _acc(8, 0, 0, 0);
 	uint64_t raw = 0, t = S(1);
@@ -529,7 +529,7 @@ END_TEST
 
 START_TEST(test_counter_power_switch)
 {
-	counter_spec_t spec = { 32, 1000.0, 0 };
+	counter_spec_t spec = { 32, 1000.0, 0, 0 };
 	energy_acc_t *acc = _acc(16, 0, 0, 0);
 
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(1), 100, &spec,
@@ -547,7 +547,7 @@ START_TEST(test_counter_power_switch)
 						W(100)), 0);
 	ck_assert_uint_eq(_at(acc, S(41)), 4000000);
 	ck_assert_int_eq(energy_acc_add_counter(acc, S(42), 4100,
-		&(counter_spec_t) { 32, 0.0, 0 }, -1), -EINVAL);
+		&(counter_spec_t) { 32, 0.0, 0, 0 }, -1), -EINVAL);
 	energy_acc_destroy(acc);
 }
 END_TEST

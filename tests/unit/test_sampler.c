@@ -107,7 +107,7 @@ static int _fake_generate(fake_t *f, meter_reading_t *out, uint64_t now)
 		out->has_counter = true;
 		out->counter_raw = (uint64_t) floor(_fake_mj(f, now) /
 						    f->spec_mj);
-		out->counter_spec = (counter_spec_t) { 64, f->spec_mj, 0 };
+		out->counter_spec = (counter_spec_t) { 64, f->spec_mj, 0, 0 };
 		return 0;
 	}
 	out->has_power = true;
@@ -374,7 +374,7 @@ START_TEST(test_counter_wraps)
 	f.p0_mw = 100000;		/* 2000 units of 1 mJ per 20 ms */
 	f.counter = true;
 	cfg.use_counter = true;
-	cfg.counter = (counter_spec_t) { 16, 1.0, 0 };
+	cfg.counter = (counter_spec_t) { 16, 1.0, 0, 0 };
 	cfg.acc.max_power_mw = 200000;
 	ck_assert_ptr_nonnull(s = sampler_start(&fake_ops, &f, &cfg));
 	/* 65.5 J of range: at 100 W it wraps every 0.66 s */
@@ -409,7 +409,7 @@ START_TEST(test_reading_brings_its_spec)
 	f.p0_mw = 100000;		/* 2 J per 20 ms */
 	f.spec_mj = 1000.0;		/* whole joules */
 	cfg.use_counter = true;
-	cfg.counter = (counter_spec_t) { 64, 1.0, 0 };
+	cfg.counter = (counter_spec_t) { 64, 1.0, 0, 0 };
 	cfg.acc.max_power_mw = 200000;
 	ck_assert_ptr_nonnull(s = sampler_start(&fake_ops, &f, &cfg));
 	WAIT_STATUS(s, st, st.reads_ok >= 30);

@@ -351,7 +351,7 @@ START_TEST(test_counter_jump_among_kicked_reads)
 		f.fail_at = seed % 3 == 0 ? -1 :
 			    seed % 3 == 1 ? f.jump_at - 1 : f.jump_at + 1;
 		cfg.use_counter = true;
-		cfg.counter = (counter_spec_t) { 32, 1.0, 0 };
+		cfg.counter = (counter_spec_t) { 32, 1.0, 0, 0 };
 		cfg.acc.max_power_mw = 2000000;
 		ck_assert_ptr_nonnull(s = sampler_start(&jump_ops, &f, &cfg));
 		while (_jump_reads(&f) < f.jump_at + 12) {

@@ -255,6 +255,7 @@ void modbus_energy_counter_spec(mb_type_t type, double scale_j, double share,
 	 */
 	mb_energy_counter(type, &spec->width_bits, &spec->significand_bits);
 	spec->mj_per_unit = scale_j * share * 1000.0;
+	spec->registers = 0;	/* one register */
 	if (spec->significand_bits)
 		spec->mj_per_unit = ldexp(spec->mj_per_unit,
 					  -MB_FLOAT_COUNTER_FRAC_BITS);
