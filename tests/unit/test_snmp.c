@@ -17,8 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "energy_acc.h"
+#include "snmp_conf.h"
 #include "snmp_meter.h"
 #include "snmp_models.h"
 #include "snmp_transport.h"
@@ -446,6 +449,146 @@ START_TEST(test_oid_parse)
 }
 END_TEST
 
+
+/* ------------------------------------------------------ configuration */
+
+/* Hostlists here: a comma list of names, or "c[1-4]" written out. */
+static int _hl_contains(void *arg, const char *expr, const char *node)
+{
+	char buf[256], *save = NULL, *tok;
+
+	(void) arg;
+	snprintf(buf, sizeof(buf), "%s", expr);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save))
+		if (!strcmp(tok, node))
+			return 1;
+	return 0;
+}
+
+static long _hl_count(void *arg, const char *const *exprs, size_t n)
+{
+	long k = 0;
+
+	(void) arg;
+	for (size_t i = 0; i < n; i++) {
+		k++;
+		for (const char *p = exprs[i]; *p; p++)
+			k += *p == ',';
+	}
+	return k;
+}
+
+static const snmp_hostlist_ops_t hl = { _hl_contains, _hl_count, NULL };
+
+static char *_write(const char *text, mode_t mode)
+{
+	char *path = strdup("/tmp/test_snmp_XXXXXX");
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+	close(fd);
+	chmod(path, mode);
+	return path;
+}
+
+static int _load(snmp_conf_t *c, const char *map, const char *secrets,
+		 mode_t mode, char *err, size_t len)
+{
+	int rc;
+
+	snmp_conf_init(c);
+	c->map_path = _write(map, 0644);
+	c->secrets_path = _write(secrets, mode);
+	rc = snmp_conf_read_files(c, err, len);
+	unlink(c->map_path);
+	unlink(c->secrets_path);
+	return rc;
+}
+
+#define MAP \
+	"PDU=pdua Host=127.0.0.1:1161 Model=apc-rpdu2\n" \
+	"PDU=pdub Host=127.0.0.1:1162 Model=raritan-px Unit=2\n" \
+	"Nodes=n1 Outlets=pdua:1,pdub:1\n" \
+	"Nodes=c1,c2,c3 Outlets=pdua:5\n" \
+	"Nodes=c4 Outlets=pdua:5 Share=0.4\n"
+#define SECRETS \
+	"PDU=pdub User=slurm AuthKey=authpass123 PrivKey=privpass123\n" \
+	"PDU=* Community=public\n"
+
+START_TEST(test_conf_resolve)
+{
+	snmp_conf_t c;
+	snmp_target_t t;
+	char err[512] = "";
+
+	ck_assert_msg(_load(&c, MAP, SECRETS, 0600, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq(snmp_conf_resolve(&c, "n1", &hl, &t, err,
+					   sizeof(err)), 0);
+	ck_assert_uint_eq(t.n_outlets, 2);
+	ck_assert_uint_eq(t.n_pdus, 2);
+	ck_assert_str_eq(t.outlets[0].index, "1");
+	ck_assert_str_eq(t.outlets[1].index, "2.1");	/* Unit=2 */
+	ck_assert_int_eq(t.pdus[0].secret.version, SNMP_V2C);
+	ck_assert_str_eq(t.pdus[0].secret.community, "public");
+	ck_assert_int_eq(t.pdus[1].secret.version, SNMP_V3);
+	ck_assert_int_eq(t.pdus[1].secret.priv, SNMP_PRIV_AES);
+	/* c4 takes 0.4 of outlet 5, c1-c3 0.2 each */
+	ck_assert_int_eq(snmp_conf_resolve(&c, "c2", &hl, &t, err,
+					   sizeof(err)), 0);
+	ck_assert_double_eq_tol(t.outlets[0].share, 0.2, 1e-12);
+	ck_assert_int_eq(snmp_conf_resolve(&c, "c4", &hl, &t, err,
+					   sizeof(err)), 0);
+	ck_assert_double_eq_tol(t.outlets[0].share, 0.4, 1e-12);
+	ck_assert_int_eq(snmp_conf_resolve(&c, "zz", &hl, &t, err,
+					   sizeof(err)), -ENOENT);
+	snmp_conf_free(&c);
+}
+END_TEST
+
+START_TEST(test_conf_errors)
+{
+	snmp_conf_t c;
+	char err[512] = "";
+
+	/* a group-readable secrets file is refused */
+	ck_assert_int_eq(_load(&c, MAP, SECRETS, 0640, err, sizeof(err)),
+			 -EPERM);
+	ck_assert_ptr_nonnull(strstr(err, "EnergySNMPSecrets"));
+	snmp_conf_free(&c);
+	/* a short key: named, its value never written */
+	ck_assert_int_eq(_load(&c, MAP,
+			       "PDU=pdub User=u AuthKey=short7x PrivKey=privpass123\nPDU=* Community=public\n",
+			       0600, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "AuthKey"));
+	ck_assert_ptr_null(strstr(err, "short7x"));
+	snmp_conf_free(&c);
+	/* a typo'd key: named, not its value */
+	ck_assert_int_eq(_load(&c, MAP,
+			       "PDU=pdub User=u AuthKye=topsecret99 PrivKey=privpass123\n",
+			       0600, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(strstr(err, "topsecret99"));
+	snmp_conf_free(&c);
+	/* a word without '=': not shown */
+	ck_assert_int_eq(_load(&c, MAP, "PDU=* Community=x hunter2hunter\n",
+			       0600, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(strstr(err, "hunter2"));
+	snmp_conf_free(&c);
+	/* an outlet on a PDU not defined */
+	ck_assert_int_eq(_load(&c, "PDU=pdua Host=h Model=apc-rpdu2\nNodes=n1 Outlets=pdux:1\n",
+			       SECRETS, 0600, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, ":2: Outlets: PDU pdux is not defined"));
+	snmp_conf_free(&c);
+	/* an unknown model, with the known ones */
+	ck_assert_int_eq(_load(&c, "PDU=pdua Host=h Model=acme\nNodes=n1 Outlets=pdua:1\n",
+			       SECRETS, 0600, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, ":1: Model=acme: unknown model (known: apc-rpdu2"));
+	snmp_conf_free(&c);
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("snmp");
@@ -460,6 +603,8 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_wrap_and_reset);
 	tcase_add_test(tc, test_errors_name_node_and_pdu);
 	tcase_add_test(tc, test_oid_parse);
+	tcase_add_test(tc, test_conf_resolve);
+	tcase_add_test(tc, test_conf_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }

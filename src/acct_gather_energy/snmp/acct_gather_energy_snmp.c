@@ -1,0 +1,119 @@
+/*
+ * acct_gather_energy_snmp.c - acct_gather_energy/snmp: node energy from the
+ * rack PDU outlets that feed it, over SNMP v2c or v3.
+ *
+ * The thin Slurm side: acct_gather.conf keys in and out (snmp_conf.c does
+ * the checking), the map and the secrets read and this node's outlets
+ * resolved with Slurm's hostlist API, and an snmp_meter_t handed to the
+ * shared glue (../common/se_energy*.c), which samples it in slurmd's
+ * sampler thread (one GET per PDU per period, for all the outlets of this
+ * node on it) and computes step energy in slurmstepd.
+ * See acct_gather_energy_snmp(5).
+ */
+#include "config.h"	/* Slurm's: its headers depend on it */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "src/common/slurm_xlator.h"
+#include "slurm_compat_energy.h"
+
+#include "se_energy.h"
+#include "se_time.h"
+#include "snmp_conf.h"
+#include "snmp_dl.h"
+#include "snmp_meter.h"
+
+const char plugin_name[] = "AcctGatherEnergy SNMP plugin (slurm-energy-plugins)";
+const char plugin_type[] = "acct_gather_energy/snmp";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+static snmp_conf_t sconf;
+static char describe[1024];	/* the meter, for se_energy's load line */
+
+/* ------------------------------------------------- hostlist for the map */
+
+static long _hl_count(void *arg, const char *const *exprs, size_t n)
+{
+	se_hostlist_t hl = hostlist_create(NULL);
+	long count;
+
+	(void) arg;
+	if (!hl)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (!hostlist_push(hl, exprs[i])) {
+			hostlist_destroy(hl);
+			return -EINVAL;
+		}
+	}
+	hostlist_uniq(hl);
+	count = hostlist_count(hl);
+	hostlist_destroy(hl);
+	return count;
+}
+
+static const snmp_hostlist_ops_t hostlist_ops = {
+	.contains = se_hostlist_contains,
+	.count = _hl_count,
+};
+
+/* --------------------------------------------------------- the meter */
+
+static void _meter_free(void *dev)
+{
+	snmp_meter_destroy(dev);
+}
+
+/* se_energy_make_meter_fn: this node's meter, in slurmd only. */
+static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
+		       char *err, size_t err_len)
+{
+	snmp_meter_config_t mc;
+	snmp_target_t t;
+	snmp_meter_t *m;
+	int rc, n;
+
+	(void) arg;
+	if ((rc = snmp_conf_read_files(&sconf, err, err_len)) ||
+	    (rc = snmp_conf_resolve(&sconf, node, &hostlist_ops, &t, err,
+				    err_len)))
+		return rc == -ENOENT ? SE_ENERGY_NO_METER : rc;
+	/* libnetsnmp is opened here, in slurmd, and nowhere else */
+	if ((rc = snmp_dl_load(err, err_len)))
+		return -ELIBACC;
+	mc = (snmp_meter_config_t) {
+		.node = node, .pdus = t.pdus, .n_pdus = t.n_pdus,
+		.outlets = t.outlets, .n_outlets = t.n_outlets,
+		.timeout_ns = sconf.timeout_ns,
+	};
+	rc = snmp_meter_create(&mc, &m, err, err_len);
+	memset(&t, 0, sizeof(t));	/* the secrets are the meter's now */
+	if (rc)
+		return rc;
+
+	out->ops = &snmp_meter_ops;
+	out->dev = m;
+	out->dev_free = _meter_free;
+	sampler_config_init(&out->cfg, sconf.period_ns, sconf.timeout_ns);
+	out->cfg.use_counter = snmp_meter_counter_spec(m, &out->cfg.counter);
+	out->cfg.acc.max_power_mw =
+		(uint64_t) (snmp_meter_max_power_w(m) * 1000.0);
+	out->cfg.label = snmp_meter_label(m);
+	snmp_meter_describe(m, describe, sizeof(describe));
+	n = strlen(describe);
+	snprintf(describe + n, sizeof(describe) - n,
+		 ", every %gs, timeout %llums", (double) sconf.period_ns / 1e9,
+		 (unsigned long long) (sconf.timeout_ns / SE_NS_PER_MS));
+	out->describe = describe;
+	return 0;
+}
+
+/* Slurm's entry points are in ../common/se_energy_plugin.c. */
+const se_energy_plugin_t se_energy_plugin = {
+	.meter_name = "snmp",
+	.conf_desc = &snmp_conf_desc,
+	.conf = &sconf,
+	.make_meter = _make_meter,
+};
