@@ -596,6 +596,45 @@ int attrib_share(const attrib_t *a, uint32_t job_id, uint32_t step_id,
 	return rc;
 }
 
+/* Whether step s of a job is listed by attrib_running_steps (see there). */
+static bool _step_running(const attrib_t *a, const at_step_t *s)
+{
+	if (s->end_ns)
+		return !a->started || a->t_ns < s->end_ns;
+	if (s->seen)
+		return true;
+	if (s->ever_seen || s->closed)
+		return false;	/* its cgroup is gone: ended untold */
+	return s->begin_ns != 0;	/* registered, not scanned yet */
+}
+
+size_t attrib_running_steps(const attrib_t *a, attrib_step_row_t *out,
+			    size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->n; i++) {
+		const at_job_t *j = &a->jobs[i];
+
+		for (size_t k = 0; k < j->n; k++) {
+			const at_step_t *s = &j->steps[k];
+
+			if (!_step_running(a, s))
+				continue;
+			if (n < max)
+				out[n] = (attrib_step_row_t) {
+					.job_id = j->job_id,
+					.step_id = s->step_id,
+					.ended = s->end_ns != 0,
+					.share_mj = s->step_id == CG_STEP_EXTERN ?
+						    j->share_mj : s->share_mj,
+				};
+			n++;
+		}
+	}
+	return n;
+}
+
 void attrib_totals(const attrib_t *a, attrib_totals_t *out)
 {
 	memset(out, 0, sizeof(*out));

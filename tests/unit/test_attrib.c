@@ -687,6 +687,54 @@ START_TEST(test_job_over_at_extern_end)
 }
 END_TEST
 
+/* The steps an exporter lists: running ones, and ended ones until the
+ * split passed their end (their share then final); the extern step with
+ * its job's share; a step whose cgroup vanished untold is gone. */
+START_TEST(test_running_steps)
+{
+	attrib_t *a = _new(ATTRIB_IDLE_SHARE, true, 0, 2);
+	attrib_step_row_t r[4];
+	fake_scan_t f;
+
+	attrib_step_begin(a, 1, CG_STEP_EXTERN, 1, 1);	/* 0: unregistered */
+	attrib_step_begin(a, 1, 0, 1, 1);
+	ck_assert_uint_eq(attrib_running_steps(a, r, 4), 2); /* registered */
+	_scan_reset(&f, 0);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 0, 1);
+	_scan_add(&f, 1, CG_STEP_EXTERN, 0, 0);
+	_scan_add(&f, 1, 0, 0, 0);
+	_scan_add(&f, 2, CG_JOB_LEVEL, 0, 1);
+	_scan_add(&f, 2, 0, 0, 0);		/* never registered */
+	attrib_interval(a, 0, 0, &f.s, NULL, 0);
+	_scan_reset(&f, 2 * S);
+	_scan_add(&f, 1, CG_JOB_LEVEL, S, 1);
+	_scan_add(&f, 1, CG_STEP_EXTERN, 0, 0);
+	_scan_add(&f, 1, 0, S, 0);
+	_scan_add(&f, 2, CG_JOB_LEVEL, S, 1);
+	_scan_add(&f, 2, 0, S, 0);
+	attrib_interval(a, S, 2000, &f.s, NULL, 0);
+	ck_assert_uint_eq(attrib_running_steps(a, r, 4), 3);
+	for (unsigned i = 0; i < 3; i++) {
+		ck_assert(!r[i].ended);
+		ck_assert_uint_eq(r[i].share_mj, 1000); /* extern: job 1's */
+	}
+	ck_assert_uint_eq(attrib_running_steps(a, r, 1), 3); /* truncated */
+	/* job 1's step 0 ends at 1.5 s: listed, ended, until the split
+	 * passes 1.5 s; job 2's step vanishes untold at 2 s */
+	attrib_step_end(a, 1, 0, 3 * S / 2);
+	ck_assert_uint_eq(attrib_running_steps(a, r, 4), 3);
+	ck_assert(r[1].job_id == 1 && r[1].step_id == 0 && r[1].ended);
+	_scan_reset(&f, 3 * S);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 2 * S, 1);
+	_scan_add(&f, 1, CG_STEP_EXTERN, S, 0);
+	attrib_interval(a, 2 * S, 4000, &f.s, NULL, 0);
+	ck_assert_uint_eq(attrib_running_steps(a, r, 4), 1);
+	ck_assert(r[0].job_id == 1 && r[0].step_id == CG_STEP_EXTERN);
+	ck_assert_uint_eq(r[0].share_mj, _share(a, 1, CG_STEP_EXTERN));
+	attrib_free(a);
+}
+END_TEST
+
 /* A job whose cgroup vanished between samples keeps its last interval. */
 START_TEST(test_vanished_job)
 {
@@ -1688,6 +1736,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_mid_interval);
 	tcase_add_test(tc, test_new_cgroup_before_registration);
 	tcase_add_test(tc, test_vanished_job);
+	tcase_add_test(tc, test_running_steps);
 	tcase_add_test(tc, test_job_over_at_extern_end);
 	tcase_add_test(tc, test_gpu_and_cpu);
 	tcase_add_test(tc, test_gpu_owner_rules);
