@@ -596,16 +596,29 @@ int attrib_share(const attrib_t *a, uint32_t job_id, uint32_t step_id,
 	return rc;
 }
 
-/* Whether step s of a job is listed by attrib_running_steps (see there). */
+/*
+ * Whether step s is listed by attrib_running_steps: until the split after
+ * its end (a->t0 is the latest interval's start), so that its final share
+ * is listed for one interval; one that vanished untold, for the interval
+ * that gave it its last part.
+ */
 static bool _step_running(const attrib_t *a, const at_step_t *s)
 {
 	if (s->end_ns)
-		return !a->started || a->t_ns < s->end_ns;
-	if (s->seen)
+		return !a->intervals || a->t0 < s->end_ns;
+	if (s->seen || s->was_seen)
 		return true;
 	if (s->ever_seen || s->closed)
 		return false;	/* its cgroup is gone: ended untold */
 	return s->begin_ns != 0;	/* registered, not scanned yet */
+}
+
+/* Whether s's share is final: the split has passed its end. */
+static bool _step_final(const attrib_t *a, const at_step_t *s)
+{
+	if (s->end_ns)
+		return a->intervals && a->t_ns >= s->end_ns;
+	return !s->seen && s->ever_seen;
 }
 
 size_t attrib_running_steps(const attrib_t *a, attrib_step_row_t *out,
@@ -625,7 +638,9 @@ size_t attrib_running_steps(const attrib_t *a, attrib_step_row_t *out,
 				out[n] = (attrib_step_row_t) {
 					.job_id = j->job_id,
 					.step_id = s->step_id,
-					.ended = s->end_ns != 0,
+					.ended = s->end_ns != 0 ||
+						 _step_final(a, s),
+					.final = _step_final(a, s),
 					.share_mj = s->step_id == CG_STEP_EXTERN ?
 						    j->share_mj : s->share_mj,
 				};

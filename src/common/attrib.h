@@ -222,18 +222,19 @@ void attrib_totals(const attrib_t *a, attrib_totals_t *out);
 /* One step on the node and its share so far (attrib_running_steps). */
 typedef struct {
 	uint32_t job_id, step_id;
-	bool ended;		/* registered its end: share_mj becomes final
-				 * once the split passes it */
+	bool ended;		/* registered its end (or its cgroup went) */
+	bool final;		/* ... and the split has passed it: share_mj
+				 * is its figure for good */
 	uint64_t share_mj;	/* as attrib_step_share() (extern: the job's) */
 } attrib_step_row_t;
 
 /*
- * The steps running on the node, and those ended whose share is not final
- * yet (the split has not passed their end): the live figures an exporter
- * serves, each step's series ending once its last value is its final
- * share.  A step is running from its registered begin or its first scan
- * until its registered end or, never registered as ended, its cgroup's
- * vanishing.  Fills out[0..max-1] in the tables' order and returns how
+ * The steps running on the node, and those ended until the split after
+ * their end: the live figures an exporter serves, each step's series
+ * ending one interval after its value became final (so that a scrape
+ * sees the final value).  A step is running from its registered begin or
+ * its first scan until its registered end or, never registered as ended,
+ * its cgroup's vanishing.  Fills out[0..max-1] in the tables' order and returns how
  * many there are in all (more than max: the rest left out).
  */
 size_t attrib_running_steps(const attrib_t *a, attrib_step_row_t *out,

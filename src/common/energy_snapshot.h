@@ -38,9 +38,11 @@
 #define ENERGY_SNAPSHOT_GPU_VALID	0x1	/* read: power, energy hold */
 
 /* step flags */
-#define ENERGY_SNAPSHOT_STEP_ENDED	0x1	/* ended; energy_mj is final
-						 * once the split passed its
-						 * end (then it is dropped) */
+#define ENERGY_SNAPSHOT_STEP_ENDED	0x1	/* ended (attrib.h's
+						 * attrib_running_steps) */
+#define ENERGY_SNAPSHOT_STEP_FINAL	0x2	/* ... and energy_mj is its
+						 * final figure (listed one
+						 * sampler period more) */
 
 typedef struct {
 	uint32_t minor;		/* NVIDIA minor number (/dev/nvidia<minor>) */

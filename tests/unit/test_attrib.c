@@ -719,15 +719,27 @@ START_TEST(test_running_steps)
 		ck_assert_uint_eq(r[i].share_mj, 1000); /* extern: job 1's */
 	}
 	ck_assert_uint_eq(attrib_running_steps(a, r, 1), 3); /* truncated */
-	/* job 1's step 0 ends at 1.5 s: listed, ended, until the split
-	 * passes 1.5 s; job 2's step vanishes untold at 2 s */
+	/* job 1's step 0 ends at 1.5 s: listed, ended, not final ... */
 	attrib_step_end(a, 1, 0, 3 * S / 2);
 	ck_assert_uint_eq(attrib_running_steps(a, r, 4), 3);
-	ck_assert(r[1].job_id == 1 && r[1].step_id == 0 && r[1].ended);
+	ck_assert(r[1].job_id == 1 && r[1].step_id == 0 && r[1].ended &&
+		  !r[1].final);
+	/* ... final after the split passed 1.5 s, listed that interval;
+	 * job 2's step vanished untold at 2 s: its last part, final */
 	_scan_reset(&f, 3 * S);
 	_scan_add(&f, 1, CG_JOB_LEVEL, 2 * S, 1);
 	_scan_add(&f, 1, CG_STEP_EXTERN, S, 0);
 	attrib_interval(a, 2 * S, 4000, &f.s, NULL, 0);
+	ck_assert_uint_eq(attrib_running_steps(a, r, 4), 3);
+	ck_assert(r[1].ended && r[1].final);
+	ck_assert_uint_eq(r[1].share_mj, _share(a, 1, 0));
+	ck_assert(r[2].job_id == 2 && r[2].ended && r[2].final);
+	ck_assert(!r[0].ended);
+	/* the interval after: only the extern step is left */
+	_scan_reset(&f, 4 * S);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 3 * S, 1);
+	_scan_add(&f, 1, CG_STEP_EXTERN, S, 0);
+	attrib_interval(a, 3 * S, 5000, &f.s, NULL, 0);
 	ck_assert_uint_eq(attrib_running_steps(a, r, 4), 1);
 	ck_assert(r[0].job_id == 1 && r[0].step_id == CG_STEP_EXTERN);
 	ck_assert_uint_eq(r[0].share_mj, _share(a, 1, CG_STEP_EXTERN));
