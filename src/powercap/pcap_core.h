@@ -5,7 +5,7 @@
  * Slurm-free, no I/O, no clock: the daemon feeds it and applies its
  * answer; unit tests and bench/powercap drive it alone.
  *
- * Where this sits (design; doc/man/slurm-energy-powercap.8 for admins):
+ * Where this sits (design; doc/design-powercap.md says more):
  *
  *  controller  slurm-energy-powercapd, a daemon of its own beside
  *              slurmctld, not inside slurmctld: ext_sensors (the only
