@@ -378,7 +378,7 @@ def read_energy_register(unit, addr=METER):
     return kwh * 3.6e6, (t0 + t1) / 2
 
 
-def read_figure(c, node):
+def read_total(c, node):
     """slurmd's own node total now (its figure: the sampler's running node
     energy, what it gives Slurm's energy RPC), through the node's energy
     query socket (se-energy-query --fresh: a meter reading kicked, the
@@ -397,18 +397,18 @@ def read_figure(c, node):
         raise RuntimeError("se-energy-query %s: exit %d: %s"
                            % (node, p.returncode, p.stderr.strip()))
     kv = dict(x.split("=", 1) for x in p.stdout.split())
-    return {"j": int(kv["figure_mj"]) / 1e3, "id": int(kv["figure_id"]),
+    return {"j": int(kv["total_mj"]) / 1e3, "id": int(kv["total_id"]),
             "t": int(kv["at_ns"]) / 1e9 + mono_to_wall,
             "sample_t": int(kv["sample_ns"]) / 1e9 + mono_to_wall}
 
 
 def read_books(c):
     """Per node, the meter's energy register and, right after it, slurmd's
-    figure: ({node: (J, wall instant)}, {node: read_figure()})."""
+    figure: ({node: (J, wall instant)}, {node: read_total()})."""
     reg, fig = {}, {}
     for i, node in enumerate(NODES, 1):
         reg[node] = read_energy_register(i)
-        fig[node] = read_figure(c, node)
+        fig[node] = read_total(c, node)
     return reg, fig
 
 

@@ -1,5 +1,5 @@
 /*
- * se-energy-query - slurmd's node energy figure at an instant, read through
+ * se-energy-query - slurmd's node energy total at an instant, read through
  * the node's energy query socket (src/common/energy_query.h), the socket
  * the steps ask.
  *
@@ -8,22 +8,22 @@
  *
  * Prints one line of key=value pairs:
  *
- *   figure_mj=N figure_id=N sample_ns=N power_mw=N at_ns=N
+ *   total_mj=N total_id=N sample_ns=N power_mw=N at_ns=N
  *
- * figure_mj is slurmd's running node energy (what it gives Slurm's energy
+ * total_mj is slurmd's running node energy (what it gives Slurm's energy
  * RPC, in mJ) at at_ns, the CLOCK_MONOTONIC instant slurmd answered (the
- * figure runs on past its newest sample at that sample's power);
- * figure_id the id of its continuity (another id: slurmd restarted and the
- * figure counts from zero again); sample_ns the instant of the newest
+ * total runs on past its newest sample at that sample's power);
+ * total_id the id of its continuity (another id: slurmd restarted and the
+ * total counts from zero again); sample_ns the instant of the newest
  * sample, power_mw its power.  The socket is
  * SPOOL_DIR/slurm-energy-NODE.sock (SlurmdSpoolDir, "%n" in it replaced by
  * NODE; NODE defaults to this host's short name).  Without --fresh the
  * question kicks no meter reading (the newest sample is at most a sampler
  * period old); with it, a reading is kicked and the answer is the first
- * figure whose sample was taken after the call.
+ * total whose sample was taken after the call.
  *
- * Exit 0 when a figure was printed, 1 when slurmd gave none (no server
- * there, refused, no answer in time, or an answer without a figure), 2 on
+ * Exit 0 when a total was printed, 1 when slurmd gave none (no server
+ * there, refused, no answer in time, or an answer without a total), 2 on
  * bad usage.  The wire format is energy_query_wire.h's: this tool is only a
  * client of it.
  */
@@ -105,11 +105,11 @@ static int _ask_known(const char *path, uint64_t timeout_ns,
 }
 
 /*
- * Ask the server at path for its figure.  fresh: kick a reading and wait
+ * Ask the server at path for its total.  fresh: kick a reading and wait
  * (at most the sampler's period and read deadline, plus timeout_ns) for a
- * figure at a sample after the call.  0 with *a filled (a->figure tells
- * whether a figure came) and *at_ns the instant of the answer, or a
- * negative errno of energy_query(); -ETIME when no figure at a sample after
+ * total at a sample after the call.  0 with *a filled (a->total tells
+ * whether a total came) and *at_ns the instant of the answer, or a
+ * negative errno of energy_query(); -ETIME when no total at a sample after
  * the call came in time.
  */
 static int _ask(const char *path, bool fresh, uint64_t timeout_ns,
@@ -126,14 +126,14 @@ static int _ask(const char *path, bool fresh, uint64_t timeout_ns,
 	until = se_mono_ns() + a->period_ns + a->deadline_ns + timeout_ns;
 	do {
 		if (se_mono_ns() >= until)
-			return a->figure ? -ETIME : 0;
-		if (!a->figure || a->figure_sample_ns < t)
+			return a->total ? -ETIME : 0;
+		if (!a->total || a->total_sample_ns < t)
 			se_sleep_ns(FRESH_POLL_NS);
-		/* the figure runs on past its sample: ask once more, so
+		/* the total runs on past its sample: ask once more, so
 		 * that the instant of the answer is known */
 		if ((rc = _ask_known(path, timeout_ns, a, at_ns)))
 			return rc;
-	} while (!a->figure || a->figure_sample_ns < t);
+	} while (!a->total || a->total_sample_ns < t);
 	return 0;
 }
 
@@ -148,7 +148,7 @@ static const char *_hint(int rc)
 	case -ETIMEDOUT:
 		return " (no answer in time)";
 	case -ETIME:
-		return " (--fresh: no figure at a sample taken after the call, within the sampler's period and read deadline)";
+		return " (--fresh: no total at a sample taken after the call, within the sampler's period and read deadline)";
 	default:
 		return "";
 	}
@@ -216,14 +216,14 @@ int main(int argc, char **argv)
 			strerror(-rc), _hint(rc));
 		return 1;
 	}
-	if (!a.figure) {
-		fprintf(stderr, "se-energy-query: %s: slurmd answered without its node figure (EnergyAttribution=share serves none; or no sample yet)\n",
+	if (!a.total) {
+		fprintf(stderr, "se-energy-query: %s: slurmd answered without its node total (EnergyAttribution=share serves none; or no sample yet)\n",
 			sock);
 		return 1;
 	}
-	printf("figure_mj=%" PRIu64 " figure_id=%" PRIu64 " sample_ns=%" PRIu64
+	printf("total_mj=%" PRIu64 " total_id=%" PRIu64 " sample_ns=%" PRIu64
 	       " power_mw=%" PRIu64 " at_ns=%" PRIu64 "\n",
-	       a.figure_mj, a.figure_id, a.figure_sample_ns,
-	       a.figure_power_mw, at_ns);
+	       a.total_mj, a.total_id, a.total_sample_ns,
+	       a.total_power_mw, at_ns);
 	return 0;
 }

@@ -48,8 +48,8 @@ energy_carry_join_t energy_carry_join(const energy_carry_t *carry,
 	return j;
 }
 
-uint64_t energy_carry_figure_mj(uint64_t base_mj, uint64_t skip_mj,
-				uint64_t count_mj)
+uint64_t energy_carry_total_mj(uint64_t base_mj, uint64_t skip_mj,
+			       uint64_t count_mj)
 {
 	return base_mj + (count_mj > skip_mj ? count_mj - skip_mj : 0);
 }

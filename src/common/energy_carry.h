@@ -7,19 +7,19 @@
  * (src/acct_gather_energy/common/) holds the state and calls these.
  *
  *  slurmd     "scontrol reconfigure" reloads the plugin (22.05: fini, load,
- *             conf_set in the same process).  The old sampler's last figure
+ *             conf_set in the same process).  The old sampler's last total
  *             is carried out (energy_carry_window_ns, energy_carry_power_mw);
  *             until the new sampler's first sample it is held
  *             (energy_carry_pending_mj), then the new sampler's count joins
- *             it (energy_carry_join, energy_carry_figure_mj).  Without a
+ *             it (energy_carry_join, energy_carry_total_mj).  Without a
  *             carry (slurmd started) the count before the sampler's start
  *             is no energy of this slurmd's.
- *  slurmstepd a step follows the node figure slurmd answers; a slurmd that
+ *  slurmstepd a step follows the node total slurmd answers; a slurmd that
  *             restarted counts from zero again: the step bridges the gap
  *             (energy_carry_step_j) and, in share mode, keeps the shares of
  *             the slurmd before (energy_carry_share).
  *
- * Units: energy in mJ (slurmd's figure as a step sees it in J, as Slurm's
+ * Units: energy in mJ (slurmd's total as a step sees it in J, as Slurm's
  * acct_gather_energy_t carries it), power in mW (the step's in W), instants
  * in monotonic ns.
  */
@@ -34,7 +34,7 @@
 /*
  * The node's energy as the old sampler left it: its history at its last
  * sample (energy_mj at t_ns), the average power of its last seconds (to
- * bridge the reload's gap with), and the highest figure already answered
+ * bridge the reload's gap with), and the highest total already answered
  * (a floor: extrapolations may have gone past the history, and the node
  * total never goes back).
  */
@@ -68,14 +68,14 @@ energy_carry_join_t energy_carry_join(const energy_carry_t *carry,
 				      uint64_t first_ns, uint64_t start_ns);
 
 /*
- * The node's figure from the sampler's count: base_mj + count_mj - skip_mj,
+ * The node's total from the sampler's count: base_mj + count_mj - skip_mj,
  * never below base_mj (a count below what was skipped adds nothing).
  */
-uint64_t energy_carry_figure_mj(uint64_t base_mj, uint64_t skip_mj,
-				uint64_t count_mj);
+uint64_t energy_carry_total_mj(uint64_t base_mj, uint64_t skip_mj,
+			       uint64_t count_mj);
 
 /*
- * The node's figure at now_ns while a carry waits for the new sampler's
+ * The node's total at now_ns while a carry waits for the new sampler's
  * first sample: E extrapolated at P for at most hold_ns (one missed sample:
  * period + deadline), then held.  Never below E.
  */
@@ -100,12 +100,12 @@ uint64_t energy_carry_power_mw(uint64_t t0_ns, uint64_t e0_mj,
 
 /* ------------------------------------------------------------ slurmstepd */
 
-/* A step's view of slurmd's node figure, as of its last answer. */
+/* A step's view of slurmd's node total, as of its last answer. */
 typedef struct {
 	bool have_base;		/* one answer seen */
 	uint64_t start_ns;	/* the step's start */
 	uint64_t last_ns;	/* when the last answer came */
-	uint64_t last_node_j;	/* its node figure */
+	uint64_t last_node_j;	/* its node total */
 	uint32_t last_watts;	/* its power */
 	int64_t started_s;	/* slurmd's start time in the answers
 				 * (24.11+; 0: not said) */
@@ -114,20 +114,20 @@ typedef struct {
 /* One answer of slurmd. */
 typedef struct {
 	uint64_t t_ns;		/* when it came */
-	uint64_t node_j;	/* the node figure */
+	uint64_t node_j;	/* the node total */
 	uint32_t watts;		/* the node's power */
 	int64_t started_s;	/* slurmd's start time (0: not said) */
-	bool restarted;		/* it says so otherwise (another figure id) */
+	bool restarted;		/* it says so otherwise (another total id) */
 } energy_carry_answer_t;
 
 typedef enum {
 	ENERGY_CARRY_FIRST,	/* the first answer: the time since the step's
 				 * start at the power now */
 	ENERGY_CARRY_ADVANCE,	/* what the node counted since the last one */
-	ENERGY_CARRY_BACKWARDS,	/* the figure went back (slurmd restarted):
+	ENERGY_CARRY_BACKWARDS,	/* the total went back (slurmd restarted):
 				 * the interval bridged */
 	ENERGY_CARRY_RESTARTED,	/* slurmd says it started again (another
-				 * start time or figure id): bridged */
+				 * start time or total id): bridged */
 } energy_carry_how_t;
 
 /*
@@ -145,16 +145,16 @@ uint64_t energy_carry_step_j(const energy_carry_step_t *v,
 typedef struct {
 	bool have;		/* one share answer seen */
 	uint64_t generation;	/* slurmd's server generation in it */
-	uint64_t last_mj;	/* slurmd's figure in it */
+	uint64_t last_mj;	/* slurmd's total in it */
 	uint64_t base_mj;	/* the shares of slurmds before a restart */
 	uint64_t share_mj;	/* base + last, never decreasing */
 } energy_carry_share_t;
 
 /*
  * The share after slurmd answers share_mj from server generation
- * `generation`.  Another generation with a lower figure is a slurmd that
+ * `generation`.  Another generation with a lower total is a slurmd that
  * restarted and counts shares from zero again: what it counted before is
- * kept as a base (*restarted true).  A reload keeps the split: its figure
+ * kept as a base (*restarted true).  A reload keeps the split: its total
  * just continues.
  */
 energy_carry_share_t energy_carry_share(const energy_carry_share_t *s,

@@ -64,44 +64,47 @@ static struct {
 	pthread_mutex_t lock;
 	char path[sizeof(((struct sockaddr_un *) 0)->sun_path)];
 	uint64_t until_ns;
-} eq_old_server = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} old_server_seen = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static bool _server_is_old(const char *path)
 {
 	bool old;
 
-	pthread_mutex_lock(&eq_old_server.lock);
-	old = se_mono_ns() < eq_old_server.until_ns &&
-	      !strcmp(eq_old_server.path, path);
-	pthread_mutex_unlock(&eq_old_server.lock);
+	pthread_mutex_lock(&old_server_seen.lock);
+	old = se_mono_ns() < old_server_seen.until_ns &&
+	      !strcmp(old_server_seen.path, path);
+	pthread_mutex_unlock(&old_server_seen.lock);
 	return old;
 }
 
 static void _remember_old_server(const char *path)
 {
-	pthread_mutex_lock(&eq_old_server.lock);
-	snprintf(eq_old_server.path, sizeof(eq_old_server.path), "%s", path);
-	eq_old_server.until_ns = se_mono_ns() + EQ_OLD_SERVER_REMEMBER_NS;
-	pthread_mutex_unlock(&eq_old_server.lock);
+	pthread_mutex_lock(&old_server_seen.lock);
+	snprintf(old_server_seen.path, sizeof(old_server_seen.path), "%s",
+		 path);
+	old_server_seen.until_ns = se_mono_ns() +
+				   ENERGY_QUERY_OLD_SERVER_REMEMBER_NS;
+	pthread_mutex_unlock(&old_server_seen.lock);
 }
 
 /*
  * The reply to a request of version asked, n bytes in rep: its status, or
  * -EPROTO when it is not one.  A reply comes in the version asked, except
  * an old server's refusal of a newer request, which comes in its own:
- * *old_server tells it (-EPROTO: ask again in EQ_VERSION_OLD).
+ * *old_server tells it (-EPROTO: ask again in ENERGY_QUERY_VERSION_OLD).
  */
 static int _check_reply(const energy_query_wire_rep_t *rep, ssize_t n,
 			unsigned asked, bool *old_server)
 {
 	const energy_query_wire_rep3_t *h = &rep->v3;
-	unsigned v = eq_version_of(h->magic, h->version, h->size,
-				   EQ_MAGIC_REP, n, true);
+	unsigned v = energy_query_version_of(h->magic, h->version, h->size,
+					     ENERGY_QUERY_MAGIC_REP, n, true);
 
 	*old_server = false;
 	if (v == asked)
 		return h->status;
-	if (v == EQ_VERSION_OLD && asked == EQ_VERSION && h->status) {
+	if (v == ENERGY_QUERY_VERSION_OLD && asked == ENERGY_QUERY_VERSION &&
+	    h->status) {
 		*old_server = h->status == -EPROTO;
 		return h->status;
 	}
@@ -115,10 +118,10 @@ static int _check_reply(const energy_query_wire_rep_t *rep, ssize_t n,
 static int _send(const struct sockaddr_un *sa, energy_query_wire_req_t *req,
 		 unsigned asked, int *fdp)
 {
-	size_t size = eq_req_size(asked);
+	size_t size = energy_query_req_size(asked);
 	int fd, rc;
 
-	req->v3.magic = EQ_MAGIC_REQ;
+	req->v3.magic = ENERGY_QUERY_MAGIC_REQ;
 	req->v3.version = asked;
 	req->v3.size = size;
 	/* Non-blocking: a full backlog is -EAGAIN at once, not a wait. */
@@ -152,7 +155,7 @@ static int _receive(int fd, unsigned asked, energy_query_wire_rep_t *rep,
 	int rc;
 
 	*old_server = false;
-	if ((rc = eq_wait_fd(fd, POLLIN, deadline_ns)) <= 0) {
+	if ((rc = energy_query_wait_fd(fd, POLLIN, deadline_ns)) <= 0) {
 		rc = rc ? rc : -ETIMEDOUT;
 		goto out;
 	}
@@ -180,26 +183,26 @@ static void _unpack(const energy_query_wire_rep_t *rep, unsigned version,
 	out->e1_mj = h->e1_mj;
 	out->rc0 = h->rc0;
 	out->rc1 = h->rc1;
-	out->complete0 = h->flags & EQ_COMPLETE0;
-	out->complete1 = h->flags & EQ_COMPLETE1;
-	out->kicked = h->flags & EQ_KICKED;
+	out->complete0 = h->flags & ENERGY_QUERY_COMPLETE0;
+	out->complete1 = h->flags & ENERGY_QUERY_COMPLETE1;
+	out->kicked = h->flags & ENERGY_QUERY_KICKED;
 	out->last_sample_ns = h->last_sample_ns;
 	out->period_ns = h->period_ns;
 	out->deadline_ns = h->deadline_ns;
-	out->share = h->flags & EQ_SHARE;
+	out->share = h->flags & ENERGY_QUERY_SHARE;
 	out->share_rc = h->share_rc;
 	out->share_mj = h->share_mj;
 	out->share_last_ns = h->share_last_ns;
-	out->figure = h->flags & EQ_FIGURE;
-	out->figure_id = h->figure_id;
-	out->figure_mj = h->figure_mj;
-	out->figure_power_mw = h->figure_power_mw;
-	out->figure_sample_ns = h->figure_sample_ns;
+	out->total = h->flags & ENERGY_QUERY_TOTAL;
+	out->total_id = h->total_id;
+	out->total_mj = h->total_mj;
+	out->total_power_mw = h->total_power_mw;
+	out->total_sample_ns = h->total_sample_ns;
 	out->version = version;
-	if (version < EQ_VERSION)
+	if (version < ENERGY_QUERY_VERSION)
 		return;
-	out->gpu.metered = rep->gpu_flags & EQ_GPU_METERED;
-	out->gpu.part = rep->gpu_flags & EQ_GPU_PART;
+	out->gpu.metered = rep->gpu_flags & ENERGY_QUERY_GPU_METERED;
+	out->gpu.part = rep->gpu_flags & ENERGY_QUERY_GPU_PART;
 	out->gpu.count = rep->gpu_count;
 	out->gpu.part_mj = rep->gpu_part_mj;
 	out->gpu.e0_mj = rep->gpu_e0_mj;
@@ -217,14 +220,15 @@ static void _request(energy_query_wire_req_t *req, uint64_t t0_ns,
 	req->v3.flags = flags;
 	if (!step)
 		return;
-	req->v3.flags |= EQ_REQ_STEP | (step->begin ? EQ_REQ_BEGIN : 0) |
-			 (step->end ? EQ_REQ_END : 0);
+	req->v3.flags |= ENERGY_QUERY_REQ_STEP |
+			 (step->begin ? ENERGY_QUERY_REQ_BEGIN : 0) |
+			 (step->end ? ENERGY_QUERY_REQ_END : 0);
 	req->v3.job_id = step->job_id;
 	req->v3.step_id = step->step_id;
 	req->v3.ncpus = step->ncpus;
 	if (!step->gpus_known)
 		return;
-	req->v3.flags |= EQ_REQ_GPUS;
+	req->v3.flags |= ENERGY_QUERY_REQ_GPUS;
 	memcpy(req->step_minors, step->step_minors, sizeof(req->step_minors));
 	memcpy(req->job_minors, step->job_minors, sizeof(req->job_minors));
 }
@@ -232,8 +236,8 @@ static void _request(energy_query_wire_req_t *req, uint64_t t0_ns,
 /* energy_query_ask()'s how on the wire */
 static uint32_t _wire_flags(unsigned how)
 {
-	return (how & ENERGY_QUERY_NO_KICK ? EQ_REQ_NO_KICK : 0) |
-	       (how & ENERGY_QUERY_HOLD ? EQ_REQ_HOLD : 0);
+	return (how & ENERGY_QUERY_NO_KICK ? ENERGY_QUERY_REQ_NO_KICK : 0) |
+	       (how & ENERGY_QUERY_HOLD ? ENERGY_QUERY_REQ_HOLD : 0);
 }
 
 int energy_query_send(const char *path, uint64_t t0_ns, uint64_t t1_ns,
@@ -248,7 +252,7 @@ int energy_query_send(const char *path, uint64_t t0_ns, uint64_t t1_ns,
 	q->fd = -1;
 	if (t0_ns > t1_ns)
 		return -EINVAL;
-	if ((rc = eq_fill_addr(path, &sa)))
+	if ((rc = energy_query_fill_addr(path, &sa)))
 		return rc;
 	snprintf(q->path, sizeof(q->path), "%s", path);
 	q->t0_ns = t0_ns;
@@ -258,15 +262,17 @@ int energy_query_send(const char *path, uint64_t t0_ns, uint64_t t1_ns,
 	if (step)
 		q->step = *step;
 	q->deadline_ns = se_mono_ns() + timeout_ns;
-	q->version = _server_is_old(path) ? EQ_VERSION_OLD : EQ_VERSION;
+	q->version = _server_is_old(path) ? ENERGY_QUERY_VERSION_OLD :
+					     ENERGY_QUERY_VERSION;
 	_request(&req, t0_ns, t1_ns, step, _wire_flags(how));
 	return _send(&sa, &req, q->version, &q->fd);
 }
 
 /*
  * The answer, in the version asked: 4, or 3 to a server known to refuse 4.
- * A refusal by an old server is learnt once per EQ_OLD_SERVER_REMEMBER_NS:
- * it costs a second connection, within the same deadline.
+ * A refusal by an old server is learnt once per
+ * ENERGY_QUERY_OLD_SERVER_REMEMBER_NS: it costs a second connection, within the
+ * same deadline.
  */
 int energy_query_collect(energy_query_asking_t *q, energy_query_answer_t *out)
 {
@@ -348,17 +354,18 @@ int energy_query_step_known(const char *path, uint64_t t0_ns, uint64_t t1_ns,
 
 /* ------------------------------------------------------------ minors */
 
-int energy_query_minors_add(uint64_t set[EQ_MINOR_WORDS], unsigned minor)
+int energy_query_minors_add(uint64_t set[ENERGY_QUERY_MINOR_WORDS],
+			    unsigned minor)
 {
-	if (minor >= EQ_MINORS_MAX)
+	if (minor >= ENERGY_QUERY_MINORS_MAX)
 		return -ERANGE;
 	set[minor / 64] |= (uint64_t) 1 << (minor % 64);
 	return 0;
 }
 
-bool energy_query_minors_has(const uint64_t set[EQ_MINOR_WORDS],
+bool energy_query_minors_has(const uint64_t set[ENERGY_QUERY_MINOR_WORDS],
 			     unsigned minor)
 {
-	return minor < EQ_MINORS_MAX &&
+	return minor < ENERGY_QUERY_MINORS_MAX &&
 	       (set[minor / 64] >> (minor % 64)) & 1;
 }

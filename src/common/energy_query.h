@@ -16,12 +16,12 @@
  *          sampler when an instant asked has no later sample yet, so the
  *          reading after a step's boundary comes at once.  Every socket
  *          operation has a timeout: a client that connects and sends
- *          nothing holds the thread at most EQ_SERVER_IO_TIMEOUT_NS.
+ *          nothing holds the thread at most ENERGY_QUERY_SERVER_IO_TIMEOUT_NS.
  *          A question may ask to be held (ENERGY_QUERY_HOLD): its
  *          connection is kept, without blocking the thread, and answered
  *          the moment a reading makes the answer final, or as it stands
- *          after at most EQ_SERVER_HOLD_MAX_NS (the sampler's period +
- *          deadline, if shorter).  A settling step asks this way: it
+ *          after at most ENERGY_QUERY_SERVER_HOLD_MAX_NS (the sampler's period
+ *          + deadline, if shorter).  A settling step asks this way: it
  *          learns its end's reading as it lands instead of asking again
  *          and again (each time a connection, and a pause on srun's
  *          path).  A server of an older build ignores the request and
@@ -42,8 +42,8 @@
  * too, so that a step and slurmd of different builds keep working across
  * an upgrade: the server answers in the version it was asked in, and a
  * client refused by a version-3 server asks again in 3 (no GPU part), and
- * keeps asking in 3 at that socket for EQ_OLD_SERVER_REMEMBER_NS.  The
- * hold is a request flag, not a version: a server that predates it
+ * keeps asking in 3 at that socket for ENERGY_QUERY_OLD_SERVER_REMEMBER_NS.
+ * The hold is a request flag, not a version: a server that predates it
  * answers at once, and the client asks again as it did before holds.
  */
 #ifndef SE_ENERGY_QUERY_H
@@ -57,19 +57,19 @@
 #include "se_time.h"
 
 /* How long the server waits for one client's request or reply. */
-#define EQ_SERVER_IO_TIMEOUT_NS	(100 * SE_NS_PER_MS)
+#define ENERGY_QUERY_SERVER_IO_TIMEOUT_NS	(100 * SE_NS_PER_MS)
 
 /* The longest a held question waits for its reading; a client asking
  * with ENERGY_QUERY_HOLD gives a timeout longer than this. */
-#define EQ_SERVER_HOLD_MAX_NS	(150 * SE_NS_PER_MS)
+#define ENERGY_QUERY_SERVER_HOLD_MAX_NS	(150 * SE_NS_PER_MS)
 
 /* How long a client keeps asking a socket whose server refused version 4
  * in version 3, before it tries 4 again (slurmd upgraded meanwhile). */
-#define EQ_OLD_SERVER_REMEMBER_NS	(60 * SE_NS_PER_SEC)
+#define ENERGY_QUERY_OLD_SERVER_REMEMBER_NS	(60 * SE_NS_PER_SEC)
 
-/* A set of GPU minor numbers 0..EQ_MINORS_MAX - 1, one bit each. */
-#define EQ_MINORS_MAX	256
-#define EQ_MINOR_WORDS	(EQ_MINORS_MAX / 64)
+/* A set of GPU minor numbers 0..ENERGY_QUERY_MINORS_MAX - 1, one bit each. */
+#define ENERGY_QUERY_MINORS_MAX	256
+#define ENERGY_QUERY_MINOR_WORDS	(ENERGY_QUERY_MINORS_MAX / 64)
 
 typedef struct energy_query_server energy_query_server_t;
 
@@ -110,13 +110,13 @@ typedef struct {
 	uint64_t share_mj;	/* the step's share so far */
 	uint64_t share_last_ns;	/* end of the last interval split (monotonic):
 				 * final for a step ended before it */
-	/* a server with a figure hook (slurmd: its node total) */
-	bool figure;		/* the fields below are an answer */
-	uint64_t figure_id;	/* the figure's continuity: another id, the
-				 * figure counts again from zero */
-	uint64_t figure_mj;	/* the node total now */
-	uint64_t figure_power_mw; /* power at the newest sample */
-	uint64_t figure_sample_ns; /* newest sample (monotonic), 0: none */
+	/* a server with a total hook (slurmd: its node total) */
+	bool total;		/* the fields below are an answer */
+	uint64_t total_id;	/* the total's continuity: another id, the
+				 * total counts again from zero */
+	uint64_t total_mj;	/* the node total now */
+	uint64_t total_power_mw; /* power at the newest sample */
+	uint64_t total_sample_ns; /* newest sample (monotonic), 0: none */
 	/* version 4 */
 	unsigned version;	/* the version the server answered in */
 	energy_query_gpu_t gpu;	/* all zero in a version-3 answer */
@@ -136,40 +136,70 @@ typedef struct {
 	 * GRES could not be read), the sets are empty and mean nothing.
 	 */
 	bool gpus_known;
-	uint64_t step_minors[EQ_MINOR_WORDS];
-	uint64_t job_minors[EQ_MINOR_WORDS];
+	uint64_t step_minors[ENERGY_QUERY_MINOR_WORDS];
+	uint64_t job_minors[ENERGY_QUERY_MINOR_WORDS];
 } energy_query_step_t;
 
-/* Add minor to set: 0, or -ERANGE past EQ_MINORS_MAX (set unchanged). */
-int energy_query_minors_add(uint64_t set[EQ_MINOR_WORDS], unsigned minor);
+/* Add minor to set: 0, or -ERANGE past ENERGY_QUERY_MINORS_MAX (set
+ * unchanged). */
+int energy_query_minors_add(uint64_t set[ENERGY_QUERY_MINOR_WORDS],
+			    unsigned minor);
 
-/* Whether set holds minor (false past EQ_MINORS_MAX). */
-bool energy_query_minors_has(const uint64_t set[EQ_MINOR_WORDS],
+/* Whether set holds minor (false past ENERGY_QUERY_MINORS_MAX). */
+bool energy_query_minors_has(const uint64_t set[ENERGY_QUERY_MINOR_WORDS],
 			     unsigned minor);
 
 /*
- * The server's share hook (slurmd in EnergyAttribution=share): called in
- * the server thread for each query naming a step, with the query's
- * instants and the step's GPUs; fills the step's share, the end of the
- * last interval split and (same snapshot) the step's GPU part, returns 0
- * or a negative errno.  gpu arrives zeroed; it reaches the client only in a
- * version-4 answer.  Must not block.
+ * The server's hooks: how its owner (slurmd's glue) adds what the sampler
+ * alone cannot answer.  All are called in the server thread, with the
+ * hooks' arg, and must not block (the thread answers every step of the
+ * node).  Any may be NULL: that part is not answered.
+ *
+ * share (EnergyAttribution=share): for each query naming a step, with the
+ *	query's instants and the step's GPUs: fills the step's share, the
+ *	end of the last interval split and (same snapshot) the step's GPU
+ *	part; returns 0 or a negative errno (sent: -ENOENT unknown step).
+ *	gpu arrives zeroed; it reaches the client only in a version-4
+ *	answer.  A query whose share is not final yet (last_ns < t1) kicks
+ *	the sampler.
+ * gpus (GPUs in node mode, where no share hook runs): for each version-4
+ *	query naming a step, after share if there is one (gpu holds what
+ *	that one filled): fills the step's GPU part.  Its return is not
+ *	sent: an error leaves gpu as it was.
+ * kick (EnergyGPU=nvml): whenever a query kicks the sampler, so that other
+ *	samplers read at that instant too.  The GPUs' counters must have a
+ *	reading at the meter's kicked instant, or a step's boundary interval
+ *	would split up to a GPU period of their energy by CPU time (or leave
+ *	it unowned) instead of giving it to the step holding them.
+ * total (slurmd in node mode): for every query, the owner's running total
+ *	now, in its own units of continuity (slurmd's node energy, carried
+ *	over reloads: what Slurm's energy RPC answers), the power and the
+ *	instant of the newest sample; returns 0, or a negative errno
+ *	(-EBUSY: not now; the client then asks Slurm).  It lets a step
+ *	follow the node's total through this socket (microseconds) instead
+ *	of an authenticated RPC to slurmd (a munge credential each way) at
+ *	every accounting poll.  total_id is the total's continuity, sent
+ *	with it: the same for as long as the total never restarts from zero.
  */
 typedef int (*energy_query_share_fn)(void *arg, const energy_query_step_t *step,
 				     uint64_t t0_ns, uint64_t t1_ns,
 				     uint64_t *share_mj, uint64_t *last_ns,
 				     energy_query_gpu_t *gpu);
-
-/*
- * The server's GPU hook (slurmd with GPUs in node mode, where no share hook
- * runs): called in the server thread for each version-4 query naming a
- * step, after the share hook if there is one (gpu holds what that one
- * filled); fills the step's GPU part.  Its return is not sent: an error
- * leaves gpu as it was.  Must not block.
- */
 typedef int (*energy_query_gpu_fn)(void *arg, const energy_query_step_t *step,
 				   uint64_t t0_ns, uint64_t t1_ns,
 				   energy_query_gpu_t *gpu);
+typedef void (*energy_query_kick_fn)(void *arg);
+typedef int (*energy_query_total_fn)(void *arg, uint64_t *total_mj,
+				     uint64_t *power_mw, uint64_t *sample_ns);
+
+typedef struct {
+	energy_query_share_fn share;
+	energy_query_gpu_fn gpus;
+	energy_query_kick_fn kick;
+	energy_query_total_fn total;
+	uint64_t total_id;	/* sent with total's answer */
+	void *arg;		/* every hook's first argument */
+} energy_query_hooks_t;
 
 /*
  * The socket path of node `node` in spool_dir: "<spool_dir>/slurm-energy-
@@ -183,64 +213,25 @@ int energy_query_socket_path(const char *spool_dir, const char *node, char *buf,
 /*
  * Serve sampler s at path (a stale socket there is replaced; any other kind
  * of file is not touched: -EEXIST).  period_ns and deadline_ns are those of
- * s, handed to clients as the longest useful wait.  s must outlive the
- * server.  Returns the server, or NULL with errno set and a message naming
- * the path in err (ENAMETOOLONG for a path too long for AF_UNIX).
+ * s, handed to clients as the longest useful wait.  hooks (NULL: none) are
+ * copied, fixed for the server's life: a thread that answers never sees
+ * them change.  s must outlive the server.  Returns the server, or NULL
+ * with errno set and a message naming the path in err (ENAMETOOLONG for a
+ * path too long for AF_UNIX).
  */
-energy_query_server_t *energy_query_server_start(const char *path, sampler_t *s,
-						 uint64_t period_ns,
-						 uint64_t deadline_ns,
-						 char *err, size_t err_len);
+energy_query_server_t *energy_query_server_start(
+	const char *path, sampler_t *s, uint64_t period_ns,
+	uint64_t deadline_ns, const energy_query_hooks_t *hooks, char *err,
+	size_t err_len);
 
 /*
- * Stop the thread (within EQ_SERVER_IO_TIMEOUT_NS: it never waits longer on
- * a client), close and unlink the socket.  srv may be NULL.
+ * Stop the thread (within ENERGY_QUERY_SERVER_IO_TIMEOUT_NS: it never waits
+ * longer on a client), close and unlink the socket.  srv may be NULL.
  */
 void energy_query_server_stop(energy_query_server_t *srv);
 
-/* Install the share hook (NULL: none); may be called while serving.  A
- * query whose share is not final yet (last_ns < t1) kicks the sampler. */
-void energy_query_server_set_share(energy_query_server_t *srv,
-				   energy_query_share_fn fn, void *arg);
-
-/* Install the GPU hook (NULL: none); may be called while serving. */
-void energy_query_server_set_gpus(energy_query_server_t *srv,
-				  energy_query_gpu_fn fn, void *arg);
-
-/*
- * The server's kick hook (slurmd with EnergyGPU=nvml): called, in the
- * server thread, whenever a query kicks the sampler, so that other
- * samplers read at that instant too.  The GPUs' counters must have a
- * reading at the meter's kicked instant, or a step's boundary interval
- * would split up to a GPU period of their energy by CPU time (or leave
- * it unowned) instead of giving it to the step holding them.
- */
-typedef void (*energy_query_kick_fn)(void *arg);
-void energy_query_server_set_kick(energy_query_server_t *srv,
-				  energy_query_kick_fn fn, void *arg);
-
-/*
- * The server's figure hook (slurmd): the owner's running total now, in its
- * own units of continuity (slurmd's node energy, carried over reloads: what
- * Slurm's energy RPC answers), the power and the instant of the newest
- * sample.  Returns 0, or a negative errno (-EBUSY: not now; the client
- * then asks Slurm).  Called in the server thread for every query; must not
- * wait long.  It lets a step follow the node's figure through this socket
- * (microseconds) instead of an authenticated RPC to slurmd (a munge
- * credential each way) at every accounting poll.
- */
-typedef int (*energy_query_figure_fn)(void *arg, uint64_t *figure_mj,
-			    uint64_t *power_mw, uint64_t *sample_ns);
-
-/* A random 64-bit id, never 0 (a server's generation, a figure's id). */
+/* A random 64-bit id, never 0 (a server's generation, a total's id). */
 uint64_t energy_query_random_id(void);
-
-/* Install the figure hook (NULL: none) and the id of its continuity
- * (figure_id: the same for as long as the figure never restarts from
- * zero); may be called while serving. */
-void energy_query_server_set_figure(energy_query_server_t *srv,
-				    energy_query_figure_fn fn, void *arg,
-				    uint64_t figure_id);
 
 /* Requests answered and refused (wrong peer, bad request) so far. */
 void energy_query_server_counts(energy_query_server_t *srv,
@@ -261,7 +252,7 @@ int energy_query(const char *path, uint64_t t0_ns, uint64_t t1_ns,
 /*
  * The same, asking only what is known now: the server kicks no reading for
  * an instant past its newest sample (the answer is then not complete for
- * it).  For a question whose answer is the figure, not an instant's
+ * it).  For a question whose answer is the total, not an instant's
  * energy (an energy profile sample, a poll after the step's end was
  * marked): a kicked read costs slurmd and the meter a transaction for
  * nothing.

@@ -5,9 +5,9 @@
  *
  * The thread takes no lock of its own beyond the sampler's short one, and
  * serves one connection at a time: each is bounded by
- * EQ_SERVER_IO_TIMEOUT_NS, and an answer takes microseconds, so queued
- * clients wait little.  A held question (ENERGY_QUERY_HOLD) does not hold
- * the thread: its connection waits in a small table, answered again each
+ * ENERGY_QUERY_SERVER_IO_TIMEOUT_NS, and an answer takes microseconds, so
+ * queued clients wait little.  A held question (ENERGY_QUERY_HOLD) does not
+ * hold the thread: its connection waits in a small table, answered again each
  * time the sampler says a reading landed (its notify fd) and at its
  * deadline.  The thread never blocks slurmd: it is its own thread, and
  * stop wakes it through a pipe.
@@ -39,19 +39,19 @@
 #include "se_thread.h"
 #include "se_time.h"
 
-#define EQ_BACKLOG	64
+#define ENERGY_QUERY_BACKLOG	64
 /* Refused peers: a few log lines a minute. */
-#define EQ_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
-#define EQ_LOG_BURST		3
+#define ENERGY_QUERY_LOG_INTERVAL_NS	(60 * SE_NS_PER_SEC)
+#define ENERGY_QUERY_LOG_BURST		3
 
 /*
- * Questions held until their answer is final (EQ_REQ_HOLD): the connection
- * stays open, and each reading that lands (the sampler's notify fd) answers
- * them again.  A settling step asks this way instead of asking, pausing
+ * Questions held until their answer is final (ENERGY_QUERY_REQ_HOLD): the
+ * connection stays open, and each reading that lands (the sampler's notify fd)
+ * answers them again.  A settling step asks this way instead of asking, pausing
  * and asking again: its answer comes the moment the reading after its end
- * is in.  Past EQ_HOLDS_MAX held, a question is answered at once.
+ * is in.  Past ENERGY_QUERY_HOLDS_MAX held, a question is answered at once.
  */
-#define EQ_HOLDS_MAX	32
+#define ENERGY_QUERY_HOLDS_MAX	32
 
 typedef struct {
 	int fd;
@@ -59,14 +59,15 @@ typedef struct {
 	energy_query_wire_req_t req;
 	uint64_t until_ns;	/* answered as it stands then */
 	bool kicked;		/* this question kicked a read already */
-} eq_hold_t;
+} energy_query_hold_t;
 
 struct energy_query_server {
 	char path[sizeof(((struct sockaddr_un *) 0)->sun_path)];
 	int lfd;
 	int wake[2];		/* stop writes, the thread polls */
 	int landed;		/* eventfd: a reading landed (sampler) */
-	eq_hold_t holds[EQ_HOLDS_MAX];	/* server thread only */
+	/* server thread only */
+	energy_query_hold_t holds[ENERGY_QUERY_HOLDS_MAX];
 	unsigned nholds;
 	dev_t dev;		/* the socket file we bound, to unlink */
 	ino_t ino;		/* only that one at stop */
@@ -76,15 +77,7 @@ struct energy_query_server {
 	uint64_t deadline_ns;
 	uint64_t hold_ns;	/* a held question's longest wait */
 	uint64_t generation;
-	energy_query_share_fn share_fn;	/* atomic builtins: set after start */
-	void *share_arg;
-	energy_query_figure_fn figure_fn;	/* same */
-	void *figure_arg;
-	energy_query_gpu_fn gpu_fn;		/* same */
-	void *gpu_arg;
-	energy_query_kick_fn kick_fn;		/* same */
-	void *kick_arg;
-	uint64_t figure_id;
+	energy_query_hooks_t hooks;	/* fixed at start */
 	uid_t euid;
 	unsigned long answered;	/* atomic builtins */
 	unsigned long refused;
@@ -94,12 +87,9 @@ struct energy_query_server {
 /* A reading now, and the kick hook's companions (energy_query.h). */
 static void _kick(energy_query_server_t *srv)
 {
-	energy_query_kick_fn fn = __atomic_load_n(&srv->kick_fn,
-						  __ATOMIC_ACQUIRE);
-
 	sampler_kick(srv->s);
-	if (fn)
-		fn(__atomic_load_n(&srv->kick_arg, __ATOMIC_ACQUIRE));
+	if (srv->hooks.kick)
+		srv->hooks.kick(srv->hooks.arg);
 }
 
 /* ------------------------------------------------------------ server */
@@ -107,9 +97,9 @@ static void _kick(energy_query_server_t *srv)
 /* Send rep in version's layout: a version-3 reply is the head alone. */
 static void _reply(int fd, energy_query_wire_rep_t *rep, unsigned version)
 {
-	size_t size = eq_rep_size(version);
+	size_t size = energy_query_rep_size(version);
 
-	rep->v3.magic = EQ_MAGIC_REP;
+	rep->v3.magic = ENERGY_QUERY_MAGIC_REP;
 	rep->v3.version = version;
 	rep->v3.size = size;
 	/* A client that left gets nothing; never a SIGPIPE in slurmd. */
@@ -147,9 +137,10 @@ static void _request_step(const energy_query_wire_req_t *req, unsigned version,
 	step->job_id = h->job_id;
 	step->step_id = h->step_id;
 	step->ncpus = h->ncpus;
-	step->begin = h->flags & EQ_REQ_BEGIN;
-	step->end = h->flags & EQ_REQ_END;
-	if (version < EQ_VERSION || !(h->flags & EQ_REQ_GPUS))
+	step->begin = h->flags & ENERGY_QUERY_REQ_BEGIN;
+	step->end = h->flags & ENERGY_QUERY_REQ_END;
+	if (version < ENERGY_QUERY_VERSION ||
+	    !(h->flags & ENERGY_QUERY_REQ_GPUS))
 		return;
 	step->gpus_known = true;
 	memcpy(step->step_minors, req->step_minors, sizeof(step->step_minors));
@@ -160,17 +151,16 @@ static void _request_step(const energy_query_wire_req_t *req, unsigned version,
 static bool _answer_share(energy_query_server_t *srv,
 			  const energy_query_wire_req3_t *req,
 			  const energy_query_step_t *step,
-			  energy_query_wire_rep3_t *rep, energy_query_gpu_t *gpu)
+			  energy_query_wire_rep3_t *rep,
+			  energy_query_gpu_t *gpu)
 {
-	energy_query_share_fn fn = __atomic_load_n(&srv->share_fn,
-						   __ATOMIC_ACQUIRE);
+	const energy_query_hooks_t *h = &srv->hooks;
 
-	if (!fn || !(req->flags & EQ_REQ_STEP))
+	if (!h->share || !(req->flags & ENERGY_QUERY_REQ_STEP))
 		return false;
-	rep->share_rc = fn(__atomic_load_n(&srv->share_arg, __ATOMIC_ACQUIRE),
-			   step, req->t0_ns, req->t1_ns, &rep->share_mj,
-			   &rep->share_last_ns, gpu);
-	rep->flags |= EQ_SHARE;
+	rep->share_rc = h->share(h->arg, step, req->t0_ns, req->t1_ns,
+				 &rep->share_mj, &rep->share_last_ns, gpu);
+	rep->flags |= ENERGY_QUERY_SHARE;
 	/* the split after t1 is the one a settle waits for */
 	return !rep->share_rc && rep->share_last_ns < req->t1_ns;
 }
@@ -179,15 +169,15 @@ static bool _answer_share(energy_query_server_t *srv,
  * older reply has no room for it). */
 static void _answer_gpus(energy_query_server_t *srv,
 			 const energy_query_wire_req3_t *req,
-			 const energy_query_step_t *step, energy_query_gpu_t *gpu)
+			 const energy_query_step_t *step,
+			 energy_query_gpu_t *gpu)
 {
-	energy_query_gpu_fn fn = __atomic_load_n(&srv->gpu_fn, __ATOMIC_ACQUIRE);
+	const energy_query_hooks_t *h = &srv->hooks;
 	energy_query_gpu_t got = *gpu;
 
-	if (!fn || !(req->flags & EQ_REQ_STEP))
+	if (!h->gpus || !(req->flags & ENERGY_QUERY_REQ_STEP))
 		return;
-	if (!fn(__atomic_load_n(&srv->gpu_arg, __ATOMIC_ACQUIRE), step,
-		req->t0_ns, req->t1_ns, &got))
+	if (!h->gpus(h->arg, step, req->t0_ns, req->t1_ns, &got))
 		*gpu = got;
 }
 
@@ -195,27 +185,25 @@ static void _answer_gpus(energy_query_server_t *srv,
 static void _pack_gpus(const energy_query_gpu_t *gpu,
 		       energy_query_wire_rep_t *rep)
 {
-	rep->gpu_flags = (gpu->metered ? EQ_GPU_METERED : 0) |
-			 (gpu->part ? EQ_GPU_PART : 0);
+	rep->gpu_flags = (gpu->metered ? ENERGY_QUERY_GPU_METERED : 0) |
+			 (gpu->part ? ENERGY_QUERY_GPU_PART : 0);
 	rep->gpu_count = gpu->count;
 	rep->gpu_part_mj = gpu->part_mj;
 	rep->gpu_e0_mj = gpu->e0_mj;
 	rep->gpu_e1_mj = gpu->e1_mj;
 }
 
-/* The owner's figure, when the server has a figure hook. */
-static void _answer_figure(energy_query_server_t *srv,
-			   energy_query_wire_rep3_t *rep)
+/* The owner's total, when the server has a total hook. */
+static void _answer_total(energy_query_server_t *srv,
+			  energy_query_wire_rep3_t *rep)
 {
-	energy_query_figure_fn fn = __atomic_load_n(&srv->figure_fn,
-						    __ATOMIC_ACQUIRE);
+	const energy_query_hooks_t *h = &srv->hooks;
 
-	if (!fn || fn(__atomic_load_n(&srv->figure_arg, __ATOMIC_ACQUIRE),
-		      &rep->figure_mj, &rep->figure_power_mw,
-		      &rep->figure_sample_ns))
+	if (!h->total || h->total(h->arg, &rep->total_mj, &rep->total_power_mw,
+				  &rep->total_sample_ns))
 		return;
-	rep->figure_id = __atomic_load_n(&srv->figure_id, __ATOMIC_ACQUIRE);
-	rep->flags |= EQ_FIGURE;
+	rep->total_id = h->total_id;
+	rep->flags |= ENERGY_QUERY_TOTAL;
 }
 
 /*
@@ -224,8 +212,9 @@ static void _answer_figure(energy_query_server_t *srv,
  * recorded between that and the energies only makes them better, never
  * "complete" wrongly (complete is judged on the older view).  Returns
  * whether a later reading would change it: an instant past the newest
- * sample, or a share not split up to t1 (_instant_open).  Such an answer kicks a read (do not wait
- * a tick) when kick allows, and EQ_REQ_NO_KICK does not forbid it.
+ * sample, or a share not split up to t1 (_instant_open).  Such an answer kicks
+ * a read (do not wait a tick) when kick allows, and ENERGY_QUERY_REQ_NO_KICK
+ * does not forbid it.
  */
 static bool _answer(energy_query_server_t *srv,
 		    const energy_query_wire_req_t *req, unsigned version,
@@ -242,22 +231,24 @@ static bool _answer(energy_query_server_t *srv,
 	sampler_status(srv->s, &st);
 	c0 = _instant(srv, q->t0_ns, st.last_sample_ns, &r->e0_mj, &r->rc0);
 	c1 = _instant(srv, q->t1_ns, st.last_sample_ns, &r->e1_mj, &r->rc1);
-	r->flags = (c0 ? EQ_COMPLETE0 : 0) | (c1 ? EQ_COMPLETE1 : 0);
+	r->flags = (c0 ? ENERGY_QUERY_COMPLETE0 : 0) |
+		   (c1 ? ENERGY_QUERY_COMPLETE1 : 0);
 	instants_open = _instant_open(c0, r->rc0, q->t0_ns, &st) ||
 			_instant_open(c1, r->rc1, q->t1_ns, &st);
 	_request_step(req, version, &step);
 	share_open = _answer_share(srv, q, &step, r, &gpu);
-	if (kick && ((instants_open && !(q->flags & EQ_REQ_NO_KICK)) ||
-		     share_open)) {
+	if (kick &&
+	    ((instants_open && !(q->flags & ENERGY_QUERY_REQ_NO_KICK)) ||
+	     share_open)) {
 		_kick(srv);
-		r->flags |= EQ_KICKED;
+		r->flags |= ENERGY_QUERY_KICKED;
 	}
-	_answer_figure(srv, r);
+	_answer_total(srv, r);
 	r->generation = srv->generation;
 	r->last_sample_ns = st.last_sample_ns;
 	r->period_ns = srv->period_ns;
 	r->deadline_ns = srv->deadline_ns;
-	if (version >= EQ_VERSION) {
+	if (version >= ENERGY_QUERY_VERSION) {
 		_answer_gpus(srv, q, &step, &gpu);
 		_pack_gpus(&gpu, rep);
 	}
@@ -298,10 +289,10 @@ static void _refuse(energy_query_server_t *srv, int fd, unsigned version,
 static void _hold_reply(energy_query_server_t *srv, unsigned i,
 			energy_query_wire_rep_t *rep)
 {
-	eq_hold_t *h = &srv->holds[i];
+	energy_query_hold_t *h = &srv->holds[i];
 
 	if (h->kicked)
-		rep->v3.flags |= EQ_KICKED;
+		rep->v3.flags |= ENERGY_QUERY_KICKED;
 	_reply(h->fd, rep, h->version);
 	close(h->fd);
 	__atomic_add_fetch(&srv->answered, 1, __ATOMIC_SEQ_CST);
@@ -331,9 +322,9 @@ static bool _drain_landed(energy_query_server_t *srv)
 static bool _hold(energy_query_server_t *srv, int fd, unsigned version,
 		  const energy_query_wire_req_t *req, bool kicked)
 {
-	eq_hold_t *h;
+	energy_query_hold_t *h;
 
-	if (srv->nholds >= EQ_HOLDS_MAX)
+	if (srv->nholds >= ENERGY_QUERY_HOLDS_MAX)
 		return false;
 	h = &srv->holds[srv->nholds++];
 	h->fd = fd;
@@ -347,8 +338,8 @@ static bool _hold(energy_query_server_t *srv, int fd, unsigned version,
 /*
  * A reading landed (landed true) or time passed: answer the held questions
  * that are final or due.  One still open after a reading kicks one read if
- * it has not kicked yet (it asked with EQ_REQ_NO_KICK while a read was on
- * its way, and that read did not cover it); never more, so that a meter
+ * it has not kicked yet (it asked with ENERGY_QUERY_REQ_NO_KICK while a read
+ * was on its way, and that read did not cover it); never more, so that a meter
  * whose readings lag (a BMC's rolling average) is not read back to back:
  * the client asks again after a pause.
  */
@@ -358,7 +349,7 @@ static void _holds_review(energy_query_server_t *srv, bool landed)
 	energy_query_wire_rep_t rep;
 
 	for (unsigned i = 0; i < srv->nholds;) {
-		eq_hold_t *h = &srv->holds[i];
+		energy_query_hold_t *h = &srv->holds[i];
 
 		if (now >= h->until_ns) {
 			_hold_release(srv, i);
@@ -366,7 +357,7 @@ static void _holds_review(energy_query_server_t *srv, bool landed)
 			i++;
 		} else if (_answer(srv, &h->req, h->version, !h->kicked,
 				   &rep)) {
-			h->kicked |= rep.v3.flags & EQ_KICKED;
+			h->kicked |= rep.v3.flags & ENERGY_QUERY_KICKED;
 			i++;
 		} else {
 			/* final: this answer, not a second one */
@@ -402,7 +393,7 @@ static void _holds_release_all(energy_query_server_t *srv)
  * when the question is held (fd stays open: the holds own it). */
 static bool _serve(energy_query_server_t *srv, int fd)
 {
-	uint64_t deadline = se_mono_ns() + EQ_SERVER_IO_TIMEOUT_NS;
+	uint64_t deadline = se_mono_ns() + ENERGY_QUERY_SERVER_IO_TIMEOUT_NS;
 	energy_query_wire_req_t req = { 0 };
 	energy_query_wire_rep_t rep = { 0 };
 	unsigned version;
@@ -421,7 +412,7 @@ static bool _serve(energy_query_server_t *srv, int fd)
 	 */
 	n = recv(fd, &req, sizeof(req), MSG_DONTWAIT | MSG_TRUNC);
 	if (n < 0 && errno == EAGAIN) {
-		if (eq_wait_fd(fd, POLLIN, deadline) <= 0) {
+		if (energy_query_wait_fd(fd, POLLIN, deadline) <= 0) {
 			/* connected and said nothing: not worth a log line */
 			__atomic_add_fetch(&srv->refused, 1, __ATOMIC_SEQ_CST);
 			return false;
@@ -430,18 +421,20 @@ static bool _serve(energy_query_server_t *srv, int fd)
 	}
 	if (n == 0)
 		return false;	/* a probe (start's stale check): gone */
-	version = eq_version_of(req.v3.magic, req.v3.version, req.v3.size,
-				EQ_MAGIC_REQ, n, false);
+	version = energy_query_version_of(req.v3.magic, req.v3.version,
+					  req.v3.size, ENERGY_QUERY_MAGIC_REQ,
+					  n, false);
 	if (!_peer_allowed(srv, fd, &uid)) {
 		snprintf(why, sizeof(why), "peer uid %ld is neither root nor %ld",
 			 (long) uid, (long) srv->euid);
-		_refuse(srv, fd, version ? version : EQ_VERSION, -EACCES, why);
+		_refuse(srv, fd, version ? version : ENERGY_QUERY_VERSION,
+			-EACCES, why);
 		return false;
 	}
 	/* Anything else is refused in our newest layout: a newer client
 	 * reads in it which version to ask again in. */
 	if (!version) {
-		_refuse(srv, fd, EQ_VERSION, -EPROTO,
+		_refuse(srv, fd, ENERGY_QUERY_VERSION, -EPROTO,
 			"not an energy query of version 3 or 4");
 		return false;
 	}
@@ -455,11 +448,11 @@ static bool _serve(energy_query_server_t *srv, int fd)
 	 * before the answer that may kick the very reading it waits for
 	 * (dropped after, that reading's news could be lost with them).
 	 */
-	if ((req.v3.flags & EQ_REQ_HOLD) && !srv->nholds)
+	if ((req.v3.flags & ENERGY_QUERY_REQ_HOLD) && !srv->nholds)
 		(void) _drain_landed(srv);
 	open = _answer(srv, &req, version, true, &rep);
-	if (open && (req.v3.flags & EQ_REQ_HOLD) &&
-	    _hold(srv, fd, version, &req, rep.v3.flags & EQ_KICKED))
+	if (open && (req.v3.flags & ENERGY_QUERY_REQ_HOLD) &&
+	    _hold(srv, fd, version, &req, rep.v3.flags & ENERGY_QUERY_KICKED))
 		return true;
 	_reply(fd, &rep, version);
 	__atomic_add_fetch(&srv->answered, 1, __ATOMIC_SEQ_CST);
@@ -562,7 +555,7 @@ static int _listen(energy_query_server_t *srv, const struct sockaddr_un *sa,
 	 * SO_PEERCRED check refuses anyone but root and us meanwhile.
 	 */
 	if (bind(srv->lfd, (const struct sockaddr *) sa, sizeof(*sa)) ||
-	    chmod(srv->path, 0600) || listen(srv->lfd, EQ_BACKLOG) ||
+	    chmod(srv->path, 0600) || listen(srv->lfd, ENERGY_QUERY_BACKLOG) ||
 	    stat(srv->path, &sb))
 		goto fail;
 	srv->dev = sb.st_dev;
@@ -604,10 +597,10 @@ static void _server_free(energy_query_server_t *srv)
 
 /* ------------------------------------------------------------ public */
 
-energy_query_server_t *energy_query_server_start(const char *path, sampler_t *s,
-						 uint64_t period_ns,
-						 uint64_t deadline_ns,
-						 char *err, size_t err_len)
+energy_query_server_t *energy_query_server_start(
+	const char *path, sampler_t *s, uint64_t period_ns,
+	uint64_t deadline_ns, const energy_query_hooks_t *hooks, char *err,
+	size_t err_len)
 {
 	struct sockaddr_un sa;
 	energy_query_server_t *srv;
@@ -618,7 +611,7 @@ energy_query_server_t *energy_query_server_start(const char *path, sampler_t *s,
 		errno = EINVAL;
 		return NULL;
 	}
-	if ((rc = eq_fill_addr(path, &sa))) {
+	if ((rc = energy_query_fill_addr(path, &sa))) {
 		snprintf(err, err_len, "socket path too long for AF_UNIX (%zu bytes, at most %zu): choose a shorter SlurmdSpoolDir: %s",
 			 strlen(path), sizeof(sa.sun_path) - 1, path);
 		errno = -rc;
@@ -633,12 +626,15 @@ energy_query_server_t *energy_query_server_start(const char *path, sampler_t *s,
 	srv->s = s;
 	srv->period_ns = period_ns;
 	srv->deadline_ns = deadline_ns;
-	srv->hold_ns = period_ns + deadline_ns < EQ_SERVER_HOLD_MAX_NS ?
-		       period_ns + deadline_ns : EQ_SERVER_HOLD_MAX_NS;
+	srv->hold_ns = period_ns + deadline_ns;
+	if (srv->hold_ns > ENERGY_QUERY_SERVER_HOLD_MAX_NS)
+		srv->hold_ns = ENERGY_QUERY_SERVER_HOLD_MAX_NS;
 	srv->generation = energy_query_random_id();
+	if (hooks)
+		srv->hooks = *hooks;
 	srv->euid = geteuid();
-	srv->rl = (se_ratelimit_t) SE_RATELIMIT_INIT(EQ_LOG_INTERVAL_NS,
-						     EQ_LOG_BURST);
+	srv->rl = (se_ratelimit_t) SE_RATELIMIT_INIT(
+		ENERGY_QUERY_LOG_INTERVAL_NS, ENERGY_QUERY_LOG_BURST);
 
 	if ((rc = _clear_path(path, &sa, err, err_len)) ||
 	    (rc = _listen(srv, &sa, err, err_len)))
@@ -672,36 +668,6 @@ void energy_query_server_stop(energy_query_server_t *srv)
 	(void) !write(srv->wake[1], &c, 1);
 	pthread_join(srv->thread, NULL);
 	_server_free(srv);
-}
-
-void energy_query_server_set_share(energy_query_server_t *srv,
-				   energy_query_share_fn fn, void *arg)
-{
-	__atomic_store_n(&srv->share_arg, arg, __ATOMIC_RELEASE);
-	__atomic_store_n(&srv->share_fn, fn, __ATOMIC_RELEASE);
-}
-
-void energy_query_server_set_figure(energy_query_server_t *srv,
-				    energy_query_figure_fn fn, void *arg,
-				    uint64_t figure_id)
-{
-	__atomic_store_n(&srv->figure_id, figure_id, __ATOMIC_RELEASE);
-	__atomic_store_n(&srv->figure_arg, arg, __ATOMIC_RELEASE);
-	__atomic_store_n(&srv->figure_fn, fn, __ATOMIC_RELEASE);
-}
-
-void energy_query_server_set_gpus(energy_query_server_t *srv,
-				  energy_query_gpu_fn fn, void *arg)
-{
-	__atomic_store_n(&srv->gpu_arg, arg, __ATOMIC_RELEASE);
-	__atomic_store_n(&srv->gpu_fn, fn, __ATOMIC_RELEASE);
-}
-
-void energy_query_server_set_kick(energy_query_server_t *srv,
-				  energy_query_kick_fn fn, void *arg)
-{
-	__atomic_store_n(&srv->kick_arg, arg, __ATOMIC_RELEASE);
-	__atomic_store_n(&srv->kick_fn, fn, __ATOMIC_RELEASE);
 }
 
 void energy_query_server_counts(energy_query_server_t *srv,

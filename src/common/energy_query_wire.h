@@ -31,36 +31,41 @@
 #include "energy_query.h"
 #include "se_time.h"
 
-#define EQ_MAGIC_REQ	0x53455131u	/* "SEQ1" */
-#define EQ_MAGIC_REP	0x53455231u	/* "SER1" */
-#define EQ_VERSION	4	/* 2: a step's share (attribution);
-				 * 3: the owner's figure;
+#define ENERGY_QUERY_MAGIC_REQ	0x53455131u	/* "SEQ1" */
+#define ENERGY_QUERY_MAGIC_REP	0x53455231u	/* "SER1" */
+#define ENERGY_QUERY_VERSION	4	/* 2: a step's share (attribution);
+				 * 3: the owner's total;
 				 * 4: the step's GPUs and their part */
-#define EQ_VERSION_OLD	3	/* still served, and asked when refused */
+/* still served, and asked when refused */
+#define ENERGY_QUERY_VERSION_OLD	3
 
 /* reply flags */
-#define EQ_COMPLETE0	0x1
-#define EQ_COMPLETE1	0x2
-#define EQ_KICKED	0x4
-#define EQ_SHARE	0x8	/* share_* answer the step asked about */
-#define EQ_FIGURE	0x10	/* figure_* hold the owner's figure */
+#define ENERGY_QUERY_COMPLETE0	0x1
+#define ENERGY_QUERY_COMPLETE1	0x2
+#define ENERGY_QUERY_KICKED	0x4
+#define ENERGY_QUERY_SHARE	0x8	/* share_* answer the step asked
+				 * about */
+#define ENERGY_QUERY_TOTAL	0x10	/* total_* hold the owner's total */
 
 /* request flags */
-#define EQ_REQ_STEP	0x1	/* job_id/step_id name a step */
-#define EQ_REQ_BEGIN	0x2	/* ... that began at t0 */
-#define EQ_REQ_END	0x4	/* ... that ended at t1 */
-#define EQ_REQ_NO_KICK	0x8	/* what is known now: no reading for it
-				 * (a server that predates the flag kicks,
-				 * which only costs a read) */
-#define EQ_REQ_GPUS	0x10	/* v4: the minor sets are the step's GPUs
-				 * (maybe empty); without it, not said */
-#define EQ_REQ_HOLD	0x20	/* answer once final, within
-				 * EQ_SERVER_HOLD_MAX_NS (a server that
-				 * predates the flag answers at once) */
+#define ENERGY_QUERY_REQ_STEP	0x1	/* job_id/step_id name a step */
+#define ENERGY_QUERY_REQ_BEGIN	0x2	/* ... that began at t0 */
+#define ENERGY_QUERY_REQ_END	0x4	/* ... that ended at t1 */
+/* what is known now: no reading for it (a server that predates the flag
+ * kicks, which only costs a read) */
+#define ENERGY_QUERY_REQ_NO_KICK	0x8
+#define ENERGY_QUERY_REQ_GPUS	0x10	/* v4: the minor sets are the
+				 * step's GPUs (maybe empty);
+				 * without it, not said */
+#define ENERGY_QUERY_REQ_HOLD	0x20	/* answer once final, within
+				 * ENERGY_QUERY_SERVER_HOLD_MAX_NS (a server
+				 * that predates the flag answers at once) */
 
 /* reply gpu_flags (v4) */
-#define EQ_GPU_METERED	0x1	/* the node's GPUs are metered: gpu_count */
-#define EQ_GPU_PART	0x2	/* gpu_part_mj, gpu_e0/e1_mj answer the step */
+/* the node's GPUs are metered: gpu_count */
+#define ENERGY_QUERY_GPU_METERED	0x1
+/* gpu_part_mj, gpu_e0/e1_mj answer the step */
+#define ENERGY_QUERY_GPU_PART	0x2
 
 /* The request of version 3, and the head of version 4's. */
 typedef struct {
@@ -69,7 +74,7 @@ typedef struct {
 	uint16_t size;		/* the size of the version's struct */
 	uint64_t t0_ns;
 	uint64_t t1_ns;
-	uint32_t flags;		/* EQ_REQ_* */
+	uint32_t flags;		/* ENERGY_QUERY_REQ_* */
 	uint32_t job_id;
 	uint32_t step_id;
 	uint32_t ncpus;
@@ -77,8 +82,9 @@ typedef struct {
 
 typedef struct {
 	energy_query_wire_req3_t v3;
-	uint64_t step_minors[EQ_MINOR_WORDS];	/* with EQ_REQ_GPUS */
-	uint64_t job_minors[EQ_MINOR_WORDS];
+	/* with ENERGY_QUERY_REQ_GPUS */
+	uint64_t step_minors[ENERGY_QUERY_MINOR_WORDS];
+	uint64_t job_minors[ENERGY_QUERY_MINOR_WORDS];
 } energy_query_wire_req_t;
 
 /* The reply of version 3, and the head of version 4's. */
@@ -88,7 +94,8 @@ typedef struct {
 	uint16_t size;		/* the size of the version's struct */
 	int32_t status;		/* 0, -EACCES (peer refused), -EPROTO,
 				 * -EINVAL (bad request) */
-	uint32_t flags;		/* EQ_COMPLETE0 | EQ_COMPLETE1 | EQ_KICKED */
+	uint32_t flags;		/* ENERGY_QUERY_COMPLETE0, _COMPLETE1,
+				 * _KICKED, _SHARE, _TOTAL */
 	int32_t rc0;
 	int32_t rc1;
 	uint64_t generation;
@@ -101,15 +108,15 @@ typedef struct {
 	uint32_t pad;
 	uint64_t share_mj;
 	uint64_t share_last_ns;
-	uint64_t figure_id;
-	uint64_t figure_mj;
-	uint64_t figure_power_mw;
-	uint64_t figure_sample_ns;
+	uint64_t total_id;
+	uint64_t total_mj;
+	uint64_t total_power_mw;
+	uint64_t total_sample_ns;
 } energy_query_wire_rep3_t;
 
 typedef struct {
 	energy_query_wire_rep3_t v3;
-	uint32_t gpu_flags;	/* EQ_GPU_* */
+	uint32_t gpu_flags;	/* ENERGY_QUERY_GPU_* */
 	uint32_t gpu_count;
 	uint64_t gpu_part_mj;
 	uint64_t gpu_e0_mj;
@@ -122,7 +129,8 @@ _Static_assert(sizeof(energy_query_wire_rep3_t) == 128, "v3 reply changed");
 _Static_assert(sizeof(energy_query_wire_req_t) == 104, "v4 request changed");
 _Static_assert(sizeof(energy_query_wire_rep_t) == 160, "v4 reply changed");
 
-static inline int eq_fill_addr(const char *path, struct sockaddr_un *sa)
+static inline int energy_query_fill_addr(const char *path,
+					 struct sockaddr_un *sa)
 {
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
@@ -136,7 +144,8 @@ static inline int eq_fill_addr(const char *path, struct sockaddr_un *sa)
 
 /* Wait for events on fd until the monotonic deadline.  1 ready, 0 timed
  * out, -errno. */
-static inline int eq_wait_fd(int fd, short events, uint64_t deadline_ns)
+static inline int energy_query_wait_fd(int fd, short events,
+				       uint64_t deadline_ns)
 {
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = events };
@@ -155,36 +164,41 @@ static inline int eq_wait_fd(int fd, short events, uint64_t deadline_ns)
 	}
 }
 
-static inline size_t eq_req_size(unsigned version)
+static inline size_t energy_query_req_size(unsigned version)
 {
-	return version == EQ_VERSION_OLD ? sizeof(energy_query_wire_req3_t) :
-					   sizeof(energy_query_wire_req_t);
+	return version == ENERGY_QUERY_VERSION_OLD ?
+	       sizeof(energy_query_wire_req3_t) :
+	       sizeof(energy_query_wire_req_t);
 }
 
-static inline size_t eq_rep_size(unsigned version)
+static inline size_t energy_query_rep_size(unsigned version)
 {
-	return version == EQ_VERSION_OLD ? sizeof(energy_query_wire_rep3_t) :
-					   sizeof(energy_query_wire_rep_t);
+	return version == ENERGY_QUERY_VERSION_OLD ?
+	       sizeof(energy_query_wire_rep3_t) :
+	       sizeof(energy_query_wire_rep_t);
 }
 
 /* The version of a message (a request, or a reply) of n bytes whose head
- * holds magic, version and size: EQ_VERSION or EQ_VERSION_OLD when all
- * three agree with each other and with n, else 0. */
-static inline unsigned eq_version_of(uint32_t magic, uint16_t version,
-				     uint16_t size, uint32_t want_magic,
-				     ssize_t n, bool reply)
+ * holds magic, version and size: ENERGY_QUERY_VERSION or
+ * ENERGY_QUERY_VERSION_OLD when all three agree with each other and with
+ * n, else 0. */
+static inline unsigned energy_query_version_of(uint32_t magic,
+					       uint16_t version, uint16_t size,
+					       uint32_t want_magic, ssize_t n,
+					       bool reply)
 {
 	unsigned v;
 
 	if (magic != want_magic)
 		return 0;
-	if (version == EQ_VERSION)
-		v = EQ_VERSION;
-	else if (version == EQ_VERSION_OLD)
-		v = EQ_VERSION_OLD;
+	if (version == ENERGY_QUERY_VERSION)
+		v = ENERGY_QUERY_VERSION;
+	else if (version == ENERGY_QUERY_VERSION_OLD)
+		v = ENERGY_QUERY_VERSION_OLD;
 	else
 		return 0;
-	if ((size_t) size != (reply ? eq_rep_size(v) : eq_req_size(v)) ||
+	if ((size_t) size != (reply ? energy_query_rep_size(v) :
+				      energy_query_req_size(v)) ||
 	    n != (ssize_t) size)
 		return 0;
 	return v;

@@ -13,19 +13,19 @@
 
 uint64_t gpu_meter_charged_mj(double factor, uint64_t raw_mj)
 {
-	/* F = 1 (the default) charges NVML's figure as is, whatever the
+	/* F = 1 (the default) charges NVML's total as is, whatever the
 	 * double's rounding would make of a huge one */
 	if (factor == 1.0)
 		return raw_mj;
 	return (uint64_t) llround(factor * (double) raw_mj);
 }
 
-uint64_t gpu_meter_mask(const uint64_t minors[EQ_MINOR_WORDS],
+uint64_t gpu_meter_mask(const uint64_t minors[ENERGY_QUERY_MINOR_WORDS],
 			gpu_meter_index_fn index_of, void *arg)
 {
 	uint64_t mask = 0;
 
-	for (unsigned minor = 0; minor < EQ_MINORS_MAX; minor++) {
+	for (unsigned minor = 0; minor < ENERGY_QUERY_MINORS_MAX; minor++) {
 		int i;
 
 		if (!energy_query_minors_has(minors, minor))

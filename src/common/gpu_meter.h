@@ -30,7 +30,7 @@ typedef int (*gpu_meter_index_fn)(void *arg, int minor);
  * sampler i).  A minor no sampler has, or one past the 64 a mask holds,
  * is left out: its GPU's energy stays in the CPU split.
  */
-uint64_t gpu_meter_mask(const uint64_t minors[EQ_MINOR_WORDS],
+uint64_t gpu_meter_mask(const uint64_t minors[ENERGY_QUERY_MINOR_WORDS],
 			gpu_meter_index_fn index_of, void *arg);
 
 /*

@@ -22,8 +22,9 @@ typedef struct {
 	unsigned gpus;		/* NVIDIA GPU device files seen, allocated
 				 * or not */
 	unsigned unusable;	/* allocated GPUs whose minor a set cannot
-				 * hold (negative, or EQ_MINORS_MAX and up) */
-	uint64_t set[EQ_MINOR_WORDS];	/* the allocated GPUs' minors */
+				 * hold (negative, or
+				 * ENERGY_QUERY_MINORS_MAX and up) */
+	uint64_t set[ENERGY_QUERY_MINOR_WORDS];	/* the allocated GPUs' minors */
 } gpu_minors_t;
 
 /* Whether path's file name is an NVIDIA GPU's device: "nvidia" and digits

@@ -141,7 +141,7 @@ step_account_t step_energy_account_node(step_energy_t *s,
 		/* each way of telling a restart starts again from here: the
 		 * other one's last id is from before it */
 		s->slurmd_started = 0;
-		s->figure_id = 0;
+		s->total_id = 0;
 		break;
 	}
 	s->last_node_j = a->node_j;
@@ -159,17 +159,17 @@ int step_energy_account_total(step_energy_t *s,
 {
 	energy_carry_answer_t node = {
 		.t_ns = now_ns,
-		.node_j = a->figure_mj / 1000,
-		.watts = step_energy_mw_to_w(a->figure_power_mw),
+		.node_j = a->total_mj / 1000,
+		.watts = step_energy_mw_to_w(a->total_power_mw),
 		/* a query's total says a restart by its id, not a time */
 		.started_s = 0,
 	};
 
-	if (!a->figure)
+	if (!a->total)
 		return -ENODATA;
-	node.restarted = s->figure_id && a->figure_id != s->figure_id;
+	node.restarted = s->total_id && a->total_id != s->total_id;
 	*acct = step_energy_account_node(s, &node, poll_time_s);
-	s->figure_id = a->figure_id;
+	s->total_id = a->total_id;
 	return 0;
 }
 
@@ -486,13 +486,13 @@ void step_energy_gpus_fill(const step_energy_t *s, energy_query_step_t *q)
 	memcpy(q->job_minors, s->gpu_job_minors, sizeof(q->job_minors));
 }
 
-void step_energy_minors_str(const uint64_t set[EQ_MINOR_WORDS], char *buf,
-			    size_t len)
+void step_energy_minors_str(const uint64_t set[ENERGY_QUERY_MINOR_WORDS],
+			    char *buf, size_t len)
 {
 	size_t n = 0;
 
 	buf[0] = '\0';
-	for (unsigned i = 0; i < EQ_MINORS_MAX && n < len; i++) {
+	for (unsigned i = 0; i < ENERGY_QUERY_MINORS_MAX && n < len; i++) {
 		int w;
 
 		if (!energy_query_minors_has(set, i))

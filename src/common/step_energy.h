@@ -52,7 +52,7 @@
 #include "energy_query.h"
 #include "se_time.h"
 
-/* Slurm's NO_VAL: a watt figure never reads it by accident. */
+/* Slurm's NO_VAL: a watt value never reads it by accident. */
 #define STEP_WATTS_NO_VAL	0xfffffffeu
 
 /*
@@ -63,7 +63,8 @@
 #define LIVE_POLL_QUERY_TIMEOUT_NS (50 * SE_NS_PER_MS)
 /*
  * A held question's (the settle's, and the poll at the tasks' end): it
- * covers the server's hold (EQ_SERVER_HOLD_MAX_NS) and the round trip.
+ * covers the server's hold (ENERGY_QUERY_SERVER_HOLD_MAX_NS) and the round
+ * trip.
  */
 #define LIVE_QUERY_TIMEOUT_NS	(250 * SE_NS_PER_MS)
 
@@ -133,7 +134,7 @@ typedef struct {
 	time_t poll_time;	/* slurmd's last sample (wall clock) */
 	int64_t slurmd_started;	/* slurmd's start time in its last answer
 				 * (24.11+; 0: not said) */
-	uint64_t figure_id;	/* the total's id in slurmd's last answer
+	uint64_t total_id;	/* the total's id in slurmd's last answer
 				 * through the query socket (0: none yet) */
 	unsigned rpcs;		/* Slurm energy RPCs this step asked */
 	unsigned queries;	/* ... and queries to slurmd's socket */
@@ -153,7 +154,8 @@ typedef struct {
 	bool conf_bad;		/* acct_gather.conf refused in this step */
 	/* for the live settle (no window_energy): slurmd's query channel */
 	char energy_query_path[108];	/* "" when there is none */
-	int energy_query_rc;		/* last query's result (logged on change) */
+	int energy_query_rc;		/* last query's result (logged
+					 * on change) */
 	uint64_t first_poll_ns;	/* monotonic: first accounting poll, as the
 				 * first task starts: t0 of a live settle */
 	uint64_t end_ns;	/* monotonic twin of end_wall_ns: t1 */
@@ -175,8 +177,8 @@ typedef struct {
 	bool gpus_read;		/* read from Slurm's GRES */
 	bool gpus_known;	/* ... and they say which it holds */
 	bool gpus_step_level;	/* its device cgroup has a step level */
-	uint64_t gpu_job_minors[EQ_MINOR_WORDS];
-	uint64_t gpu_step_minors[EQ_MINOR_WORDS];
+	uint64_t gpu_job_minors[ENERGY_QUERY_MINOR_WORDS];
+	uint64_t gpu_step_minors[ENERGY_QUERY_MINOR_WORDS];
 	/* its GPU part, from a version-4 slurmd metering its GPUs */
 	bool have_gpu_part;	/* one answer carried it */
 	uint64_t gpu_part_mj;	/* the step's GPUs' energy so far */
@@ -303,10 +305,10 @@ step_account_t step_energy_account_node(step_energy_t *s,
 					time_t poll_time);
 
 /*
- * The node total slurmd put into a query's answer a (its figure hook), at
- * now_ns: another figure id is a slurmd that started again.  0, or
+ * The node total slurmd put into a query's answer a (its total hook), at
+ * now_ns: another total id is a slurmd that started again.  0, or
  * -ENODATA (none in it; nothing changed).  poll_time_s: the wall-clock
- * second of a->figure_sample_ns.
+ * second of a->total_sample_ns.
  */
 int step_energy_account_total(step_energy_t *s,
 			      const energy_query_answer_t *a, uint64_t now_ns,
@@ -490,8 +492,8 @@ uint64_t step_energy_window_wait(int rc, bool complete, uint64_t now_ns,
 void step_energy_gpus_fill(const step_energy_t *s, energy_query_step_t *q);
 
 /* A set of minors as "0,3,7" (or "none") into buf. */
-void step_energy_minors_str(const uint64_t set[EQ_MINOR_WORDS], char *buf,
-			    size_t len);
+void step_energy_minors_str(const uint64_t set[ENERGY_QUERY_MINOR_WORDS],
+			    char *buf, size_t len);
 
 /* The minors the step's GPU part counts ("1,3"; "none", "unknown"). */
 void step_energy_gpus_str(const step_energy_t *s, char *buf, size_t len);

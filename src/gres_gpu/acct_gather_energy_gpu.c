@@ -21,19 +21,19 @@
  *              and the step maps its gres device indexes (whose order
  *              depends on gres.conf and AutoDetect) to device files and
  *              their minor numbers.  A GPU's energy in the step is what
- *              its figure rose since the first one with data (at
- *              STEP_PTR, before the tasks start), so a figure slurmd
- *              corrects downwards is taken as is; a figure below that
+ *              its total rose since the first one with data (at
+ *              STEP_PTR, before the tasks start), so a total slurmd
+ *              corrects downwards is taken as is; a total below that
  *              base is a new scale (gpu_step_feed).
- *  figures     slurmd's figure of a GPU is on the counter's own scale,
+ *  totals     slurmd's total of a GPU is on the counter's own scale,
  *              kept across slurmd restarts and reconfigures in
  *              SlurmdSpoolDir (gpu_energy_start_kept), so that a step
  *              outliving slurmd's samplers sees it go on, the down time
- *              counted by the counter.  It is the exact figure of the
+ *              counted by the counter.  It is the exact total of the
  *              last good read plus that read's power since: while reads
  *              fail (a fault) that is an estimate, and when they resume
- *              the counter's figure replaces it, lower or higher.  A GPU
- *              without a good read yet has no figure (NO_VAL watts).
+ *              the counter's total replaces it, lower or higher.  A GPU
+ *              without a good read yet has no total (NO_VAL watts).
  *  NVML missing as slurmd starts (driver not loaded yet): gpu_energy's
  *              thread retries every RETRY_FIRST_S, doubling to
  *              RETRY_MAX_S, never in an RPC; the steps report 0 J for the
@@ -74,7 +74,7 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 #define GPU_MAX			64
 #define RETRY_FIRST_S		5
 #define RETRY_MAX_S		300
-/* A step's first figure this late fills the time before it (see below). */
+/* A step's first total this late fills the time before it (see below). */
 #define STEP_LATE_NS		(2 * SE_NS_PER_SEC)
 
 /* Private variables (all under state_lock) */
@@ -151,17 +151,17 @@ static void _slurmd_start(void)
 }
 
 /*
- * slurmd: one record for GPU i, its figure at now_ns.  No good read yet
- * (starting, or failing since it started): no figure, NO_VAL watts, which
+ * slurmd: one record for GPU i, its total at now_ns.  No good read yet
+ * (starting, or failing since it started): no total, NO_VAL watts, which
  * steps and the node's sum skip.
  */
 static void _gpu_record(unsigned i, uint64_t now_ns, acct_gather_energy_t *e)
 {
-	gpu_energy_figure_t f;
+	gpu_energy_total_t f;
 
 	memset(e, 0, sizeof(*e));
 	se_energy_set_start_time(e);
-	if (gpu_energy_figure(_gpus(), i, now_ns, &f)) {
+	if (gpu_energy_total(_gpus(), i, now_ns, &f)) {
 		e->current_watts = NO_VAL;	/* no data yet: skipped */
 		return;
 	}
@@ -199,7 +199,7 @@ static void _slurmd_sum(acct_gather_energy_t *sum)
 	}
 }
 
-/* slurmstepd: one figure of slurmd for GPU i (see gpu_step_feed). */
+/* slurmstepd: one total of slurmd for GPU i (see gpu_step_feed). */
 static void _stepd_feed(unsigned i, uint64_t j, uint32_t w, uint64_t now)
 {
 	uint64_t bridged = 0, before = step_gpu[i].last_j;
@@ -212,7 +212,7 @@ static void _stepd_feed(unsigned i, uint64_t j, uint32_t w, uint64_t now)
 }
 
 /*
- * slurmstepd: ask slurmd for its per-GPU figures and feed the step's
+ * slurmstepd: ask slurmd for its per-GPU totals and feed the step's
  * GPUs' to their views; *watts gets their power.  -1 (nothing changed)
  * when slurmd does not answer.
  */
@@ -247,7 +247,7 @@ static int _stepd_query(uint32_t *watts)
 
 /*
  * slurmstepd: the step's energy so far: the sum of its GPUs' (an estimate
- * across a fault is replaced by the counter's figure when reads resume).
+ * across a fault is replaced by the counter's total when reads resume).
  */
 static void _stepd_energy(acct_gather_energy_t *out)
 {

@@ -3,7 +3,7 @@
  * of slurmd (energy_carry.h), on concrete values.
  *
  * Units: power in mW (a step's in W), time in ns, energy in mJ (a step's
- * node figure in J); 1 W for 1 s is 1000 mJ.
+ * node total in J); 1 W for 1 s is 1000 mJ.
  */
 #include <check.h>
 #include <stdbool.h>
@@ -35,14 +35,14 @@ START_TEST(test_first_start)
 	ck_assert(j.skip);
 	ck_assert_uint_eq(j.skip_ns, S(100));
 	/* the sampler counted 300 mJ before its start, 1300 by now */
-	ck_assert_uint_eq(energy_carry_figure_mj(j.base_mj, 300, 1300), 1000);
+	ck_assert_uint_eq(energy_carry_total_mj(j.base_mj, 300, 1300), 1000);
 
 	/* an invalid carry is none; a reading after the start skips nothing */
 	none.energy_mj = 5000;
 	j = energy_carry_join(&none, S(101), S(100));
 	ck_assert_uint_eq(j.base_mj, 0);
 	ck_assert(!j.skip);
-	ck_assert_uint_eq(energy_carry_figure_mj(j.base_mj, 0, 1300), 1300);
+	ck_assert_uint_eq(energy_carry_total_mj(j.base_mj, 0, 1300), 1300);
 }
 END_TEST
 
@@ -55,7 +55,7 @@ START_TEST(test_reload_gap)
 
 	ck_assert_uint_eq(j.base_mj, 1000000 + 3 * 250000);
 	ck_assert(!j.skip);
-	ck_assert_uint_eq(energy_carry_figure_mj(j.base_mj, 0, 5000),
+	ck_assert_uint_eq(energy_carry_total_mj(j.base_mj, 0, 5000),
 			  1755000);
 	/* the reading at the carry's own instant: nothing to fill */
 	j = energy_carry_join(&carry_100s, S(100), S(100.2));
@@ -75,9 +75,9 @@ START_TEST(test_reload_overlap)
 	ck_assert(j.skip);
 	ck_assert_uint_eq(j.skip_ns, S(100));
 	/* the new sampler's count at 100 s was 2000 mJ */
-	ck_assert_uint_eq(energy_carry_figure_mj(j.base_mj, 2000, 2000),
+	ck_assert_uint_eq(energy_carry_total_mj(j.base_mj, 2000, 2000),
 			  1000000);
-	ck_assert_uint_eq(energy_carry_figure_mj(j.base_mj, 2000, 2500),
+	ck_assert_uint_eq(energy_carry_total_mj(j.base_mj, 2000, 2500),
 			  1000500);
 }
 END_TEST
@@ -122,13 +122,13 @@ START_TEST(test_carry_out)
 }
 END_TEST
 
-/* The node's figure never goes below what was carried, even when the new
+/* The node's total never goes below what was carried, even when the new
  * sampler's count is below what was skipped (a counter that went back). */
-START_TEST(test_figure_counter_backwards)
+START_TEST(test_total_counter_backwards)
 {
-	ck_assert_uint_eq(energy_carry_figure_mj(1000000, 2000, 1500),
+	ck_assert_uint_eq(energy_carry_total_mj(1000000, 2000, 1500),
 			  1000000);
-	ck_assert_uint_eq(energy_carry_figure_mj(0, 0, 0), 0);
+	ck_assert_uint_eq(energy_carry_total_mj(0, 0, 0), 0);
 }
 END_TEST
 
@@ -170,7 +170,7 @@ START_TEST(test_step_advance)
 }
 END_TEST
 
-/* slurmd restarted and its figure went back: the 10 s between the two
+/* slurmd restarted and its total went back: the 10 s between the two
  * answers are bridged linearly between their powers, or by what the new
  * slurmd counted when that is more. */
 START_TEST(test_step_counter_backwards)
@@ -194,9 +194,9 @@ START_TEST(test_step_counter_backwards)
 }
 END_TEST
 
-/* Carried across a restart that the figure alone would not show: a new
- * slurmd whose figure is already above the old one's last.  Another start
- * time (24.11+) or another figure id says it. */
+/* Carried across a restart that the total alone would not show: a new
+ * slurmd whose total is already above the old one's last.  Another start
+ * time (24.11+) or another total id says it. */
 START_TEST(test_step_restart)
 {
 	energy_carry_step_t v = {
@@ -215,11 +215,11 @@ START_TEST(test_step_restart)
 	ck_assert_uint_eq(energy_carry_step_j(&v, &a, &how), 50);
 	ck_assert_int_eq(how, ENERGY_CARRY_ADVANCE);
 
-	a.restarted = true;		/* another figure id */
+	a.restarted = true;		/* another total id */
 	ck_assert_uint_eq(energy_carry_step_j(&v, &a, &how), 400);
 	ck_assert_int_eq(how, ENERGY_CARRY_RESTARTED);
 
-	/* the figure counted more than the fill: what it counted */
+	/* the total counted more than the fill: what it counted */
 	a.node_j = 1500;
 	ck_assert_uint_eq(energy_carry_step_j(&v, &a, &how), 1500);
 	ck_assert_int_eq(how, ENERGY_CARRY_RESTARTED);
@@ -290,7 +290,7 @@ static Suite *_suite(void)
 	tcase_add_test(n, test_reload_overlap);
 	tcase_add_test(n, test_reload_pending);
 	tcase_add_test(n, test_carry_out);
-	tcase_add_test(n, test_figure_counter_backwards);
+	tcase_add_test(n, test_total_counter_backwards);
 	suite_add_tcase(s, n);
 
 	tcase_add_test(t, test_step_first);

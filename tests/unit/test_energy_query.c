@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #define EQF_POWER_MW	1000000ULL	/* 1 kW */
-#include "eq_fixture.h"
+#include "energy_query_fixture.h"
 
 #define MS	SE_NS_PER_MS
 #define SEC	SE_NS_PER_SEC
@@ -151,8 +151,8 @@ static void _hook_seen(energy_query_step_t *step, uint64_t *t0, uint64_t *t1,
 
 START_TEST(test_share_hook)
 {
-	energy_query_step_t st = { .job_id = 7, .step_id = 0xfffffffbu, .ncpus = 3,
-			 .begin = true };
+	energy_query_step_t st = { .job_id = 7, .step_id = 0xfffffffbu,
+				   .ncpus = 3, .begin = true };
 	fixture_t f;
 	energy_query_answer_t a;
 	energy_query_step_t seen;
@@ -164,7 +164,8 @@ START_TEST(test_share_hook)
 	t = se_mono_ns();
 	ck_assert_int_eq(energy_query_step(f.path, t, t, &st, SEC, &a), 0);
 	ck_assert(!a.share);
-	energy_query_server_set_share(f.srv, _hook, (void *) 1);
+	eqf_serve(&f, &(energy_query_hooks_t) { .share = _hook,
+						.arg = (void *) 1 });
 	pthread_mutex_lock(&hook_lock);
 	hook_calls = 0;
 	pthread_mutex_unlock(&hook_lock);
@@ -200,19 +201,19 @@ START_TEST(test_share_hook)
 }
 END_TEST
 
-/* The figure hook: a fixed figure, or a refusal when arg says so. */
-static int _figure(void *arg, uint64_t *figure_mj, uint64_t *power_mw,
-		   uint64_t *sample_ns)
+/* The total hook: a fixed total, or a refusal when arg says so. */
+static int _total(void *arg, uint64_t *total_mj, uint64_t *power_mw,
+		  uint64_t *sample_ns)
 {
 	if (arg == (void *) 2)
 		return -EBUSY;
-	*figure_mj = 123456789;
+	*total_mj = 123456789;
 	*power_mw = 654321;
 	*sample_ns = 777;
 	return 0;
 }
 
-START_TEST(test_figure_hook)
+START_TEST(test_total_hook)
 {
 	energy_query_step_t st = { .job_id = 7, .step_id = 0, .begin = true };
 	fixture_t f;
@@ -220,33 +221,37 @@ START_TEST(test_figure_hook)
 	uint64_t t;
 
 	eqf_up(&f, "/tmp/se-eq-XXXXXX");
-	/* no hook: no figure */
+	/* no hook: no total */
 	t = se_mono_ns();
 	ck_assert_int_eq(energy_query(f.path, t, t, SEC, &a), 0);
-	ck_assert(!a.figure);
-	energy_query_server_set_figure(f.srv, _figure, (void *) 1, 0xabcdef);
+	ck_assert(!a.total);
+	eqf_serve(&f, &(energy_query_hooks_t) { .total = _total,
+						.total_id = 0xabcdef,
+						.arg = (void *) 1 });
 	ck_assert_int_eq(energy_query(f.path, t, t, SEC, &a), 0);
-	ck_assert(a.figure);
-	ck_assert_uint_eq(a.figure_id, 0xabcdef);
-	ck_assert_uint_eq(a.figure_mj, 123456789);
-	ck_assert_uint_eq(a.figure_power_mw, 654321);
-	ck_assert_uint_eq(a.figure_sample_ns, 777);
+	ck_assert(a.total);
+	ck_assert_uint_eq(a.total_id, 0xabcdef);
+	ck_assert_uint_eq(a.total_mj, 123456789);
+	ck_assert_uint_eq(a.total_power_mw, 654321);
+	ck_assert_uint_eq(a.total_sample_ns, 777);
 	/* the sampler's own answer is still there beside it */
 	ck_assert_int_eq(a.rc0, 0);
 	ck_assert_uint_ne(a.generation, 0);
 	/* a step query carries it too (no share hook: no share) */
 	ck_assert_int_eq(energy_query_step(f.path, t, t, &st, SEC, &a), 0);
-	ck_assert(a.figure && !a.share);
-	ck_assert_uint_eq(a.figure_mj, 123456789);
-	/* a hook that cannot answer now: no figure, the query still works */
-	energy_query_server_set_figure(f.srv, _figure, (void *) 2, 0xabcdef);
+	ck_assert(a.total && !a.share);
+	ck_assert_uint_eq(a.total_mj, 123456789);
+	/* a hook that cannot answer now: no total, the query still works */
+	eqf_serve(&f, &(energy_query_hooks_t) { .total = _total,
+						.total_id = 0xabcdef,
+						.arg = (void *) 2 });
 	ck_assert_int_eq(energy_query(f.path, t, t, SEC, &a), 0);
-	ck_assert(!a.figure);
-	ck_assert_uint_eq(a.figure_mj, 0);
+	ck_assert(!a.total);
+	ck_assert_uint_eq(a.total_mj, 0);
 	/* hook removed */
-	energy_query_server_set_figure(f.srv, NULL, NULL, 0);
+	eqf_serve(&f, NULL);
 	ck_assert_int_eq(energy_query(f.path, t, t, SEC, &a), 0);
-	ck_assert(!a.figure);
+	ck_assert(!a.total);
 	eqf_down(&f);
 }
 END_TEST
@@ -296,7 +301,7 @@ START_TEST(test_silent_client_does_not_block)
 	start = se_mono_ns();
 	ck_assert_int_eq(energy_query(f.path, 0, 0, SEC, &a), 0);
 	took = se_mono_ns() - start;
-	ck_assert_msg(took < EQ_SERVER_IO_TIMEOUT_NS + 100 * MS,
+	ck_assert_msg(took < ENERGY_QUERY_SERVER_IO_TIMEOUT_NS + 100 * MS,
 		      "query took %.3f s", (double) took / SEC);
 	/* and the silent one was dropped, unanswered */
 	ck_assert_int_eq(recv(fd, buf, sizeof(buf), 0), 0);
@@ -381,8 +386,8 @@ START_TEST(test_path_too_long)
 	ck_assert_int_eq(energy_query_socket_path("", "n1", path, sizeof(path)),
 			 -EINVAL);
 	snprintf(path, sizeof(path), "%s/slurm-energy-n1.sock", dir);
-	ck_assert_ptr_null(energy_query_server_start(path, s, SEC, SEC, err,
-						     sizeof(err)));
+	ck_assert_ptr_null(energy_query_server_start(path, s, SEC, SEC, NULL,
+						     err, sizeof(err)));
 	ck_assert_int_eq(errno, ENAMETOOLONG);
 	ck_assert_msg(strstr(err, "at most 107") && strstr(err, "SlurmdSpoolDir"),
 		      "message: %s", err);
@@ -405,7 +410,7 @@ START_TEST(test_stop_unlinks_and_restart_is_new_generation)
 	ck_assert_int_eq(errno, ENOENT);
 	ck_assert_int_eq(energy_query(f.path, 0, 0, SEC, &a), -ENOENT);
 
-	f.srv = energy_query_server_start(f.path, f.s, SEC, SEC, err,
+	f.srv = energy_query_server_start(f.path, f.s, SEC, SEC, NULL, err,
 					  sizeof(err));
 	ck_assert_msg(f.srv, "%s", err);
 	ck_assert_int_eq(energy_query(f.path, 0, 0, SEC, &a), 0);
@@ -426,8 +431,8 @@ START_TEST(test_stale_socket_replaced_other_file_kept)
 	eqf_up(&f, "/tmp/se-eq-XXXXXX");
 	/* A second server on a live socket is refused. */
 	s = f.s;
-	ck_assert_ptr_null(energy_query_server_start(f.path, s, SEC, SEC, err,
-						     sizeof(err)));
+	ck_assert_ptr_null(energy_query_server_start(f.path, s, SEC, SEC, NULL,
+						     err, sizeof(err)));
 	ck_assert_int_eq(errno, EADDRINUSE);
 
 	/* A socket file left by a dead server is replaced. */
@@ -441,7 +446,8 @@ START_TEST(test_stale_socket_replaced_other_file_kept)
 				      sizeof(sa)), 0);
 		close(fd);	/* bound, never listened: stale */
 	}
-	srv2 = energy_query_server_start(other, s, SEC, SEC, err, sizeof(err));
+	srv2 = energy_query_server_start(other, s, SEC, SEC, NULL, err,
+					 sizeof(err));
 	ck_assert_msg(srv2, "%s", err);
 	ck_assert_int_eq(energy_query(other, 0, 0, SEC, &a), 0);
 	energy_query_server_stop(srv2);
@@ -450,8 +456,8 @@ START_TEST(test_stale_socket_replaced_other_file_kept)
 	fd = open(other, O_CREAT | O_WRONLY, 0600);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	ck_assert_ptr_null(energy_query_server_start(other, s, SEC, SEC, err,
-						     sizeof(err)));
+	ck_assert_ptr_null(energy_query_server_start(other, s, SEC, SEC, NULL,
+						     err, sizeof(err)));
 	ck_assert_int_eq(errno, EEXIST);
 	ck_assert_int_eq(access(other, F_OK), 0);
 	unlink(other);
@@ -496,10 +502,10 @@ typedef struct {
 	uint32_t pad;
 	uint64_t share_mj;
 	uint64_t share_last_ns;
-	uint64_t figure_id;
-	uint64_t figure_mj;
-	uint64_t figure_power_mw;
-	uint64_t figure_sample_ns;
+	uint64_t total_id;
+	uint64_t total_mj;
+	uint64_t total_power_mw;
+	uint64_t total_sample_ns;
 } old_rep_t;
 
 #define OLD_REQ_MAGIC	0x53455131u
@@ -512,18 +518,18 @@ typedef struct {
 /* Share and GPU hooks that answer from the step's sets, so that what the
  * client reads proves the sets crossed: part_mj is the step's first minor
  * times 1000, count the number of minors in the job's set. */
-static int _count_minors(const uint64_t set[EQ_MINOR_WORDS])
+static int _count_minors(const uint64_t set[ENERGY_QUERY_MINOR_WORDS])
 {
 	int n = 0;
 
-	for (unsigned m = 0; m < EQ_MINORS_MAX; m++)
+	for (unsigned m = 0; m < ENERGY_QUERY_MINORS_MAX; m++)
 		n += energy_query_minors_has(set, m);
 	return n;
 }
 
-static int _first_minor(const uint64_t set[EQ_MINOR_WORDS])
+static int _first_minor(const uint64_t set[ENERGY_QUERY_MINOR_WORDS])
 {
-	for (unsigned m = 0; m < EQ_MINORS_MAX; m++)
+	for (unsigned m = 0; m < ENERGY_QUERY_MINORS_MAX; m++)
 		if (energy_query_minors_has(set, m))
 			return m;
 	return -1;
@@ -570,7 +576,7 @@ static int _gpu_hook(void *arg, const energy_query_step_t *step,
 
 START_TEST(test_minor_sets)
 {
-	uint64_t set[EQ_MINOR_WORDS] = { 0 };
+	uint64_t set[ENERGY_QUERY_MINOR_WORDS] = { 0 };
 
 	ck_assert_int_eq(energy_query_minors_add(set, 0), 0);
 	ck_assert_int_eq(energy_query_minors_add(set, 63), 0);
@@ -602,13 +608,13 @@ START_TEST(test_v4_round_trip_with_gpu_sets)
 
 	ck_assert_int_eq(energy_query_minors_add(st.step_minors, 130), 0);
 	ck_assert_int_eq(energy_query_minors_add(st.step_minors, 255), 0);
-	for (unsigned m = 0; m < EQ_MINORS_MAX; m += 37)
+	for (unsigned m = 0; m < ENERGY_QUERY_MINORS_MAX; m += 37)
 		ck_assert_int_eq(energy_query_minors_add(st.job_minors, m), 0);
 	pthread_mutex_lock(&hook_lock);
 	hook_calls = 0;		/* CK_FORK=no (valgrind): one process */
 	pthread_mutex_unlock(&hook_lock);
 	eqf_up(&f, "/tmp/se-eq-XXXXXX");
-	energy_query_server_set_share(f.srv, _gpu_share_hook, NULL);
+	eqf_serve(&f, &(energy_query_hooks_t) { .share = _gpu_share_hook });
 	ck_assert_int_eq(energy_query_step(f.path, 5, 6, &st, SEC, &a), 0);
 	ck_assert_uint_eq(a.version, 4);
 	ck_assert(a.share);
@@ -636,8 +642,7 @@ START_TEST(test_v4_round_trip_with_gpu_sets)
 	ck_assert_int_eq(calls, 2);
 
 	/* node mode: the GPU hook alone, on step queries only */
-	energy_query_server_set_share(f.srv, NULL, NULL);
-	energy_query_server_set_gpus(f.srv, _gpu_hook, NULL);
+	eqf_serve(&f, &(energy_query_hooks_t) { .gpus = _gpu_hook });
 	st.gpus_known = true;
 	ck_assert_int_eq(energy_query_step_known(f.path, 10, 20, &st, SEC, &a),
 			 0);
@@ -694,7 +699,7 @@ START_TEST(test_v3_request_answered_in_v3_layout)
 	ck_assert_uint_eq(sizeof(req), 40);
 	ck_assert_uint_eq(sizeof(rep), 128);
 	eqf_up(&f, "/tmp/se-eq-XXXXXX");
-	energy_query_server_set_share(f.srv, _gpu_share_hook, NULL);
+	eqf_serve(&f, &(energy_query_hooks_t) { .share = _gpu_share_hook });
 	sampler_status(f.s, &sst);
 	req.t0_ns = req.t1_ns = sst.last_sample_ns;	/* complete, both */
 	ck_assert_int_eq(_raw_ask(f.path, &req, sizeof(req), buf, sizeof(buf)),
@@ -959,7 +964,7 @@ START_TEST(test_held_question_answered_when_reading_lands)
 	ck_assert(a.kicked);
 	ck_assert_int_eq(eqf_reads(), 2);
 	ck_assert_uint_gt(a.last_sample_ns, t1);
-	ck_assert_msg(took < EQ_SERVER_HOLD_MAX_NS / 2,
+	ck_assert_msg(took < ENERGY_QUERY_SERVER_HOLD_MAX_NS / 2,
 		      "answered after %.3f s: by the hold's end, not the reading",
 		      (double) took / SEC);
 	expect = POWER_MW * (t1 - t0) / SEC;
@@ -987,10 +992,10 @@ START_TEST(test_held_question_bounded_without_reading)
 	ck_assert(!a.complete1);
 	ck_assert(!a.kicked);
 	ck_assert_int_eq(eqf_reads(), 1);
-	ck_assert_msg(took >= EQ_SERVER_HOLD_MAX_NS - 5 * MS &&
-		      took < EQ_SERVER_HOLD_MAX_NS + 100 * MS,
+	ck_assert_msg(took >= ENERGY_QUERY_SERVER_HOLD_MAX_NS - 5 * MS &&
+		      took < ENERGY_QUERY_SERVER_HOLD_MAX_NS + 100 * MS,
 		      "held %.3f s, the hold is %.3f s", (double) took / SEC,
-		      (double) EQ_SERVER_HOLD_MAX_NS / SEC);
+		      (double) ENERGY_QUERY_SERVER_HOLD_MAX_NS / SEC);
 	eqf_down(&f);
 }
 END_TEST
@@ -1013,7 +1018,7 @@ START_TEST(test_question_before_first_sample_not_held)
 	ck_assert(!a.complete0 && !a.complete1);
 	ck_assert_int_eq(a.rc1, -ENODATA);
 	ck_assert(!a.kicked);
-	ck_assert_msg(took < EQ_SERVER_HOLD_MAX_NS / 2, "held %.3f s",
+	ck_assert_msg(took < ENERGY_QUERY_SERVER_HOLD_MAX_NS / 2, "held %.3f s",
 		      (double) took / SEC);
 	eqf_down(&f);
 }
@@ -1116,7 +1121,7 @@ START_TEST(test_hold_leaves_others_served)
 	start = se_mono_ns();
 	ck_assert_int_eq(energy_query_known(f.path, 0, start, SEC, &b), 0);
 	took = se_mono_ns() - start;
-	ck_assert_msg(took < EQ_SERVER_HOLD_MAX_NS / 2,
+	ck_assert_msg(took < ENERGY_QUERY_SERVER_HOLD_MAX_NS / 2,
 		      "a plain question waited %.3f s behind a held one",
 		      (double) took / SEC);
 	ck_assert(!b.complete1);
@@ -1127,7 +1132,7 @@ START_TEST(test_hold_leaves_others_served)
 	ck_assert_int_eq(h.rc, 0);
 	ck_assert(h.a.complete1);
 	ck_assert_uint_gt(h.a.last_sample_ns, h.t1);
-	ck_assert_msg(h.took < EQ_SERVER_HOLD_MAX_NS,
+	ck_assert_msg(h.took < ENERGY_QUERY_SERVER_HOLD_MAX_NS,
 		      "held %.3f s: answered by the hold's end, not the reading",
 		      (double) h.took / SEC);
 	eqf_down(&f);
@@ -1149,7 +1154,7 @@ START_TEST(test_stop_answers_held_questions)
 	pthread_join(th, NULL);
 	ck_assert_int_eq(h.rc, 0);
 	ck_assert(!h.a.complete1);
-	ck_assert_msg(h.took < EQ_SERVER_HOLD_MAX_NS,
+	ck_assert_msg(h.took < ENERGY_QUERY_SERVER_HOLD_MAX_NS,
 		      "answered %.3f s after asking", (double) h.took / SEC);
 	eqf_down(&f);
 }
@@ -1183,7 +1188,8 @@ START_TEST(test_held_share_answered_when_split_covers_end)
 	uint64_t t1;
 
 	eqf_up(&f, "/tmp/se-eq-XXXXXX");
-	energy_query_server_set_share(f.srv, _split_to_newest, f.s);
+	eqf_serve(&f, &(energy_query_hooks_t) { .share = _split_to_newest,
+						.arg = f.s });
 	se_sleep_ns(10 * MS);
 	t1 = se_mono_ns();
 	ck_assert_int_eq(energy_query_ask(f.path, 0, t1, &st,
@@ -1206,7 +1212,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_known_query_kicks_no_reading);
 	tcase_add_test(tc, test_one_instant_and_bad_order);
 	tcase_add_test(tc, test_share_hook);
-	tcase_add_test(tc, test_figure_hook);
+	tcase_add_test(tc, test_total_hook);
 	tcase_add_test(tc, test_random_id_never_zero_and_differs);
 	tcase_add_test(tc, test_silent_client_does_not_block);
 	tcase_add_test(tc, test_garbage_refused);

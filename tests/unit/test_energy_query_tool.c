@@ -3,7 +3,7 @@
  *
  * The server serves a real sampler (a fake meter at constant power, a long
  * period: the only readings after the first are the ones a kick asks for)
- * with a figure hook that answers the sampler's energy and newest sample,
+ * with a total hook that answers the sampler's energy and newest sample,
  * as slurmd's does.  The tool (SE_ENERGY_QUERY, default the build's
  * contribs/energy-query/se-energy-query, run from the build dir as make
  * check does) is run as a child; its line, exit status and messages are
@@ -26,32 +26,33 @@
 #include <unistd.h>
 
 #define EQF_POWER_MW	250000ULL	/* 250 W */
-#include "eq_fixture.h"
+#include "energy_query_fixture.h"
 
 #define MS	SE_NS_PER_MS
 #define SEC	SE_NS_PER_SEC
 #define POWER_MW	EQF_POWER_MW
-#define FIGURE_ID	0x1234567890abcdefULL
+#define TOTAL_ID	0x1234567890abcdefULL
 
-/* slurmd's hook, in short: the sampler's figure at its newest sample. */
-static int _figure(void *arg, uint64_t *figure_mj, uint64_t *power_mw,
-		   uint64_t *sample_ns)
+/* slurmd's hook, in short: the sampler's total at its newest sample. */
+static int _total(void *arg, uint64_t *total_mj, uint64_t *power_mw,
+		  uint64_t *sample_ns)
 {
 	sampler_status_t st;
 
 	sampler_status(arg, &st);
-	*figure_mj = st.energy_mj;
+	*total_mj = st.energy_mj;
 	*power_mw = st.power_mw;
 	*sample_ns = st.last_sample_ns;
 	return st.last_sample_ns ? 0 : -ENODATA;
 }
 
-static void _up(fixture_t *f, bool figure)
+static void _up(fixture_t *f, bool total)
 {
 	eqf_up(f, "/tmp/se-eqt-XXXXXX");
-	if (figure)
-		energy_query_server_set_figure(f->srv, _figure, f->s,
-					       FIGURE_ID);
+	if (total)
+		eqf_serve(f, &(energy_query_hooks_t) { .total = _total,
+						       .total_id = TOTAL_ID,
+						       .arg = f->s });
 }
 
 static const char *_tool(void)
@@ -116,7 +117,7 @@ static bool _parse(const char *line, uint64_t v[5])
 {
 	int end = 0;
 
-	return sscanf(line, "figure_mj=%" SCNu64 " figure_id=%" SCNu64
+	return sscanf(line, "total_mj=%" SCNu64 " total_id=%" SCNu64
 		      " sample_ns=%" SCNu64 " power_mw=%" SCNu64
 		      " at_ns=%" SCNu64 "%n",
 		      &v[0], &v[1], &v[2], &v[3], &v[4], &end) == 5 &&
@@ -131,7 +132,7 @@ static uint64_t _energy_at(sampler_t *s, uint64_t t_ns)
 	return e;
 }
 
-START_TEST(test_prints_the_figure_without_a_kick)
+START_TEST(test_prints_the_total_without_a_kick)
 {
 	char out[512], err[512];
 	sampler_status_t st;
@@ -145,13 +146,13 @@ START_TEST(test_prints_the_figure_without_a_kick)
 	t1 = se_mono_ns();
 	ck_assert_msg(_parse(out, v), "line: %s (stderr: %s)", out, err);
 	sampler_status(f.s, &st);
-	/* the figure runs on past the sample at its power: at at_ns, which
+	/* the total runs on past the sample at its power: at at_ns, which
 	 * lies inside the tool's run */
 	ck_assert_uint_ge(v[4], t0);
 	ck_assert_uint_le(v[4], t1);
 	ck_assert_uint_ge(v[0], _energy_at(f.s, t0));
 	ck_assert_uint_le(v[0], _energy_at(f.s, t1));
-	ck_assert_uint_eq(v[1], FIGURE_ID);
+	ck_assert_uint_eq(v[1], TOTAL_ID);
 	ck_assert_uint_eq(v[2], st.last_sample_ns);
 	ck_assert_uint_eq(v[3], POWER_MW);
 	/* a question about now, without --fresh, kicks no reading */
@@ -204,17 +205,17 @@ START_TEST(test_spool_dir_and_node_name_the_socket)
 }
 END_TEST
 
-START_TEST(test_no_figure_no_server_bad_usage)
+START_TEST(test_no_total_no_server_bad_usage)
 {
 	char out[512], err[512], missing[128];
 	fixture_t f;
 
-	/* a server without a figure hook (share mode): exit 1, said */
+	/* a server without a total hook (share mode): exit 1, said */
 	_up(&f, false);
 	ck_assert_int_eq(_run(out, sizeof(out), err, sizeof(err), "--socket",
 			      f.path, NULL), 1);
 	ck_assert_str_eq(out, "");
-	ck_assert_msg(strstr(err, "without its node figure"), "stderr: %s",
+	ck_assert_msg(strstr(err, "without its node total"), "stderr: %s",
 		      err);
 	/* nobody serving there */
 	snprintf(missing, sizeof(missing), "%s/none.sock", f.dir);
@@ -238,10 +239,10 @@ static Suite *_suite(void)
 	TCase *tc = tcase_create("se-energy-query");
 
 	tcase_set_timeout(tc, 20);
-	tcase_add_test(tc, test_prints_the_figure_without_a_kick);
+	tcase_add_test(tc, test_prints_the_total_without_a_kick);
 	tcase_add_test(tc, test_fresh_waits_for_a_sample_after_the_call);
 	tcase_add_test(tc, test_spool_dir_and_node_name_the_socket);
-	tcase_add_test(tc, test_no_figure_no_server_bad_usage);
+	tcase_add_test(tc, test_no_total_no_server_bad_usage);
 	suite_add_tcase(s, tc);
 	return s;
 }

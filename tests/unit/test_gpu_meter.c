@@ -35,7 +35,7 @@ static int _identity(void *arg, int minor)
 
 START_TEST(test_factor_rounding)
 {
-	/* F = 1: NVML's figure as is, even past a double's 53 bits */
+	/* F = 1: NVML's total as is, even past a double's 53 bits */
 	ck_assert_uint_eq(gpu_meter_charged_mj(1.0, 1234567), 1234567);
 	ck_assert_uint_eq(gpu_meter_charged_mj(1.0, UINT64_C(9007199254740993)),
 			  UINT64_C(9007199254740993));
@@ -52,7 +52,7 @@ END_TEST
 
 START_TEST(test_mask_from_minors)
 {
-	uint64_t set[EQ_MINOR_WORDS] = { 0 };
+	uint64_t set[ENERGY_QUERY_MINOR_WORDS] = { 0 };
 
 	ck_assert_uint_eq(gpu_meter_mask(set, _index_of, NULL), 0);
 	/* minors 2 and 7: samplers 1 and 3 */
@@ -72,7 +72,7 @@ END_TEST
 /* A sampler index past a mask's 64 bits is dropped, 63 is kept. */
 START_TEST(test_mask_bounds)
 {
-	uint64_t set[EQ_MINOR_WORDS] = { 0 };
+	uint64_t set[ENERGY_QUERY_MINOR_WORDS] = { 0 };
 
 	ck_assert_int_eq(energy_query_minors_add(set, 63), 0);
 	ck_assert_int_eq(energy_query_minors_add(set, 64), 0);

@@ -616,7 +616,7 @@ START_TEST(test_read_failure)
 }
 END_TEST
 
-/* ------------------------------------------ figures and a step's view */
+/* ------------------------------------------ totals and a step's view */
 
 #define MS	(1000ULL * 1000)
 
@@ -653,13 +653,13 @@ static double _truth_mj(unsigned i, uint64_t mono_ns)
 	return mj;
 }
 
-/* Wait (at most 5 s) for GPU i's figure from a sample after t_ns. */
-static void _figure_after(gpu_energy_t *ge, unsigned i, uint64_t t_ns,
-			  gpu_energy_figure_t *f)
+/* Wait (at most 5 s) for GPU i's total from a sample after t_ns. */
+static void _total_after(gpu_energy_t *ge, unsigned i, uint64_t t_ns,
+			 gpu_energy_total_t *f)
 {
 	uint64_t until = se_mono_ns() + 5000 * MS;
 
-	while (gpu_energy_figure(ge, i, se_mono_ns(), f) ||
+	while (gpu_energy_total(ge, i, se_mono_ns(), f) ||
 	       f->sample_ns <= t_ns) {
 		ck_assert_msg(se_mono_ns() < until, "no sample of GPU %u", i);
 		usleep(20 * 1000);
@@ -667,15 +667,15 @@ static void _figure_after(gpu_energy_t *ge, unsigned i, uint64_t t_ns,
 }
 
 /*
- * slurmd's figures: none for a GPU failing since the start (not a 0 that
- * a step would take for a counter gone back), the counter's exact figure
- * at each good sample, and after a fault the counter's figure again, not
+ * slurmd's totals: none for a GPU failing since the start (not a 0 that
+ * a step would take for a counter gone back), the counter's exact total
+ * at each good sample, and after a fault the counter's total again, not
  * the estimate made during it.
  */
-START_TEST(test_figures_and_faults)
+START_TEST(test_totals_and_faults)
 {
 	char err[256] = "";
-	gpu_energy_figure_t f, during;
+	gpu_energy_total_t f, during;
 	gpu_energy_t *ge;
 	uint64_t t;
 
@@ -684,12 +684,12 @@ START_TEST(test_figures_and_faults)
 	ck_assert_msg(ge != NULL, "%s", err);
 	usleep(400 * 1000);
 	for (unsigned i = 0; i < 2; i++)
-		ck_assert_int_eq(gpu_energy_figure(ge, i, se_mono_ns(), &f),
+		ck_assert_int_eq(gpu_energy_total(ge, i, se_mono_ns(), &f),
 				 -ENODATA);
 	_control("");
 	t = se_mono_ns();
 	for (unsigned i = 0; i < 2; i++) {
-		_figure_after(ge, i, 0, &f);
+		_total_after(ge, i, 0, &f);
 		/* on the counter's scale: the truth since the epoch */
 		ck_assert_msg(fabs(f.sample_mj - _truth_mj(i, f.sample_ns)) <
 			      1000, "GPU %u: %llu mJ, true %.0f", i,
@@ -699,21 +699,21 @@ START_TEST(test_figures_and_faults)
 	/* a fault of 1.5 s: an estimate, then the counter again */
 	_control("* error * TIMEOUT\n");
 	usleep(1500 * 1000);
-	ck_assert_int_eq(gpu_energy_figure(ge, 1, se_mono_ns(), &during), 0);
+	ck_assert_int_eq(gpu_energy_total(ge, 1, se_mono_ns(), &during), 0);
 	ck_assert_int_eq(during.state, SAMPLER_FAILING);
 	ck_assert_uint_gt(during.energy_mj, during.sample_mj);
 	t = se_mono_ns();
 	_control("");
 	for (unsigned i = 0; i < 2; i++) {
-		_figure_after(ge, i, t, &f);
+		_total_after(ge, i, t, &f);
 		ck_assert_int_eq(f.state, SAMPLER_OK);
 		ck_assert_msg(fabs(f.sample_mj - _truth_mj(i, f.sample_ns)) <
 			      1000, "GPU %u after the fault: %llu mJ, true %.0f",
 			      i, (unsigned long long) f.sample_mj,
 			      _truth_mj(i, f.sample_ns));
 		/* and now: that sample at its power since */
-		ck_assert_int_eq(gpu_energy_figure(ge, i, f.sample_ns +
-						   50 * MS, &f), 0);
+		ck_assert_int_eq(gpu_energy_total(ge, i, f.sample_ns +
+						  50 * MS, &f), 0);
 		ck_assert_uint_eq(f.energy_mj, f.sample_mj +
 				  f.power_mw * 50 / 1000);
 	}
@@ -838,7 +838,7 @@ static void _read_scale(unsigned i, unsigned long long *raw,
 
 /*
  * A GPU's scale across runs (a slurmd restart or reconfigure): it goes on
- * from the kept figure by the counter's increase; a counter below the
+ * from the kept total by the counter's increase; a counter below the
  * kept one (a driver reload) starts a scale of its own.
  */
 START_TEST(test_scale_kept)
@@ -846,7 +846,7 @@ START_TEST(test_scale_kept)
 	const unsigned long long big = 5000000000ULL;	/* 5 MJ */
 	unsigned long long raw, fig;
 	char err[256] = "";
-	gpu_energy_figure_t f, g;
+	gpu_energy_total_t f, g;
 	gpu_energy_t *ge;
 	double truth;
 
@@ -855,12 +855,12 @@ START_TEST(test_scale_kept)
 	ge = gpu_energy_start_kept(FAKE_NVML_LIB, 100 * MS, dir, err,
 				   sizeof(err));
 	ck_assert_msg(ge != NULL, "%s", err);
-	_figure_after(ge, 0, 0, &f);
+	_total_after(ge, 0, 0, &f);
 	truth = _truth_mj(0, f.sample_ns);
 	ck_assert_msg(fabs((double) f.sample_mj - (big + truth - 1000)) < 1000,
 		      "kept: %llu mJ, want %.0f", (unsigned long long)
 		      f.sample_mj, big + truth - 1000);
-	_figure_after(ge, 1, 0, &g);
+	_total_after(ge, 1, 0, &g);
 	ck_assert_msg(fabs(g.sample_mj - _truth_mj(1, g.sample_ns)) < 1000,
 		      "not kept: %llu mJ, true %.0f", (unsigned long long)
 		      g.sample_mj, _truth_mj(1, g.sample_ns));
@@ -875,7 +875,7 @@ START_TEST(test_scale_kept)
 	ge = gpu_energy_start_kept(FAKE_NVML_LIB, 100 * MS, dir, err,
 				   sizeof(err));
 	ck_assert_msg(ge != NULL, "%s", err);
-	_figure_after(ge, 0, 0, &g);
+	_total_after(ge, 0, 0, &g);
 	ck_assert_uint_ge(g.sample_mj, fig);
 	ck_assert_msg(fabs((double) g.sample_mj -
 			   (big + _truth_mj(0, g.sample_ns) - 1000)) < 1000,
@@ -885,9 +885,9 @@ START_TEST(test_scale_kept)
 END_TEST
 
 /*
- * A step's view of a GPU (issue #14): a figure corrected downwards after
+ * A step's view of a GPU (issue #14): a total corrected downwards after
  * a fault is taken as is (it was once taken for a restart, and the whole
- * figure was added: +167 % on the cluster); a figure below the base is a
+ * total was added: +167 % on the cluster); a total below the base is a
  * new scale, bridged at the last power.
  */
 START_TEST(test_step_view)
@@ -919,7 +919,7 @@ START_TEST(test_step_view)
 	gpu_step_feed(&g, 450, 150, 26 * s, 1 * s, 2 * s, &b);
 	ck_assert_uint_eq(gpu_step_energy(&g), 5660);
 
-	/* a first figure 5 s late counts its power over those 5 s */
+	/* a first total 5 s late counts its power over those 5 s */
 	memset(&g, 0, sizeof(g));
 	gpu_step_feed(&g, 7000, 100, 6 * s, 1 * s, 2 * s, &b);
 	ck_assert_uint_eq(gpu_step_energy(&g), 500);
@@ -1178,7 +1178,7 @@ START_TEST(test_interval_lost_gpu)
 {
 	char err[256] = "";
 	gpu_interval_t iv, seen[40];
-	gpu_energy_figure_t f;
+	gpu_energy_total_t f;
 	gpu_energy_t *ge;
 	uint64_t t0, t1;
 	unsigned n;
@@ -1186,7 +1186,7 @@ START_TEST(test_interval_lost_gpu)
 	ge = gpu_energy_start(FAKE_NVML_LIB, 100 * MS, err, sizeof(err));
 	ck_assert_msg(ge != NULL, "%s", err);
 	for (unsigned i = 0; i < 2; i++)
-		_figure_after(ge, i, 0, &f);
+		_total_after(ge, i, 0, &f);
 	ck_assert_int_eq(gpu_energy_interval(ge, 2, 0, 1, &iv), -EINVAL);
 	t0 = se_mono_ns();
 	usleep(300 * 1000);
@@ -1225,13 +1225,13 @@ END_TEST
 START_TEST(test_energy_at)
 {
 	char err[256] = "";
-	gpu_energy_figure_t f;
+	gpu_energy_total_t f;
 	uint64_t t0, t1, e0, e1, between;
 	gpu_energy_t *ge;
 
 	ge = gpu_energy_start(FAKE_NVML_LIB, 100 * MS, err, sizeof(err));
 	ck_assert_msg(ge != NULL, "%s", err);
-	_figure_after(ge, 0, 0, &f);
+	_total_after(ge, 0, 0, &f);
 	t0 = se_mono_ns();
 	usleep(500 * 1000);
 	t1 = se_mono_ns();
@@ -1261,7 +1261,7 @@ END_TEST
 START_TEST(test_await_round)
 {
 	char err[256] = "";
-	gpu_energy_figure_t f;
+	gpu_energy_total_t f;
 	gpu_interval_t iv;
 	gpu_energy_t *ge;
 	uint64_t t0, t1, start, took;
@@ -1271,7 +1271,7 @@ START_TEST(test_await_round)
 			      sizeof(err));
 	ck_assert_msg(ge != NULL, "%s", err);
 	for (unsigned i = 0; i < 2; i++)
-		_figure_after(ge, i, 0, &f);
+		_total_after(ge, i, 0, &f);
 	t0 = se_mono_ns();
 	for (unsigned i = 0; i < 2; i++)	/* based at the first read */
 		ck_assert_int_eq(gpu_energy_interval(ge, i, 0, t0, &iv), 0);
@@ -1314,7 +1314,7 @@ START_TEST(test_await_round)
 	ge = gpu_energy_start(FAKE_NVML_LIB, 100 * MS, err, sizeof(err));
 	ck_assert_msg(ge != NULL, "%s", err);
 	for (unsigned i = 0; i < 2; i++)
-		_figure_after(ge, i, 0, &f);
+		_total_after(ge, i, 0, &f);
 	_control("* hang 1 0.8\n");	/* its 150 ms: read since, hung */
 	usleep(250 * 1000);
 	ck_assert_uint_eq(gpu_energy_await(ge, se_mono_ns(), 0, 300 * MS), 0);
@@ -1341,7 +1341,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_gpu_freq_lock_error);
 	tcase_add_test(tc, test_open_errors);
 	tcase_add_test(tc, test_read_failure);
-	tcase_add_test(tc, test_figures_and_faults);
+	tcase_add_test(tc, test_totals_and_faults);
 	tcase_add_test(tc, test_col_switch);
 	tcase_add_test(tc, test_energy_at);
 	tcase_add_test(tc, test_scale_kept);

@@ -59,10 +59,10 @@ static energy_query_answer_t answer(uint64_t e0_mj, uint64_t e1_mj,
 		.complete1 = true,
 		.period_ns = S(1),
 		.deadline_ns = MS(500),
-		.figure = true,
-		.figure_id = 7,
-		.figure_mj = total_mj,
-		.figure_power_mw = 200000,
+		.total = true,
+		.total_id = 7,
+		.total_mj = total_mj,
+		.total_power_mw = 200000,
 	};
 
 	return a;
@@ -501,7 +501,7 @@ START_TEST(test_account_node)
 }
 END_TEST
 
-/* A slurmd that restarted (another figure id in the socket's answer)
+/* A slurmd that restarted (another total id in the socket's answer)
  * counts from zero: the gap is bridged, the step never goes back, and the
  * new id is the one to follow. */
 START_TEST(test_carry_restart)
@@ -513,25 +513,25 @@ START_TEST(test_carry_restart)
 	ck_assert_int_eq(step_energy_account_total(&s, &a, S(100), 1000, &r),
 			 0);
 	ck_assert_int_eq(r.how, ENERGY_CARRY_FIRST);
-	ck_assert_uint_eq(s.figure_id, 7);
-	a.figure_mj = 50400000;
+	ck_assert_uint_eq(s.total_id, 7);
+	a.total_mj = 50400000;
 	ck_assert_int_eq(step_energy_account_total(&s, &a, S(102), 1002, &r),
 			 0);
 	ck_assert_uint_eq(s.step_j, 400);
 	ck_assert_uint_eq(s.last_watts, 200);
 
 	/* slurmd again: 300 J counted since, the gap 2 s at 200 W = 400 J */
-	a.figure_id = 8;
-	a.figure_mj = 300000;
+	a.total_id = 8;
+	a.total_mj = 300000;
 	ck_assert_int_eq(step_energy_account_total(&s, &a, S(104), 1004, &r),
 			 0);
 	ck_assert_int_eq(r.how, ENERGY_CARRY_RESTARTED);
 	ck_assert_uint_eq(r.add_j, 400);
 	ck_assert_uint_eq(r.before_node_j, 50400);
 	ck_assert_uint_eq(s.step_j, 800);
-	ck_assert_uint_eq(s.figure_id, 8);
+	ck_assert_uint_eq(s.total_id, 8);
 	/* the same id again: an advance */
-	a.figure_mj = 500000;
+	a.total_mj = 500000;
 	ck_assert_int_eq(step_energy_account_total(&s, &a, S(105), 1005, &r),
 			 0);
 	ck_assert_int_eq(r.how, ENERGY_CARRY_ADVANCE);
@@ -692,11 +692,11 @@ START_TEST(test_refresh_fallback)
 	ck_assert_int_eq(step_energy_refresh(&s, false), STEP_REFRESH_RPC);
 	/* a socket answer with no total: -ENODATA, nothing changed (the glue
 	 * asks Slurm's RPC) */
-	a.figure = false;
+	a.total = false;
 	ck_assert_int_eq(step_energy_account_total(&s, &a, S(101), 0, &r),
 			 -ENODATA);
 	ck_assert(!s.have_base);
-	ck_assert_uint_eq(s.figure_id, 0);
+	ck_assert_uint_eq(s.total_id, 0);
 	/* how old a view may get */
 	s.last_ns = S(101);
 	ck_assert(!step_energy_stale(&s, S(101.9)));

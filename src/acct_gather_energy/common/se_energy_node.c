@@ -17,7 +17,7 @@
  *	node total carried over below survives and a detached sampler thread
  *	never runs in unmapped code.
  *
- * The steps ask the same figure through the energy query socket served
+ * The steps ask the same total through the energy query socket served
  * here (energy_query.h), without Slurm's RPC; in share mode the socket
  * serves each step its share instead (se_energy_share.c).
  */
@@ -31,13 +31,13 @@
 #include "se_energy_int.h"
 
 /*
- * The query server's figure hook (_node_figure) runs in the server's
+ * The query server's total hook (_node_total) runs in the server's
  * thread, which _node_stop joins under se_state_lock: it tries the lock for
  * at most this long (then the step asks Slurm's RPC instead), in these
  * steps.
  */
-#define FIGURE_LOCK_WAIT_NS	(5 * SE_NS_PER_MS)
-#define FIGURE_LOCK_RETRY_NS	(100 * SE_NS_PER_US)
+#define TOTAL_LOCK_WAIT_NS	(5 * SE_NS_PER_MS)
+#define TOTAL_LOCK_RETRY_NS	(100 * SE_NS_PER_US)
 
 /* slurmd: the sampler and what readers derived from it */
 typedef struct {
@@ -64,10 +64,10 @@ typedef struct {
 static node_state_t node;
 /* Node energy at the last fini(): survives a reload (-z nodelete). */
 static energy_carry_t carry;
-/* The id of slurmd's node figure's continuity (energy_query.h), drawn once
- * per slurmd process: the figure is carried over reloads (-z nodelete
+/* The id of slurmd's node total's continuity (energy_query.h), drawn once
+ * per slurmd process: the total is carried over reloads (-z nodelete
  * keeps this too) and starts again from zero only when slurmd does. */
-static uint64_t figure_id;
+static uint64_t total_id;
 
 static void _node_stop(void)
 {
@@ -92,9 +92,9 @@ static void _node_stop(void)
 }
 
 /*
- * The new sampler's first sample: its figures count from that sample's
+ * The new sampler's first sample: its totals count from that sample's
  * instant, and a reload's carry meets them there (energy_carry_join: no
- * interval counted twice or not at all).  Before it, the carry's figure is
+ * interval counted twice or not at all).  Before it, the carry's total is
  * held (_node_energy_mj).
  */
 static void _node_join(const sampler_status_t *st)
@@ -112,10 +112,10 @@ static void _node_join(const sampler_status_t *st)
 		node.skip_mj = e_mj;
 }
 
-/* The node's figure from the sampler's (never below 0). */
+/* The node's total from the sampler's (never below 0). */
 static uint64_t _node_mj(uint64_t sampler_mj)
 {
-	return energy_carry_figure_mj(node.base_mj, node.skip_mj, sampler_mj);
+	return energy_carry_total_mj(node.base_mj, node.skip_mj, sampler_mj);
 }
 
 /*
@@ -165,9 +165,9 @@ static uint64_t _node_energy_mj(const sampler_status_t *st)
 }
 
 /*
- * Fill one acct_gather_energy_t with the node's figures now, from the
+ * Fill one acct_gather_energy_t with the node's totals now, from the
  * sampler's last sample and interpolation; never blocks on the meter.
- * Returns SLURM_ERROR when there has been no sample yet (figures then say
+ * Returns SLURM_ERROR when there has been no sample yet (totals then say
  * "no data": 0 J so far, current_watts NO_VAL, poll_time 0).
  */
 static int _node_fill(acct_gather_energy_t *e)
@@ -199,9 +199,9 @@ static int _node_fill(acct_gather_energy_t *e)
 	 * energy extrapolated to the times of asking: a late source (RRD rows,
 	 * 10-20 s behind) is extrapolated by a different amount at each
 	 * question, and over the minute after start that read 487 W on a
-	 * node of 100-400 W.  The first instant is one the node's figure
+	 * node of 100-400 W.  The first instant is one the node's total
 	 * counts from: a late source's newest row at start is older than the
-	 * sampler's start, where the figure begins (_node_join), and an
+	 * sampler's start, where the total begins (_node_join), and an
 	 * average from there read 13 W on a node of 120-240 W.  A reload's
 	 * carry still pending stands for now.
 	 */
@@ -237,30 +237,30 @@ static time_t _node_last_poll(void)
 }
 
 /*
- * The node's figure for a step's energy query: what _node_fill answers
+ * The node's total for a step's energy query: what _node_fill answers
  * Slurm's energy RPC, so that the step needs no RPC (energy_query.h).  It
  * runs in the query server's thread, which _node_stop joins under
  * se_state_lock: it never waits long for that lock, and a server of a
  * sampler being replaced answers without it.  0, or -errno (the step then
  * asks Slurm's RPC).
  */
-static int _node_figure(void *arg, uint64_t *figure_mj, uint64_t *power_mw,
-			uint64_t *sample_ns)
+static int _node_total(void *arg, uint64_t *total_mj, uint64_t *power_mw,
+		       uint64_t *sample_ns)
 {
-	uint64_t until = se_mono_ns() + FIGURE_LOCK_WAIT_NS;
+	uint64_t until = se_mono_ns() + TOTAL_LOCK_WAIT_NS;
 	sampler_status_t st;
 	int rc = 0;
 
 	while (pthread_mutex_trylock(&se_state_lock)) {
 		if (se_mono_ns() >= until)
 			return -EBUSY;
-		se_sleep_ns(FIGURE_LOCK_RETRY_NS);
+		se_sleep_ns(TOTAL_LOCK_RETRY_NS);
 	}
 	if (!node.sampler || node.sampler != arg) {
 		rc = -ESTALE;
 	} else {
 		sampler_status(node.sampler, &st);
-		*figure_mj = _node_energy_mj(&st);
+		*total_mj = _node_energy_mj(&st);
 		*power_mw = st.power_mw;
 		*sample_ns = st.last_sample_ns;
 		if (!st.last_sample_ns)
@@ -271,11 +271,42 @@ static int _node_figure(void *arg, uint64_t *figure_mj, uint64_t *power_mw,
 }
 
 /*
+ * The query server's hooks for this node's mode (energy_query.h).  Share
+ * mode: the share hook answers a step's share and its GPUs' part.  Node
+ * mode: the node's total (its id drawn once per slurmd process: the total
+ * is carried over reloads, -z nodelete keeps the id too), and the GPUs'
+ * part from the GPU hook.  With GPUs, a step's boundary kicks the meter:
+ * the GPUs read at that instant too, so the boundary's interval has their
+ * energy up to it.  arg is the sampler served, which _node_total checks.
+ */
+static const energy_query_hooks_t *_node_hooks(void)
+{
+	static energy_query_hooks_t hooks;
+	bool gpus = se_gpus_configured();
+
+	memset(&hooks, 0, sizeof(hooks));
+	hooks.arg = node.sampler;
+	if (gpus)
+		hooks.kick = se_gpus_kick;
+	if (se_share_mode()) {
+		hooks.share = se_share_answer;
+		return &hooks;
+	}
+	if (!total_id)
+		total_id = energy_query_random_id();
+	hooks.total = _node_total;
+	hooks.total_id = total_id;
+	if (gpus)
+		hooks.gpus = se_gpus_node_part;
+	return &hooks;
+}
+
+/*
  * Serve the steps' energy queries (energy_query.h) for a live source, and
  * their shares in share mode; a source with window_energy settles from its
  * own history instead, but with EnergyGPU=nvml its steps still ask their
  * GPU part here.  A failure costs only the settle's exactness (in share
- * mode: steps keep the node's figure): logged, not fatal.
+ * mode: steps keep the node's total): logged, not fatal.
  */
 static void _node_serve(const char *name)
 {
@@ -298,32 +329,13 @@ static void _node_serve(const char *name)
 	}
 	node.query_server = energy_query_server_start(
 		path, node.sampler, node.meter.cfg.period_ns,
-		node.meter.cfg.deadline_ns, err, sizeof(err));
+		node.meter.cfg.deadline_ns, _node_hooks(), err, sizeof(err));
 	if (!node.query_server)
 		error("%s: node %s: %s; steps keep their running energy figure",
 		      plugin_type, name, err);
 	else
 		debug("%s: node %s: serving step energy queries on %s",
 		      plugin_type, name, path);
-	if (node.query_server && se_share_mode())
-		energy_query_server_set_share(node.query_server,
-					      se_share_answer, NULL);
-	if (node.query_server && !se_share_mode()) {
-		if (!figure_id)
-			figure_id = energy_query_random_id();
-		energy_query_server_set_figure(node.query_server, _node_figure,
-					       node.sampler, figure_id);
-	}
-	/* node mode: a step is shown its GPUs' part (in share mode the
-	 * share hook answers it) */
-	if (node.query_server && !se_share_mode() && se_gpus_configured())
-		energy_query_server_set_gpus(node.query_server,
-					     se_gpus_node_part, NULL);
-	/* a step's boundary kicks the meter: the GPUs read at that instant
-	 * too, so the boundary's interval has their energy up to it */
-	if (node.query_server && se_gpus_configured())
-		energy_query_server_set_kick(node.query_server, se_gpus_kick,
-					     NULL);
 }
 
 void se_node_start(const char *meter_name, se_energy_make_meter_fn make,

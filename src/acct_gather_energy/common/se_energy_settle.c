@@ -1,6 +1,6 @@
 /*
  * se_energy_settle.c - the settle: at a step's end, its energy over its
- * own window instead of the running figure (se_energy_step_settle,
+ * own window instead of the running total (se_energy_step_settle,
  * se_energy.h).
  *
  * Run in slurmstepd from the plugin's own fini() (se_settle_at_fini), which
@@ -46,7 +46,8 @@
 #define SETTLE_UNKILLABLE_MARGIN_S	10
 
 /* The settle's pauses and margins are the unit's (step_energy.h). */
-_Static_assert(LIVE_QUERY_TIMEOUT_NS > EQ_SERVER_HOLD_MAX_NS + 50 * SE_NS_PER_MS,
+_Static_assert(LIVE_QUERY_TIMEOUT_NS >
+	       ENERGY_QUERY_SERVER_HOLD_MAX_NS + 50 * SE_NS_PER_MS,
 	       "a held settle query must outlast the server's hold");
 
 /*
@@ -128,7 +129,7 @@ static void _settle_store(stepd_step_rec_t *job, uint64_t joules,
 
 /*
  * An unsettled step whose end poll's answer came only now (its question
- * was not waited for, se_energy_step.c): the running figure it brought
+ * was not waited for, se_energy_step.c): the running total it brought
  * replaces the one Slurm took at that poll, a poll period older.
  */
 static void _settle_keep_running(stepd_step_rec_t *job)
@@ -362,7 +363,7 @@ static int _settle_window(stepd_step_rec_t *job, se_energy_window_fn window,
  * max_wait for rows: not for steps whose end is the job's own.  A live
  * source waits at most one read (period + deadline): every step settles,
  * batch and extern included (under PrologFlags=Contain the extern step's
- * figure is the job's line in sacct).
+ * total is the job's line in sacct).
  */
 const char *se_settle_refused(void)
 {

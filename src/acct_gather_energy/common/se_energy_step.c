@@ -1,6 +1,6 @@
 /*
  * se_energy_step.c - slurmstepd's side of the energy glue: the step's
- * running figure, its energy relative to its start (se_energy.h).  What
+ * running total, its energy relative to its start (se_energy.h).  What
  * Slurm 22.05 asks a slurmstepd, and so what each answer must be (src/
  * paths are Slurm's):
  *
@@ -17,7 +17,7 @@
  *	set_data(ENERGY_DATA_PROFILE, &delta) at the profile frequency.
  *  slurmstepd.c, before job_manager()  set_data(ENERGY_DATA_STEP_PTR).
  *
- * The node figure comes from slurmd's energy query socket (energy_query.h:
+ * The node total comes from slurmd's energy query socket (energy_query.h:
  * tens of microseconds, and each boundary of the step kicks a meter
  * reading), or, when there is none or it cannot answer, from Slurm's
  * energy RPC (slurm_get_node_energy(): a munge credential each way).  In
@@ -174,7 +174,7 @@ static int _step_fill(acct_gather_energy_t *e)
 }
 
 /*
- * A profile sample's time: the node figure's.  A window source's figure
+ * A profile sample's time: the node total's.  A window source's total
  * is its newest row, up to a row step old, while its GPU part is the
  * GPUs' up to now: its samples are stamped when taken, so that GPUPower
  * integrates over the seconds it was drawn in (Power is then the newest
@@ -272,7 +272,7 @@ static void _step_query_done(int rc, const energy_query_answer_t *a,
  * Ask slurmd's query channel about [t0, t1] (a live source only).  With
  * kick, the question itself makes slurmd read the meter when t1 (or t0)
  * has no reading after it yet; that is how a boundary "kicks" a reading.
- * Without, it only asks what is known (the node figure): no meter read for
+ * Without, it only asks what is known (the node total): no meter read for
  * an instant that is no boundary.  E(t0) is cached as soon as it is final,
  * long before the end: the sampler's history does not reach back to the
  * start of a long step.  0 or -errno (a change of result is logged once,
@@ -287,7 +287,7 @@ int se_step_query(uint64_t t1_ns, unsigned how, uint64_t timeout_ns,
 
 	if (!se_step.energy_query_path[0])
 		return -ENOENT;
-	/* answers are taken in the order asked: the figure never goes back */
+	/* answers are taken in the order asked: the total never goes back */
 	(void) se_step_collect(&earlier);
 	step_energy_query_begin(&se_step);
 	/* named, so that slurmd answers the part of the step's GPUs */
@@ -299,15 +299,15 @@ int se_step_query(uint64_t t1_ns, unsigned how, uint64_t timeout_ns,
 }
 
 /*
- * The node total slurmd put into a query's answer (its figure hook): the
+ * The node total slurmd put into a query's answer (its total hook): the
  * same total as its energy RPC answers, without the RPC.  0, or -ENODATA
  * (no total in it).
  */
-static int _step_account_figure(const energy_query_answer_t *a, uint64_t now_ns)
+static int _step_account_total(const energy_query_answer_t *a, uint64_t now_ns)
 {
 	step_account_t r;
 	int rc = step_energy_account_total(&se_step, a, now_ns,
-				_mono_to_wall_s(a->figure_sample_ns), &r);
+				_mono_to_wall_s(a->total_sample_ns), &r);
 
 	if (!rc)
 		_step_accounted(&r, now_ns);
@@ -329,7 +329,7 @@ int se_step_collect(energy_query_answer_t *a)
 		return rc;
 	/* the total as of the question's instant, when slurmd read it */
 	if (!step_energy_collected(&se_step, a, t1_ns,
-				   _mono_to_wall_s(a->figure_sample_ns), &r))
+				   _mono_to_wall_s(a->total_sample_ns), &r))
 		_step_accounted(&r, t1_ns);
 	return 0;
 }
@@ -369,10 +369,10 @@ static bool _step_query_send(uint64_t t1_ns, unsigned how, uint64_t timeout_ns)
 
 /*
  * The node energy in a query's answer (a, or a query made now, which kicks
- * no reading: the figure is what slurmd knows).  0, or -errno: the query
- * failed, or its answer holds no figure.
+ * no reading: the total is what slurmd knows).  0, or -errno: the query
+ * failed, or its answer holds no total.
  */
-static int _step_refresh_figure(const energy_query_answer_t *a)
+static int _step_refresh_total(const energy_query_answer_t *a)
 {
 	energy_query_answer_t now_a;
 	int rc;
@@ -384,7 +384,7 @@ static int _step_refresh_figure(const energy_query_answer_t *a)
 			return rc;
 		a = &now_a;
 	}
-	return _step_account_figure(a, se_mono_ns());
+	return _step_account_total(a, se_mono_ns());
 }
 
 /*
@@ -454,7 +454,7 @@ static int _step_refresh_rpc(void)
 }
 
 /*
- * Ask slurmd for the node energy: through its query socket (the figure in
+ * Ask slurmd for the node energy: through its query socket (the total in
  * a, or in a query now) when there is one, else, or when it cannot answer,
  * through Slurm's RPC.  0, or -errno (nothing changed).
  */
@@ -473,7 +473,7 @@ static int _step_refresh(const energy_query_answer_t *a)
 				     LIVE_POLL_QUERY_TIMEOUT_NS, &share_a);
 	}
 	if (way == STEP_REFRESH_SOCKET) {
-		if (!(rc = _step_refresh_figure(a))) {
+		if (!(rc = _step_refresh_total(a))) {
 			se_step.rpc_fail_ns = 0;
 			return 0;
 		}
@@ -608,7 +608,7 @@ static bool _step_find_live(void)
 	energy_query_answer_t a;
 
 	if (se_energy_plugin.window_energy && !se_share_mode()) {
-		/* no live figure, but the step's GPU part when slurmd meters
+		/* no live total, but the step's GPU part when slurmd meters
 		 * GPUs (it serves the socket then) */
 		se_step.energy_query_path[0] = '\0';
 		if (se_gpus_configured())

@@ -63,7 +63,8 @@ static bool _devices_quiet(const stepd_step_rec_t *job)
  * next call marks again: the minors are copied before it.
  */
 static bool _level_minors(se_list_t gres_list, bool is_job,
-			  stepd_step_rec_t *job, uint64_t set[EQ_MINOR_WORDS])
+			  stepd_step_rec_t *job,
+			  uint64_t set[ENERGY_QUERY_MINOR_WORDS])
 {
 	se_list_t devices = gres_g_get_devices(gres_list, is_job, 0, NULL, 0,
 					       SE_GRES_DEVICES_STEP(job));
@@ -97,7 +98,7 @@ static void _step_gpus_read(stepd_step_rec_t *job)
 						   se_step.gpu_step_minors);
 	if (!se_step.gpus_known) {
 		log_flag(ENERGY, "%s: the step's GPUs are unknown (Slurm's GRES name no NVIDIA GPU here, or a minor above %u): slurmd splits the GPUs' energy by CPU time while it runs",
-			 plugin_type, EQ_MINORS_MAX - 1);
+			 plugin_type, ENERGY_QUERY_MINORS_MAX - 1);
 		return;
 	}
 	step_energy_minors_str(se_step.gpu_job_minors, job_s, sizeof(job_s));

@@ -33,10 +33,10 @@
 #define AWAIT_POLL_NS		(SE_NS_PER_MS / 2)
 
 /*
- * GPU i's figure: origin_mj + the sampler's energy.  The origin is set at
+ * GPU i's total: origin_mj + the sampler's energy.  The origin is set at
  * the first good sample: the counter's raw value then, or, when the scale
  * kept by the previous run (same GPU, counter not gone back, an increase
- * a GPU can make in the time since) goes on, that scale's figure plus
+ * a GPU can make in the time since) goes on, that scale's total plus
  * the counter's increase since it was kept.
  */
 typedef struct {
@@ -74,7 +74,7 @@ static void _scale_path(const gpu_energy_t *ge, unsigned i, char *out,
 	snprintf(out, len, "%s/slurm-energy-gpu%u.scale", ge->state_dir, i);
 }
 
-/* The previous run's scale of GPU i: "raw_mj figure_mj wall_s". */
+/* The previous run's scale of GPU i: "raw_mj total_mj wall_s". */
 static void _scale_load(gpu_energy_t *ge, unsigned i)
 {
 	char path[4096];
@@ -120,7 +120,7 @@ static void _scale_save(gpu_energy_t *ge, unsigned i, uint64_t raw_mj,
 }
 
 /*
- * The origin of a figure whose first good sample read raw_mj when the
+ * The origin of a total whose first good sample read raw_mj when the
  * sampler's energy was energy_mj.
  */
 static uint64_t _origin(const gpu_fig_t *g, uint64_t raw_mj,
@@ -319,8 +319,8 @@ int gpu_energy_index_of_minor(const gpu_energy_t *ge, int minor)
 	return -1;
 }
 
-int gpu_energy_figure(gpu_energy_t *ge, unsigned i, uint64_t now_ns,
-		      gpu_energy_figure_t *out)
+int gpu_energy_total(gpu_energy_t *ge, unsigned i, uint64_t now_ns,
+		     gpu_energy_total_t *out)
 {
 	sampler_status_t st;
 	gpu_fig_t *g;

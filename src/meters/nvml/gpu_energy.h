@@ -31,12 +31,12 @@ gpu_energy_t *gpu_energy_start(const char *lib_path, uint64_t period_ns,
 
 /*
  * The same, keeping each GPU's scale across runs in state_dir (slurmd's
- * spool directory; NULL: not kept): the figure of GPU i
- * (gpu_energy_figure) is then the previous run's figure plus the
+ * spool directory; NULL: not kept): the total of GPU i
+ * (gpu_energy_total) is then the previous run's total plus the
  * counter's increase since, when the counter went on (same GPU, not gone
  * back, no more than a GPU can use in the time since); otherwise the
  * counter's raw value at the first good read.  A file per GPU,
- * slurm-energy-gpu<i>.scale ("raw_mj figure_mj wall_s"), rewritten every
+ * slurm-energy-gpu<i>.scale ("raw_mj total_mj wall_s"), rewritten every
  * 10 s and at stop.
  */
 gpu_energy_t *gpu_energy_start_kept(const char *lib_path, uint64_t period_ns,
@@ -140,7 +140,7 @@ int gpu_energy_interval(gpu_energy_t *ge, unsigned i, uint64_t t0_ns,
 			uint64_t t1_ns, gpu_interval_t *out);
 
 /*
- * GPU i's figure, what slurmd hands out for it, on the GPU's own scale
+ * GPU i's total, what slurmd hands out for it, on the GPU's own scale
  * (the counter's value at the first good read, or the kept scale: see
  * gpu_energy_start_kept) so that a reader that outlives us (a step across
  * a slurmd restart or reconfigure) sees it go on.
@@ -148,41 +148,41 @@ int gpu_energy_interval(gpu_energy_t *ge, unsigned i, uint64_t t0_ns,
 typedef struct {
 	uint64_t energy_mj;	/* at now_ns: sample_mj + power_mw since
 				 * (at most 600 s): an estimate while reads
-				 * fail, replaced by the counter's figure,
+				 * fail, replaced by the counter's total,
 				 * lower or higher, when they resume */
 	uint64_t sample_mj;	/* at the last good sample: exact */
 	uint64_t sample_ns;	/* its monotonic instant */
 	uint64_t power_mw;	/* its power */
 	sampler_state_t state;
-} gpu_energy_figure_t;
+} gpu_energy_total_t;
 
-/* 0; -ENODATA before GPU i's first good sample (no figure: the GPU has
+/* 0; -ENODATA before GPU i's first good sample (no total: the GPU has
  * no data yet, e.g. NVML failing since slurmd started); -EINVAL bad i. */
-int gpu_energy_figure(gpu_energy_t *ge, unsigned i, uint64_t now_ns,
-		      gpu_energy_figure_t *out);
+int gpu_energy_total(gpu_energy_t *ge, unsigned i, uint64_t now_ns,
+		     gpu_energy_total_t *out);
 
 /*
- * A step's view of one GPU from slurmd's figures (slurmstepd; Slurm-free
+ * A step's view of one GPU from slurmd's totals (slurmstepd; Slurm-free
  * so that it is unit-tested).  The GPU's energy in the step is what its
- * figure rose since the first one (the base), so a figure that slurmd
+ * total rose since the first one (the base), so a total that slurmd
  * corrects downwards (an estimate across a failed read replaced by the
- * counter's figure) is taken as is.  A figure below the base is another
+ * counter's total) is taken as is.  A total below the base is another
  * scale (the counter went back while slurmd was down: a driver reload):
- * what was counted is kept and the time since the last figure is bridged
- * at its power; counting goes on from the new figure.
+ * what was counted is kept and the time since the last total is bridged
+ * at its power; counting goes on from the new total.
  */
 typedef struct {
 	bool seen;
-	uint64_t base_j;	/* the scale's figure where counting began */
+	uint64_t base_j;	/* the scale's total where counting began */
 	uint64_t counted_j;	/* earlier scales, bridges, a late start */
-	uint64_t last_j;	/* the last figure (J) */
+	uint64_t last_j;	/* the last total (J) */
 	uint32_t last_w;	/* and its power */
 	uint64_t last_ns;	/* and when it came (monotonic) */
 } gpu_step_gpu_t;
 
 /*
- * Feed figure j (J) with power w (W) at now_ns to a step that started at
- * start_ns; a first figure later than late_ns after start_ns also counts
+ * Feed total j (J) with power w (W) at now_ns to a step that started at
+ * start_ns; a first total later than late_ns after start_ns also counts
  * w over the time before it.  Returns 1 when j began a new scale (then
  * *bridged_j is the energy bridged), else 0 (*bridged_j 0).
  */

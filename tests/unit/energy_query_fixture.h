@@ -1,16 +1,16 @@
 /*
- * eq_fixture.h - a node's energy query server over the sampler of a meter
- * that reads a constant EQF_POWER_MW (defined by the test before including
- * this), with a period so long that no tick falls in a test: reads happen
- * only when a test asks.  The sampler's ticks are multiples of its period
- * on the monotonic clock (time since boot), so "long" means longer than
+ * energy_query_fixture.h - a node's energy query server over the sampler of a
+ * meter that reads a constant EQF_POWER_MW (defined by the test before
+ * including this), with a period so long that no tick falls in a test: reads
+ * happen only when a test asks.  The sampler's ticks are multiples of its
+ * period on the monotonic clock (time since boot), so "long" means longer than
  * any uptime: with 100 s a tick fell inside a test once in a while (CI of
  * stop 39, ASan: a second read in test_known_query_kicks_no_reading).
  * Shared by the server's tests (test_energy_query.c) and the
  * se-energy-query tool's (test_energy_query_tool.c).
  */
-#ifndef SE_TEST_EQ_FIXTURE_H
-#define SE_TEST_EQ_FIXTURE_H
+#ifndef SE_TEST_ENERGY_QUERY_FIXTURE_H
+#define SE_TEST_ENERGY_QUERY_FIXTURE_H
 
 #include <check.h>
 #include <stdbool.h>
@@ -29,6 +29,7 @@
 
 /* 10^9 s (31 years): no machine's uptime reaches the first tick. */
 #define EQF_PERIOD_NS	(1000000000ULL * SE_NS_PER_SEC)
+#define EQF_DEADLINE_NS	(200 * SE_NS_PER_MS)
 
 static int eqf_reads_count;	/* atomic builtins */
 
@@ -69,13 +70,26 @@ static inline void eqf_wait_reads(int n)
 	ck_assert_int_ge(eqf_reads(), n);
 }
 
-/* The sampler (its first read done) and the server on a socket in a new
- * directory made from dir_template ("/tmp/se-eq-XXXXXX"). */
+/* The server again, at the same path, with hooks (NULL: none): they are
+ * fixed at start (energy_query.h). */
+static inline void eqf_serve(fixture_t *f, const energy_query_hooks_t *hooks)
+{
+	char err[256] = "";
+
+	energy_query_server_stop(f->srv);
+	f->srv = energy_query_server_start(f->path, f->s, EQF_PERIOD_NS,
+					   EQF_DEADLINE_NS, hooks, err,
+					   sizeof(err));
+	ck_assert_msg(f->srv, "server: %s", err);
+}
+
+/* The sampler (its first read done) and the server, without hooks, on a
+ * socket in a new directory made from dir_template ("/tmp/se-eq-XXXXXX"). */
 static inline void eqf_up(fixture_t *f, const char *dir_template)
 {
 	sampler_config_t cfg = {
 		.period_ns = EQF_PERIOD_NS,	/* no tick in a test */
-		.deadline_ns = 200 * SE_NS_PER_MS,
+		.deadline_ns = EQF_DEADLINE_NS,
 		.acc = { .history = 64 },
 		.label = "test",
 	};
@@ -90,7 +104,8 @@ static inline void eqf_up(fixture_t *f, const char *dir_template)
 	ck_assert_ptr_nonnull(f->s);
 	eqf_wait_reads(1);
 	f->srv = energy_query_server_start(f->path, f->s, cfg.period_ns,
-					   cfg.deadline_ns, err, sizeof(err));
+					   cfg.deadline_ns, NULL, err,
+					   sizeof(err));
 	ck_assert_msg(f->srv, "server: %s", err);
 }
 
