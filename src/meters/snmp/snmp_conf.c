@@ -170,6 +170,9 @@ static int _pdu_line(snmp_conf_t *c, const conf_pair_t *pairs, size_t n,
 		else if (!strcasecmp(kv->key, "Host"))
 			rc = _copy(p.pdu.host, sizeof(p.pdu.host), kv->value,
 				   path, line, kv->key, err, len);
+		else if (!strcasecmp(kv->key, "Context"))
+			rc = _copy(p.pdu.context, sizeof(p.pdu.context),
+				   kv->value, path, line, kv->key, err, len);
 		else if (!strcasecmp(kv->key, "Unit"))
 			rc = _copy(p.unit, sizeof(p.unit), kv->value, path,
 				   line, kv->key, err, len);
@@ -177,7 +180,7 @@ static int _pdu_line(snmp_conf_t *c, const conf_pair_t *pairs, size_t n,
 			model = kv->value, rc = 0;
 		else if ((rc = _custom_key(&p, kv, path, line, err, len)) == 1)
 			return _fail(path, line, err, len,
-				     "%s=%s: unknown key on a PDU line (known: PDU, Host, Model, Unit, PowerOID, EnergyOID, PowerScale, EnergyScale, EnergyWidth)",
+				     "%s=%s: unknown key on a PDU line (known: PDU, Host, Model, Unit, Context, PowerOID, EnergyOID, PowerScale, EnergyScale, EnergyWidth)",
 				     kv->key, kv->value);
 		if (rc)
 			return rc;

@@ -25,7 +25,9 @@
 
 static struct {
 	int (*ds_set_boolean)(int, int, int);
-	void (*disable_log)(void);
+	void (*set_mib_directory)(const char *);
+	int (*register_callback)(int, int, SNMPCallback *, void *);
+	void (*enable_calllog)(void);
 	void (*init)(const char *);
 	void (*sess_init)(netsnmp_session *);
 	int (*gen_ku)(const oid *, u_int, const u_char *, size_t, u_char *,
@@ -46,7 +48,9 @@ static struct {
 
 static const se_dynlib_sym_t syms[] = {
 	{ "netsnmp_ds_set_boolean", &ns.ds_set_boolean },
-	{ "snmp_disable_log", &ns.disable_log },
+	{ "netsnmp_set_mib_directory", &ns.set_mib_directory },
+	{ "snmp_register_callback", &ns.register_callback },
+	{ "snmp_enable_calllog", &ns.enable_calllog },
 	{ "init_snmp", &ns.init },
 	{ "snmp_sess_init", &ns.sess_init },
 	{ "generate_Ku", &ns.gen_ku },
@@ -76,10 +80,23 @@ int netsnmp_ds_set_boolean(int store, int which, int value)
 				       SNMPERR_GENERR;
 }
 
-void snmp_disable_log(void)
+void netsnmp_set_mib_directory(const char *dir)
 {
 	if (se_dynlib_ready(&lib))
-		ns.disable_log();
+		ns.set_mib_directory(dir);
+}
+
+int snmp_register_callback(int major, int minor, SNMPCallback *fn,
+			   void *arg)
+{
+	return se_dynlib_ready(&lib) ?
+	       ns.register_callback(major, minor, fn, arg) : SNMPERR_GENERR;
+}
+
+void snmp_enable_calllog(void)
+{
+	if (se_dynlib_ready(&lib))
+		ns.enable_calllog();
 }
 
 void init_snmp(const char *type)

@@ -190,7 +190,8 @@ static void _where(const snmp_meter_t *m, const pdu_state_t *p, char *msg,
 static int _pdu_open(snmp_meter_t *m, pdu_state_t *p, uint64_t deadline_ns,
 		     char *msg, size_t len)
 {
-	snmp_peer_t peer = { p->cfg.name, p->cfg.host, &p->cfg.secret };
+	snmp_peer_t peer = { p->cfg.name, p->cfg.host, &p->cfg.secret,
+			     p->cfg.context };
 	char why[512] = "";
 	int rc;
 
@@ -297,8 +298,11 @@ static bool _outlet_step(outlet_state_t *o, uint64_t raw, uint64_t t_ns,
 	o->prev_raw = raw;
 	o->prev_t_ns = t_ns;
 	*delta = 0;
-	if (!had)
+	if (!had) {
+		/* the sum starts at the registers' own sum (for the eye) */
+		*delta = raw;
 		return true;
+	}
 	max_delta = counter_max_delta(md->energy_j * 1000.0,
 				      (uint64_t) (o->cfg.max_power_w * 1000.0),
 				      dt, 1, 1);

@@ -45,6 +45,7 @@
 typedef struct {
 	char name[SNMP_NAME_MAX];	/* PDU= in the map */
 	char host[SNMP_HOST_MAX];
+	char context[SNMP_NAME_MAX];	/* v3 context name, "" none */
 	snmp_secret_t secret;
 } snmp_pdu_t;
 

@@ -48,6 +48,7 @@ typedef struct {
 	const char *host;	/* "HOST[:PORT]" or net-snmp's
 				 * "udp:HOST:PORT" */
 	const snmp_secret_t *secret;
+	const char *context;	/* v3 context name; NULL or "": none */
 } snmp_peer_t;
 
 typedef struct {
