@@ -20,11 +20,12 @@
 
 /* Named so that a configuration naming them fails clearly instead of
  * leaving a node uncapped that the admin believes capped. */
-static const char *const _not_built[] = { "nvml", "dcmi", "redfish" };
+static const char *const _not_built[] = { "dcmi", "redfish" };
 
 static const pcap_knob_ops_t *const _knobs[] = {
 	&pcap_knob_rapl_ops,
 	&pcap_knob_cpufreq_ops,
+	&pcap_knob_nvml_ops,
 };
 
 /* ---------------------------------------------------- private functions */
@@ -54,7 +55,7 @@ static int _unknown(const char *name, char *err, size_t err_len)
 		if (!strcmp(_not_built[i], name)) {
 			snprintf(err, err_len,
 				 "knob '%s' is not available yet (built: "
-				 "rapl, cpufreq)", name);
+				 "rapl, cpufreq, nvml)", name);
 			return -ENOTSUP;
 		}
 	snprintf(err, err_len, "unknown knob '%s' (known: rapl, cpufreq, "
@@ -136,6 +137,8 @@ void pcap_knob_close(pcap_knob_t *k)
 {
 	if (!k)
 		return;
+	if (k->ops && k->ops->close)
+		k->ops->close(k);
 	for (size_t i = 0; i < k->n_opts; i++) {
 		free(k->opt_key[i]);
 		free(k->opt_val[i]);

@@ -19,7 +19,11 @@
  *            a cpufreq/ directory, a cap mapped linearly from the power
  *            range [min_w, max_w] (both required: no power model here) to
  *            [cpuinfo_min_freq, cpuinfo_max_freq]; default: the maximum.
- *   nvml, dcmi, redfish  (named and refused as not built yet: the
+ *   nvml     each GPU's power management limit through NVML, opened at
+ *            run time (lib= a path; tests: the fake NVML), in [the
+ *            constraint's min (or min_w), the default limit]; default:
+ *            the default limit.
+ *   dcmi, redfish  (named and refused as not built yet: the
  *            daemon's configuration fails with a clear error rather than
  *            run a node uncapped that the admin thinks capped).
  *
@@ -53,6 +57,7 @@ typedef struct {
 	int (*read)(pcap_knob_t *k, uint32_t *cap_mw, char *err,
 		    size_t err_len);
 	int (*restore)(pcap_knob_t *k, char *err, size_t err_len);
+	void (*close)(pcap_knob_t *k);	/* frees priv; may be NULL */
 } pcap_knob_ops_t;
 
 #define PCAP_KNOB_MAX_OPTS	8
@@ -60,8 +65,9 @@ typedef struct {
 
 /* One zone a knob writes (a RAPL zone, a CPU's cpufreq directory). */
 typedef struct {
-	char *path;		/* the file written */
-	uint32_t lo, hi;	/* its range: rapl mW, cpufreq kHz */
+	char *path;		/* the file written (sysfs knobs) */
+	void *handle;		/* the device (nvml) */
+	uint32_t lo, hi;	/* its range: rapl and nvml mW, cpufreq kHz */
 } pcap_zone_t;
 
 struct pcap_knob {
@@ -75,6 +81,7 @@ struct pcap_knob {
 	uint32_t min_mw, max_mw;
 	size_t n_zones;
 	pcap_zone_t zone[PCAP_KNOB_MAX_ZONES];
+	void *priv;		/* the knob's own (nvml: the library) */
 };
 
 /*

@@ -20,8 +20,18 @@
  *                              the others return NVML_ERROR_NOT_SUPPORTED
  *   app_clocks no              application clocks NOT_SUPPORTED (as on an
  *                              H100; default yes)
+ *   limits /path/nvml.limits   optional: each GPU's power limit set, kept
+ *                              across processes (default: <state>.limits)
  *   gpu bus=0000:3b:00.0 uuid=GPU-1 name=Tesla_V100 minor=0 cpus=0-3 \
  *       power=250 col=gpu0 links=-1,2,0,0
+ *
+ * Power limits (the cluster power cap's nvml knob, issue #45): a gpu line
+ * may say plimit=W (the default limit, 300), plimit_min=W (100) and
+ * plimit_max=W (the default); nvmlDeviceSetPowerManagementLimit refuses a
+ * value outside [min, max] with INVALID_ARGUMENT as NVML does, logs
+ *   PLIMIT index=I bus=B mw=M              (PLIMIT-REFUSED when refused)
+ * and keeps "index mw" per GPU in the limits file.  The power read does
+ * not follow the limit (yet): a load-following GPU is still to come.
  *
  * One "gpu" line per device, in NVML index order (PCI bus id order on real
  * hardware).  Power (W) follows trace column col= when a trace is given,
@@ -30,8 +40,9 @@
  * nvmlDeviceGetTotalEnergyConsumption reports it.  links= lists, per other
  * GPU index, the NvLink count (-1 for itself), like gres.conf Links=.
  * A "fail X" line makes entry point X (nvmlDeviceGetTotalEnergyConsumption,
- * nvmlDeviceGetPowerUsage, nvmlDeviceGetMinorNumber or a locked-clock
- * call) return
+ * nvmlDeviceGetPowerUsage, nvmlDeviceGetMinorNumber, a locked-clock
+ * call, nvmlDeviceSetPowerManagementLimit or
+ * nvmlDeviceGetPowerManagementLimitConstraints) return
  * NVML_ERROR_UNKNOWN.
  *
  * Clocks: the log gets one line per call that sets or resets one,
@@ -139,6 +150,7 @@ struct nvmlDevice_st {
 	unsigned int minor;
 	unsigned char cpus[FAKE_MAX_CPUS];
 	double power_w;
+	unsigned plimit_mw, plimit_min_mw, plimit_max_mw;
 	int col;			/* trace column, -1 = constant */
 	char col_name[32];		/* col= (resolved after the load) */
 	int links[FAKE_MAX_GPUS];	/* -1 self, else NvLink count */
@@ -151,6 +163,7 @@ typedef struct {
 	power_trace_t *trace;
 	char log_path[PATH_MAX];
 	char clocks_path[PATH_MAX];
+	char limits_path[PATH_MAX];
 	unsigned mem_clocks[FAKE_MAX_CLOCKS], n_mem;
 	unsigned gfx_clocks[FAKE_MAX_CLOCKS], n_gfx;
 	int no_lock_gpu, no_lock_mem;	/* locked_clocks: NOT_SUPPORTED */
@@ -213,6 +226,15 @@ nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t d,
 					     unsigned int minMemClockMHz,
 					     unsigned int maxMemClockMHz);
 nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t d);
+nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t d,
+							 unsigned int *min_mw,
+							 unsigned int *max_mw);
+nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t d,
+						      unsigned int *mw);
+nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t d,
+					       unsigned int *mw);
+nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t d,
+					       unsigned int mw);
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link,
 				      nvmlEnableState_t *active);
 nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d,
@@ -442,6 +464,12 @@ static void _parse_gpu(char *rest)
 			_parse_cpus(v, g->cpus);
 		else if (!strcmp(tok, "power"))
 			g->power_w = strtod(v, NULL);
+		else if (!strcmp(tok, "plimit"))
+			g->plimit_mw = strtoul(v, NULL, 10) * 1000;
+		else if (!strcmp(tok, "plimit_min"))
+			g->plimit_min_mw = strtoul(v, NULL, 10) * 1000;
+		else if (!strcmp(tok, "plimit_max"))
+			g->plimit_max_mw = strtoul(v, NULL, 10) * 1000;
 		else if (!strcmp(tok, "col"))
 			snprintf(g->col_name, sizeof(g->col_name), "%s", v);
 		else if (!strcmp(tok, "links")) {
@@ -474,6 +502,7 @@ static int _load(const char *path)
 	if (!f)
 		return -errno;
 	snprintf(st.clocks_path, sizeof(st.clocks_path), "%s.clocks", path);
+	snprintf(st.limits_path, sizeof(st.limits_path), "%s.limits", path);
 	snprintf(st.control_path, sizeof(st.control_path), "%s.control", path);
 	st.control_size = -1;
 	while (fgets(line, sizeof(line), f)) {
@@ -499,6 +528,9 @@ static int _load(const char *path)
 		} else if (!strcmp(key, "control")) {
 			snprintf(st.control_path, sizeof(st.control_path),
 				 "%s", rest);
+		} else if (!strcmp(key, "limits")) {
+			snprintf(st.limits_path, sizeof(st.limits_path), "%s",
+				 rest);
 		} else if (!strcmp(key, "clocks")) {
 			snprintf(st.clocks_path, sizeof(st.clocks_path), "%s",
 				 rest);
@@ -519,6 +551,16 @@ static int _load(const char *path)
 		}
 	}
 	fclose(f);
+	for (unsigned i = 0; i < st.count; i++) {
+		struct nvmlDevice_st *g = &st.gpus[i];
+
+		if (!g->plimit_mw)
+			g->plimit_mw = 300000;
+		if (!g->plimit_min_mw)
+			g->plimit_min_mw = 100000;
+		if (!g->plimit_max_mw)
+			g->plimit_max_mw = g->plimit_mw;
+	}
 	/* the trace line may come after the gpu lines */
 	for (unsigned i = 0; i < st.count; i++)
 		if (st.trace && st.gpus[i].col_name[0])
@@ -1161,4 +1203,95 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t d,
 					      nvmlPciInfo_t *p)
 {
 	return nvmlDeviceGetNvLinkRemotePciInfo_v2(d, link, p);
+}
+
+/* ------------------------------------------------------- power limits */
+
+/* Every GPU's limit, mW: the limits file's, else its default. */
+static void _limits_load(unsigned *mw)
+{
+	FILE *f = fopen(st.limits_path, "r");
+	unsigned i, v;
+
+	for (i = 0; i < st.count; i++)
+		mw[i] = st.gpus[i].plimit_mw;
+	if (!f)
+		return;
+	while (fscanf(f, "%u %u", &i, &v) == 2)
+		if (i < st.count)
+			mw[i] = v;
+	fclose(f);
+}
+
+static void _limits_save(const unsigned *mw)
+{
+	char tmp[PATH_MAX + 8];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.%d", st.limits_path, (int) getpid());
+	if (!(f = fopen(tmp, "w")))
+		return;
+	for (unsigned i = 0; i < st.count; i++)
+		fprintf(f, "%u %u\n", i, mw[i]);
+	fclose(f);
+	rename(tmp, st.limits_path);
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t d,
+							 unsigned int *min_mw,
+							 unsigned int *max_mw)
+{
+	if (!_valid(d) || !min_mw || !max_mw)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (_failing(__func__))
+		return NVML_ERROR_UNKNOWN;
+	*min_mw = d->plimit_min_mw;
+	*max_mw = d->plimit_max_mw;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t d,
+						      unsigned int *mw)
+{
+	if (!_valid(d) || !mw)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*mw = d->plimit_mw;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t d,
+					       unsigned int *mw)
+{
+	unsigned lim[FAKE_MAX_GPUS];
+
+	if (!_valid(d) || !mw)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	_limits_load(lim);
+	*mw = lim[d->index];
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t d,
+					       unsigned int mw)
+{
+	unsigned lim[FAKE_MAX_GPUS];
+
+	if (!_valid(d))
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (_failing(__func__)) {
+		_log("PLIMIT-REFUSED index=%u bus=%s mw=%u failing", d->index,
+		     d->bus, mw);
+		return NVML_ERROR_UNKNOWN;
+	}
+	if (mw < d->plimit_min_mw || mw > d->plimit_max_mw) {
+		_log("PLIMIT-REFUSED index=%u bus=%s mw=%u out of %u..%u",
+		     d->index, d->bus, mw, d->plimit_min_mw,
+		     d->plimit_max_mw);
+		return NVML_ERROR_INVALID_ARGUMENT;
+	}
+	_limits_load(lim);
+	lim[d->index] = mw;
+	_limits_save(lim);
+	_log("PLIMIT index=%u bus=%s mw=%u", d->index, d->bus, mw);
+	return NVML_SUCCESS;
 }
