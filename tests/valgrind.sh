@@ -41,6 +41,7 @@ test_cpufreq_model
 test_cpufreq_policy
 test_powercap_core
 test_powercap_knob
+test_powercap_lease
 "
 helgrind_tests="
 test_sampler
