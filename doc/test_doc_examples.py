@@ -33,6 +33,9 @@ What each kind is fed to:
                          EnergyBMCMap= / EnergyModbusMap=
   file PATH              a file another block names (a map file): written
                          at PATH, and it must be named by a block
+  web.yml                slurm-energy-exporter --check-config with it as
+                         --web.config.file (the TLS files it names made
+                         there: a fresh self-signed pair by openssl)
   shell, output          commands and what they print: not configuration
 
 Inside a block, a line "# /etc/slurm/NAME" starts the file NAME (an
@@ -89,12 +92,15 @@ SRCDIR = os.path.abspath(os.environ.get("srcdir", os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..")))
 BUILDDIR = os.path.abspath(os.environ.get("SE_BUILDDIR", "."))
 CONF_CHECK = os.path.join(BUILDDIR, "contribs", "conf-check", "se-conf-check")
+EXPORTER = os.path.join(BUILDDIR, "contribs", "energy-exporter",
+                        "slurm-energy-exporter")
 PLUGINS = os.path.join(BUILDDIR, ".libs")
 SITE_PLUGIN_DIRS = ("/usr/lib/x86_64-linux-gnu/slurm-energy",
                     "/usr/lib/slurm-energy")
 SITE_ETC = "/etc/slurm/"
 DEBIAN_SLURM_PLUGINDIR = "/usr/lib/x86_64-linux-gnu/slurm-wlm"
 NOT_CONFIG = ("shell", "output")
+INDENTED = ("web.yml",)         # fed whole, never cut into sections
 KEY_PLUGINS = (("EnergyModbus", "acct_gather_energy/modbus"),
                ("EnergyBMC", "acct_gather_energy/bmc"),
                ("EnergyRRD", "acct_gather_energy/rrd"),
@@ -311,6 +317,28 @@ class Checker:
             text = text.replace(m.group(0), "EnergyBMCPasswordFile=" + ours)
         return text
 
+    def check_web_yml(self, text):
+        """slurm-energy-exporter's web configuration, with a real key pair
+        where it names cert_file and key_file (relative to the file)."""
+        if not os.access(EXPORTER, os.X_OK):
+            return None                 # not built here (configure said)
+        d = os.path.join(self.tmp, "web")
+        os.makedirs(d, exist_ok=True)
+        cert = re.search(r"^\s*cert_file:\s*(\S+)", text, re.M)
+        key = re.search(r"^\s*key_file:\s*(\S+)", text, re.M)
+        if cert and key:
+            rc, out = self.run(["openssl", "req", "-x509", "-newkey", "ec",
+                                "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                                "-nodes", "-days", "1", "-subj", "/CN=node1",
+                                "-keyout", os.path.join(d, key.group(1)),
+                                "-out", os.path.join(d, cert.group(1))])
+            if rc:
+                return "openssl: " + out
+        path = self.write(os.path.join(d, "web.yml"), text)
+        rc, out = self.run([EXPORTER, "--check-config", "--socket=/dev/null",
+                            "--web.config.file=" + path])
+        return out if rc else None
+
     def check(self, kind, text):
         """None when good, else the parser's complaint."""
         text = self.substitute(text)
@@ -342,6 +370,8 @@ class Checker:
             if rc == 2 and "not a plugin of this build" in out:
                 return None             # not built here (configure said)
             return out if rc else None
+        if kind == "web.yml":
+            return self.check_web_yml(text)
         if kind == "slurm.conf":
             path = self.write(os.path.join(self.tmp, "slurm.conf"),
                               BASE_SLURM_CONF + text)
@@ -501,6 +531,9 @@ def main():
                 counted[kind.split()[0]] = counted.get(
                     kind.split()[0], 0) + 1
                 if kind in NOT_CONFIG or kind.startswith("file "):
+                    continue
+                if kind in INDENTED:    # YAML: indentation is structure
+                    pending.append((where, kind, text))
                     continue
                 for path, part in checker.sections(text):
                     if path:

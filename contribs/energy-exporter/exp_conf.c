@@ -7,6 +7,10 @@
  * --web.config.file), so that a site's habits and its configuration
  * management carry over.
  */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>

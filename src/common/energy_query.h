@@ -53,6 +53,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "energy_snapshot.h"
 #include "sampler.h"
 #include "se_time.h"
 
@@ -191,12 +192,23 @@ typedef int (*energy_query_gpu_fn)(void *arg, const energy_query_step_t *step,
 typedef void (*energy_query_kick_fn)(void *arg);
 typedef int (*energy_query_total_fn)(void *arg, uint64_t *total_mj,
 				     uint64_t *power_mw, uint64_t *sample_ns);
+/*
+ * snapshot (slurmd): for a snapshot request (energy_query_snapshot), after
+ * the server filled what the sampler knows (generation, now_ns,
+ * last_sample_ns, power_mw, period_ns, deadline_ns, meter_state): adds the
+ * owner's part (its total and continuity, the steps' shares, the GPUs, a
+ * configured maximum power) in one consistent view.  Returns 0 or a
+ * negative errno (sent; the client's scrape then fails).  Without it the
+ * reply holds the sampler's part and, with a total hook, the total.
+ */
+typedef int (*energy_query_snapshot_fn)(void *arg, energy_snapshot_t *out);
 
 typedef struct {
 	energy_query_share_fn share;
 	energy_query_gpu_fn gpus;
 	energy_query_kick_fn kick;
 	energy_query_total_fn total;
+	energy_query_snapshot_fn snapshot;
 	uint64_t total_id;	/* sent with total's answer */
 	void *arg;		/* every hook's first argument */
 } energy_query_hooks_t;
@@ -321,5 +333,16 @@ int energy_query_step(const char *path, uint64_t t0_ns, uint64_t t1_ns,
 int energy_query_step_known(const char *path, uint64_t t0_ns, uint64_t t1_ns,
 			    const energy_query_step_t *step,
 			    uint64_t timeout_ns, energy_query_answer_t *out);
+
+/*
+ * The node's snapshot (energy_snapshot.h): what slurmd's sampler and
+ * split know now, in one answer (slurm-energy-exporter's scrape; version
+ * 5 of the wire, a request of its own).  Never takes longer than
+ * timeout_ns.  Returns 0 with *out filled (steps past n_steps zero), or a
+ * negative errno as energy_query(), and -EPROTONOSUPPORT when the server
+ * predates the snapshot (it refused version 5).
+ */
+int energy_query_snapshot(const char *path, uint64_t timeout_ns,
+			  energy_snapshot_t *out);
 
 #endif

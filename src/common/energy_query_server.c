@@ -78,6 +78,8 @@ struct energy_query_server {
 	uint64_t hold_ns;	/* a held question's longest wait */
 	uint64_t generation;
 	energy_query_hooks_t hooks;	/* fixed at start */
+	energy_query_wire_rep5_t *snap_rep; /* server thread only: made at
+				 * the first snapshot request */
 	uid_t euid;
 	unsigned long answered;	/* atomic builtins */
 	unsigned long refused;
@@ -269,6 +271,70 @@ static bool _peer_allowed(energy_query_server_t *srv, int fd, uid_t *uid)
 	return cred.uid == 0 || cred.uid == srv->euid;
 }
 
+/* The sampler's state as a snapshot says it. */
+static uint32_t _meter_state(const sampler_status_t *st)
+{
+	switch (st->state) {
+	case SAMPLER_OK:
+		return ENERGY_SNAPSHOT_METER_OK;
+	case SAMPLER_FAILING:
+		return ENERGY_SNAPSHOT_METER_FAILING;
+	default:
+		return ENERGY_SNAPSHOT_METER_STARTING;
+	}
+}
+
+/*
+ * Answer a snapshot request (energy_snapshot.h, wire version 5): the
+ * sampler's part here, the owner's from its snapshot hook (or its total
+ * hook alone).  The reply is sized to the steps it holds.
+ */
+static void _serve_snapshot(energy_query_server_t *srv, int fd)
+{
+	energy_query_wire_rep5_t *rep = srv->snap_rep;
+	energy_snapshot_t *s;
+	sampler_status_t st;
+	size_t size;
+
+	if (!rep && !(rep = srv->snap_rep = malloc(sizeof(*rep))))
+		return;		/* closed unanswered: the scrape fails */
+	memset(rep, 0, offsetof(energy_query_wire_rep5_t, snap.steps));
+	s = &rep->snap;
+	sampler_status(srv->s, &st);
+	s->generation = srv->generation;
+	s->meter_state = _meter_state(&st);
+	s->last_sample_ns = st.last_sample_ns;
+	s->power_mw = st.power_mw;
+	s->period_ns = srv->period_ns;
+	s->deadline_ns = srv->deadline_ns;
+	if (srv->hooks.snapshot) {
+		rep->status = srv->hooks.snapshot(srv->hooks.arg, s);
+	} else if (srv->hooks.total) {
+		uint64_t power, sample;
+
+		if (!srv->hooks.total(srv->hooks.arg, &s->total_mj, &power,
+				      &sample)) {
+			s->flags |= ENERGY_SNAPSHOT_TOTAL;
+			s->total_id = srv->hooks.total_id;
+		}
+	}
+	if (s->n_steps > ENERGY_SNAPSHOT_STEPS_MAX) {
+		s->n_steps = ENERGY_SNAPSHOT_STEPS_MAX;
+		s->flags |= ENERGY_SNAPSHOT_TRUNCATED;
+	}
+	if (s->n_gpus > ENERGY_SNAPSHOT_GPUS_MAX)
+		s->n_gpus = ENERGY_SNAPSHOT_GPUS_MAX;
+	s->now_ns = se_mono_ns();
+	size = rep->status ? offsetof(energy_query_wire_rep5_t, snap) :
+			     energy_query_rep5_size(s->n_steps);
+	rep->magic = ENERGY_QUERY_MAGIC_REP;
+	rep->version = ENERGY_QUERY_VERSION_SNAPSHOT;
+	rep->size = size;
+	/* A client that left gets nothing; never a SIGPIPE in slurmd. */
+	(void) send(fd, rep, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+	__atomic_add_fetch(&srv->answered, 1, __ATOMIC_SEQ_CST);
+}
+
 /* A refusal in version's layout: a client of that version can read it. */
 static void _refuse(energy_query_server_t *srv, int fd, unsigned version,
 		    int32_t status, const char *why)
@@ -431,6 +497,10 @@ static bool _serve(energy_query_server_t *srv, int fd)
 			-EACCES, why);
 		return false;
 	}
+	if (energy_query_is_snapshot_req(&req.v3, n)) {
+		_serve_snapshot(srv, fd);
+		return false;
+	}
 	/* Anything else is refused in our newest layout: a newer client
 	 * reads in it which version to ask again in. */
 	if (!version) {
@@ -588,6 +658,7 @@ static void _server_free(energy_query_server_t *srv)
 		sampler_set_notify_fd(srv->s, -1);
 		close(srv->landed);
 	}
+	free(srv->snap_rep);
 	if (srv->wake[0] >= 0)
 		close(srv->wake[0]);
 	if (srv->wake[1] >= 0)

@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include <sys/un.h>
 
 #include "energy_query.h"
+#include "energy_snapshot.h"
 #include "se_time.h"
 
 #define ENERGY_QUERY_MAGIC_REQ	0x53455131u	/* "SEQ1" */
@@ -37,6 +39,9 @@
 				 * 3: the owner's total;
 				 * 4: the step's GPUs and their part */
 /* still served, and asked when refused */
+#define ENERGY_QUERY_VERSION_SNAPSHOT	5	/* the node's snapshot
+					 * (energy_snapshot.h): a request of
+					 * its own, not a step's question */
 #define ENERGY_QUERY_VERSION_OLD	3
 
 /* reply flags */
@@ -122,6 +127,42 @@ typedef struct {
 	uint64_t gpu_e0_mj;
 	uint64_t gpu_e1_mj;
 } energy_query_wire_rep_t;
+
+/*
+ * Version 5, the node's snapshot (energy_query_snapshot.c): the request is
+ * version 3's head alone (version 5, size 40, nothing else read); the
+ * reply this head and the snapshot cut after its n_steps steps, so that
+ * its size follows the node's steps (at most 26 KB, within the head's
+ * 16-bit size).  A server older than version 5 refuses the request, as
+ * any unknown version, in its own newest layout (-EPROTO).
+ */
+typedef struct {
+	uint32_t magic;
+	uint16_t version;	/* ENERGY_QUERY_VERSION_SNAPSHOT */
+	uint16_t size;		/* the whole message's */
+	int32_t status;		/* 0, or the snapshot hook's -errno */
+	uint32_t pad;
+	energy_snapshot_t snap;
+} energy_query_wire_rep5_t;
+
+static inline size_t energy_query_rep5_size(uint32_t n_steps)
+{
+	return offsetof(energy_query_wire_rep5_t, snap.steps) +
+	       (size_t) n_steps * sizeof(energy_snapshot_step_t);
+}
+
+/* Whether a request of n bytes asks for the snapshot. */
+static inline bool energy_query_is_snapshot_req(
+	const energy_query_wire_req3_t *req, ssize_t n)
+{
+	return req->magic == ENERGY_QUERY_MAGIC_REQ &&
+	       req->version == ENERGY_QUERY_VERSION_SNAPSHOT &&
+	       req->size == sizeof(*req) && n == (ssize_t) sizeof(*req);
+}
+
+_Static_assert(sizeof(energy_snapshot_t) == 26208, "snapshot layout changed: a new version");
+_Static_assert(sizeof(energy_query_wire_rep5_t) <= UINT16_MAX,
+	       "the snapshot reply must fit the head's size");
 
 /* The sizes running steps and slurmds of older builds send and expect. */
 _Static_assert(sizeof(energy_query_wire_req3_t) == 40, "v3 request changed");

@@ -350,3 +350,29 @@ int se_gpus_node_part(void *arg, const energy_query_step_t *st,
 	gpu->e1_mj = gpu_meter_charged_mj(gpus.factor, e1);
 	return 0;
 }
+
+void se_gpus_snapshot(energy_snapshot_t *out)
+{
+	gpu_energy_t *ge = se_gpus_get();
+	uint64_t now = se_mono_ns();
+	unsigned n;
+
+	if (!ge)
+		return;
+	n = gpu_energy_count(ge);
+	if (n > ENERGY_SNAPSHOT_GPUS_MAX)
+		n = ENERGY_SNAPSHOT_GPUS_MAX;
+	for (unsigned i = 0; i < n; i++) {
+		energy_snapshot_gpu_t *g = &out->gpus[i];
+		gpu_energy_total_t t;
+		int minor = gpu_energy_minor(ge, i);
+
+		g->minor = minor < 0 ? UINT32_MAX : (uint32_t) minor;
+		if (minor < 0 || gpu_energy_total(ge, i, now, &t))
+			continue;	/* not read yet: not shown */
+		g->flags = ENERGY_SNAPSHOT_GPU_VALID;
+		g->power_mw = t.power_mw;
+		g->energy_mj = gpu_meter_charged_mj(gpus.factor, t.energy_mj);
+	}
+	out->n_gpus = n;
+}

@@ -153,6 +153,9 @@ void se_node_fini(void);
  * and the hook that feeds it, into the sampler's configuration cfg.
  */
 void se_share_start(const char *node_name, sampler_config_t *cfg);
+/* Share mode: the running steps' shares into a snapshot (energy_snapshot.h;
+ * the query server's thread).  Node mode: nothing. */
+void se_share_snapshot(energy_snapshot_t *out);
 
 /* The query server's share hook (energy_query_share_fn; its own thread, without
  * se_state_lock). */
@@ -164,6 +167,9 @@ int se_share_answer(void *arg, const energy_query_step_t *st,
 
 /* EnergyGPU=nvml is configured (any process, as se_share_mode). */
 bool se_gpus_configured(void);
+/* Each GPU's power and charged total into a snapshot (query server's
+ * thread); nothing without EnergyGPU=nvml. */
+void se_gpus_snapshot(energy_snapshot_t *out);
 
 /*
  * slurmd, EnergyGPU=nvml (else nothing): start the GPUs' samplers (NVML

@@ -68,6 +68,8 @@ static energy_carry_t carry;
  * per slurmd process: the total is carried over reloads (-z nodelete
  * keeps this too) and starts again from zero only when slurmd does. */
 static uint64_t total_id;
+/* When that total began (wall clock, ns): the exporter's _created. */
+static uint64_t total_start_wall_ns;
 
 static void _node_stop(void)
 {
@@ -271,6 +273,44 @@ static int _node_total(void *arg, uint64_t *total_mj, uint64_t *power_mw,
 }
 
 /*
+ * The node's snapshot for slurm-energy-exporter (energy_snapshot.h), in
+ * the query server's thread after it filled the sampler's part: the
+ * node's total as _node_total gives it (both modes), the configured
+ * maximum power (the meter's plausibility bound, EnergyModbusMaxPower),
+ * then the steps' shares (share mode) and the GPUs.  The same lock rules
+ * as _node_total: -EBUSY when se_state_lock stays taken (the scrape then
+ * fails, nothing stale is served).
+ */
+static int _node_snapshot(void *arg, energy_snapshot_t *out)
+{
+	uint64_t until = se_mono_ns() + TOTAL_LOCK_WAIT_NS;
+	sampler_status_t st;
+
+	while (pthread_mutex_trylock(&se_state_lock)) {
+		if (se_mono_ns() >= until)
+			return -EBUSY;
+		se_sleep_ns(TOTAL_LOCK_RETRY_NS);
+	}
+	if (!node.sampler || node.sampler != arg) {
+		slurm_mutex_unlock(&se_state_lock);
+		return -ESTALE;
+	}
+	sampler_status(node.sampler, &st);
+	out->total_mj = _node_energy_mj(&st);
+	out->total_id = total_id;
+	out->total_start_wall_ns = total_start_wall_ns;
+	out->flags |= ENERGY_SNAPSHOT_TOTAL;
+	if (node.meter.cfg.acc.max_power_mw) {
+		out->max_power_mw = node.meter.cfg.acc.max_power_mw;
+		out->flags |= ENERGY_SNAPSHOT_MAX;
+	}
+	slurm_mutex_unlock(&se_state_lock);
+	se_share_snapshot(out);
+	se_gpus_snapshot(out);
+	return 0;
+}
+
+/*
  * The query server's hooks for this node's mode (energy_query.h).  Share
  * mode: the share hook answers a step's share and its GPUs' part.  Node
  * mode: the node's total (its id drawn once per slurmd process: the total
@@ -288,12 +328,16 @@ static const energy_query_hooks_t *_node_hooks(void)
 	hooks.arg = node.sampler;
 	if (gpus)
 		hooks.kick = se_gpus_kick;
+	if (!total_id) {
+		total_id = energy_query_random_id();
+		total_start_wall_ns = se_wall_ns();
+	}
+	/* both modes: slurm-energy-exporter's scrape */
+	hooks.snapshot = _node_snapshot;
 	if (se_share_mode()) {
 		hooks.share = se_share_answer;
 		return &hooks;
 	}
-	if (!total_id)
-		total_id = energy_query_random_id();
 	hooks.total = _node_total;
 	hooks.total_id = total_id;
 	if (gpus)

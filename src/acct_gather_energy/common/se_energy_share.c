@@ -271,3 +271,35 @@ void se_share_start(const char *name, sampler_config_t *cfg)
 	     share_conf.idle_set ? "EnergyIdleWatts=" : "idle power learned",
 	     share_conf.idle_set ? "set" : " from job-free intervals", p.node_cpus);
 }
+
+/*
+ * The steps listed by attrib_running_steps() (running, or ended until the
+ * split after their end) with their shares, for slurm-energy-exporter.
+ * rows is the server thread's (split_lock held while it is filled).
+ */
+void se_share_snapshot(energy_snapshot_t *out)
+{
+	static attrib_step_row_t rows[ENERGY_SNAPSHOT_STEPS_MAX];
+	size_t n = 0;
+
+	if (!se_share_mode())
+		return;
+	slurm_mutex_lock(&split_lock);
+	if (split)
+		n = attrib_running_steps(split, rows, ENERGY_SNAPSHOT_STEPS_MAX);
+	out->flags |= ENERGY_SNAPSHOT_SHARE;
+	if (n > ENERGY_SNAPSHOT_STEPS_MAX) {
+		out->flags |= ENERGY_SNAPSHOT_TRUNCATED;
+		n = ENERGY_SNAPSHOT_STEPS_MAX;
+	}
+	for (size_t i = 0; i < n; i++)
+		out->steps[i] = (energy_snapshot_step_t) {
+			.job_id = rows[i].job_id,
+			.step_id = rows[i].step_id,
+			.flags = (rows[i].ended ? ENERGY_SNAPSHOT_STEP_ENDED : 0) |
+				 (rows[i].final ? ENERGY_SNAPSHOT_STEP_FINAL : 0),
+			.energy_mj = rows[i].share_mj,
+		};
+	slurm_mutex_unlock(&split_lock);
+	out->n_steps = n;
+}

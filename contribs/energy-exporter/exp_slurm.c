@@ -1,0 +1,73 @@
+/*
+ * exp_slurm.c - the one question the exporter asks Slurm: a running job's
+ * user, account and partition (exp_jobs.c says why here and how often).
+ *
+ * slurm_load_job() is one RPC to slurmctld (munge-authenticated, as any
+ * squeue); the uid's name comes from the node's own passwd (NSS), as
+ * slurmd's own lookups do, so the exporter needs no slurmdbd.  The caller
+ * ran slurm_init() once.
+ */
+#define _GNU_SOURCE	/* strcasestr, asprintf */
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "slurm/slurm.h"
+#include "slurm/slurm_errno.h"
+
+#include "exporter.h"
+
+static char *_user_name(uint32_t uid)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096], *name;
+
+	if (!getpwuid_r((uid_t) uid, &pw, buf, sizeof(buf), &res) && res)
+		return strdup(res->pw_name);
+	/* no name on this node: the uid, as squeue shows it then */
+	if (asprintf(&name, "%u", uid) < 0)
+		return NULL;
+	return name;
+}
+
+static int _load(job_info_msg_t **msg, uint32_t job_id)
+{
+#ifdef SE_SLURM_LOAD_JOB_STEP_ID
+	slurm_step_id_t id = SLURM_STEP_ID_INITIALIZER;
+
+	id.job_id = job_id;
+	return slurm_load_job(msg, id, SHOW_ALL);
+#else
+	return slurm_load_job(msg, job_id, SHOW_ALL);
+#endif
+}
+
+int exp_slurm_lookup(void *arg, uint32_t job_id, char **user,
+		     char **account, char **partition)
+{
+	job_info_msg_t *msg = NULL;
+	const slurm_job_info_t *ji;
+	int rc;
+
+	(void) arg;
+	if (_load(&msg, job_id) != SLURM_SUCCESS) {
+		rc = slurm_get_errno() == ESLURM_INVALID_JOB_ID ? -ENOENT :
+								  -EAGAIN;
+		return rc;
+	}
+	if (!msg || msg->record_count < 1) {
+		slurm_free_job_info_msg(msg);
+		return -ENOENT;
+	}
+	ji = &msg->job_array[0];
+	*user = _user_name(ji->user_id);
+	*account = strdup(ji->account ? ji->account : "");
+	*partition = strdup(ji->partition ? ji->partition : "");
+	slurm_free_job_info_msg(msg);
+	if (!*user || !*account || !*partition)
+		return -ENOMEM;
+	return 0;
+}
