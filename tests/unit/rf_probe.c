@@ -10,6 +10,7 @@
  *            [--reads N] [--period-ms P] [--timeout-ms T] [--reconnect]
  * --reconnect closes the meter after each read (a new connection, TLS
  * handshake and session each time: what keep-alive saves).
+ * --open-retries N tries a failed open again, a second apart, N times.
  * Prints:
  *   source <description>            or  open-error <rc> <message>
  *   read <i> <rc> <has_power> <power_mw> <has_counter> <counter_raw>
@@ -68,6 +69,7 @@ int main(int argc, char **argv)
 		{ "chassis", 1, NULL, 'C' }, { "source", 1, NULL, 's' },
 		{ "reads", 1, NULL, 'n' }, { "period-ms", 1, NULL, 'P' },
 		{ "timeout-ms", 1, NULL, 'T' }, { "reconnect", 0, NULL, 'R' },
+		{ "open-retries", 1, NULL, 'O' },
 		{ NULL, 0, NULL, 0 },
 	};
 	rf_meter_conf_t c = { .tls_verify = true, .pick = RF_PICK_AUTO,
@@ -75,7 +77,7 @@ int main(int argc, char **argv)
 			      .max_power_mw = 100000000 };
 	energy_acc_config_t ac = { .history = 4096,
 				   .max_power_mw = 100000000 };
-	long reads = 3, period_ms = 1000;
+	long reads = 3, period_ms = 1000, open_retries = 0;
 	bool reconnect = false;
 	double read_ms_sum = 0;
 	energy_acc_t *acc;
@@ -107,6 +109,7 @@ int main(int argc, char **argv)
 		case 'P': period_ms = atol(optarg); break;
 		case 'T': c.timeout_ns = atol(optarg) * SE_NS_PER_MS; break;
 		case 'R': reconnect = true; break;
+		case 'O': open_retries = atol(optarg); break;
 		default: _usage();
 		}
 	}
@@ -116,6 +119,11 @@ int main(int argc, char **argv)
 	    !(acc = energy_acc_create(&ac)))
 		return 2;
 	rc = rf_meter_ops.open(m, se_mono_ns() + 2 * c.timeout_ns * 8);
+	while (rc && open_retries-- > 0) {	/* as the sampler, sooner */
+		rf_meter_ops.close(m);
+		sleep(1);
+		rc = rf_meter_ops.open(m, se_mono_ns() + 2 * c.timeout_ns * 8);
+	}
 	if (rc) {
 		printf("open-error %d\n", rc);
 		return 1;

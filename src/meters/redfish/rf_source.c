@@ -531,8 +531,10 @@ json_object *rf_batch_member(json_object *coll, const char *uri)
 		m = rf_json_at(coll, p);
 		if (!m || !json_object_is_type(m, json_type_object))
 			continue;
+		/* expanded: the resource (Id is required of every one),
+		 * not its bare link */
 		id = rf_json_string(m, "@odata.id");
-		if (id && !strcmp(id, path) && json_object_object_length(m) > 1)
+		if (id && !strcmp(id, path) && rf_json_string(m, "Id"))
 			return m;
 	}
 	return NULL;
