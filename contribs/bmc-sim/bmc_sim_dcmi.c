@@ -28,6 +28,18 @@
  *   stamp S        S seconds added to the BMC's time stamp, modulo 2^32
  *                  (a BMC whose clock was reset at its reboot, or wraps)
  * A line with an unknown keyword is ignored.
+ *
+ * Power limits (the cluster power cap's dcmi knob, issue #45), DCMI 1.5:
+ *   Get Power Limit (§6.6.2, cmd 0x03): completion code 0x80 while no
+ *   limit is active, else the limit set (exception actions, watts,
+ *   correction time ms, statistics sampling period s);
+ *   Set Power Limit (§6.6.3, cmd 0x04): watts outside limit_min..limit_max
+ *   (options, default 1..65534) give 0x84, a correction time of 0 gives
+ *   0x85;
+ *   Activate/Deactivate Power Limit (§6.6.4, cmd 0x05): 0 or 1, else 0xcc.
+ * With limit=FILE the state is written there after every change, as
+ * "active 0|1" and "watts W" lines (for tests and a load-following meter;
+ * the power readings themselves still play the trace).
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"
@@ -60,6 +72,15 @@ int ipmi_sim_module_print_version(sys_data_t *sys, char *initstr);
 #define SIM_MINMAX_STEPS	64	/* samples for min/max over a window */
 #define SIM_POWER_RS_LEN	19	/* rdata bytes of Get Power Reading */
 
+/* DCMI 1.5 §6.6.2-6.6.4: the power limit commands and their own
+ * completion codes. */
+#define DCMI_CMD_GET_POWER_LIMIT	0x03
+#define DCMI_CMD_SET_POWER_LIMIT	0x04
+#define DCMI_CMD_ACTIVATE_POWER_LIMIT	0x05
+#define DCMI_CC_NO_ACTIVE_LIMIT		0x80
+#define DCMI_CC_LIMIT_OUT_OF_RANGE	0x84
+#define DCMI_CC_CORRECTION_OUT_OF_RANGE	0x85
+
 /* Rolling-average periods offered (parameter 5): 1 s, 5 s, 15 s, 30 s,
  * 1 min, as period bytes (bits 7:6 unit, 5:0 count). */
 static const uint8_t _periods[] = { 0x01, 0x05, 0x0f, 0x1e, 0x41 };
@@ -72,6 +93,15 @@ static struct {
 	double stats_s;		/* mode 1 statistics window */
 	char *hold_path;	/* NULL: never hold */
 	char *fault_path;	/* NULL: no fault file */
+	char *limit_path;	/* NULL: the limit state kept in memory only */
+	unsigned limit_min_w, limit_max_w;
+	struct {
+		bool set, active;
+		uint8_t exception;
+		uint16_t watts;
+		uint32_t correction_ms;
+		uint16_t period_s;
+	} limit;
 	unsigned char last_rs[SIM_POWER_RS_LEN];
 	unsigned int last_len;
 } _sim;
@@ -243,6 +273,103 @@ static void _power_reading(msg_t *msg, unsigned char *rdata,
 	_sim.last_len = SIM_POWER_RS_LEN;
 }
 
+static uint16_t _get16(const unsigned char *p)
+{
+	return (uint16_t) (p[0] | p[1] << 8);
+}
+
+static uint32_t _get32(const unsigned char *p)
+{
+	return _get16(p) | (uint32_t) _get16(p + 2) << 16;
+}
+
+static void _limit_save(void)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (!_sim.limit_path)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", _sim.limit_path);
+	if (!(f = fopen(tmp, "w")))
+		return;
+	fprintf(f, "active %d\nwatts %u\n", _sim.limit.active,
+		_sim.limit.watts);
+	fclose(f);
+	rename(tmp, _sim.limit_path);
+}
+
+/* Get Power Limit, DCMI 1.5 §6.6.2 (request: group ext, 2 reserved). */
+static void _get_limit(unsigned char *rdata, unsigned int *rdata_len)
+{
+	if (!_sim.limit.active) {
+		rdata[0] = DCMI_CC_NO_ACTIVE_LIMIT;
+		*rdata_len = 1;
+		return;
+	}
+	memset(rdata, 0, 15);
+	rdata[0] = IPMI_CC_OK;
+	rdata[1] = DCMI_GROUP_EXT;
+	rdata[4] = _sim.limit.exception;
+	_put16(rdata + 5, _sim.limit.watts);
+	_put32(rdata + 7, _sim.limit.correction_ms);
+	_put16(rdata + 13, _sim.limit.period_s);
+	*rdata_len = 15;
+}
+
+/* Set Power Limit, DCMI 1.5 §6.6.3 (request: group ext, 3 reserved,
+ * exception actions, watts, correction time ms, 2 reserved, sampling
+ * period s: 15 bytes). */
+static void _set_limit(const msg_t *msg, unsigned char *rdata,
+		       unsigned int *rdata_len)
+{
+	const unsigned char *d = msg->data;
+	uint16_t watts = _get16(d + 5);
+	uint32_t correction = _get32(d + 7);
+
+	*rdata_len = 1;
+	if (watts < _sim.limit_min_w || watts > _sim.limit_max_w) {
+		rdata[0] = DCMI_CC_LIMIT_OUT_OF_RANGE;
+		return;
+	}
+	if (!correction) {
+		rdata[0] = DCMI_CC_CORRECTION_OUT_OF_RANGE;
+		return;
+	}
+	rdata[1] = DCMI_GROUP_EXT;
+	*rdata_len = 2;
+	_sim.limit.set = true;
+	_sim.limit.exception = d[4];
+	_sim.limit.watts = watts;
+	_sim.limit.correction_ms = correction;
+	_sim.limit.period_s = _get16(d + 13);
+	rdata[0] = IPMI_CC_OK;
+	_limit_save();
+}
+
+/* Activate/Deactivate Power Limit, DCMI 1.5 §6.6.4 (request: group ext,
+ * activation, 2 reserved). */
+static void _activate_limit(const msg_t *msg, unsigned char *rdata,
+			    unsigned int *rdata_len)
+{
+	uint8_t on = msg->data[1];
+
+	*rdata_len = 1;
+	if (on > 1) {
+		rdata[0] = IPMI_CC_INVALID_DATA_FIELD;
+		return;
+	}
+	if (on && !_sim.limit.set) {
+		rdata[0] = DCMI_CC_NO_ACTIVE_LIMIT;
+		return;
+	}
+	rdata[1] = DCMI_GROUP_EXT;
+	*rdata_len = 2;
+	_sim.limit.active = on;
+	rdata[0] = IPMI_CC_OK;
+	_limit_save();
+}
+
 /* Get DCMI Capabilities Info, DCMI 1.5 §6.1.1, parameters 1 and 5. */
 static void _capabilities(msg_t *msg, unsigned char *rdata,
 			  unsigned int *rdata_len)
@@ -275,10 +402,25 @@ static void _capabilities(msg_t *msg, unsigned char *rdata,
 static void _handle_dcmi(lmc_data_t *mc, msg_t *msg, unsigned char *rdata,
 			 unsigned int *rdata_len, void *cb_data)
 {
-	unsigned int need = msg->cmd == DCMI_CMD_GET_POWER_READING ? 4 : 2;
+	unsigned int need;
 
-	if (msg->cmd != DCMI_CMD_GET_POWER_READING &&
-	    msg->cmd != DCMI_CMD_GET_CAPABILITIES) {
+	switch (msg->cmd) {
+	case DCMI_CMD_GET_POWER_READING:
+		need = 4;
+		break;
+	case DCMI_CMD_GET_CAPABILITIES:
+		need = 2;
+		break;
+	case DCMI_CMD_GET_POWER_LIMIT:
+		need = 3;
+		break;
+	case DCMI_CMD_SET_POWER_LIMIT:
+		need = 15;
+		break;
+	case DCMI_CMD_ACTIVATE_POWER_LIMIT:
+		need = 4;
+		break;
+	default:
 		handle_invalid_cmd(mc, rdata, rdata_len);
 		return;
 	}
@@ -286,8 +428,14 @@ static void _handle_dcmi(lmc_data_t *mc, msg_t *msg, unsigned char *rdata,
 		return;
 	if (msg->cmd == DCMI_CMD_GET_POWER_READING)
 		_power_reading(msg, rdata, rdata_len);
-	else
+	else if (msg->cmd == DCMI_CMD_GET_CAPABILITIES)
 		_capabilities(msg, rdata, rdata_len);
+	else if (msg->cmd == DCMI_CMD_GET_POWER_LIMIT)
+		_get_limit(rdata, rdata_len);
+	else if (msg->cmd == DCMI_CMD_SET_POWER_LIMIT)
+		_set_limit(msg, rdata, rdata_len);
+	else
+		_activate_limit(msg, rdata, rdata_len);
 }
 
 static int _option(const char *tok, const char **trace_path,
@@ -311,6 +459,15 @@ static int _option(const char *tok, const char **trace_path,
 	} else if (!strncmp(tok, "fault=", 6)) {
 		_sim.fault_path = strdup(tok + 6);
 		return _sim.fault_path ? 0 : ENOMEM;
+	} else if (!strncmp(tok, "limit=", 6)) {
+		_sim.limit_path = strdup(tok + 6);
+		return _sim.limit_path ? 0 : ENOMEM;
+	} else if (!strncmp(tok, "limit_min=", 10)) {
+		_sim.limit_min_w = (unsigned) strtoul(tok + 10, &end, 10);
+		return *end ? EINVAL : 0;
+	} else if (!strncmp(tok, "limit_max=", 10)) {
+		_sim.limit_max_w = (unsigned) strtoul(tok + 10, &end, 10);
+		return *end ? EINVAL : 0;
 	} else {
 		return EINVAL;
 	}
@@ -325,6 +482,8 @@ static int _parse_init(sys_data_t *sys, char *opts)
 	int rc;
 
 	_sim.stats_s = SIM_STATS_DEFAULT_S;
+	_sim.limit_min_w = 1;
+	_sim.limit_max_w = 65534;
 	for (tok = strtok_r(opts, " \t", &save); tok;
 	     tok = strtok_r(NULL, " \t", &save)) {
 		if ((rc = _option(tok, &trace_path, &col_name))) {

@@ -15,21 +15,29 @@
 #include "pcap_knob.h"
 #include "pcap_knob_priv.h"
 
-/* Named so that a configuration naming them fails clearly instead of
- * leaving a node uncapped that the admin believes capped. */
-static const char *const _not_built[] = { "dcmi", "redfish" };
+/* Every knob's name, those of this build or not: a configuration naming
+ * one this build lacks fails clearly instead of leaving a node uncapped
+ * that the admin believes capped. */
+static const char *const _all_knobs[] = {
+	"rapl", "cpufreq", "nvml", "dcmi", "redfish",
+};
 
 static const pcap_knob_ops_t *const _knobs[] = {
 	&pcap_knob_rapl_ops,
 	&pcap_knob_cpufreq_ops,
 	&pcap_knob_nvml_ops,
+#ifdef PCAP_HAVE_DCMI
+	&pcap_knob_dcmi_ops,		/* with libfreeipmi (BUILD_BMC) */
+#endif
 };
+
+#define N_KNOBS (sizeof(_knobs) / sizeof(_knobs[0]))
 
 /* ---------------------------------------------------- private functions */
 
 static const pcap_knob_ops_t *_find(const char *name)
 {
-	for (size_t i = 0; i < sizeof(_knobs) / sizeof(_knobs[0]); i++)
+	for (size_t i = 0; i < N_KNOBS; i++)
 		if (!strcmp(_knobs[i]->name, name))
 			return _knobs[i];
 	return NULL;
@@ -47,12 +55,16 @@ static bool _known_key(const char *keys, const char *key)
 
 static int _unknown(const char *name, char *err, size_t err_len)
 {
-	for (size_t i = 0; i < sizeof(_not_built) / sizeof(_not_built[0]);
+	char built[128] = "";
+
+	for (size_t i = 0; i < N_KNOBS; i++)
+		snprintf(built + strlen(built), sizeof(built) - strlen(built),
+			 "%s%s", i ? ", " : "", _knobs[i]->name);
+	for (size_t i = 0; i < sizeof(_all_knobs) / sizeof(_all_knobs[0]);
 	     i++)
-		if (!strcmp(_not_built[i], name)) {
-			snprintf(err, err_len,
-				 "knob '%s' is not available yet (built: "
-				 "rapl, cpufreq, nvml)", name);
+		if (!strcmp(_all_knobs[i], name)) {
+			snprintf(err, err_len, "knob '%s' is not available in "
+				 "this build (built: %s)", name, built);
 			return -ENOTSUP;
 		}
 	snprintf(err, err_len, "unknown knob '%s' (known: rapl, cpufreq, "
@@ -87,6 +99,12 @@ static int _parse_spec(pcap_knob_t *k, char *err, size_t err_len)
 			snprintf(err, err_len, "knob '%s': unknown option "
 				 "'%s' (known: %s)", k->spec, tok,
 				 k->ops->keys);
+			rv = -EINVAL;
+			goto out;
+		}
+		if (pcap_knob_opt(k, tok)) {
+			snprintf(err, err_len, "knob '%s': option '%s' given "
+				 "twice", k->spec, tok);
 			rv = -EINVAL;
 			goto out;
 		}

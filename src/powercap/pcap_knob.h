@@ -23,7 +23,11 @@
  *            run time (lib= a path; tests: the fake NVML), in [the
  *            constraint's min (or min_w), the default limit]; default:
  *            the default limit.
- *   dcmi, redfish  (named and refused as not built yet: the
+ *   dcmi     the BMC's DCMI power limit through libfreeipmi (in-band, or
+ *            host= over LAN; tests: contribs/bmc-sim), range given by
+ *            min_w/max_w; default: no limit active.  Built with the BMC
+ *            plugin (libfreeipmi).
+ *   redfish  (named and refused as not built yet: the
  *            daemon's configuration fails with a clear error rather than
  *            run a node uncapped that the admin thinks capped).
  *
@@ -60,7 +64,7 @@ typedef struct {
 	void (*close)(pcap_knob_t *k);	/* frees priv; may be NULL */
 } pcap_knob_ops_t;
 
-#define PCAP_KNOB_MAX_OPTS	8
+#define PCAP_KNOB_MAX_OPTS	16
 #define PCAP_KNOB_MAX_ZONES	64
 
 /* One zone a knob writes (a RAPL zone, a CPU's cpufreq directory). */
