@@ -4,7 +4,7 @@
  * DRAM subzones, a cpu/ tree with cpufreq; apply, read back, restore; the
  * errors named (unknown and not-built knobs, bad options, no zone, a file
  * the kernel refuses to write, a read-back that differs); the split of a
- * node's cap over its knobs.
+ * node's cap over its knobs, and a node's cap over two knobs (pcap_node.c).
  */
 #include <check.h>
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "pcap_knob.h"
+#include "pcap_node.h"
 #include "tmp_file.h"
 
 static char _dir[256];
@@ -314,6 +315,74 @@ START_TEST(test_split)
 }
 END_TEST
 
+START_TEST(test_node_over_knobs)
+{
+	char rapl[256], cpu[256], specs[700], err[512] = "", path[1024];
+	pcap_node_knobs_t nk;
+	uint32_t cap;
+
+	_rapl_tree();
+	snprintf(rapl, sizeof(rapl), "%s", _dir);
+	_cpu_tree();
+	snprintf(cpu, sizeof(cpu), "%s", _dir);
+	snprintf(specs, sizeof(specs), "rapl:root=%s,cpufreq:root=%s:min_w=100"
+		 ":max_w=300", rapl, cpu);
+
+	/* node 200..600 W: at 400 W every knob half-way through its range */
+	ck_assert_msg(pcap_node_open(&nk, specs, 200000, 600000, err,
+				     sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(nk.n_knobs, 2);
+	ck_assert_int_eq(pcap_node_apply(&nk, 400000, err, sizeof(err)), 0);
+	ck_assert_uint_eq(_get("cpu0/cpufreq", "scaling_max_freq"), 1900000);
+	snprintf(_dir, sizeof(_dir), "%s", rapl);
+	ck_assert_uint_eq(_get("intel-rapl:1", "constraint_0_power_limit_uw"),
+			  112500000);
+	ck_assert_int_eq(pcap_node_read(&nk, &cap, err, sizeof(err)), 0);
+	ck_assert_uint_eq(cap, 400000);
+
+	/* one knob refuses: the other still capped, the first error told */
+	snprintf(path, sizeof(path),
+		 "%s/intel-rapl:0/constraint_0_power_limit_uw", rapl);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	ck_assert_int_eq(pcap_node_apply(&nk, 300000, err, sizeof(err)),
+			 -EISDIR);
+	ck_assert_msg(strstr(err, "rapl: cannot write 93750000 to "),
+		      "%s", err);
+	snprintf(_dir, sizeof(_dir), "%s", cpu);
+	ck_assert_uint_eq(_get("cpu3/cpufreq", "scaling_max_freq"), 1350000);
+	ck_assert_int_eq(rmdir(path), 0);
+	tmp_file_write(path, "150000000\n");
+
+	/* rapl's package 0 back at its max behind our back: rapl stands
+	 * for 450 W now, cpufreq for 300 W; the node reads the lowest */
+	ck_assert_int_eq(pcap_node_read(&nk, &cap, err, sizeof(err)), 0);
+	ck_assert_uint_eq(cap, 300000);
+	ck_assert_int_eq(pcap_node_restore(&nk, err, sizeof(err)), 0);
+	ck_assert_int_eq(pcap_node_read(&nk, &cap, err, sizeof(err)), 0);
+	ck_assert_uint_eq(cap, 600000);
+	ck_assert_uint_eq(_get("cpu1/cpufreq", "scaling_max_freq"), 3000000);
+	pcap_node_close(&nk);
+
+	/* bad configurations, named */
+	ck_assert_int_eq(pcap_node_open(&nk, specs, 600000, 600000, err,
+					sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "PowerCapFloorWatts=600.000 is not below "
+			 "PowerCapMaxWatts=600.000");
+	snprintf(specs, sizeof(specs), "cpufreq:root=%s:min_w=100:max_w=300,"
+		 "rapel", cpu);
+	ck_assert_int_eq(pcap_node_open(&nk, specs, 200000, 600000, err,
+					sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "unknown knob 'rapel'"), "%s", err);
+	ck_assert_int_eq(pcap_node_open(&nk, "", 200000, 600000, err,
+					sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "PowerCapKnobs=: no knob");
+	_rm_tree();
+	snprintf(_dir, sizeof(_dir), "%s", rapl);
+	_rm_tree();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("powercap_knob");
@@ -327,6 +396,7 @@ int main(void)
 	tcase_add_test(tc, test_spec_errors_named);
 	tcase_add_test(tc, test_cpufreq_ceiling);
 	tcase_add_test(tc, test_split);
+	tcase_add_test(tc, test_node_over_knobs);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
