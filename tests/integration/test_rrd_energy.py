@@ -230,7 +230,19 @@ def gpu_nodes(cluster, work):
 
 
 @pytest.fixture(scope="module")
-def rrd_cluster(cluster, feed):
+def module_cluster(cluster):
+    """The session's cluster, restarted by rrd_cluster and es_cluster and
+    restored once, at the end of the module (nested `configured` blocks
+    restored twice: about 8 s of CI)."""
+    before = list(cluster.current_args)
+    yield cluster
+    cluster.down()
+    cluster.up(before)
+
+
+@pytest.fixture(scope="module")
+def rrd_cluster(module_cluster, feed):
+    cluster = module_cluster
     gpus = gpu_nodes(cluster, feed["work"])
     conf = ("EnergyRRDFile=%s\nEnergyRRDDataSource=joules\n"
             "EnergyRRDFrequency=%d\n"
@@ -242,16 +254,15 @@ def rrd_cluster(cluster, feed):
     # part is what its profile shows as GPUPower
     conf += ("EnergyGPU=nvml\nEnergyGPUFactor=%g\nProfileHDF5Dir=%s\n"
              "ProfileHDF5Default=None\n" % (GPU_FACTOR, gpus["hdf5"]))
-    with cluster.configured(plugin_dirs=[PLUGIN_DIR],
-                            energy_type="acct_gather_energy/rrd",
-                            acct_gather_conf=conf, node_env=gpus["env"],
-                            slurm_conf="DebugFlags=Energy\n"
-                            "AcctGatherProfileType=acct_gather_profile/hdf5"
-                            "\n") as c:
-        c.gpu = gpus
-        poll(lambda: all(energy.node_power(c, n) for n in NODES),
-             timeout=60, what="CurrentWatts on every node")
-        yield c
+    c = cluster
+    c.restart(plugin_dirs=[PLUGIN_DIR], energy_type="acct_gather_energy/rrd",
+              acct_gather_conf=conf, node_env=gpus["env"],
+              slurm_conf="DebugFlags=Energy\n"
+              "AcctGatherProfileType=acct_gather_profile/hdf5\n")
+    c.gpu = gpus
+    poll(lambda: all(energy.node_power(c, n) for n in NODES),
+         timeout=60, what="CurrentWatts on every node")
+    return c
 
 
 @pytest.fixture(scope="module")
@@ -267,18 +278,6 @@ def test_rrd_plugin_is_ours(rrd_cluster, feed):
                          r"started on node %s: meter rrd (\S+)" % node, text)
         assert line, "no start line of our plugin in slurmd-%s.log" % node
         assert line.group(1) == os.path.join(feed["rrd"], node + ".rrd")
-
-
-def test_librrd_not_in_a_running_step(rrd_cluster):
-    """slurmd's sampler opens librrd; a step's slurmstepd maps it only if
-    and when its settle reads the files, after the tasks: never while they
-    run (librrd brings cairo, pango, X11: about 5.5 ms to map, in every step)."""
-    daemon = rrd_cluster.mapped_libraries(rrd_cluster.pids()["slurmd-node1"])
-    step = rrd_cluster.step_libraries("node1")
-    assert any(f.startswith("librrd.so") for f in daemon), sorted(daemon)
-    assert "acct_gather_energy_rrd.so" in step, sorted(step)
-    assert not [f for f in step if f.startswith(("librrd", "libcairo"))], \
-        sorted(step)
 
 
 def test_rrd_node_values(rrd_cluster):
@@ -330,21 +329,6 @@ def test_rrd_three_node_step_within_1pct(rrd_cluster, feed):
         step, truth, 100 * err)
 
 
-def test_rrd_batch_step_does_not_wait(rrd_cluster):
-    """In a batch job the srun step settles; the batch step, whose end is
-    the job's end, does not wait."""
-    script = "#!/bin/sh\nsrun %s\n" % " ".join(
-        shlex.quote(a) for a in energy.timed_command(15))
-    jobid = rrd_cluster.sbatch("-J", "rrd-batch", "-w", "node1",
-                               "-o", "/dev/null", script=script)
-    rrd_cluster.wait_job_gone(jobid, timeout=120)
-    text = log_text(rrd_cluster, "slurmd-node1")
-    assert re.search(r"\[%d\.batch\] .*no settle for this step \(batch"
-                     % jobid, text), "batch step of job %d" % jobid
-    assert re.search(r"\[%d\.0\] .*step energy settled: \d+ J" % jobid,
-                     text), "step %d.0" % jobid
-
-
 def test_rrd_job_is_its_tasks_and_the_settle(rrd_cluster, rrd_jobs):
     """The job (its allocation ends with srun) lasts its tasks plus, at
     most, its step's settle: with the settle in the plugin (no SPANK line)
@@ -366,7 +350,48 @@ def test_rrd_job_is_its_tasks_and_the_settle(rrd_cluster, rrd_jobs):
             (node, elapsed, waits)
 
 
-def test_rrd_truncated_file_mid_job(rrd_cluster, feed):
+# The side round: the tests below each need a job on one node only, so
+# their jobs run at once, each alone on its node (node1: the GPU profile,
+# node2: a step's libraries, then the batch job; node3: the truncated
+# file), about 60 s of CI instead of 150 s one after the other.  After
+# the three-node step, which needs every node.
+MAPS_COMMAND = ["sh", "-c",
+                "cat /proc/$PPID/maps; echo; cat /proc/$PPID/comm"]
+
+
+@pytest.fixture(scope="module")
+def side_jobs(rrd_cluster):
+    """Starts the side round's jobs on node1 and node2; each test waits
+    for its own.  node3's job is test_rrd_truncated_file_mid_job's."""
+    c = rrd_cluster
+    jobs = {
+        # the task's parent is its slurmstepd (Cluster.step_libraries)
+        "maps": c.popen(["srun", "-J", "rrd-maps", "-w", "node2", "-N1",
+                         "-n1", *MAPS_COMMAND]),
+        "gpu": c.popen(["srun", "-J", "rrd-gpu", "-w", "node1",
+                        "--gres=gpu:1", "--profile=energy",
+                        "--acctg-freq=energy=1", "sh", "-c",
+                        "echo SE_GPU $SLURM_STEP_GPUS; sleep 30"]),
+    }
+    script = "#!/bin/sh\nsrun %s\n" % " ".join(
+        shlex.quote(a) for a in energy.timed_command(15))
+    jobs["batch"] = c.sbatch("-J", "rrd-batch", "-w", "node2",
+                             "-o", "/dev/null", script=script)
+    yield jobs
+    for name in ("maps", "gpu"):
+        if jobs[name].poll() is None:
+            jobs[name].kill()
+            jobs[name].wait()
+
+
+def side_output(side_jobs, name):
+    """The stdout of the side round's srun *name*, which must succeed."""
+    out, err = side_jobs[name].communicate(timeout=FINISH_S)
+    assert side_jobs[name].returncode == 0, "srun %s: %s" % (name, err)
+    return out
+
+
+def test_rrd_truncated_file_mid_job(rrd_cluster, feed, side_jobs):
     """node3's file truncated 10 s into a job, restored 20 s later: no
     daemon dies, the failure is logged with the file's name, the job is
     accounted."""
@@ -390,7 +415,33 @@ def test_rrd_truncated_file_mid_job(rrd_cluster, feed):
     assert daemons_alive(rrd_cluster)
 
 
-def test_rrd_gpu_part_in_the_profile(rrd_cluster):
+def test_librrd_not_in_a_running_step(rrd_cluster, side_jobs):
+    """slurmd's sampler opens librrd; a step's slurmstepd maps it only if
+    and when its settle reads the files, after the tasks: never while they
+    run (librrd brings cairo, pango, X11: about 5.5 ms to map, in every step)."""
+    daemon = rrd_cluster.mapped_libraries(rrd_cluster.pids()["slurmd-node2"])
+    maps, _, comm = side_output(side_jobs, "maps").rpartition("\n\n")
+    assert comm.strip() == "slurmstepd", comm
+    step = rrd_cluster._shared_objects(maps)
+    assert any(f.startswith("librrd.so") for f in daemon), sorted(daemon)
+    assert "acct_gather_energy_rrd.so" in step, sorted(step)
+    assert not [f for f in step if f.startswith(("librrd", "libcairo"))], \
+        sorted(step)
+
+
+def test_rrd_batch_step_does_not_wait(rrd_cluster, side_jobs):
+    """In a batch job the srun step settles; the batch step, whose end is
+    the job's end, does not wait."""
+    jobid = side_jobs["batch"]
+    rrd_cluster.wait_job_gone(jobid, timeout=120)
+    text = log_text(rrd_cluster, "slurmd-node2")
+    assert re.search(r"\[%d\.batch\] .*no settle for this step \(batch"
+                     % jobid, text), "batch step of job %d" % jobid
+    assert re.search(r"\[%d\.0\] .*step energy settled: \d+ J" % jobid,
+                     text), "step %d.0" % jobid
+
+
+def test_rrd_gpu_part_in_the_profile(rrd_cluster, side_jobs):
     """Node mode on an RRD source with EnergyGPU=nvml: the step's energy
     is the node's rows, and its profile's GPUPower, sample by sample,
     integrates to what its GPU played over the same seconds (x the
@@ -399,10 +450,7 @@ def test_rrd_gpu_part_in_the_profile(rrd_cluster):
     not compared with the step's energy here; test_gpu_share.py's meter
     does follow them)."""
     c, gpu = rrd_cluster, rrd_cluster.gpu
-    out = c.run(["srun", "-J", "rrd-gpu", "-w", "node1", "--gres=gpu:1",
-                 "--profile=energy", "--acctg-freq=energy=1", "sh", "-c",
-                 "echo SE_GPU $SLURM_STEP_GPUS; sleep 30"],
-                timeout=FINISH_S).stdout
+    out = side_output(side_jobs, "gpu")
     index = int(re.search(r"SE_GPU (\d+)", out).group(1))
     jobid = int(c.run(["sacct", "-n", "-X", "-P", "-o", "JobID", "--name",
                        "rrd-gpu"]).stdout.split()[-1])
@@ -448,18 +496,17 @@ def ext_values(cluster, node):
 
 
 @pytest.fixture(scope="module")
-def es_cluster(cluster, feed):
+def es_cluster(module_cluster, feed):
     slurm_conf = ("ExtSensorsType=ext_sensors/meters\nExtSensorsFreq=%d\n"
                   "AcctGatherNodeFreq=0\nDebugFlags=ExtSensors\n" % STEP)
-    with cluster.configured(plugin_dirs=[PLUGIN_DIR],
-                            energy_type="acct_gather_energy/none",
-                            slurm_conf=slurm_conf,
-                            extra_confs={"ext_sensors.conf":
-                                         ext_sensors_conf(feed)}) as c:
-        poll(lambda: all(ext_values(c, n) and ext_values(c, n)[0].isdigit()
-                         for n in NODES),
-             timeout=60, what="ExtSensorsJoules on every node")
-        yield c
+    c = module_cluster
+    c.restart(plugin_dirs=[PLUGIN_DIR], energy_type="acct_gather_energy/none",
+              slurm_conf=slurm_conf,
+              extra_confs={"ext_sensors.conf": ext_sensors_conf(feed)})
+    poll(lambda: all(ext_values(c, n) and ext_values(c, n)[0].isdigit()
+                     for n in NODES),
+         timeout=60, what="ExtSensorsJoules on every node")
+    return c
 
 
 @pytest.fixture(scope="module")
