@@ -38,6 +38,7 @@ freeipmi-tools
 openipmi
 libopenipmi-dev
 libcurl4-openssl-dev
+libsnmp-dev
 librrd-dev
 rrdtool
 rrdcached

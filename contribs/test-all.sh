@@ -364,6 +364,18 @@ fi
 export SE_PYMODBUS_PYTHON="$venv/bin/python"
 export SE_REDFISH_PYTHON="$venv/bin/python"
 
+say "snmpsim (a real SNMP agent for the SNMP tests) in a venv of its own"
+# pinned; its own venv: snmpsim's AES (v3 authPriv) needs cryptography >= 43,
+# and the peers' venv above sees Debian's python3-cryptography 38
+snmp_venv="$build/snmp-venv"
+if ! "$snmp_venv/bin/python" -c 'import snmpsim, snmpsim_data' 2>/dev/null; then
+	/usr/bin/python3 -m venv "$snmp_venv"
+	"$snmp_venv/bin/pip" install -q --disable-pip-version-check \
+		"snmpsim==1.2.2" "snmpsim-data==1.0.1" "pysnmp==7.1.30" \
+		"cryptography==50.0.2"
+fi
+export SE_SNMPSIM_PYTHON="$snmp_venv/bin/python"
+
 if [ "${SE_SKIP_INTEGRATION:-0}" != 1 ]; then
 say "integration tests (pytest on the test cluster${SE_SLURM_RELEASE:+, Slurm $SE_SLURM_RELEASE})"
 cd "$top"

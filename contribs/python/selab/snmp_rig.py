@@ -1,0 +1,131 @@
+"""A real SNMP agent for the tests: PyPI snmpsim (snmpsim-command-responder)
+serving snmpsim-data's APC rack PDU recording (UPS/apc-8641.snmprec) with
+chosen outlet rows made live by our variation module
+(contribs/snmp-sim/se_outlets.py), which plays a power trace through
+se-trace.  Started and stopped by its PID; faults through its control file.
+
+snmpsim runs from its own venv ($SE_SNMPSIM_PYTHON, default
+_build/snmp-venv/bin/python: contribs/test-all.sh makes it); it refuses to
+run as root, so it drops to nobody/nogroup, and everything it reads is made
+readable to it.
+"""
+import json
+import os
+import shutil
+import socket
+import tempfile
+import time
+
+from selab.files import write_file
+from selab.meters import REPO, _Process, tool
+
+APC_POWER = "1.3.6.1.4.1.318.1.1.26.9.4.3.1.7."
+APC_ENERGY = "1.3.6.1.4.1.318.1.1.26.9.4.3.1.11."
+RARITAN = "1.3.6.1.4.1.13742.6.5.4.3.1.4."
+MODULES = os.path.join(REPO, "contribs", "snmp-sim")
+
+
+def snmpsim_python():
+    return os.environ.get("SE_SNMPSIM_PYTHON") or os.path.join(
+        REPO, "_build", "snmp-venv", "bin", "python")
+
+
+def recording(name="UPS/apc-8641.snmprec"):
+    """The path of an snmpsim-data recording, from the snmpsim venv."""
+    import subprocess
+    out = subprocess.run(
+        [snmpsim_python(), "-c",
+         "import snmpsim_data, os; print(os.path.dirname(snmpsim_data.__file__))"],
+        capture_output=True, text=True, check=True)
+    return os.path.join(out.stdout.strip(), "data", name)
+
+
+def free_udp_port(addr="127.0.0.1"):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind((addr, 0))
+        return s.getsockname()[1]
+
+
+def live_rows(rows):
+    """{OID: 'column=..,what=..'} as snmprec lines of our module."""
+    return {oid: "%s|2:se_outlets|%s" % (oid, args)
+            for oid, args in rows.items()}
+
+
+class SnmpSim(_Process):
+    """snmpsim with recordings {name: {OID: module args}}: each recording is
+    apc-8641's rows (base=True) or none, with the given rows live.  v2c
+    community and v3 context: the recording's name."""
+
+    name = "snmpsim"
+
+    def __init__(self, trace, epoch, recordings, v3=None, workdir=None,
+                 port=None, base=True):
+        # nobody reads it all: a directory of its own in /var/tmp (a
+        # pytest tmp_path sits under a 0700 directory)
+        super().__init__(workdir or tempfile.mkdtemp(prefix="se-snmpsim-",
+                                                     dir="/var/tmp"))
+        self.owns_workdir = workdir is None
+        os.chmod(self.workdir, 0o755)
+        trace = shutil.copy(trace, os.path.join(self.workdir, "play.trace"))
+        self.port = port or free_udp_port()
+        self.control = os.path.join(self.workdir, "control.json")
+        data = os.path.join(self.workdir, "data")
+        cache = os.path.join(self.workdir, "cache")
+        os.makedirs(data, exist_ok=True)
+        os.makedirs(cache, exist_ok=True)
+        os.chmod(data, 0o755)
+        os.chmod(cache, 0o777)
+        base_lines = []
+        if base:
+            with open(recording(), encoding="utf-8") as f:
+                base_lines = [l.rstrip("\n") for l in f if l.strip()]
+        for name, rows in recordings.items():
+            live = live_rows(rows)
+            lines = [live.pop(l.split("|", 1)[0], l) for l in base_lines]
+            lines += list(live.values())
+            lines.sort(key=lambda l: [int(x) for x in
+                                      l.split("|", 1)[0].split(".")])
+            write_file(os.path.join(data, name + ".snmprec"),
+                       "\n".join(lines) + "\n", mode=0o644)
+        write_file(self.control, "{}", mode=0o644)
+        self.argv = [
+            snmpsim_python(), os.path.join(os.path.dirname(snmpsim_python()),
+                                           "snmpsim-command-responder"),
+            "--data-dir=" + data, "--cache-dir=" + cache,
+            "--variation-modules-dir=" + MODULES,
+            "--variation-module-options=se_outlets:trace=%s,epoch=%.6f,"
+            "se_trace=%s,control=%s" % (trace, epoch, tool("se-trace"),
+                                        self.control),
+            "--agent-udpv4-endpoint=127.0.0.1:%d" % self.port,
+            "--process-user=nobody", "--process-group=nogroup"]
+        if v3:
+            self.argv += ["--v3-user=" + v3["user"],
+                          "--v3-auth-key=" + v3["auth"],
+                          "--v3-auth-proto=SHA",
+                          "--v3-priv-key=" + v3["priv"],
+                          "--v3-priv-proto=AES"]
+        os.chmod(trace, 0o644)
+
+    def start(self, timeout=60):
+        self._spawn(self.argv)
+        deadline = time.monotonic() + timeout
+        while True:
+            with open(self.log, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            if "Listening at UDP/IPv4 endpoint" in text:
+                return self
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("snmpsim did not start:\n" + text[-2000:])
+            time.sleep(0.1)
+
+    @property
+    def host(self):
+        return "127.0.0.1:%d" % self.port
+
+    def fault(self, **faults):
+        """Replace the control file: delay_s=, reset={OID: wall},
+        absent=[OID, ...]; no argument clears every fault."""
+        write_file(self.control, json.dumps(faults), mode=0o644,
+                   atomic=True)
