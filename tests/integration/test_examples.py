@@ -30,7 +30,8 @@ import time
 import pytest
 
 from selab import energy
-from selab.bmc_rig import BMC_ADDR, BMC_SIM, PORT_OF
+from selab import redfish_rig as rr
+from selab.bmc_rig import BMC_ADDR, BMC_SIM, PORT_BASE, PORT_OF
 from selab.cluster import PLUGIN_DIR, poll, slurmd_log
 from selab.gpu_rig import (FAKE_NVML_DIR, GPU_DIR, gpu_setup, parse_rows,
                            timed_job, truth_j)
@@ -79,6 +80,15 @@ def substitutions(name, work):
             "10.20.0.1%d:623" % i: "%s:%d" % (BMC_ADDR, PORT_OF[n])
             for i, n in enumerate(NODES, 1)}),
         "dvfs-power-budget": dict(etc),
+        "redfish-bmc": dict(etc, **{
+            # each node's Redfish BMC -> its simulator (one port per node)
+            "10.20.0.1%d:443" % i: "%s:%d" % (BMC_ADDR, RF_PORT_OF[n])
+            for i, n in enumerate(NODES, 1)}),
+        "redfish-pdu": dict(etc, **{
+            # the rack's two Redfish PDUs -> two simulators
+            "https://rack1-pdu%s.mgmt.example.org" % p:
+                "https://%s:%d" % (BMC_ADDR, port)
+            for p, port in PDU_PORT.items()}),
     }[name]
     return dict(common, **site)
 
@@ -91,7 +101,13 @@ LOADED_BY = {
     "rrd-collectd": "rrd_collectd",
     "gpu-nodes": "gpu_nodes",
     "gpu-bmc": "gpu_bmc",
+    "redfish-bmc": "redfish_bmc",
+    "redfish-pdu": "redfish_pdu",
 }
+# The Redfish simulators' ports (test_redfish_energy's: the two never run
+# at once on one cluster)
+RF_PORT_OF = {n: PORT_BASE + 8 + i for i, n in enumerate(NODES, 1)}
+PDU_PORT = {"a": PORT_BASE + 12, "b": PORT_BASE + 13}
 
 
 def test_every_example_is_loaded():
@@ -333,6 +349,89 @@ def test_bmc_example(bmc_lan):
     jobid, win = jobs["ex-bmc"]
     check_step_energy(c, jobid, energy.true_energy(TRACE, epoch, win),
                       0.02, "bmc dcmi, 2 nodes")
+
+
+# ------------------------------------------------ Redfish BMCs and PDUs
+@contextlib.contextmanager
+def redfish_sims(work, epoch, prefix, peers):
+    """contribs/redfish-sim peers over HTTPS, their certificates signed by
+    a CA made here and installed where the example names it
+    (PREFIX-ca.pem), with the example's user and password
+    (PREFIX.password).  peers: {name: (port, RedfishSim keywords)}."""
+    certs = rr.make_certs(os.path.join(work, "pki"), ips=(BMC_ADDR,))
+    shutil.copy(certs["ca"], os.path.join(work, prefix + "-ca.pem"))
+    with open(os.path.join(work, prefix + ".password")) as handle:
+        password = handle.read().strip()
+    sims = []
+    try:
+        for name, (port, kw) in peers.items():
+            sims.append(rr.RedfishSim(
+                TRACE, epoch, certs=certs, addr=BMC_ADDR, port=port,
+                user="energy", password=password, sensing_interval=0.1,
+                workdir=_workdir(work, "sim-" + name), **kw))
+            sims[-1].start()
+        yield
+    finally:
+        for sim in sims:
+            sim.stop()
+
+
+def source_line(cluster, node):
+    lines = [l for l in slurmd_log(cluster, node).splitlines()
+             if "energy and power read from" in l]
+    assert lines, "no Redfish source line in slurmd-%s.log" % node
+    return lines[-1]
+
+
+@pytest.fixture(scope="module")
+def redfish_bmc(examples_cluster, workroot):
+    c = examples_cluster
+    work = _workdir(workroot, "redfish-bmc")
+    files = load_examples(["redfish-bmc"], work)
+    epoch = time.time()
+    peers = {n: (RF_PORT_OF[n], {"column": n}) for n in NODES}
+    with redfish_sims(work, epoch, "bmc", peers):
+        c.restart(**cluster_args(files))
+        yield c, epoch
+
+
+def test_redfish_bmc_example(redfish_bmc):
+    c, epoch = redfish_bmc
+    for node in NODES:
+        assert "EnvironmentMetrics EnergyJoules (counter)" in \
+            source_line(c, node)
+    jobs = timed_jobs(c, {"ex-rf-bmc": ["-N3", "-w", "node[1-3]"]}, 10)
+    jobid, win = jobs["ex-rf-bmc"]
+    check_step_energy(c, jobid, energy.true_energy(TRACE, epoch, win),
+                      0.02, "redfish bmc, 3 nodes")
+
+
+@pytest.fixture(scope="module")
+def redfish_pdu(examples_cluster, workroot):
+    c = examples_cluster
+    work = _workdir(workroot, "redfish-pdu")
+    files = load_examples(["redfish-pdu"], work)
+    epoch = time.time()
+    # the map's outlets, each playing a share of its node's column
+    peers = {"a": (PDU_PORT["a"], {"outlets": [
+        ("A1", "node1", 0.5), ("A2", "node2", 0.5), ("B1", "node3", 0.5),
+        ("B2", "node3", 0.5)]}),
+        "b": (PDU_PORT["b"], {"outlets": [
+            ("A1", "node1", 0.5), ("A2", "node2", 0.5)]})}
+    with redfish_sims(work, epoch, "pdu", peers):
+        c.restart(**cluster_args(files))
+        yield c, epoch
+
+
+def test_redfish_pdu_example(redfish_pdu):
+    c, epoch = redfish_pdu
+    for node in NODES:
+        assert "summed over the resources" in source_line(c, node)
+    assert "2 of them in one GET" in source_line(c, "node3")
+    jobs = timed_jobs(c, {"ex-rf-pdu": ["-N3", "-w", "node[1-3]"]}, 10)
+    jobid, win = jobs["ex-rf-pdu"]
+    check_step_energy(c, jobid, energy.true_energy(TRACE, epoch, win),
+                      0.02, "redfish pdu outlets, 3 nodes")
 
 
 # -------------------------------------------------- RRD from collectd

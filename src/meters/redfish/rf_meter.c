@@ -351,6 +351,9 @@ static int _counter(rf_meter_t *m, const rf_value_t *v, meter_reading_t *out,
 		_derive_power(m, v->value, now);
 		rc = rf_counter_raw(m->src.energy.q, v->value, m->decimals,
 				    &out->counter_raw, &out->counter_spec);
+		/* a sum of counters (outlets, supplies), each truncating by
+		 * its own step, lags by up to one step each */
+		out->counter_spec.registers = (unsigned) m->src.energy.n;
 		if (rc) {
 			snprintf(msg, msg_len, "%s: %s %.6g out of range",
 				 m->src.energy.probes[0].uri,
