@@ -867,12 +867,57 @@ class Handler(BaseHTTPRequestHandler):
                     "DELETE %s: no such session" % uri)
 
     def do_PATCH(self):
+        svc = self.server.service
         uri, _ = self._uri()
-        self._body()
-        if self._faults_before(uri) and self._auth(uri) is not None:
-            self._error(405, "PATCH is not supported by this simulator")
+        body = self._body()
+        if not self._faults_before(uri) or self._auth(uri) is None:
+            return
+        res = svc.tree.get(uri)
+        if self.command != "PATCH" or res is None or not str(
+                res.get("@odata.type", "")).startswith("#Control."):
+            return self._error(405, "%s %s is not supported by this "
+                               "simulator (PATCH of a Control only)"
+                               % (self.command, uri))
+        try:
+            req = json.loads(body or b"{}")
+            if not isinstance(req, dict):
+                raise ValueError
+        except ValueError:
+            return self._error(400, "the body is not a JSON object")
+        problem = patch_control(res, req)
+        if problem:
+            return self._error(400, problem)
+        log("PATCH %s: ControlMode %s, SetPoint %s" % (
+            uri, res.get("ControlMode"), res.get("SetPoint")))
+        self._send(200, svc.resource(uri))
 
     do_PUT = do_PATCH
+
+
+# A Control's writable properties (Control.v1_7_0; the power cap's redfish
+# knob, issue #45, writes SetPoint and ControlMode of Controls/PowerLimit).
+CONTROL_MODES = ("Automatic", "Override", "Manual", "Disabled")
+
+
+def patch_control(res, req):
+    """Apply a PATCH to Control res; None, or what is wrong (as a BMC's
+    PropertyValueOutOfRange / PropertyUnknown / PropertyNotWritable)."""
+    for key in req:
+        if key not in ("SetPoint", "ControlMode"):
+            return "%s: not writable here (SetPoint, ControlMode)" % key
+    sp = req.get("SetPoint", res.get("SetPoint"))
+    if not isinstance(sp, (int, float)) or isinstance(sp, bool):
+        return "SetPoint %r is not a number" % (sp,)
+    lo, hi = res.get("AllowableMin"), res.get("AllowableMax")
+    if (lo is not None and sp < lo) or (hi is not None and sp > hi):
+        return "SetPoint %g is out of range (AllowableMin %s, " \
+            "AllowableMax %s)" % (sp, lo, hi)
+    mode = req.get("ControlMode", res.get("ControlMode"))
+    if mode not in CONTROL_MODES:
+        return "ControlMode %r is not one of %s" % (
+            mode, ", ".join(CONTROL_MODES))
+    res["SetPoint"], res["ControlMode"] = sp, mode
+    return None
 
 
 class Server(ThreadingHTTPServer):

@@ -29,6 +29,9 @@ static const pcap_knob_ops_t *const _knobs[] = {
 #ifdef PCAP_HAVE_DCMI
 	&pcap_knob_dcmi_ops,		/* with libfreeipmi (BUILD_BMC) */
 #endif
+#ifdef PCAP_HAVE_REDFISH
+	&pcap_knob_redfish_ops,		/* libcurl, json-c (BUILD_REDFISH) */
+#endif
 };
 
 #define N_KNOBS (sizeof(_knobs) / sizeof(_knobs[0]))

@@ -27,9 +27,14 @@
  *            host= over LAN; tests: contribs/bmc-sim), range given by
  *            min_w/max_w; default: no limit active.  Built with the BMC
  *            plugin (libfreeipmi).
- *   redfish  (named and refused as not built yet: the
- *            daemon's configuration fails with a clear error rather than
- *            run a node uncapped that the admin thinks capped).
+ *   redfish  a Redfish Control of ControlType Power (Controls/PowerLimit:
+ *            SetPoint and ControlMode PATCHed, read back), range
+ *            AllowableMin..AllowableMax; default: ControlMode Disabled.
+ *            Built with the Redfish meter (libcurl, json-c); tests:
+ *            contribs/redfish-sim.
+ * A knob this build lacks is refused by name ("not available in this
+ * build"): a node the admin thinks capped is never left uncapped in
+ * silence.
  *
  * A knob's cap is in its own range [min_mw, max_mw] (filled by open); the
  * node's cap is split over its knobs linearly (pcap_split: at the node's

@@ -16,6 +16,7 @@ extern const pcap_knob_ops_t pcap_knob_rapl_ops;
 extern const pcap_knob_ops_t pcap_knob_cpufreq_ops;
 extern const pcap_knob_ops_t pcap_knob_nvml_ops;
 extern const pcap_knob_ops_t pcap_knob_dcmi_ops;
+extern const pcap_knob_ops_t pcap_knob_redfish_ops;
 
 /* Where cap_mw lies in [k->min_mw, k->max_mw], 0..1. */
 double pcap_fraction(const pcap_knob_t *k, uint32_t cap_mw);
