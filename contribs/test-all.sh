@@ -39,6 +39,13 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${SE_BUILD_DIR:-$top/_build}
 export SE_BUILD_DIR="$build"
+# The tarballs' directory made absolute: the README names it relative to the
+# clone (../shared/slurm-src), and the stages run from other directories
+# (the releases made ahead, in the background, ran from _build/obj and did
+# not find it).
+if [ -n "${SE_SLURM_TARBALLS:-}" ] && [ -d "$SE_SLURM_TARBALLS" ]; then
+	SE_SLURM_TARBALLS=$(cd "$SE_SLURM_TARBALLS" && pwd)
+fi
 
 say() { printf '\n== %s\n' "$*"; }
 rc=0
@@ -328,6 +335,8 @@ bg_pid= pkg_pid=
 if [ -z "${SE_SLURM_RELEASE:-}" ]; then
 	(
 	for r in $test_releases; do
+		# the host's own (24.11 on Debian 13) has no root to make
+		[ "$r" = "$host" ] && continue
 		case $r in
 		*.*.*)
 			[ -n "${SE_SLURM_TARBALLS:-}" ] || continue
