@@ -135,11 +135,11 @@ for p in $OPTIONAL_PKGS; do
 		missing="$missing $p?"
 done
 [ -z "$missing" ] && exit 0
-# Only optional ones missing, and already looked up on this release: done.
-case "$missing" in
-*[!?\ ]*) ;;
-*) [ -f /var/lib/apt/lists/.se-optional-checked ] && exit 0 ;;
-esac
+# Only optional ones missing (each marked "?"), and already looked up on
+# this release: done.  (The pattern here matched any name, so Debian 13,
+# which has no slurm-wlm-rrd-plugin, ran apt-get update on every call.)
+required=$(echo "$missing" | tr ' ' '\n' | grep -v -e '?$' -e '^$' || :)
+[ -n "$required" ] || [ ! -f /var/lib/apt/lists/.se-optional-checked ] || exit 0
 
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
