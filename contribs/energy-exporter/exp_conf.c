@@ -40,6 +40,7 @@ enum {
 	OPT_NO_LABELS,
 	OPT_TIMEOUT,
 	OPT_CHECK,
+	OPT_MAX_WATTS,
 	OPT_HELP,
 	OPT_VERSION,
 };
@@ -54,6 +55,7 @@ static const struct option options[] = {
 	{ "no-slurm-labels", no_argument, NULL, OPT_NO_LABELS },
 	{ "query-timeout-ms", required_argument, NULL, OPT_TIMEOUT },
 	{ "check-config", no_argument, NULL, OPT_CHECK },
+	{ "max-watts", required_argument, NULL, OPT_MAX_WATTS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -73,6 +75,8 @@ static const char usage[] =
 "                                  DIR/slurm-energy-NAME.sock)\n"
 "  --no-slurm-labels               no libslurm lookup: no job series\n"
 "  --query-timeout-ms=N            longest wait for slurmd per scrape (default 20)\n"
+"  --max-watts=W                   the node's rated maximum power, served as\n"
+"                                  slurm_energy_node_max_watts\n"
 "  --check-config                  check the configuration and exit\n"
 "  --help, --version\n"
 "See slurm-energy-exporter(8).\n";
@@ -125,6 +129,22 @@ bad:
 	snprintf(err, err_len, "--web.listen-address=%s: not HOST:PORT with a port 1-65535",
 		 v);
 	return -EINVAL;
+}
+
+/* --max-watts: a power in W (decimals allowed), kept in mW. */
+static int _max_watts(exp_conf_t *c, const char *arg, char *err,
+		      size_t err_len)
+{
+	char *end;
+	double w = strtod(arg, &end);
+
+	if (!*arg || *end || !(w > 0.0) || w > 1e7) {
+		snprintf(err, err_len, "--max-watts=%s: not a power in W above 0 (at most 10 MW)",
+			 arg);
+		return -EINVAL;
+	}
+	c->max_power_mw = (uint64_t) (w * 1000.0 + 0.5);
+	return 0;
 }
 
 static void _defaults(exp_conf_t *c)
@@ -181,6 +201,8 @@ static int _option(exp_conf_t *c, int opt, const char *arg, char *err,
 	case OPT_CHECK:
 		c->check_only = true;
 		return 0;
+	case OPT_MAX_WATTS:
+		return _max_watts(c, arg, err, err_len);
 	case OPT_HELP:
 		fputs(usage, stdout);
 		return 1;

@@ -169,6 +169,10 @@ int exp_scrape(exp_http_t *h, exp_format_t format, exp_text_t *t)
 	rc = h->snapshot(h->snapshot_arg, &h->snap);
 	if (!rc) {
 		sc.snap = &h->snap;
+		if (h->conf->max_power_mw) {
+			h->snap.max_power_mw = h->conf->max_power_mw;
+			h->snap.flags |= ENERGY_SNAPSHOT_MAX;
+		}
 		if (h->jobs) {
 			_resolve_labels(h, &h->snap);
 			sc.labels = exp_jobs_labels;

@@ -119,6 +119,7 @@ typedef struct {
 	bool slurm_labels;	/* --no-slurm-labels clears it */
 	uint64_t query_timeout_ns; /* --query-timeout-ms */
 	bool check_only;	/* --check-config */
+	uint64_t max_power_mw;	/* --max-watts, 0: slurmd's, if any */
 	exp_webconf_t web;
 } exp_conf_t;
 

@@ -453,6 +453,20 @@ static int _interval_open(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
 	return 0;
 }
 
+/*
+ * A step whose end this split passed: its share now is the one its
+ * settle reads (its held question is answered at this split), kept for
+ * attrib_running_steps.  Later splits may still give it a part (the CPU
+ * time its vanished cgroup left in its job's), which no settle sees.
+ */
+static void _step_settled(const at_job_t *j, at_step_t *s, uint64_t t_ns)
+{
+	if (s->final_set || !s->end_ns || t_ns < s->end_ns)
+		return;
+	s->final_set = true;
+	s->final_mj = s->step_id == CG_STEP_EXTERN ? j->share_mj : s->share_mj;
+}
+
 /* After the GPU part: the idle part, the rest, the jobs' parts to their
  * steps, idle learning, the new baselines. */
 static void _interval_close(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
@@ -469,9 +483,11 @@ static void _interval_close(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
 	_split_rest(a, left - idle, a->node_cpus, a->t0, a->dt);
 	for (size_t i = 0; i < a->n; i++) {
 		_split_job(a, &a->jobs[i], a->t0, t_ns);
-		for (size_t k = 0; k < a->jobs[i].n; k++)
+		for (size_t k = 0; k < a->jobs[i].n; k++) {
 			if (_step_vanished(&a->jobs[i].steps[k]))
 				a->jobs[i].steps[k].closed = true;
+			_step_settled(&a->jobs[i], &a->jobs[i].steps[k], t_ns);
+		}
 	}
 	/* the node without its GPUs; a cut interval tells nothing of it */
 	if (!a->any_job && !gp->cut)
@@ -546,6 +562,10 @@ int attrib_step_end(attrib_t *a, uint32_t job_id, uint32_t step_id,
 		return -ENOENT;
 	if (t_ns > s->end_ns)
 		s->end_ns = t_ns;
+	s->end_told_ns = a->started ? a->t_ns : 0;
+	/* told after a split passed it: the settle reads the share now */
+	if (a->started && a->intervals)
+		_step_settled(j, s, a->t_ns);
 	return 0;
 }
 
@@ -599,18 +619,21 @@ int attrib_share(const attrib_t *a, uint32_t job_id, uint32_t step_id,
 /*
  * Whether step s is listed by attrib_running_steps: until the split after
  * its end (a->t0 is the latest interval's start), so that its final share
- * is listed for one interval; one that vanished untold, for the interval
- * that gave it its last part.
+ * is listed for one interval, and linger_ns more; an end told after the
+ * split passed it, from when it was told.  A registered step whose cgroup
+ * went first waits for its end (its slurmstepd tells it as it settles:
+ * the share it settles on is split up to that end); one never registered
+ * leaves after the interval that gave it its last part.
  */
-static bool _step_running(const attrib_t *a, const at_step_t *s)
+static bool _step_running(const attrib_t *a, const at_step_t *s,
+			  uint64_t linger_ns)
 {
 	if (s->end_ns)
-		return !a->intervals || a->t0 < s->end_ns;
-	if (s->seen || s->was_seen)
-		return true;
-	if (s->ever_seen || s->closed)
-		return false;	/* its cgroup is gone: ended untold */
-	return s->begin_ns != 0;	/* registered, not scanned yet */
+		return !a->intervals ||
+		       a->t0 < (s->end_ns > s->end_told_ns ? s->end_ns :
+							      s->end_told_ns) +
+			       linger_ns;
+	return s->seen || s->was_seen || s->begin_ns;
 }
 
 /* Whether s's share is final: the split has passed its end. */
@@ -618,11 +641,11 @@ static bool _step_final(const attrib_t *a, const at_step_t *s)
 {
 	if (s->end_ns)
 		return a->intervals && a->t_ns >= s->end_ns;
-	return !s->seen && s->ever_seen;
+	return !s->seen && s->ever_seen && !s->begin_ns;
 }
 
 size_t attrib_running_steps(const attrib_t *a, attrib_step_row_t *out,
-			    size_t max)
+			    size_t max, uint64_t linger_ns)
 {
 	size_t n = 0;
 
@@ -632,16 +655,17 @@ size_t attrib_running_steps(const attrib_t *a, attrib_step_row_t *out,
 		for (size_t k = 0; k < j->n; k++) {
 			const at_step_t *s = &j->steps[k];
 
-			if (!_step_running(a, s))
+			if (!_step_running(a, s, linger_ns))
 				continue;
 			if (n < max)
 				out[n] = (attrib_step_row_t) {
 					.job_id = j->job_id,
 					.step_id = s->step_id,
 					.ended = s->end_ns != 0 ||
-						 _step_final(a, s),
+						 (!s->seen && s->ever_seen),
 					.final = _step_final(a, s),
-					.share_mj = s->step_id == CG_STEP_EXTERN ?
+					.share_mj = s->final_set ? s->final_mj :
+						    s->step_id == CG_STEP_EXTERN ?
 						    j->share_mj : s->share_mj,
 				};
 			n++;

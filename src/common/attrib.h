@@ -225,20 +225,24 @@ typedef struct {
 	bool ended;		/* registered its end (or its cgroup went) */
 	bool final;		/* ... and the split has passed it: share_mj
 				 * is its figure for good */
-	uint64_t share_mj;	/* as attrib_step_share() (extern: the job's) */
+	uint64_t share_mj;	/* as attrib_step_share() (extern: the job's);
+				 * once final, as it was at the first split
+				 * past its end (what its settle read) */
 } attrib_step_row_t;
 
 /*
- * The steps running on the node, and those ended until the split after
- * their end: the live figures an exporter serves, each step's series
- * ending one interval after its value became final (so that a scrape
- * sees the final value).  A step is running from its registered begin or
+ * The steps running on the node, and those ended until the first split
+ * that starts linger_ns after their end (or after it was told, when told
+ * late): the live figures an exporter serves, each step's series ending
+ * at least linger_ns less one interval after its value became final (so
+ * that a scrape sees the final value: a step's end kicks extra samples,
+ * so "one interval" alone may last milliseconds).  A step is running from its registered begin or
  * its first scan until its registered end or, never registered as ended,
  * its cgroup's vanishing.  Fills out[0..max-1] in the tables' order and returns how
  * many there are in all (more than max: the rest left out).
  */
 size_t attrib_running_steps(const attrib_t *a, attrib_step_row_t *out,
-			    size_t max);
+			    size_t max, uint64_t linger_ns);
 
 /*
  * Split total among weights w[0..n-1] in proportion, in integers that sum

@@ -34,6 +34,12 @@ typedef struct {
 	uint64_t last_cpu_ns;
 	uint64_t delta_ns;	/* CPU time in this interval */
 	uint64_t begin_ns, end_ns; /* registered by its slurmstepd, 0: not */
+	uint64_t end_told_ns;	/* the latest split's instant when its end
+				 * was registered (attrib_running_steps) */
+	bool final_set;		/* final_mj holds its share (the extern
+				 * step: its job's) at the first split that
+				 * passed its end: what its settle read */
+	uint64_t final_mj;
 	uint64_t share_mj;
 	uint64_t gpu_mj;	/* its GPUs' part of share_mj */
 	uint64_t step_gpus;	/* GPU masks told by attrib_step_gpus */

@@ -698,7 +698,7 @@ START_TEST(test_running_steps)
 
 	attrib_step_begin(a, 1, CG_STEP_EXTERN, 1, 1);	/* 0: unregistered */
 	attrib_step_begin(a, 1, 0, 1, 1);
-	ck_assert_uint_eq(attrib_running_steps(a, r, 4), 2); /* registered */
+	ck_assert_uint_eq(attrib_running_steps(a, r, 4, 0), 2); /* registered */
 	_scan_reset(&f, 0);
 	_scan_add(&f, 1, CG_JOB_LEVEL, 0, 1);
 	_scan_add(&f, 1, CG_STEP_EXTERN, 0, 0);
@@ -713,15 +713,15 @@ START_TEST(test_running_steps)
 	_scan_add(&f, 2, CG_JOB_LEVEL, S, 1);
 	_scan_add(&f, 2, 0, S, 0);
 	attrib_interval(a, S, 2000, &f.s, NULL, 0);
-	ck_assert_uint_eq(attrib_running_steps(a, r, 4), 3);
+	ck_assert_uint_eq(attrib_running_steps(a, r, 4, 0), 3);
 	for (unsigned i = 0; i < 3; i++) {
 		ck_assert(!r[i].ended);
 		ck_assert_uint_eq(r[i].share_mj, 1000); /* extern: job 1's */
 	}
-	ck_assert_uint_eq(attrib_running_steps(a, r, 1), 3); /* truncated */
+	ck_assert_uint_eq(attrib_running_steps(a, r, 1, 0), 3); /* truncated */
 	/* job 1's step 0 ends at 1.5 s: listed, ended, not final ... */
 	attrib_step_end(a, 1, 0, 3 * S / 2);
-	ck_assert_uint_eq(attrib_running_steps(a, r, 4), 3);
+	ck_assert_uint_eq(attrib_running_steps(a, r, 4, 0), 3);
 	ck_assert(r[1].job_id == 1 && r[1].step_id == 0 && r[1].ended &&
 		  !r[1].final);
 	/* ... final after the split passed 1.5 s, listed that interval;
@@ -730,7 +730,7 @@ START_TEST(test_running_steps)
 	_scan_add(&f, 1, CG_JOB_LEVEL, 2 * S, 1);
 	_scan_add(&f, 1, CG_STEP_EXTERN, S, 0);
 	attrib_interval(a, 2 * S, 4000, &f.s, NULL, 0);
-	ck_assert_uint_eq(attrib_running_steps(a, r, 4), 3);
+	ck_assert_uint_eq(attrib_running_steps(a, r, 4, 0), 3);
 	ck_assert(r[1].ended && r[1].final);
 	ck_assert_uint_eq(r[1].share_mj, _share(a, 1, 0));
 	ck_assert(r[2].job_id == 2 && r[2].ended && r[2].final);
@@ -740,7 +740,46 @@ START_TEST(test_running_steps)
 	_scan_add(&f, 1, CG_JOB_LEVEL, 3 * S, 1);
 	_scan_add(&f, 1, CG_STEP_EXTERN, S, 0);
 	attrib_interval(a, 3 * S, 5000, &f.s, NULL, 0);
-	ck_assert_uint_eq(attrib_running_steps(a, r, 4), 1);
+	ck_assert_uint_eq(attrib_running_steps(a, r, 4, 0), 1);
+	/* a registered step whose cgroup goes before it tells its end: kept
+	 * (ended, not final) until the end comes and the split passes it */
+	attrib_step_begin(a, 1, 1, 3 * S, 1);
+	_scan_reset(&f, 5 * S);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 4 * S, 1);
+	_scan_add(&f, 1, CG_STEP_EXTERN, S, 0);
+	_scan_add(&f, 1, 1, S, 0);
+	attrib_interval(a, 4 * S, 6000, &f.s, NULL, 0);
+	_scan_reset(&f, 6 * S);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 5 * S, 1);
+	_scan_add(&f, 1, CG_STEP_EXTERN, S, 0);
+	attrib_interval(a, 5 * S, 7000, &f.s, NULL, 0);
+	_scan_reset(&f, 7 * S);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 6 * S, 1);
+	_scan_add(&f, 1, CG_STEP_EXTERN, S, 0);
+	attrib_interval(a, 6 * S, 8000, &f.s, NULL, 0);
+	ck_assert_uint_eq(attrib_running_steps(a, r, 4, 0), 2);
+	ck_assert(r[1].step_id == 1 && r[1].ended && !r[1].final);
+	attrib_step_end(a, 1, 1, 5 * S);
+	ck_assert_uint_eq(attrib_running_steps(a, r, 4, 0), 2);
+	ck_assert(r[1].final);
+	/* with a linger of 2 s it stays until a split starts after 7 s */
+	ck_assert_uint_eq(attrib_running_steps(a, r, 4, 2 * S), 2);
+	_scan_reset(&f, 8 * S);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 7 * S, 1);
+	_scan_add(&f, 1, CG_STEP_EXTERN, S, 0);
+	attrib_interval(a, 7 * S, 9000, &f.s, NULL, 0);
+	ck_assert_uint_eq(attrib_running_steps(a, r, 4, 0), 1);
+	ck_assert_uint_eq(attrib_running_steps(a, r, 4, 2 * S), 2);
+	_scan_reset(&f, 9 * S);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 8 * S, 1);
+	_scan_add(&f, 1, CG_STEP_EXTERN, S, 0);
+	attrib_interval(a, 8 * S, 10000, &f.s, NULL, 0);
+	ck_assert_uint_eq(attrib_running_steps(a, r, 4, 2 * S), 2); /* t0 7 s */
+	_scan_reset(&f, 10 * S);
+	_scan_add(&f, 1, CG_JOB_LEVEL, 9 * S, 1);
+	_scan_add(&f, 1, CG_STEP_EXTERN, S, 0);
+	attrib_interval(a, 9 * S, 11000, &f.s, NULL, 0);
+	ck_assert_uint_eq(attrib_running_steps(a, r, 4, 2 * S), 1); /* t0 8 s */
 	ck_assert(r[0].job_id == 1 && r[0].step_id == CG_STEP_EXTERN);
 	ck_assert_uint_eq(r[0].share_mj, _share(a, 1, CG_STEP_EXTERN));
 	attrib_free(a);

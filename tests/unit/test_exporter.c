@@ -277,6 +277,12 @@ START_TEST(test_conf_listen)
 			 -EINVAL);
 	_has(err, "--query-timeout-ms=0");
 	exp_conf_free(&c);
+	ck_assert_int_eq(_parse(&c, err, "--max-watts=850.5", NULL), 0);
+	ck_assert_uint_eq(c.max_power_mw, 850500);
+	exp_conf_free(&c);
+	ck_assert_int_eq(_parse(&c, err, "--max-watts=-3", NULL), -EINVAL);
+	_has(err, "--max-watts=-3");
+	exp_conf_free(&c);
 	ck_assert_int_eq(_parse(&c, err, "--bogus", NULL), -EINVAL);
 	_has(err, "--bogus");
 	exp_conf_free(&c);

@@ -275,10 +275,11 @@ static int _node_total(void *arg, uint64_t *total_mj, uint64_t *power_mw,
 /*
  * The node's snapshot for slurm-energy-exporter (energy_snapshot.h), in
  * the query server's thread after it filled the sampler's part: the
- * node's total as _node_total gives it (both modes), the configured
- * maximum power (the meter's plausibility bound, EnergyModbusMaxPower),
- * then the steps' shares (share mode) and the GPUs.  The same lock rules
- * as _node_total: -EBUSY when se_state_lock stays taken (the scrape then
+ * node's total as _node_total gives it (both modes), then the steps'
+ * shares (share mode) and the GPUs.  No maximum power: no plugin has a
+ * node rating (EnergyModbusMaxPower is a plausibility bound for counter
+ * wraps, 100 kW by default); the exporter's --max-watts says it.  The
+ * same lock rules as _node_total: -EBUSY when se_state_lock stays taken (the scrape then
  * fails, nothing stale is served).
  */
 static int _node_snapshot(void *arg, energy_snapshot_t *out)
@@ -300,10 +301,6 @@ static int _node_snapshot(void *arg, energy_snapshot_t *out)
 	out->total_id = total_id;
 	out->total_start_wall_ns = total_start_wall_ns;
 	out->flags |= ENERGY_SNAPSHOT_TOTAL;
-	if (node.meter.cfg.acc.max_power_mw) {
-		out->max_power_mw = node.meter.cfg.acc.max_power_mw;
-		out->flags |= ENERGY_SNAPSHOT_MAX;
-	}
 	slurm_mutex_unlock(&se_state_lock);
 	se_share_snapshot(out);
 	se_gpus_snapshot(out);

@@ -49,6 +49,12 @@ static cg_scan_t cgroup_scan;
 static bool said_sluid;	/* SLUID job cgroups seen last scan */
 static int cgroup_scan_rc = 1;		/* 1: none yet */
 static char split_status[PATH_MAX];	/* the totals file, "" none */
+static uint64_t split_period_ns;	/* the sampler's (se_share_start) */
+/* An ended step's final share stays in the snapshot this many sampler
+ * periods (attrib_running_steps' linger): its end kicks extra samples, so
+ * without it the final figure might be listed for milliseconds, and an
+ * exporter scraped every period would miss it. */
+#define SNAPSHOT_LINGER_PERIODS	2
 
 void se_energy_set_attribution(const attrib_conf_t *c)
 {
@@ -262,6 +268,7 @@ void se_share_start(const char *name, sampler_config_t *cfg)
 	    (int) sizeof(split_status))
 		split_status[0] = '\0';
 	slurm_mutex_unlock(&se_scan_lock);
+	__atomic_store_n(&split_period_ns, cfg->period_ns, __ATOMIC_RELAXED);
 	cfg->on_sample = _attr_on_sample;
 	cfg->on_sample_arg = NULL;
 	info("%s: node %s: EnergyAttribution=share: each step is charged its share of the node's energy (CPU time from the cgroups under %s; idle %s, %s%s; %u CPUs)",
@@ -286,7 +293,10 @@ void se_share_snapshot(energy_snapshot_t *out)
 		return;
 	slurm_mutex_lock(&split_lock);
 	if (split)
-		n = attrib_running_steps(split, rows, ENERGY_SNAPSHOT_STEPS_MAX);
+		n = attrib_running_steps(split, rows, ENERGY_SNAPSHOT_STEPS_MAX,
+					 SNAPSHOT_LINGER_PERIODS *
+					 __atomic_load_n(&split_period_ns,
+							 __ATOMIC_RELAXED));
 	out->flags |= ENERGY_SNAPSHOT_SHARE;
 	if (n > ENERGY_SNAPSHOT_STEPS_MAX) {
 		out->flags |= ENERGY_SNAPSHOT_TRUNCATED;
