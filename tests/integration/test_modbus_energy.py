@@ -56,25 +56,53 @@ def plugin_log_line(cluster, node):
             and "started on node" in l]
 
 
+@pytest.fixture(scope="module")
+def module_cluster(cluster):
+    """The session's cluster, restarted for each configuration and
+    restored once, at the end of the module (not after each of the four:
+    about 8 s of CI each)."""
+    before = list(cluster.current_args)
+    yield cluster
+    cluster.down()
+    cluster.up(before)
+
+
 @pytest.fixture(scope="module", params=[("ours", "counter"),
                                         ("ours", "power"),
                                         ("pymodbus", "counter"),
                                         ("pymodbus", "power")],
                 ids=lambda p: "%s-%s" % p)
-def modbus_cluster(request, cluster, tmp_path_factory):
+def modbus_cluster(request, module_cluster, tmp_path_factory):
     server, path = request.param
     workdir = str(tmp_path_factory.mktemp("modbus-%s-%s" % (server, path)))
     epoch = time.time()
-    with cluster.configured(plugin_dirs=[PLUGIN_DIR],
-                            energy_type="acct_gather_energy/modbus",
-                            acct_gather_conf=modbus_conf(workdir, path),
-                            slurm_conf="DebugFlags=Energy\n") as c:
-        meter = start_meter(server, epoch)
-        try:
-            energy.wait_for_power(c, ("node1", "node2", "node3"))
-            yield c, epoch, meter, server, path
-        finally:
-            meter.stop()
+    c = module_cluster
+    c.restart(plugin_dirs=[PLUGIN_DIR],
+              energy_type="acct_gather_energy/modbus",
+              acct_gather_conf=modbus_conf(workdir, path),
+              slurm_conf="DebugFlags=Energy\n")
+    meter = start_meter(server, epoch)
+    try:
+        energy.wait_for_power(c, ("node1", "node2", "node3"))
+        yield c, epoch, meter, server, path
+    finally:
+        meter.stop()
+
+
+@pytest.fixture(scope="module")
+def node_jobs(modbus_cluster):
+    """One job per node, all at once, each alone on its node: node1 on its
+    own meter, node2 and node3 each billed half the chassis meter (the
+    split is static, Share=equal: the other half's job changes nothing).
+    {name: (job id, windows)}; the two tests below share the round (30 s
+    of CI instead of 60 s)."""
+    c = modbus_cluster[0]
+    procs = {name: energy.run_timed(c, name, ["-w", node], JOB_SECONDS)
+             for name, node in (("own-meter", "node1"),
+                                ("chassis-half", "node2"),
+                                ("split", "node3"))}
+    return {name: energy.finish(c, proc, name, FINISH_S)
+            for name, proc in procs.items()}
 
 
 def test_our_plugin_is_loaded(modbus_cluster):
@@ -99,14 +127,22 @@ def test_libmodbus_only_in_slurmd(modbus_cluster):
     assert not [f for f in step if f.startswith("libmodbus")], sorted(step)
 
 
-def test_single_node_jobs_within_1pct(modbus_cluster):
+def test_single_node_jobs_within_1pct(modbus_cluster, node_jobs):
     """node1 alone, and node2 alone (billed half the chassis meter), at once."""
     c, epoch, _, _, _ = modbus_cluster
-    own = energy.run_timed(c, "own-meter", ["-w", "node1"], JOB_SECONDS)
-    shared = energy.run_timed(c, "chassis-half", ["-w", "node2"], JOB_SECONDS)
-    for proc, name in ((own, "own-meter"), (shared, "chassis-half")):
-        jobid, windows = energy.finish(c, proc, name, FINISH_S)
+    for name in ("own-meter", "chassis-half"):
+        jobid, windows = node_jobs[name]
         check_energy(c, epoch, jobid, windows)
+
+
+def test_chassis_split_is_half_of_the_meter(modbus_cluster, node_jobs):
+    """The split is the point: billing node3 the whole chassis would be 2x."""
+    c, epoch, _, _, _ = modbus_cluster
+    jobid, windows = node_jobs["split"]
+    recorded = energy.consumed_energy(c, jobid)["%d.0" % jobid]
+    (t0, t1), = windows.values()
+    whole = energy.trace_joules(TRACE, "chassis", epoch, t0, t1)
+    assert recorded == pytest.approx(whole / 2, rel=TOLERANCE)
 
 
 def test_three_node_job_within_1pct(modbus_cluster):
@@ -115,14 +151,3 @@ def test_three_node_job_within_1pct(modbus_cluster):
     jobid, windows = energy.finish(c, proc, "three-nodes", FINISH_S)
     assert sorted(windows) == ["node1", "node2", "node3"]
     check_energy(c, epoch, jobid, windows)
-
-
-def test_chassis_split_is_half_of_the_meter(modbus_cluster):
-    """The split is the point: billing node2 the whole chassis would be 2x."""
-    c, epoch, _, _, _ = modbus_cluster
-    proc = energy.run_timed(c, "split", ["-w", "node3"], 30)
-    jobid, windows = energy.finish(c, proc, "split", FINISH_S)
-    recorded = energy.consumed_energy(c, jobid)["%d.0" % jobid]
-    (t0, t1), = windows.values()
-    whole = energy.trace_joules(TRACE, "chassis", epoch, t0, t1)
-    assert recorded == pytest.approx(whole / 2, rel=TOLERANCE)
