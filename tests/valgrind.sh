@@ -40,6 +40,7 @@ test_rrd_series
 test_cpufreq_model
 test_cpufreq_policy
 test_powercap_core
+test_powercap_ctl
 test_powercap_knob
 test_powercap_lease
 "

@@ -1,0 +1,119 @@
+/*
+ * pcap_ctl.c - the controller's side of a cap group over time (pcap_ctl.h
+ * says what each event does and why).
+ */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "pcap_ctl.h"
+
+/* A lowered node is settled under its cap + 1 % + 1 W. */
+static bool _under(uint32_t power_mw, uint32_t cap_mw)
+{
+	return (uint64_t)power_mw * 100 <= (uint64_t)cap_mw * 101 + 100000;
+}
+
+static void _send(pcap_ctl_t *c, size_t i, uint32_t cap_mw,
+		  pcap_send_fn send, void *arg)
+{
+	c->st[i].sent_cap_mw = cap_mw;
+	c->st[i].sent_seq = ++c->seq;
+	send(arg, i, cap_mw, c->st[i].sent_seq);
+}
+
+int pcap_ctl_init(pcap_ctl_t *c, const pcap_params_t *p, pcap_node_t *nodes,
+		  size_t n, int64_t gate_ns, int64_t silent_ns)
+{
+	*c = (pcap_ctl_t){ .params = *p, .gate_ns = gate_ns,
+			   .silent_ns = silent_ns, .n = n, .nodes = nodes };
+	if (!(c->st = calloc(n ? n : 1, sizeof(*c->st))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		c->st[i].sent_cap_mw = nodes[i].max_mw;
+		c->st[i].last_answer_ns = INT64_MIN;
+	}
+	return 0;
+}
+
+void pcap_ctl_free(pcap_ctl_t *c)
+{
+	free(c->st);
+	c->st = NULL;
+}
+
+int pcap_ctl_round(pcap_ctl_t *c, int64_t now_ns, pcap_send_fn send,
+		   void *arg)
+{
+	int ret;
+
+	for (size_t i = 0; i < c->n; i++) {
+		pcap_ctl_node_t *s = &c->st[i];
+		pcap_node_t *nd = &c->nodes[i];
+		bool alive = s->last_answer_ns != INT64_MIN &&
+			     now_ns - s->last_answer_ns < c->silent_ns;
+
+		s->held_mw = 0;		/* this round decides again */
+		nd->cap_mw = s->sent_cap_mw;
+		nd->power_mw = s->power_mw;
+		nd->flags = (s->answered ? PCAP_MEASURED : 0) |
+			    (alive && s->enforced ? PCAP_ENFORCED : 0);
+		s->answered = false;
+	}
+	ret = pcap_round(&c->params, c->nodes, c->n, &c->last);
+	if (ret)
+		return ret;
+	c->round_ns = now_ns;
+	c->holding = false;
+	for (size_t i = 0; i < c->n; i++) {
+		pcap_node_t *nd = &c->nodes[i];
+
+		if (!(nd->out & PCAP_CHANGED))
+			continue;
+		if (nd->out & PCAP_LOWER) {
+			c->st[i].settling = true;
+			_send(c, i, nd->new_cap_mw, send, arg);
+		} else {
+			c->st[i].held_mw = nd->new_cap_mw;
+			c->holding = true;
+		}
+	}
+	return 0;
+}
+
+void pcap_ctl_answer(pcap_ctl_t *c, size_t i, int64_t now_ns, uint64_t seq,
+		     uint32_t power_mw, bool enforced)
+{
+	pcap_ctl_node_t *s = &c->st[i];
+
+	s->last_answer_ns = now_ns;
+	s->power_mw = power_mw;
+	s->enforced = enforced;
+	s->answered = true;
+	if (s->settling && seq >= s->sent_seq &&
+	    (_under(power_mw, s->sent_cap_mw) || !enforced))
+		s->settling = false;
+}
+
+bool pcap_ctl_tick(pcap_ctl_t *c, int64_t now_ns, pcap_send_fn send,
+		   void *arg)
+{
+	bool settling = false;
+
+	if (!c->holding)
+		return false;
+	for (size_t i = 0; i < c->n && !settling; i++)
+		settling = c->st[i].settling;
+	if (settling && now_ns - c->round_ns < c->gate_ns)
+		return true;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->st[i].held_mw) {
+			_send(c, i, c->st[i].held_mw, send, arg);
+			c->st[i].held_mw = 0;
+		}
+	c->holding = false;
+	return false;
+}
