@@ -23,16 +23,15 @@
  *      alike      every node capped once at the same fraction of its
  *                 floor..max range, the caps summing to the cap (capping
  *                 every node alike, heterogeneity-aware);
- *      greedy     pcap_round every PERIOD s on each node's average power
- *                 over the last period; caps going down take effect after
- *                 the knob latency LAT; caps going up are sent once every
- *                 lowered node draws under its new cap + 1 % (its agent's
- *                 answer) or PCAP_GATE s after the round, and take
- *                 effect LAT later; a round drops raises still held and
- *                 counts a change sent as the node's cap; from a cold
- *                 start with every node uncapped;
- *      greedy-unordered  the same, all changes at once (what the order
- *                 buys).
+ *      greedy     the controller's own logic (src/powercap/pcap_ctl.c over
+ *                 pcap_round) every PERIOD s; each node's agent reports
+ *                 its mean power over the last 0.1 s every 0.1 s,
+ *                 answering the last cap its knobs applied; a cap sent
+ *                 lands LAT later; raises wait until every lowered node
+ *                 reports under its new cap + 1 % or PCAP_GATE s after
+ *                 the round; from a cold start with every node uncapped;
+ *      greedy-unordered  the same with no gate: raises go with the
+ *                 lowers (what the order buys).
  *    Columns: slowdown = the jobs' total time / their uncapped time - 1;
  *    over = the 1 s windows whose mean total power exceeds the cap by more
  *    than 0.1 % (after the cold start), the worst excess; peak = the worst
@@ -55,6 +54,7 @@
 #include <time.h>
 
 #include "pcap_core.h"
+#include "pcap_ctl.h"
 
 #define DT 0.01			/* simulation step, s */
 #define OVERSUBSCRIBE 1.3
@@ -62,6 +62,7 @@
 static double GATE_TIMEOUT = 0.5;	/* s after the round: raise anyway */
 #define OVER_TOL 1.001		/* a window is over at cap + 0.1 % */
 #define PEAK_S 0.1		/* the short window of the peak column */
+#define REPORT_S 0.1		/* agents report their mean power */
 
 /* -------------------------------------------------------- round timing */
 
@@ -155,10 +156,10 @@ typedef struct {
 	double left_s;		/* its work left */
 	double power_w;
 	double cap_w;		/* in force */
-	double pend_cap_w;	/* to take effect at pend_t */
-	double pend_t;		/* -1: none; HUGE_VAL: a raise held back */
-	bool settling;		/* lowered, power not yet under the cap */
-	double energy_j;	/* since the last round */
+	double pend_cap_w;	/* sent, to take effect at pend_t */
+	double pend_t;		/* -1: none */
+	uint64_t pend_seq, applied_seq;
+	double energy_j;	/* since the agent's last report */
 	double job_time_s;	/* wall time spent in job phases */
 	double throttled_since;	/* -1: not throttled */
 } node_state_t;
@@ -254,62 +255,33 @@ static void _alike_caps(const sim_node_t *nodes, size_t n, uint64_t cap_mw,
 	free(nd);
 }
 
-static void _controller_round(const sim_node_t *nodes, node_state_t *ns,
-			      pcap_node_t *nd, size_t n,
-			      const pcap_params_t *p, double t, double period,
-			      double lat, bool ordered)
+/* The controller's messages land on a node after the knob latency (a
+ * newer one replaces one still on its way). */
+typedef struct {
+	node_state_t *ns;
+	double t, lat;
+} wire_t;
+
+static void _send(void *arg, size_t i, uint32_t cap_mw, uint64_t seq)
 {
-	for (size_t i = 0; i < n; i++) {
-		nd[i].floor_mw = nodes[i].floor_mw;
-		nd[i].max_mw = nodes[i].max_mw;
-		nd[i].power_mw = (uint32_t)(ns[i].energy_j / period * 1000);
-		/* the controller's view: a raise still held back is
-		 * dropped (this round decides again); a change sent is the
-		 * node's cap, landed or not */
-		if (ns[i].pend_t == HUGE_VAL)
-			ns[i].pend_t = -1;
-		nd[i].cap_mw = (uint32_t)((ns[i].pend_t >= 0 ?
-					   ns[i].pend_cap_w : ns[i].cap_w) *
-					  1000 + 0.5);
-		nd[i].flags = PCAP_MEASURED | PCAP_ENFORCED;
-		ns[i].energy_j = 0;
-	}
-	pcap_round(p, nd, n, NULL);
-	for (size_t i = 0; i < n; i++) {
-		if (!(nd[i].out & PCAP_CHANGED))
-			continue;
-		ns[i].pend_cap_w = nd[i].new_cap_mw / 1000.0;
-		if ((nd[i].out & PCAP_LOWER) || !ordered)
-			ns[i].pend_t = t + lat;
-		else
-			ns[i].pend_t = HUGE_VAL;	/* the gate opens it */
-		ns[i].settling = ordered && (nd[i].out & PCAP_LOWER);
-	}
+	wire_t *w = arg;
+
+	w->ns[i].pend_cap_w = cap_mw / 1000.0;
+	w->ns[i].pend_t = w->t + w->lat;
+	w->ns[i].pend_seq = seq;
 }
 
-/* Ordered: the raises held back are sent once every lowered node draws
- * under its new cap (its agent's answer), or GATE_TIMEOUT after the round.
- * Returns whether raises are still held. */
-static bool _gate(node_state_t *ns, size_t n, double t, double round_t,
-		  double lat)
+/* Every agent reports its mean power over the last REPORT_S, answering
+ * the last message its knobs applied. */
+static void _reports(pcap_ctl_t *ctl, node_state_t *ns, size_t n,
+		     int64_t now_ns)
 {
-	bool held = false, settling = false;
-
 	for (size_t i = 0; i < n; i++) {
-		node_state_t *s = &ns[i];
-
-		if (s->settling && s->pend_t < 0 &&
-		    s->power_w <= s->cap_w * SETTLED + 1)
-			s->settling = false;
-		settling |= s->settling;
-		held |= s->pend_t == HUGE_VAL;
+		pcap_ctl_answer(ctl, i, now_ns, ns[i].applied_seq,
+				(uint32_t)(ns[i].energy_j / REPORT_S * 1000),
+				true);
+		ns[i].energy_j = 0;
 	}
-	if (!held || (settling && t < round_t + GATE_TIMEOUT))
-		return held;
-	for (size_t i = 0; i < n; i++)
-		if (ns[i].pend_t == HUGE_VAL)
-			ns[i].pend_t = t + lat;
-	return false;
 }
 
 static void _simulate(const sim_node_t *nodes, size_t n, pol_t pol,
@@ -320,9 +292,11 @@ static void _simulate(const sim_node_t *nodes, size_t n, pol_t pol,
 	pcap_node_t *nd = calloc(n, sizeof(*nd));
 	double *alike = calloc(n, sizeof(*alike));
 	double *raise = NULL, cap_w = cap_mw / 1000.0, window_j = 0;
-	double t = 0, next_round = period, next_window = 1.0, round_t = 0;
-	double peak_j = 0, next_peak = PEAK_S;
-	bool held = false;
+	double t = 0, next_round = period, next_window = 1.0;
+	double peak_j = 0, next_peak = PEAK_S, next_report = REPORT_S;
+	bool ctl_on = pol == POL_GREEDY || pol == POL_UNORDERED;
+	pcap_ctl_t ctl;
+	wire_t wire = { .ns = ns, .lat = lat };
 	double job_total = 0, alpha = 1 - exp(-DT / tau);
 	size_t n_raise = 0, raise_cap = 0, busy = n;
 	bool cold = pol == POL_GREEDY || pol == POL_UNORDERED;
@@ -333,6 +307,15 @@ static void _simulate(const sim_node_t *nodes, size_t n, pol_t pol,
 	};
 
 	memset(res, 0, sizeof(*res));
+	for (size_t i = 0; i < n; i++) {
+		nd[i].floor_mw = nodes[i].floor_mw;
+		nd[i].max_mw = nodes[i].max_mw;
+	}
+	/* unordered: no gate, the raises go with the lowers */
+	if (ctl_on && pcap_ctl_init(&ctl, &p, nd, n, pol == POL_GREEDY ?
+				    (int64_t)(GATE_TIMEOUT * 1e9) : 0,
+				    3 * (int64_t)(period * 1e9)))
+		abort();
 	if (pol == POL_ALIKE)
 		_alike_caps(nodes, n, cap_mw, alike);
 	for (size_t i = 0; i < n; i++) {
@@ -366,6 +349,7 @@ static void _simulate(const sim_node_t *nodes, size_t n, pol_t pol,
 					s->throttled_since = -1;
 				}
 				s->cap_w = s->pend_cap_w;
+				s->applied_seq = s->pend_seq;
 				s->pend_t = -1;
 			}
 			if (s->ph >= sn->n_ph) {
@@ -433,17 +417,21 @@ static void _simulate(const sim_node_t *nodes, size_t n, pol_t pol,
 			window_j = 0;
 			next_window += 1.0;
 		}
-		if ((pol == POL_GREEDY || pol == POL_UNORDERED) &&
-		    t >= next_round - 1e-9) {
-			_controller_round(nodes, ns, nd, n, &p, t, period, lat,
-					  pol == POL_GREEDY);
-			round_t = t;
-			held = pol == POL_GREEDY;
+		if (!ctl_on)
+			continue;
+		wire.t = t;
+		if (t >= next_report - 1e-9) {
+			_reports(&ctl, ns, n, (int64_t)(t * 1e9));
+			next_report += REPORT_S;
+		}
+		if (t >= next_round - 1e-9) {
+			pcap_ctl_round(&ctl, (int64_t)(t * 1e9), _send, &wire);
 			next_round += period;
 		}
-		if (held)
-			held = _gate(ns, n, t, round_t, lat);
+		pcap_ctl_tick(&ctl, (int64_t)(t * 1e9), _send, &wire);
 	}
+	if (ctl_on)
+		pcap_ctl_free(&ctl);
 	for (size_t i = 0; i < n; i++)
 		job_total += ns[i].job_time_s;
 	res->slowdown = job_total / job_s - 1;
