@@ -28,6 +28,8 @@ test_counter
 test_energy_acc
 test_energy_carry
 test_energy_query
+test_energy_query_snapshot
+test_exporter
 test_power_trace
 test_sampler
 test_sampler_log
@@ -39,6 +41,7 @@ test_bmc_dcmi
 test_rrd_series
 test_cpufreq_model
 test_cpufreq_policy
+test_powercap_agent
 test_powercap_core
 test_powercap_ctl
 test_powercap_knob

@@ -1,0 +1,91 @@
+/*
+ * pcap_agent.c - the node agent's core (pcap_agent.h).
+ */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pcap_agent.h"
+
+/* Do what the lease said; keep the outcome for the report. */
+static int _act(pcap_agent_t *a, pcap_action_t act)
+{
+	int ret = 0;
+
+	if (act == PCAP_ACT_NONE)
+		return 0;
+	a->error[0] = '\0';
+	if (act == PCAP_ACT_APPLY)
+		ret = pcap_node_apply(a->knobs, a->lease.cap_mw, a->error,
+				      sizeof(a->error));
+	else
+		ret = pcap_node_restore(a->knobs, a->error,
+					sizeof(a->error));
+	if (!ret)
+		a->error[0] = '\0';
+	pcap_lease_result(&a->lease, !ret);
+	return ret;
+}
+
+void pcap_agent_init(pcap_agent_t *a, const char *node,
+		     pcap_node_knobs_t *knobs, int64_t hold_ns)
+{
+	memset(a, 0, sizeof(*a));
+	snprintf(a->node, sizeof(a->node), "%s", node);
+	a->knobs = knobs;
+	pcap_lease_init(&a->lease, hold_ns);
+}
+
+int pcap_agent_start(pcap_agent_t *a, int64_t now_ns)
+{
+	return _act(a, pcap_lease_tick(&a->lease, now_ns));
+}
+
+int pcap_agent_cap(pcap_agent_t *a, int64_t now_ns, const pcap_cap_msg_t *m)
+{
+	if (strcmp(m->node, a->node))
+		return -EINVAL;		/* misrouted: the caller logs it */
+	if (m->flags & PCAP_CAP_RESTORE) {
+		a->lease.capped = false;
+		a->lease.seq = m->seq > a->lease.seq ? m->seq : a->lease.seq;
+		return _act(a, PCAP_ACT_RESTORE);
+	}
+	return _act(a, pcap_lease_cap(&a->lease, now_ns, m->seq, m->cap_mw,
+				      (int64_t)m->lease_ms * 1000000));
+}
+
+int pcap_agent_tick(pcap_agent_t *a, int64_t now_ns)
+{
+	return _act(a, pcap_lease_tick(&a->lease, now_ns));
+}
+
+int pcap_agent_job_end(pcap_agent_t *a, int64_t now_ns)
+{
+	a->job = false;
+	return _act(a, pcap_lease_job_end(&a->lease, now_ns));
+}
+
+void pcap_agent_report(pcap_agent_t *a, uint32_t power_mw,
+		       uint32_t window_ms, pcap_report_msg_t *out)
+{
+	char err[PCAP_WIRE_ERR_MAX];
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->node, sizeof(out->node), "%s", a->node);
+	out->seq = a->lease.seq;
+	out->power_mw = power_mw;
+	out->window_ms = window_ms;
+	if (pcap_node_read(a->knobs, &out->cap_mw, err, sizeof(err))) {
+		out->cap_mw = 0;
+		if (!a->error[0])
+			snprintf(a->error, sizeof(a->error), "%s", err);
+	}
+	out->flags = (a->lease.enforced && !a->error[0] ?
+		      PCAP_REPORT_ENFORCED : 0) |
+		     (a->job ? PCAP_REPORT_JOB : 0);
+	snprintf(out->error, sizeof(out->error), "%s", a->error);
+}

@@ -1,0 +1,51 @@
+/*
+ * pcap_agent.h - the node agent's core (issue #45): a decoded CAP message,
+ * the lease (pcap_lease.h) and the node's knobs (pcap_node.h) put
+ * together, and the REPORT it answers with.  Slurm-free, no sockets, no
+ * clock: slurm-energy-powercap-agent will be its I/O (the controller's
+ * connection, MUNGE, the query socket's power, a timer, the Epilog's
+ * notice) around these calls.
+ *
+ *   start     restore the knobs' defaults (a rebooted node, a restarted
+ *             agent: no cap nobody renews)
+ *   cap       a CAP for another node is refused with -EINVAL (misrouted:
+ *             nothing applied, the report unchanged; the caller logs it);
+ *             RESTORE restores now; else the lease decides and the knobs
+ *             apply the node's cap
+ *   tick      the lease lapsed: defaults back
+ *   job end   restore at once when no lease runs
+ *   report    the last sequence applied, the power given by the caller,
+ *             the cap the knobs hold, ENFORCED when the last action
+ *             worked (else its error text), JOB as told
+ */
+#ifndef SE_PCAP_AGENT_H
+#define SE_PCAP_AGENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pcap_lease.h"
+#include "pcap_node.h"
+#include "pcap_wire.h"
+
+typedef struct {
+	char node[PCAP_WIRE_NAME_MAX];
+	pcap_lease_t lease;
+	pcap_node_knobs_t *knobs;
+	char error[PCAP_WIRE_ERR_MAX];	/* the last action's; "" if fine */
+	bool job;
+} pcap_agent_t;
+
+void pcap_agent_init(pcap_agent_t *a, const char *node,
+		     pcap_node_knobs_t *knobs, int64_t hold_ns);
+
+/* Each returns 0, or the knobs' error (also kept for the report). */
+int pcap_agent_start(pcap_agent_t *a, int64_t now_ns);
+int pcap_agent_cap(pcap_agent_t *a, int64_t now_ns, const pcap_cap_msg_t *m);
+int pcap_agent_tick(pcap_agent_t *a, int64_t now_ns);
+int pcap_agent_job_end(pcap_agent_t *a, int64_t now_ns);
+
+void pcap_agent_report(pcap_agent_t *a, uint32_t power_mw,
+		       uint32_t window_ms, pcap_report_msg_t *out);
+
+#endif /* SE_PCAP_AGENT_H */

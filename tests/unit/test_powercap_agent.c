@@ -1,0 +1,164 @@
+/*
+ * test_powercap_agent.c - the node agent's core (src/powercap/
+ * pcap_agent.c) over a cpufreq knob on a fake tree: restore at start, a
+ * cap applied and reported, a misrouted cap refused, the lease lapsing,
+ * RESTORE, a job's end, a knob failing then recovering.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pcap_agent.h"
+#include "tmp_file.h"
+
+#define S 1000000000LL
+
+static char _dir[64];
+
+static void _put(const char *dir, const char *file, const char *text)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	tmp_file_write(path, text);
+}
+
+static void _tree(void)
+{
+	char path[256];
+
+	snprintf(_dir, sizeof(_dir), "/tmp/test_pcap_agent.XXXXXX");
+	ck_assert(mkdtemp(_dir) != NULL);
+	snprintf(path, sizeof(path), "%s/cpu0", _dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	strcat(path, "/cpufreq");
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	_put(path, "cpuinfo_min_freq", "1000000\n");
+	_put(path, "cpuinfo_max_freq", "3000000\n");
+	_put(path, "scaling_max_freq", "1500000\n");	/* a cap left behind */
+}
+
+static unsigned long _ceiling(void)
+{
+	char path[256], buf[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cpu0/cpufreq/scaling_max_freq", _dir);
+	f = fopen(path, "r");
+	ck_assert(f != NULL);
+	ck_assert(fgets(buf, sizeof(buf), f) != NULL);
+	fclose(f);
+	return strtoul(buf, NULL, 10);
+}
+
+static pcap_cap_msg_t _cap(const char *node, uint64_t seq, double w,
+			   uint32_t lease_ms)
+{
+	pcap_cap_msg_t m = { .seq = seq, .cap_mw = (uint32_t)(w * 1000),
+			     .lease_ms = lease_ms };
+
+	snprintf(m.node, sizeof(m.node), "%s", node);
+	return m;
+}
+
+START_TEST(test_agent_life)
+{
+	char specs[256], err[512] = "", path[256];
+	pcap_node_knobs_t nk;
+	pcap_agent_t a;
+	pcap_report_msg_t r;
+	pcap_cap_msg_t m;
+
+	_tree();
+	snprintf(specs, sizeof(specs), "cpufreq:root=%s:min_w=100:max_w=300",
+		 _dir);
+	ck_assert_msg(!pcap_node_open(&nk, specs, 100000, 300000, err,
+				      sizeof(err)), "%s", err);
+	pcap_agent_init(&a, "n7", &nk, 30 * S);
+
+	/* start: the cap left behind is gone */
+	ck_assert_int_eq(pcap_agent_start(&a, 0), 0);
+	ck_assert_uint_eq(_ceiling(), 3000000);
+
+	/* a cap: applied, reported */
+	m = _cap("n7", 1, 200, 10000);
+	ck_assert_int_eq(pcap_agent_cap(&a, 1 * S, &m), 0);
+	ck_assert_uint_eq(_ceiling(), 2000000);
+	pcap_agent_report(&a, 190000, 1000, &r);
+	ck_assert_str_eq(r.node, "n7");
+	ck_assert_uint_eq(r.seq, 1);
+	ck_assert_uint_eq(r.cap_mw, 200000);
+	ck_assert_uint_eq(r.power_mw, 190000);
+	ck_assert_uint_eq(r.flags, PCAP_REPORT_ENFORCED);
+
+	/* misrouted: nothing applied, the report unchanged */
+	m = _cap("n8", 2, 120, 10000);
+	ck_assert_int_eq(pcap_agent_cap(&a, 2 * S, &m), -EINVAL);
+	ck_assert_uint_eq(_ceiling(), 2000000);
+	pcap_agent_report(&a, 0, 1000, &r);
+	ck_assert_uint_eq(r.flags, PCAP_REPORT_ENFORCED);
+
+	/* the lease (10 s from 1 s) lapses: defaults back */
+	ck_assert_int_eq(pcap_agent_tick(&a, 10 * S), 0);
+	ck_assert_uint_eq(_ceiling(), 2000000);
+	ck_assert_int_eq(pcap_agent_tick(&a, 11 * S), 0);
+	ck_assert_uint_eq(_ceiling(), 3000000);
+
+	/* RESTORE from the controller, and a job's end without a lease */
+	m = _cap("n7", 3, 150, 10000);
+	pcap_agent_cap(&a, 12 * S, &m);
+	ck_assert_uint_eq(_ceiling(), 1500000);
+	m.seq = 4;
+	m.flags = PCAP_CAP_RESTORE;
+	ck_assert_int_eq(pcap_agent_cap(&a, 13 * S, &m), 0);
+	ck_assert_uint_eq(_ceiling(), 3000000);
+	m = _cap("n7", 5, 150, 1000);
+	pcap_agent_cap(&a, 14 * S, &m);
+	a.job = true;
+	ck_assert_int_eq(pcap_agent_job_end(&a, 14 * S + 1), 0);
+	ck_assert_uint_eq(_ceiling(), 1500000);		/* lease runs */
+	ck_assert_int_eq(pcap_agent_job_end(&a, 16 * S), 0);
+	ck_assert_uint_eq(_ceiling(), 3000000);
+
+	/* a knob failing: reported not enforced, with its error; then back */
+	snprintf(path, sizeof(path), "%s/cpu0/cpufreq/scaling_max_freq", _dir);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	m = _cap("n7", 6, 200, 10000);
+	ck_assert_int_eq(pcap_agent_cap(&a, 20 * S, &m), -EISDIR);
+	pcap_agent_report(&a, 0, 1000, &r);
+	ck_assert_uint_eq(r.flags & PCAP_REPORT_ENFORCED, 0);
+	ck_assert_msg(strstr(r.error, "cpufreq: cannot write 2000000 to "),
+		      "%s", r.error);
+	ck_assert_int_eq(rmdir(path), 0);
+	tmp_file_write(path, "3000000\n");
+	m = _cap("n7", 7, 200, 10000);
+	ck_assert_int_eq(pcap_agent_cap(&a, 21 * S, &m), 0);
+	pcap_agent_report(&a, 0, 1000, &r);
+	ck_assert_uint_eq(r.flags, PCAP_REPORT_ENFORCED);
+	ck_assert_str_eq(r.error, "");
+	pcap_node_close(&nk);
+	snprintf(path, sizeof(path), "rm -rf '%s'", _dir);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("powercap_agent");
+	TCase *tc = tcase_create("agent");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_agent_life);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
