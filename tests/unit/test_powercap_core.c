@@ -315,7 +315,7 @@ START_TEST(test_invariants_random_clusters)
 {
 	unsigned seed = 12345;
 
-	for (int c = 0; c < 2000; c++) {
+	for (int c = 0; c < 500; c++) {
 		size_t n = 1 + rand_r(&seed) % 40;
 		pcap_node_t nd[40];
 		uint64_t floors = 0, charged = 0, controlled = 0, budget;
