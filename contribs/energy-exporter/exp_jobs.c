@@ -7,13 +7,27 @@
  * (scontrol update can move a pending job, not a running one's
  * allocation).  So each new job costs one lookup (exp_slurm.c:
  * slurm_load_job(), an RPC to slurmctld, and the uid's name from the
- * node's own passwd), kept until the job leaves slurmd's answer.  A
- * scrape spends at most its budget on lookups: a burst of new jobs is
- * looked up over the next scrapes, their series absent until then (never
- * shown with labels that would change).  A failed lookup (slurmctld
- * unreachable) is tried again after retry_ns.
+ * node's own passwd), kept until the job leaves slurmd's answer.  A failed
+ * lookup (slurmctld unreachable) is tried again after retry_ns.  A job's
+ * series are absent until its labels are known, never shown with labels
+ * that would change.
+ *
+ * Two ways to look up.  Inline (the unit tests): in the scrape, at most
+ * budget_ns of lookups a scrape, the rest over the next scrapes.  In a
+ * thread of its own (exp_jobs_start(), the daemon): the scrape only
+ * queues a new job and goes on, so that a slurmctld that does not answer
+ * (an RPC waits up to MessageTimeout, 10 s by default) never holds a
+ * scrape; the job's series appear at the first scrape after its lookup.
+ *
+ * Locking: lock guards the table and each entry; the lookup itself runs
+ * unlocked (the thread finds its entry again by job id afterwards).  The
+ * strings of a known entry are freed only by exp_jobs_keep_only(), which
+ * the scrape calls, the only reader of them: exp_jobs_labels()'s pointers
+ * stay good for the scrape's rendering.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +37,7 @@
 typedef struct {
 	uint32_t job_id;
 	bool known;
+	bool queued;		/* the thread has it to look up */
 	char *user, *account, *partition;
 	uint64_t retry_at_ns;	/* !known: not before */
 } exp_job_t;
@@ -32,6 +47,10 @@ struct exp_jobs {
 	void *arg;
 	uint64_t retry_ns, budget_ns;
 	uint64_t scrape_start_ns;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t thread;
+	bool threaded, stopping;
 	exp_job_t *jobs;
 	size_t n, cap;
 	unsigned long lookups;
@@ -48,6 +67,8 @@ exp_jobs_t *exp_jobs_new(exp_job_lookup_fn lookup, void *arg,
 	j->arg = arg;
 	j->retry_ns = retry_ns;
 	j->budget_ns = budget_ns;
+	pthread_mutex_init(&j->lock, NULL);
+	pthread_cond_init(&j->wake, NULL);
 	return j;
 }
 
@@ -57,21 +78,6 @@ static void _job_clear(exp_job_t *e)
 	free(e->account);
 	free(e->partition);
 	e->user = e->account = e->partition = NULL;
-}
-
-void exp_jobs_free(exp_jobs_t *j)
-{
-	if (!j)
-		return;
-	for (size_t i = 0; i < j->n; i++)
-		_job_clear(&j->jobs[i]);
-	free(j->jobs);
-	free(j);
-}
-
-void exp_jobs_begin(exp_jobs_t *j, uint64_t now_ns)
-{
-	j->scrape_start_ns = now_ns;
 }
 
 static exp_job_t *_find(exp_jobs_t *j, uint32_t job_id, bool create)
@@ -98,42 +104,149 @@ static exp_job_t *_find(exp_jobs_t *j, uint32_t job_id, bool create)
 	return e;
 }
 
-/* Look e up now, if the scrape's budget and its retry time allow. */
-static void _lookup(exp_jobs_t *j, exp_job_t *e)
+/* A lookup's result into job_id's entry (lock held), if it is still
+ * there; the strings are taken over or freed. */
+static void _store(exp_jobs_t *j, uint32_t job_id, int rc, char *user,
+		   char *account, char *partition)
 {
-	uint64_t now = se_mono_ns();
-	int rc;
+	exp_job_t *e = _find(j, job_id, false);
 
-	if (now < e->retry_at_ns ||
-	    (now > j->scrape_start_ns &&
-	     now - j->scrape_start_ns > j->budget_ns))
-		return;
-	j->lookups++;
-	rc = j->lookup(j->arg, e->job_id, &e->user, &e->account,
-		       &e->partition);
-	if (!rc && e->user && e->account && e->partition) {
+	if (e && !rc && user && account && partition) {
+		_job_clear(e);
+		e->user = user;
+		e->account = account;
+		e->partition = partition;
 		e->known = true;
+		e->queued = false;
 		return;
 	}
-	_job_clear(e);
-	e->retry_at_ns = now + j->retry_ns;
+	free(user);
+	free(account);
+	free(partition);
+	if (e) {
+		e->queued = false;
+		e->retry_at_ns = se_mono_ns() + j->retry_ns;
+	}
+}
+
+/* One lookup, unlocked (lock held on entry and on return). */
+static void _lookup_unlocked(exp_jobs_t *j, uint32_t job_id)
+{
+	char *user = NULL, *account = NULL, *partition = NULL;
+	int rc;
+
+	j->lookups++;
+	pthread_mutex_unlock(&j->lock);
+	rc = j->lookup(j->arg, job_id, &user, &account, &partition);
+	pthread_mutex_lock(&j->lock);
+	_store(j, job_id, rc, user, account, partition);
+}
+
+/* ------------------------------------------------------------ thread */
+
+static void *_resolver(void *arg)
+{
+	exp_jobs_t *j = arg;
+
+	pthread_mutex_lock(&j->lock);
+	while (!j->stopping) {
+		exp_job_t *e = NULL;
+
+		for (size_t i = 0; i < j->n && !e; i++)
+			if (j->jobs[i].queued)
+				e = &j->jobs[i];
+		if (!e) {
+			pthread_cond_wait(&j->wake, &j->lock);
+			continue;
+		}
+		_lookup_unlocked(j, e->job_id);
+	}
+	pthread_mutex_unlock(&j->lock);
+	return NULL;
+}
+
+int exp_jobs_start(exp_jobs_t *j)
+{
+	sigset_t all, old;
+	int rc;
+
+	/* the daemon's signals go to its main thread's sigwait */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&j->thread, NULL, _resolver, j);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		return -rc;
+	j->threaded = true;
+	return 0;
+}
+
+void exp_jobs_free(exp_jobs_t *j)
+{
+	if (!j)
+		return;
+	if (j->threaded) {
+		/* a lookup under way finishes first (at most slurmctld's
+		 * MessageTimeout): the daemon is stopping anyway */
+		pthread_mutex_lock(&j->lock);
+		j->stopping = true;
+		pthread_cond_signal(&j->wake);
+		pthread_mutex_unlock(&j->lock);
+		pthread_join(j->thread, NULL);
+	}
+	for (size_t i = 0; i < j->n; i++)
+		_job_clear(&j->jobs[i]);
+	free(j->jobs);
+	pthread_mutex_destroy(&j->lock);
+	pthread_cond_destroy(&j->wake);
+	free(j);
+}
+
+/* ------------------------------------------------------------ scrape */
+
+void exp_jobs_begin(exp_jobs_t *j, uint64_t now_ns)
+{
+	j->scrape_start_ns = now_ns;
+}
+
+/* An unknown entry: queued for the thread, or looked up now if the
+ * scrape's budget allows (lock held). */
+static void _want(exp_jobs_t *j, exp_job_t *e)
+{
+	uint64_t now = se_mono_ns();
+
+	if (e->queued || now < e->retry_at_ns)
+		return;
+	if (j->threaded) {
+		e->queued = true;
+		pthread_cond_signal(&j->wake);
+		return;
+	}
+	if (now > j->scrape_start_ns &&
+	    now - j->scrape_start_ns > j->budget_ns)
+		return;
+	_lookup_unlocked(j, e->job_id);
 }
 
 bool exp_jobs_labels(void *arg, uint32_t job_id, exp_job_labels_t *out)
 {
 	exp_jobs_t *j = arg;
-	exp_job_t *e = _find(j, job_id, true);
+	exp_job_t *e;
+	bool known;
 
-	if (!e)
-		return false;
-	if (!e->known)
-		_lookup(j, e);
-	if (!e->known)
-		return false;
-	out->user = e->user;
-	out->account = e->account;
-	out->partition = e->partition;
-	return true;
+	pthread_mutex_lock(&j->lock);
+	e = _find(j, job_id, true);
+	if (e && !e->known)
+		_want(j, e);
+	e = _find(j, job_id, false);	/* a lookup may have moved it */
+	known = e && e->known;
+	if (known) {
+		out->user = e->user;
+		out->account = e->account;
+		out->partition = e->partition;
+	}
+	pthread_mutex_unlock(&j->lock);
+	return known;
 }
 
 static bool _listed(const energy_snapshot_t *s, uint32_t job_id)
@@ -147,6 +260,7 @@ static bool _listed(const energy_snapshot_t *s, uint32_t job_id)
 
 void exp_jobs_keep_only(exp_jobs_t *j, const energy_snapshot_t *s)
 {
+	pthread_mutex_lock(&j->lock);
 	for (size_t i = 0; i < j->n;) {
 		if (_listed(s, j->jobs[i].job_id)) {
 			i++;
@@ -155,6 +269,7 @@ void exp_jobs_keep_only(exp_jobs_t *j, const energy_snapshot_t *s)
 		_job_clear(&j->jobs[i]);
 		j->jobs[i] = j->jobs[--j->n];
 	}
+	pthread_mutex_unlock(&j->lock);
 }
 
 size_t exp_jobs_count(const exp_jobs_t *j)

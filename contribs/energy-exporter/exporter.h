@@ -181,12 +181,16 @@ typedef struct exp_jobs exp_jobs_t;
 /*
  * A cache of jobs' labels, filled by lookup (once per job; a failed
  * lookup is retried after retry_ns) and emptied of jobs no longer running
- * by exp_jobs_keep_only().  A scrape spends at most budget_ns on lookups
- * (the rest wait for the next scrape).
+ * by exp_jobs_keep_only().  Inline, a scrape spends at most budget_ns on
+ * lookups (the rest wait for the next scrape); after exp_jobs_start(),
+ * none.
  */
 exp_jobs_t *exp_jobs_new(exp_job_lookup_fn lookup, void *arg,
 			 uint64_t retry_ns, uint64_t budget_ns);
 void exp_jobs_free(exp_jobs_t *j);
+/* Look up in a thread of its own from now on: a scrape only queues new
+ * jobs (exp_jobs.c says why).  0 or -errno. */
+int exp_jobs_start(exp_jobs_t *j);
 /* Start a scrape at monotonic now_ns (the budget counts from it). */
 void exp_jobs_begin(exp_jobs_t *j, uint64_t now_ns);
 /* exp_labels_fn over the cache. */

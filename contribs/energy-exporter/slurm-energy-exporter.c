@@ -24,8 +24,9 @@
 #include "exporter.h"
 #include "se_time.h"
 
-/* A job whose lookup failed is asked again after this long; a scrape
- * spends at most this on lookups (the rest wait for the next one). */
+/* A job whose lookup failed is asked again after this long.  Lookups run
+ * in their own thread (exp_jobs_start): the budget is the inline mode's
+ * only. */
 #define LOOKUP_RETRY_NS		(30 * SE_NS_PER_SEC)
 #define LOOKUP_BUDGET_NS	(20 * SE_NS_PER_MS)
 
@@ -144,6 +145,8 @@ int main(int argc, char **argv)
 		slurm_init(NULL);
 		jobs = exp_jobs_new(exp_slurm_lookup, NULL, LOOKUP_RETRY_NS,
 				    LOOKUP_BUDGET_NS);
+		if (jobs && exp_jobs_start(jobs))
+			return _fail("cannot start the job lookup thread");
 	}
 	h = exp_http_new(&conf, _snapshot, &q, jobs);
 	if (!h || (conf.slurm_labels && !jobs))

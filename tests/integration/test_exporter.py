@@ -257,7 +257,7 @@ def run(cluster, tmp_path_factory):
             exporters.start()
             scraper = Scraper(exporters, "node1")
             scraper.start()
-            proc = energy.run_timed(c, "exp-one", ["-w", "node1"], 6)
+            proc = energy.run_timed(c, "exp-one", ["-w", "node1"], 5)
             time.sleep(3)
             out["live"] = exporters.text("node1")
             jobid, windows = energy.finish(c, proc, "exp-one", 90)

@@ -47,6 +47,7 @@ PLUGINS = {
                              "cli_filter_energy_policy.so",
                              "spank_energy_policy.so"],
     "slurm-energy-tools": [],
+    "slurm-energy-exporter": [],
 }
 
 pytestmark = pytest.mark.skipif(
@@ -174,6 +175,14 @@ def test_plugins_in_their_own_directory():
     assert "/usr/share/man/man5/acct_gather_energy_modbus.5.gz" in \
         listed["slurm-energy-modbus"]
     assert "/usr/sbin/slurm-energy-check" in listed["slurm-energy-tools"]
+    exporter = listed["slurm-energy-exporter"]
+    assert "/usr/sbin/slurm-energy-exporter" in exporter, exporter
+    assert "/usr/share/man/man8/slurm-energy-exporter.8.gz" in exporter
+    assert "/usr/share/man/man8/slurm-energy-exporter.8.gz" not in \
+        listed["slurm-energy-tools"]
+    assert [f for f in exporter
+            if f.endswith("/systemd/system/slurm-energy-exporter.service")], \
+        exporter
 
 
 @installed

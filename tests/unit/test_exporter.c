@@ -564,6 +564,39 @@ START_TEST(test_jobs_cache)
 }
 END_TEST
 
+/* A lookup that takes 300 ms (a slow slurmctld) in the jobs' thread: the
+ * scrape's question returns at once, the labels come later. */
+static int _slow_lookup(void *arg, uint32_t job_id, char **user,
+			char **account, char **partition)
+{
+	se_sleep_ns(300 * SE_NS_PER_MS);
+	return _lookup(arg, job_id, user, account, partition);
+}
+
+START_TEST(test_jobs_thread)
+{
+	lookup_ctx_t l = { 0 };
+	exp_jobs_t *j = exp_jobs_new(_slow_lookup, &l, SE_NS_PER_SEC,
+				     SE_NS_PER_SEC);
+	exp_job_labels_t lab;
+	uint64_t t0, limit;
+
+	ck_assert_int_eq(exp_jobs_start(j), 0);
+	exp_jobs_begin(j, se_mono_ns());
+	t0 = se_mono_ns();
+	ck_assert(!exp_jobs_labels(j, 17, &lab));	/* queued */
+	ck_assert_uint_lt(se_mono_ns() - t0, 100 * SE_NS_PER_MS);
+	limit = se_mono_ns() + 5 * SE_NS_PER_SEC;
+	while (!exp_jobs_labels(j, 17, &lab) && se_mono_ns() < limit)
+		se_sleep_ns(10 * SE_NS_PER_MS);
+	ck_assert_str_eq(lab.user, "u17");
+	ck_assert_uint_eq(l.calls, 1);
+	/* freed with a lookup under way: it finishes, nothing leaks */
+	ck_assert(!exp_jobs_labels(j, 18, &lab));
+	exp_jobs_free(j);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- http */
 
 static int snap_calls;
@@ -675,6 +708,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_webconf_bad);
 	tcase_add_test(tc, test_auth);
 	tcase_add_test(tc, test_jobs_cache);
+	tcase_add_test(tc, test_jobs_thread);
 	tcase_add_test(tc, test_http_scrape);
 	suite_add_tcase(s, tc);
 	return s;
