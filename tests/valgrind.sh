@@ -42,6 +42,7 @@ test_rrd_series
 test_cpufreq_model
 test_cpufreq_policy
 test_powercap_agent
+test_powercap_conf
 test_powercap_core
 test_powercap_ctl
 test_powercap_knob

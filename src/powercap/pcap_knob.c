@@ -127,6 +127,18 @@ out:
 
 /* ----------------------------------------------------- public functions */
 
+int pcap_knob_check_spec(const char *spec, char *err, size_t err_len)
+{
+	pcap_knob_t k = { .spec = (char *)spec };
+	int ret = _parse_spec(&k, err, err_len);
+
+	for (size_t i = 0; i < k.n_opts; i++) {
+		free(k.opt_key[i]);
+		free(k.opt_val[i]);
+	}
+	return ret;
+}
+
 pcap_knob_t *pcap_knob_open(const char *spec, char *err, size_t err_len)
 {
 	pcap_knob_t *k = calloc(1, sizeof(*k));

@@ -101,6 +101,11 @@ struct pcap_knob {
  */
 pcap_knob_t *pcap_knob_open(const char *spec, char *err, size_t err_len);
 
+/* The spec's syntax alone (knob of this build, options known, each once),
+ * nothing opened: for a configuration checked away from the node.  0 or a
+ * negative errno with err as pcap_knob_open's. */
+int pcap_knob_check_spec(const char *spec, char *err, size_t err_len);
+
 /* Close and free (NULL is fine).  Does not restore: the caller decides. */
 void pcap_knob_close(pcap_knob_t *k);
 

@@ -1,0 +1,140 @@
+/*
+ * pcap_conf.c - powercap.conf's key table and the checks of its keys
+ * together (pcap_conf.h).
+ */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "pcap_conf.h"
+#include "pcap_knob.h"
+#include "se_time.h"
+
+#define MW(w) ((uint64_t)((w) * 1000.0 + 0.5))
+
+/* Each knob spec of the comma list, by its syntax (nothing opened). */
+static int _check_knobs(const conf_where_t *w, const char *value, char *err,
+			size_t err_len)
+{
+	char *copy = strdup(value), *save = NULL, *tok;
+	char e[400];
+	int rv = 0, n = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok && !rv;
+	     tok = strtok_r(NULL, ",", &save), n++)
+		if (pcap_knob_check_spec(tok, e, sizeof(e)))
+			rv = conf_fail(w, value, err, err_len, -EINVAL, "%s",
+				       e);
+	if (!rv && !n)
+		rv = conf_fail(w, value, err, err_len, -EINVAL, "no knob");
+	free(copy);
+	return rv;
+}
+
+static const se_conf_key_t keys[] = {
+	SE_KEY_REAL("PowerCapWatts", pcap_conf_t, cap_w, 1, 1e9),
+	SE_KEY_SECONDS("PowerCapPeriod", pcap_conf_t, period_ns,
+		       100 * SE_NS_PER_MS, 60 * SE_NS_PER_SEC),
+	SE_KEY_REAL("PowerCapHeadroomWatts", pcap_conf_t, headroom_w, 0,
+		    100000),
+	SE_KEY_REAL("PowerCapAtCapWatts", pcap_conf_t, at_cap_w, 0, 100000),
+	SE_KEY_REAL("PowerCapHysteresisWatts", pcap_conf_t, hysteresis_w, 0,
+		    100000),
+	SE_KEY_MILLIS("PowerCapRaiseGate", pcap_conf_t, raise_gate_ns, 0,
+		      60000),
+	SE_KEY_SECONDS("PowerCapHoldSeconds", pcap_conf_t, hold_ns,
+		       SE_NS_PER_SEC, 86400 * SE_NS_PER_SEC),
+	SE_KEY_REAL("PowerCapFloorWatts", pcap_conf_t, floor_w, 0, 4000000),
+	SE_KEY_REAL("PowerCapMaxWatts", pcap_conf_t, max_w, 1, 4000000),
+	SE_KEY_STR("PowerCapKnobs", pcap_conf_t, knobs, _check_knobs, ""),
+};
+
+void pcap_conf_init(pcap_conf_t *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->period_ns = SE_NS_PER_SEC;
+	c->headroom_w = PCAP_DEFAULT_HEADROOM_MW / 1000.0;
+	c->at_cap_w = PCAP_DEFAULT_AT_CAP_MW / 1000.0;
+	c->hysteresis_w = PCAP_DEFAULT_HYSTERESIS_MW / 1000.0;
+	c->raise_gate_ns = 500 * SE_NS_PER_MS;
+	c->hold_ns = 30 * SE_NS_PER_SEC;
+}
+
+void pcap_conf_free(pcap_conf_t *c)
+{
+	free(c->knobs);
+	pcap_conf_init(c);
+}
+
+static int _need(const char *file, const char *key, bool given, char *err,
+		 size_t err_len)
+{
+	if (given)
+		return 0;
+	snprintf(err, err_len, "%s: %s is required", file, key);
+	return -EINVAL;
+}
+
+int pcap_conf_check(pcap_conf_t *c, const char *file, char *err,
+		    size_t err_len)
+{
+	int rv;
+
+	if ((rv = _need(file, "PowerCapWatts", c->cap_w > 0, err, err_len)) ||
+	    (rv = _need(file, "PowerCapMaxWatts", c->max_w > 0, err,
+			err_len)) ||
+	    (rv = _need(file, "PowerCapKnobs", c->knobs && *c->knobs, err,
+			err_len)))
+		return rv;
+	if (c->floor_w >= c->max_w) {
+		snprintf(err, err_len, "%s: PowerCapFloorWatts=%g is not below "
+			 "PowerCapMaxWatts=%g", file, c->floor_w, c->max_w);
+		return -EINVAL;
+	}
+	if (c->headroom_w <= c->at_cap_w) {
+		snprintf(err, err_len, "%s: PowerCapHeadroomWatts=%g must "
+			 "exceed PowerCapAtCapWatts=%g (else a donor given its "
+			 "draw plus headroom would count as at its cap and "
+			 "flap)", file, c->headroom_w, c->at_cap_w);
+		return -EINVAL;
+	}
+	if (c->raise_gate_ns >= c->period_ns) {
+		snprintf(err, err_len, "%s: PowerCapRaiseGate=%llu must be "
+			 "shorter than PowerCapPeriod (%g s)", file,
+			 (unsigned long long)(c->raise_gate_ns / SE_NS_PER_MS),
+			 c->period_ns / 1e9);
+		return -EINVAL;
+	}
+	if (c->hold_ns < 3 * c->period_ns) {
+		snprintf(err, err_len, "%s: PowerCapHoldSeconds=%g is under 3 "
+			 "PowerCapPeriod (%g s): leases would lapse between "
+			 "rounds", file, c->hold_ns / 1e9, c->period_ns / 1e9);
+		return -EINVAL;
+	}
+	if (c->floor_w > c->cap_w) {
+		snprintf(err, err_len, "%s: PowerCapWatts=%g is below "
+			 "PowerCapFloorWatts=%g: the cap cannot be held", file,
+			 c->cap_w, c->floor_w);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void pcap_conf_params(const pcap_conf_t *c, pcap_params_t *p)
+{
+	p->cap_mw = MW(c->cap_w);
+	p->headroom_mw = (uint32_t)MW(c->headroom_w);
+	p->at_cap_mw = (uint32_t)MW(c->at_cap_w);
+	p->hysteresis_mw = (uint32_t)MW(c->hysteresis_w);
+}
+
+SE_CONF_DESC_DEFINE(pcap_conf_desc, pcap_conf, pcap_conf_t, "powercap",
+		    "powercap.conf", keys);

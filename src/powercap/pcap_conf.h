@@ -1,0 +1,49 @@
+/*
+ * pcap_conf.h - powercap.conf, the cluster power cap's keys (issue #45;
+ * doc/design-powercap.md), as a key table (conf_desc.h): every error
+ * names the file, the key and the value; the keys together are checked
+ * once all are set (pcap_conf_check).  Slurm-free.
+ *
+ *   PowerCapWatts=W            the cap (required)
+ *   PowerCapPeriod=S           between rounds (1; 0.1 to 60)
+ *   PowerCapHeadroomWatts=W    a donor keeps its draw plus this (15)
+ *   PowerCapAtCapWatts=W       within this of its cap a node is greedy (5)
+ *   PowerCapHysteresisWatts=W  smaller changes are not made (5)
+ *   PowerCapRaiseGate=MS       the longest raises wait (500; < the period)
+ *   PowerCapHoldSeconds=S      an agent's lease (30; >= 3 periods)
+ *   PowerCapFloorWatts=W       a node's floor (required)
+ *   PowerCapMaxWatts=W         a node's uncapped cap (required, > floor)
+ *   PowerCapKnobs=SPECS        a node's knobs (required; pcap_knob.h)
+ * One file per node class for now (the node keys are the class's);
+ * hostlists of classes come with the daemon.
+ */
+#ifndef SE_PCAP_CONF_H
+#define SE_PCAP_CONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf_desc.h"
+#include "pcap_core.h"
+
+typedef struct {
+	double cap_w;
+	uint64_t period_ns;
+	double headroom_w, at_cap_w, hysteresis_w;
+	uint64_t raise_gate_ns;
+	uint64_t hold_ns;
+	double floor_w, max_w;
+	char *knobs;
+} pcap_conf_t;
+
+extern const se_conf_desc_t pcap_conf_desc;
+
+void pcap_conf_init(pcap_conf_t *c);
+void pcap_conf_free(pcap_conf_t *c);
+int pcap_conf_check(pcap_conf_t *c, const char *file, char *err,
+		    size_t err_len);
+
+/* The round's parameters from a checked configuration. */
+void pcap_conf_params(const pcap_conf_t *c, pcap_params_t *p);
+
+#endif /* SE_PCAP_CONF_H */

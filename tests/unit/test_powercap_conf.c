@@ -1,0 +1,150 @@
+/*
+ * test_powercap_conf.c - powercap.conf's keys (src/powercap/pcap_conf.c):
+ * defaults, every key's bad value named with file, key and value, the keys
+ * checked together (required keys, floor under max, headroom over at-cap,
+ * the gate under the period, leases of 3 periods, a cap under the floor),
+ * and the round's parameters from a good file.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pcap_conf.h"
+
+static int _set(pcap_conf_t *c, const char *key, const char *value,
+		char *err, size_t len)
+{
+	return se_conf_set(&pcap_conf_desc, c, NULL, key, value, err, len);
+}
+
+static void _good(pcap_conf_t *c)
+{
+	char err[512];
+
+	pcap_conf_init(c);
+	ck_assert_int_eq(_set(c, "PowerCapWatts", "40000", err, sizeof(err)),
+			 0);
+	ck_assert_int_eq(_set(c, "PowerCapFloorWatts", "120", err,
+			      sizeof(err)), 0);
+	ck_assert_int_eq(_set(c, "PowerCapMaxWatts", "450", err, sizeof(err)),
+			 0);
+	ck_assert_msg(_set(c, "PowerCapKnobs", "rapl:dram=yes,cpufreq:min_w="
+			   "100:max_w=300", err, sizeof(err)) == 0, "%s", err);
+}
+
+START_TEST(test_good_and_defaults)
+{
+	pcap_conf_t c;
+	pcap_params_t p;
+	char err[512] = "";
+
+	_good(&c);
+	ck_assert_msg(pcap_conf_check(&c, "powercap.conf", err,
+				      sizeof(err)) == 0, "%s", err);
+	pcap_conf_params(&c, &p);
+	ck_assert_uint_eq(p.cap_mw, 40000000);
+	ck_assert_uint_eq(p.headroom_mw, PCAP_DEFAULT_HEADROOM_MW);
+	ck_assert_uint_eq(p.at_cap_mw, PCAP_DEFAULT_AT_CAP_MW);
+	ck_assert_uint_eq(p.hysteresis_mw, PCAP_DEFAULT_HYSTERESIS_MW);
+	ck_assert_uint_eq(c.period_ns, 1000000000ull);
+	ck_assert_uint_eq(c.raise_gate_ns, 500000000ull);
+	ck_assert_uint_eq(c.hold_ns, 30000000000ull);
+	pcap_conf_free(&c);
+}
+END_TEST
+
+START_TEST(test_bad_values_named)
+{
+	static const struct {
+		const char *key, *value, *says;
+	} bad[] = {
+		{ "PowerCapWatts", "abc", "powercap.conf: PowerCapWatts=abc" },
+		{ "PowerCapWatts", "0", "powercap.conf: PowerCapWatts=0" },
+		{ "PowerCapPeriod", "0.01", "PowerCapPeriod=0.01" },
+		{ "PowerCapHoldSeconds", "-3", "PowerCapHoldSeconds=-3" },
+		{ "PowerCapRaiseGate", "1m", "PowerCapRaiseGate=1m" },
+		{ "PowerCapMaxWatts", "", "PowerCapMaxWatts=" },
+		{ "PowerCapKnobs", "rapel", "PowerCapKnobs=rapel: unknown "
+		  "knob 'rapel'" },
+		{ "PowerCapKnobs", "rapl:dram",
+		  "PowerCapKnobs=rapl:dram: knob 'rapl:dram': option 'dram' "
+		  "is not key=value" },
+		{ "PowerCapKnobs", ",", "PowerCapKnobs=,: no knob" },
+		{ "PowerCapKnob", "rapl", "PowerCapKnob=rapl: unknown key" },
+	};
+	pcap_conf_t c;
+	char err[512];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pcap_conf_init(&c);
+		err[0] = '\0';
+		ck_assert_int_ne(_set(&c, bad[i].key, bad[i].value, err,
+				      sizeof(err)), 0);
+		ck_assert_msg(strstr(err, bad[i].says), "%s=%s: '%s'",
+			      bad[i].key, bad[i].value, err);
+		pcap_conf_free(&c);
+	}
+}
+END_TEST
+
+START_TEST(test_keys_together)
+{
+	static const struct {
+		const char *key, *value, *says;
+	} bad[] = {
+		{ "PowerCapFloorWatts", "450", "PowerCapFloorWatts=450 is not "
+		  "below PowerCapMaxWatts=450" },
+		{ "PowerCapHeadroomWatts", "5", "PowerCapHeadroomWatts=5 must "
+		  "exceed PowerCapAtCapWatts=5" },
+		{ "PowerCapRaiseGate", "1000", "PowerCapRaiseGate=1000 must be "
+		  "shorter than PowerCapPeriod (1 s)" },
+		{ "PowerCapHoldSeconds", "2", "PowerCapHoldSeconds=2 is under 3 "
+		  "PowerCapPeriod (1 s)" },
+		{ "PowerCapWatts", "100", "PowerCapWatts=100 is below "
+		  "PowerCapFloorWatts=120: the cap cannot be held" },
+	};
+	pcap_conf_t c;
+	char err[512];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		_good(&c);
+		ck_assert_int_eq(_set(&c, bad[i].key, bad[i].value, err,
+				      sizeof(err)), 0);
+		ck_assert_int_eq(pcap_conf_check(&c, "powercap.conf", err,
+						 sizeof(err)), -EINVAL);
+		ck_assert_msg(strstr(err, bad[i].says) == err +
+			      strlen("powercap.conf: "), "'%s'", err);
+		pcap_conf_free(&c);
+	}
+	/* the required keys */
+	pcap_conf_init(&c);
+	ck_assert_int_eq(pcap_conf_check(&c, "powercap.conf", err,
+					 sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "powercap.conf: PowerCapWatts is required");
+	_set(&c, "PowerCapWatts", "1000", err, sizeof(err));
+	_set(&c, "PowerCapMaxWatts", "400", err, sizeof(err));
+	ck_assert_int_eq(pcap_conf_check(&c, "powercap.conf", err,
+					 sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "powercap.conf: PowerCapKnobs is required");
+	pcap_conf_free(&c);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("powercap_conf");
+	TCase *tc = tcase_create("conf");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_good_and_defaults);
+	tcase_add_test(tc, test_bad_values_named);
+	tcase_add_test(tc, test_keys_together);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
