@@ -54,7 +54,9 @@ int exp_slurm_lookup(void *arg, uint32_t job_id, char **user,
 
 	(void) arg;
 	if (_load(&msg, job_id) != SLURM_SUCCESS) {
-		rc = slurm_get_errno() == ESLURM_INVALID_JOB_ID ? -ENOENT :
+		/* errno, not slurm_get_errno(): that only returned errno and
+		 * is gone in 24.11 (src/common/slurm_compat.h) */
+		rc = errno == ESLURM_INVALID_JOB_ID ? -ENOENT :
 								  -EAGAIN;
 		return rc;
 	}
