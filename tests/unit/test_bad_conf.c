@@ -136,8 +136,10 @@ static const row_t bmc_rows[] = {
 	  "", "empty (leave the key out for in-band)", NULL, NULL },
 	{ "EnergyBMCMap", "/etc/slurm/bmc.map",
 	  "bmc.map", "must be an absolute path", NULL, NULL },
-	{ "EnergyBMCUser", "admin",
-	  "administrator-of-everything", "longer than 16 characters",
+	/* 16 for IPMI is checked with the method (test_bmc_conf) */
+	{ "EnergyBMCUser", "administrator-of-everything",
+	  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "longer than 127 characters",
 	  NULL, NULL },
 	{ "EnergyBMCPasswordFile", "/etc/slurm/bmc.password",
 	  "bmc.password", "must be an absolute path", NULL, NULL },

@@ -184,6 +184,8 @@ END_TEST
 
 START_TEST(host_expansion)
 {
+	char long_user[129];
+
 	ck_assert_int_eq(_set("EnergyBMCHost", "%n-bmc.mgmt:623"), 0);
 	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "node17", _err,
 					 sizeof(_err)), 0);
@@ -193,8 +195,19 @@ START_TEST(host_expansion)
 					 sizeof(_err)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(_err, "EnergyBMCHost=%x"));
 	ck_assert_int_eq(_set("EnergyBMCHost", ""), -EINVAL);
+	/* 16 bytes for IPMI, checked with the method; 127 for Redfish */
 	ck_assert_int_eq(_set("EnergyBMCUser", "a-user-name-longer-than-16"),
+			 0);
+	ck_assert_int_eq(bmc_conf_check(&_c, FILE_NAME, _err, sizeof(_err)),
 			 -ERANGE);
+	ck_assert_ptr_nonnull(strstr(_err,
+		"EnergyBMCUser=a-user-name-longer-than-16: longer than 16"));
+	ck_assert_int_eq(_set("EnergyBMCMethod", "redfish"), 0);
+	ck_assert_int_eq(bmc_conf_check(&_c, FILE_NAME, _err, sizeof(_err)),
+			 0);
+	memset(long_user, 'u', sizeof(long_user) - 1);
+	long_user[sizeof(long_user) - 1] = '\0';	/* 128 */
+	ck_assert_int_eq(_set("EnergyBMCUser", long_user), -ERANGE);
 }
 END_TEST
 

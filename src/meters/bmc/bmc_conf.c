@@ -198,12 +198,15 @@ static int _check_rf_host(const conf_where_t *w, const char *host, char *err,
 	return 0;
 }
 
+/* The longest name any method takes (Redfish's, an HTTP account); the
+ * IPMI methods' 16 is checked with the method (bmc_conf_check), since
+ * the keys come in any order. */
 static int _check_user(const conf_where_t *w, const char *value, char *err,
 		       size_t err_len)
 {
-	if (strlen(value) > 16)	/* IPMI 2.0 §22.28: 16-byte user names */
+	if (strlen(value) > BMC_USER_MAX_REDFISH)
 		return conf_fail(w, value, err, err_len, -ERANGE,
-				 "longer than 16 characters");
+				 "longer than 127 characters");
 	return 0;
 }
 
@@ -603,6 +606,11 @@ int bmc_conf_check(const bmc_conf_t *c, const char *file, char *err,
 
 	if (c->method == BMC_METHOD_REDFISH)
 		return _check_redfish(c, file, err, err_len);
+	if (c->user && strlen(c->user) > BMC_USER_MAX_IPMI) {
+		w.key = "EnergyBMCUser";
+		return conf_fail(&w, c->user, err, err_len, -ERANGE,
+				 "longer than 16 characters (IPMI user names; EnergyBMCMethod=redfish takes up to 127)");
+	}
 
 	if (c->protocol == BMC_PROTO_2_0 && c->workarounds_1_5 &&
 	    !c->workarounds_2_0)

@@ -84,6 +84,9 @@ typedef enum {
 #define BMC_PASSWORD_MAX_2_0	20	/* IPMI 2.0 user passwords: 20 bytes */
 #define BMC_PASSWORD_MAX_1_5	16
 #define BMC_PASSWORD_MAX_REDFISH 127	/* HTTP: what a BMC account holds */
+#define BMC_USER_MAX_IPMI	16	/* IPMI 2.0 §22.28: 16-byte user names */
+#define BMC_USER_MAX_REDFISH	127	/* an HTTP account (iDRAC: 16, iLO: 39,
+					 * a directory account: longer) */
 
 /* One entry of EnergyBMCSensors: a record id, or a sensor name. */
 typedef struct {
