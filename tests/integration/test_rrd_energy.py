@@ -195,11 +195,6 @@ def parallel_runs(cluster, tag, seconds=JOB_SECONDS):
             for n, p in procs.items()}
 
 
-def parallel_jobs(cluster, epoch, tag, seconds=JOB_SECONDS):
-    """One timed job per node, all at once; {node: (sacct, truth, err)}."""
-    return job_errors(cluster, epoch, parallel_runs(cluster, tag, seconds))
-
-
 # ------------------------------------------------ acct_gather_energy/rrd
 SETTLE_MAX_S = 40       # > the two RRD steps the end needs, + slack
 GPU_FACTOR = 1.05       # EnergyGPUFactor: the PDU's view of an NVML joule
@@ -265,10 +260,43 @@ def rrd_cluster(module_cluster, feed):
     return c
 
 
+# node1's job in the round is a 1-GPU job whose energy is profiled every
+# second: test_rrd_gpu_part_in_the_profile reads its GPU part from it (a
+# job of its own cost the release lists a minute; node mode: the step's
+# energy is the node's rows all the same)
+GPU_NODE = "node1"
+GPU_JOB_ARGS = ["--gres=gpu:1", "--profile=energy", "--acctg-freq=energy=1"]
+
+
 @pytest.fixture(scope="module")
-def rrd_jobs(rrd_cluster, feed):
-    """60 s jobs on node1, node2, node3 at once (shared by two tests)."""
-    return parallel_jobs(rrd_cluster, feed["epoch"], "rrd")
+def rrd_runs(rrd_cluster):
+    """65 s jobs on node1, node2, node3 at once: {node: (jobid, windows,
+    srun's output)}."""
+    c = rrd_cluster
+    procs = {}
+    for node in NODES:
+        work = "sleep"
+        args = ["-w", node]
+        if node == GPU_NODE:
+            work = "echo SE_GPU $SLURM_STEP_GPUS; sleep %d" % JOB_SECONDS
+            args += GPU_JOB_ARGS
+        procs[node] = c.popen(["srun", "-J", "rrd-" + node, *args,
+                               *energy.timed_command(JOB_SECONDS, work)])
+    runs = {}
+    for node, proc in procs.items():
+        out, err = proc.communicate(timeout=FINISH_S)
+        assert proc.returncode == 0, "srun on %s: %s" % (node, err)
+        jobid = int(c.run(["sacct", "-n", "-X", "-P", "-o", "JobID",
+                           "--name", "rrd-" + node]).stdout.split()[-1])
+        runs[node] = (jobid, energy.windows(out), out)
+    return runs
+
+
+@pytest.fixture(scope="module")
+def rrd_jobs(rrd_cluster, feed, rrd_runs):
+    """The round's energy (shared by three tests)."""
+    return job_errors(rrd_cluster, feed["epoch"],
+                      {n: r[:2] for n, r in rrd_runs.items()})
 
 
 def test_rrd_plugin_is_ours(rrd_cluster, feed):
@@ -351,37 +379,32 @@ def test_rrd_job_is_its_tasks_and_the_settle(rrd_cluster, rrd_jobs):
 
 
 # The side round: the tests below each need a job on one node only, so
-# their jobs run at once, each alone on its node (node1: the GPU profile,
-# node2: a step's libraries, then the batch job; node3: the truncated
-# file), about 60 s of CI instead of 150 s one after the other.  After
-# the three-node step, which needs every node.
+# their jobs run at once, each alone on its node (node2: a step's
+# libraries, then the batch job; node3: the truncated file), about 60 s
+# of CI instead of 100 s one after the other.  After the three-node step,
+# which needs every node.
 MAPS_COMMAND = ["sh", "-c",
                 "cat /proc/$PPID/maps; echo; cat /proc/$PPID/comm"]
 
 
 @pytest.fixture(scope="module")
 def side_jobs(rrd_cluster):
-    """Starts the side round's jobs on node1 and node2; each test waits
-    for its own.  node3's job is test_rrd_truncated_file_mid_job's."""
+    """Starts the side round's jobs on node2; each test waits for its
+    own.  node3's job is test_rrd_truncated_file_mid_job's."""
     c = rrd_cluster
     jobs = {
         # the task's parent is its slurmstepd (Cluster.step_libraries)
         "maps": c.popen(["srun", "-J", "rrd-maps", "-w", "node2", "-N1",
                          "-n1", *MAPS_COMMAND]),
-        "gpu": c.popen(["srun", "-J", "rrd-gpu", "-w", "node1",
-                        "--gres=gpu:1", "--profile=energy",
-                        "--acctg-freq=energy=1", "sh", "-c",
-                        "echo SE_GPU $SLURM_STEP_GPUS; sleep 30"]),
     }
     script = "#!/bin/sh\nsrun %s\n" % " ".join(
         shlex.quote(a) for a in energy.timed_command(15))
     jobs["batch"] = c.sbatch("-J", "rrd-batch", "-w", "node2",
                              "-o", "/dev/null", script=script)
     yield jobs
-    for name in ("maps", "gpu"):
-        if jobs[name].poll() is None:
-            jobs[name].kill()
-            jobs[name].wait()
+    if jobs["maps"].poll() is None:
+        jobs["maps"].kill()
+        jobs["maps"].wait()
 
 
 def side_output(side_jobs, name):
@@ -441,7 +464,7 @@ def test_rrd_batch_step_does_not_wait(rrd_cluster, side_jobs):
                      text), "step %d.0" % jobid
 
 
-def test_rrd_gpu_part_in_the_profile(rrd_cluster, side_jobs):
+def test_rrd_gpu_part_in_the_profile(rrd_cluster, rrd_runs):
     """Node mode on an RRD source with EnergyGPU=nvml: the step's energy
     is the node's rows, and its profile's GPUPower, sample by sample,
     integrates to what its GPU played over the same seconds (x the
@@ -450,10 +473,8 @@ def test_rrd_gpu_part_in_the_profile(rrd_cluster, side_jobs):
     not compared with the step's energy here; test_gpu_share.py's meter
     does follow them)."""
     c, gpu = rrd_cluster, rrd_cluster.gpu
-    out = side_output(side_jobs, "gpu")
+    jobid, _, out = rrd_runs[GPU_NODE]
     index = int(re.search(r"SE_GPU (\d+)", out).group(1))
-    jobid = int(c.run(["sacct", "-n", "-X", "-P", "-o", "JobID", "--name",
-                       "rrd-gpu"]).stdout.split()[-1])
     pts = profile_gpu_power(c, jobid, gpu["hdf5"], gpu["hdf5"])
     assert len(pts) >= 15, pts
     got = profile_joules(pts)
