@@ -45,6 +45,10 @@
  * keeps asking in 3 at that socket for ENERGY_QUERY_OLD_SERVER_REMEMBER_NS.
  * The hold is a request flag, not a version: a server that predates it
  * answers at once, and the client asks again as it did before holds.
+ * Version 5 is not a step's question but the node's snapshot
+ * (energy_snapshot.h, energy_query_snapshot(): slurm-energy-exporter's
+ * scrape), a request of its own beside 3 and 4, which stay as they are;
+ * a server of version 4 refuses it.
  */
 #ifndef SE_ENERGY_QUERY_H
 #define SE_ENERGY_QUERY_H
