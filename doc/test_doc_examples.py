@@ -104,6 +104,7 @@ INDENTED = ("web.yml",)         # fed whole, never cut into sections
 KEY_PLUGINS = (("EnergyModbus", "acct_gather_energy/modbus"),
                ("EnergyBMC", "acct_gather_energy/bmc"),
                ("EnergyRRD", "acct_gather_energy/rrd"),
+               ("EnergySNMP", "acct_gather_energy/snmp"),
                ("EnergyAttribution", "acct_gather_energy/attribution"),
                ("EnergyIdle", "acct_gather_energy/attribution"),
                ("EnergyCgroupRoot", "acct_gather_energy/attribution"),
@@ -315,6 +316,11 @@ class Checker:
             ours = self.write(os.path.join(self.tmp, "secret-%d" % n),
                               "doc-example\n", 0o600)
             text = text.replace(m.group(0), "EnergyBMCPasswordFile=" + ours)
+        # an SNMP secrets file a block shows (file PATH): root-only, as
+        # the plugin demands
+        for m in re.finditer(r"EnergySNMPSecrets=(\S+)", text):
+            if os.path.exists(m.group(1)):
+                os.chmod(m.group(1), 0o600)
         return text
 
     def check_web_yml(self, text):

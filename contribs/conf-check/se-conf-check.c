@@ -38,6 +38,9 @@
 #ifdef SE_CHECK_RRD
 #include "rrd_conf.h"
 #endif
+#ifdef SE_CHECK_SNMP
+#include "snmp_conf.h"
+#endif
 #ifdef SE_CHECK_EXT_SENSORS
 #include "es_conf.h"
 #endif
@@ -68,6 +71,10 @@ static const checker_t checkers[] = {
 #endif
 #ifdef SE_CHECK_RRD
 	{ "acct_gather_energy/rrd", &rrd_conf_desc, NULL },
+#endif
+#ifdef SE_CHECK_SNMP
+	/* its map and its secrets file (owner and mode) too */
+	{ "acct_gather_energy/snmp", &snmp_conf_desc, NULL },
 #endif
 	/* EnergyAttribution and its keys, beside any energy plugin's */
 	{ "acct_gather_energy/attribution", &attrib_conf_desc, NULL },

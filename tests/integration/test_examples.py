@@ -31,6 +31,7 @@ import pytest
 
 from selab import energy
 from selab import redfish_rig as rr
+from selab import snmp_rig as sr
 from selab.bmc_rig import BMC_ADDR, BMC_SIM, PORT_BASE, PORT_OF
 from selab.cluster import PLUGIN_DIR, poll, slurmd_log
 from selab.gpu_rig import (FAKE_NVML_DIR, GPU_DIR, gpu_setup, parse_rows,
@@ -89,6 +90,13 @@ def substitutions(name, work):
             "https://rack1-pdu%s.mgmt.example.org" % p:
                 "https://%s:%d" % (BMC_ADDR, port)
             for p, port in PDU_PORT.items()}),
+        "snmp-pdu-rack": dict(etc, **{
+            # the two PDUs -> one snmpsim agent on the bridge, a recording
+            # each; snmpsim picks a v3 recording by context name
+            "Host=rack1-pdua.mgmt.example.org":
+                "Host=%s:%d Context=rack1-pdua" % (BMC_ADDR, SNMP_PORT),
+            "Host=rack1-pdub.mgmt.example.org":
+                "Host=%s:%d" % (BMC_ADDR, SNMP_PORT)}),
     }[name]
     return dict(common, **site)
 
@@ -103,11 +111,13 @@ LOADED_BY = {
     "gpu-bmc": "gpu_bmc",
     "redfish-bmc": "redfish_bmc",
     "redfish-pdu": "redfish_pdu",
+    "snmp-pdu-rack": "snmp_pdu_rack",
 }
 # The Redfish simulators' ports (test_redfish_energy's: the two never run
 # at once on one cluster)
 RF_PORT_OF = {n: PORT_BASE + 8 + i for i, n in enumerate(NODES, 1)}
 PDU_PORT = {"a": PORT_BASE + 12, "b": PORT_BASE + 13}
+SNMP_PORT = PORT_BASE + 14      # test_snmp_energy's (never at once)
 
 
 def test_every_example_is_loaded():
@@ -432,6 +442,48 @@ def test_redfish_pdu_example(redfish_pdu):
     jobid, win = jobs["ex-rf-pdu"]
     check_step_energy(c, jobid, energy.true_energy(TRACE, epoch, win),
                       0.02, "redfish pdu outlets, 3 nodes")
+
+
+# ------------------------------------------------- SNMP rack PDUs
+@pytest.fixture(scope="module")
+def snmp_pdu_rack(examples_cluster, workroot):
+    c = examples_cluster
+    work = _workdir(workroot, "snmp-pdu-rack")
+    files = load_examples(["snmp-pdu-rack"], work)
+    os.chmod(os.path.join(work, "snmp.secrets"), 0o600)
+    epoch = time.time()
+    # the map's outlets, each playing half its node's column: PDU A's
+    # recording by its v3 context, PDU B's by its v2c community
+    recs = {"rack1-pdua": {}, "metering-ro": {}}
+    for rec, outlet, node in (("rack1-pdua", "1", "node1"),
+                              ("metering-ro", "1", "node1"),
+                              ("rack1-pdua", "2", "node2"),
+                              ("metering-ro", "2", "node2"),
+                              ("rack1-pdua", "23", "node3"),
+                              ("rack1-pdua", "24", "node3")):
+        args = "column=%s,share=0.5" % node
+        recs[rec][sr.APC_POWER + outlet] = args + ",what=power"
+        recs[rec][sr.APC_ENERGY + outlet] = (
+            args + ",what=energy,unit_j=360000,base_j=987654321")
+    sim = sr.SnmpSim(TRACE, epoch, recs, addr=BMC_ADDR, port=SNMP_PORT,
+                     v3={"user": "slurm-energy", "auth": "change-me-auth",
+                         "priv": "change-me-priv"})
+    try:
+        sim.start()
+        c.restart(**cluster_args(files))
+        yield c, epoch
+    finally:
+        sim.stop()
+
+
+def test_snmp_pdu_rack_example(snmp_pdu_rack):
+    c, epoch = snmp_pdu_rack
+    for node in NODES:
+        assert start_line(c, node, "acct_gather_energy/snmp"), node
+    jobs = timed_jobs(c, {"ex-snmp": ["-N3", "-w", "node[1-3]"]}, 10)
+    jobid, win = jobs["ex-snmp"]
+    check_step_energy(c, jobid, energy.true_energy(TRACE, epoch, win),
+                      0.02, "snmp pdu outlets, 3 nodes")
 
 
 # -------------------------------------------------- RRD from collectd

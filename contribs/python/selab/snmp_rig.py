@@ -47,8 +47,10 @@ def free_udp_port(addr="127.0.0.1"):
 
 
 def live_rows(rows):
-    """{OID: 'column=..,what=..'} as snmprec lines of our module."""
-    return {oid: "%s|2:se_outlets|%s" % (oid, args)
+    """{OID: 'column=..,what=..'} as snmprec lines of our module; a value
+    "=N" is a fixed INTEGER N instead (a bench's many outlets)."""
+    return {oid: ("%s|2|%s" % (oid, args[1:]) if args.startswith("=") else
+                  "%s|2:se_outlets|%s" % (oid, args))
             for oid, args in rows.items()}
 
 
@@ -60,7 +62,7 @@ class SnmpSim(_Process):
     name = "snmpsim"
 
     def __init__(self, trace, epoch, recordings, v3=None, workdir=None,
-                 port=None, base=True):
+                 port=None, base=True, addr="127.0.0.1"):
         # nobody reads it all: a directory of its own in /var/tmp (a
         # pytest tmp_path sits under a 0700 directory)
         super().__init__(workdir or tempfile.mkdtemp(prefix="se-snmpsim-",
@@ -68,6 +70,7 @@ class SnmpSim(_Process):
         self.owns_workdir = workdir is None
         os.chmod(self.workdir, 0o755)
         trace = shutil.copy(trace, os.path.join(self.workdir, "play.trace"))
+        self.addr = addr
         self.port = port or free_udp_port()
         self.control = os.path.join(self.workdir, "control.json")
         data = os.path.join(self.workdir, "data")
@@ -97,7 +100,7 @@ class SnmpSim(_Process):
             "--variation-module-options=se_outlets:trace=%s,epoch=%.6f,"
             "se_trace=%s,control=%s" % (trace, epoch, tool("se-trace"),
                                         self.control),
-            "--agent-udpv4-endpoint=127.0.0.1:%d" % self.port,
+            "--agent-udpv4-endpoint=%s:%d" % (addr, self.port),
             "--process-user=nobody", "--process-group=nogroup"]
         if v3:
             self.argv += ["--v3-user=" + v3["user"],
@@ -122,7 +125,7 @@ class SnmpSim(_Process):
 
     @property
     def host(self):
-        return "127.0.0.1:%d" % self.port
+        return "%s:%d" % (self.addr, self.port)
 
     def fault(self, **faults):
         """Replace the control file: delay_s=, reset={OID: wall},

@@ -1,0 +1,160 @@
+"""acct_gather_energy/snmp on the test cluster: sacct energy vs the truth
+(issue #44).
+
+One real SNMP agent (PyPI snmpsim, contribs/snmp-sim's module making the
+outlet rows of snmpsim-data's APC PDU recording play
+contribs/trace/examples/cluster.trace) on the host side of the cluster
+bridge serves three PDUs (recordings): pdu-a and pdu-b, APC rPDU2 (W and
+tenths of kWh: one count 360 kJ), and pdu-r, Raritan PDU2-MIB rows (W and
+Wh).  Every node has two supplies, its column split between two outlets:
+
+    node1  pdu-a outlet 1 (0.55, v3 authPriv SHA/AES)
+           + pdu-b outlet 1 (0.45, v2c)        0.1 kWh counters, summed
+    node2  pdu-r outlets 1.1 (0.6) and 1.2 (0.4), one GET   Wh counters
+    node3  pdu-a outlets 3 (0.5) and 4 (0.5), one GET, v3   0.1 kWh
+
+The plugin reads every 1 s.  The three nodes' jobs run at once; a job's
+truth is the trace's exact integral over each task's own start and end
+(selab.energy).  Bounds, the issue's: 0.5 % on the 0.1 kWh counters
+shaped by power, 0.1 % on the Wh counters (0.2 % on the CI's 20 s jobs,
+TOLERANCE).
+
+CI runs JOB_SECONDS=20 jobs (SE_SNMP_JOB_SECONDS, default 20: the module
+takes about 70 s); the issue's 60 s jobs:
+    SE_SNMP_JOB_SECONDS=60 pytest tests/integration/test_snmp_energy.py
+(BENCHMARKS.md, "SNMP PDUs").
+"""
+import os
+import time
+
+import pytest
+
+from selab import energy, fixtures
+from selab import snmp_rig as sr
+from selab.bmc_rig import BMC_ADDR, NODES, PORT_BASE, TRACE
+from selab.cluster import PLUGIN_DIR, slurmd_log
+from selab.files import write_file
+
+JOB_SECONDS = int(os.environ.get("SE_SNMP_JOB_SECONDS", "20"))
+FINISH_S = JOB_SECONDS + 90
+PORT = PORT_BASE + 14          # apart from the Redfish tests' ports
+V3 = {"user": "slurm", "auth": "authpass123", "priv": "privpass123"}
+# node -> (PDU, outlet index as the map writes it, share of its column)
+OUTLETS_OF = {
+    "node1": (("pdu-a", "1", 0.55), ("pdu-b", "1", 0.45)),
+    "node2": (("pdu-r", "1", 0.6), ("pdu-r", "2", 0.4)),
+    "node3": (("pdu-a", "3", 0.5), ("pdu-a", "4", 0.5)),
+}
+# The issue's bounds for 60 s jobs: 0.5 % on the 0.1 kWh counters, 0.1 % on
+# the Wh counters.  A 20 s job is three times as sensitive to what does not
+# shrink with it (a step's ends a few ms around its task's, where the truth
+# is taken: all errors measured here are positive): 0.2 % on the Wh
+# counters then (measured +0.03..+0.11 % on 20 s jobs over 4 runs).
+TOLERANCE = {"node1": 0.005, "node2": 0.001 if JOB_SECONDS >= 60 else 0.002,
+             "node3": 0.005}
+SECRETS = ("PDU=pdu-a User=%s AuthProto=SHA AuthKey=%s PrivProto=AES "
+           "PrivKey=%s\nPDU=* Community=IGNORED\n")
+
+pytestmark = fixtures.NEEDS_PLUGINS
+
+workdir = fixtures.workdir("se-snmp-test-", mode=0o755)
+
+
+def recordings():
+    """{recording: {OID: module args}}: each outlet plays its share of its
+    node's column; the counters start where a PDU in service would be."""
+    recs = {"pdu-a": {}, "pdu-b": {}, "pdu-r": {}}
+    for node, outlets in OUTLETS_OF.items():
+        for pdu, outlet, share in outlets:
+            args = "column=%s,share=%g" % (node, share)
+            if pdu == "pdu-r":
+                idx = "1." + outlet
+                recs[pdu][sr.RARITAN + idx + ".5"] = args + ",what=power"
+                recs[pdu][sr.RARITAN + idx + ".8"] = (
+                    args + ",what=energy,unit_j=3600,base_j=912345678")
+            else:
+                recs[pdu][sr.APC_POWER + outlet] = args + ",what=power"
+                recs[pdu][sr.APC_ENERGY + outlet] = (
+                    args + ",what=energy,unit_j=360000,base_j=1234567890")
+    return recs
+
+
+def snmp_map(host):
+    lines = ["PDU=pdu-a Host=%s Model=apc-rpdu2 Context=pdu-a" % host,
+             "PDU=pdu-b Host=%s Model=apc-rpdu2" % host,
+             "PDU=pdu-r Host=%s Model=raritan-px Unit=1" % host]
+    for node, outlets in OUTLETS_OF.items():
+        lines.append("Nodes=%s Outlets=%s Share=1" % (node, ",".join(
+            "%s:%s" % (p, o) for p, o, _ in outlets)))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def snmp_cluster(cluster, workdir):
+    epoch = time.time()
+    sim = sr.SnmpSim(TRACE, epoch, recordings(), v3=V3, addr=BMC_ADDR,
+                     port=PORT)
+    host = "%s:%d" % (BMC_ADDR, PORT)
+    smap = write_file(os.path.join(workdir, "snmp.map"), snmp_map(host),
+                      0o644)
+    secrets = write_file(os.path.join(workdir, "snmp.secrets"),
+                         (SECRETS % (V3["user"], V3["auth"], V3["priv"]))
+                         .replace("IGNORED", "pdu-b") +
+                         "PDU=pdu-r Community=pdu-r\n", 0o600)
+    conf = ("EnergySNMPMap=%s\nEnergySNMPSecrets=%s\n"
+            "EnergySNMPFrequency=1\nEnergySNMPTimeout=800\n" % (smap,
+                                                                secrets))
+    try:
+        with cluster.configured(plugin_dirs=[PLUGIN_DIR],
+                                energy_type="acct_gather_energy/snmp",
+                                acct_gather_conf=conf,
+                                slurm_conf="DebugFlags=Energy\n") as c:
+            sim.start()     # on the bridge, which exists once it is up
+            energy.wait_for_power(c, NODES)
+            yield c, epoch, sim
+            logs = "".join(slurmd_log(c, n) for n in NODES)
+            for secret in V3.values():
+                if secret != V3["user"]:
+                    assert secret not in logs, "a key is in a log"
+    finally:
+        sim.stop()
+
+
+def test_plugin_line_says_outlets_and_path(snmp_cluster):
+    c, _, _ = snmp_cluster
+    for node, outlets in OUTLETS_OF.items():
+        lines = [l for l in slurmd_log(c, node).splitlines()
+                 if "acct_gather_energy/snmp" in l and "outlet" in l]
+        assert lines, "no load line in slurmd-%s.log" % node
+        for pdu, outlet, _ in outlets:
+            assert "PDU %s" % pdu in lines[-1], lines[-1]
+        assert "summed) shaped by power" in lines[-1], lines[-1]
+
+
+def test_libnetsnmp_only_in_slurmd(snmp_cluster):
+    c, _, _ = snmp_cluster
+    daemon = c.mapped_libraries(c.pids()["slurmd-node1"])
+    step = c.step_libraries("node1")
+    assert any(f.startswith("libnetsnmp.so") for f in daemon), sorted(daemon)
+    assert "acct_gather_energy_snmp.so" in step, sorted(step)
+    assert not [f for f in step if f.startswith("libnetsnmp")], sorted(step)
+
+
+def test_jobs_on_every_node(snmp_cluster):
+    """A job on each node at once: node1 two APC PDUs (v3 + v2c), node2
+    two Wh outlets, node3 two APC outlets of one PDU."""
+    c, epoch, _ = snmp_cluster
+    procs = [(energy.run_timed(c, "snmp-" + n, ["-w", n], JOB_SECONDS),
+              "snmp-" + n, n) for n in NODES]
+    errors = []
+    for proc, name, node in procs:
+        jobid, windows = energy.finish(c, proc, name, FINISH_S)
+        step = energy.consumed_energy(c, jobid)["%d.0" % jobid]
+        truth = energy.true_energy(TRACE, epoch, windows)
+        err = energy.relative_error(step or 0, truth)
+        print("job %d on %s (%d s): sacct %s J, true %.1f J, %+.3f%%" % (
+            jobid, node, JOB_SECONDS, step, truth, 100 * err))
+        assert step is not None
+        if abs(err) > TOLERANCE[node]:
+            errors.append((node, step, truth, err))
+    assert not errors, errors
