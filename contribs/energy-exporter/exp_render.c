@@ -174,7 +174,7 @@ static const exp_family_t F_GPU_POWER = {
 };
 static const exp_family_t F_GPU_ENERGY = {
 	"slurm_energy_gpu_energy_joules", "counter", "joules",
-	"GPU energy since slurmd's GPU sampler began (times EnergyGPUFactor)."
+	"GPU energy: slurmd's total for it at its newest reading, on the GPU counter's scale, times EnergyGPUFactor."
 };
 static const exp_family_t F_JOB = {
 	"slurm_energy_job_energy_joules", "counter", "joules",

@@ -48,8 +48,9 @@ typedef struct {
 	uint32_t minor;		/* NVIDIA minor number (/dev/nvidia<minor>) */
 	uint32_t flags;		/* ENERGY_SNAPSHOT_GPU_* */
 	uint64_t power_mw;	/* at its newest reading */
-	uint64_t energy_mj;	/* since slurmd's GPU sampler began, times
-				 * EnergyGPUFactor (the charged figure) */
+	uint64_t energy_mj;	/* slurmd's total for it at its newest good
+				 * reading (the GPU counter's scale, kept
+				 * over restarts), times EnergyGPUFactor */
 } energy_snapshot_gpu_t;
 
 typedef struct {

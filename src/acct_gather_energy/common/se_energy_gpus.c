@@ -372,7 +372,10 @@ void se_gpus_snapshot(energy_snapshot_t *out)
 			continue;	/* not read yet: not shown */
 		g->flags = ENERGY_SNAPSHOT_GPU_VALID;
 		g->power_mw = t.power_mw;
-		g->energy_mj = gpu_meter_charged_mj(gpus.factor, t.energy_mj);
+		/* at the newest good reading, not extrapolated past it: an
+		 * extrapolation the next reading corrects downwards would
+		 * make the counter go back (a reset to Prometheus) */
+		g->energy_mj = gpu_meter_charged_mj(gpus.factor, t.sample_mj);
 	}
 	out->n_gpus = n;
 }
