@@ -14,8 +14,11 @@
  * Prints:
  *   source <description>            or  open-error <rc> <message>
  *   read <i> <rc> <has_power> <power_mw> <has_counter> <counter_raw>
- *        <mj_per_unit> <energy_mj> <t_unix_s> <requests> | <message>
- *   (requests: HTTP requests the read made, over every service)
+ *        <mj_per_unit> <energy_mj> <t_unix_s> <requests> <ms> <cpu_us>
+ *        | <message>
+ *   (requests: HTTP requests the read made, over every service; ms: the
+ *   read's wall time; cpu_us: the thread's CPU for the read, its
+ *   accumulator sample and, with --reconnect, the close: bench/redfish)
  *   requests <n> logins <n>
  * Exit status 0 after the reads, 1 when open failed, 2 on bad arguments.
  */
@@ -44,6 +47,14 @@ static char *_password(const char *path)
 	fclose(f);
 	line[strcspn(line, "\r\n")] = '\0';
 	return line;
+}
+
+static uint64_t _thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 static double _unix_now(void)
@@ -133,15 +144,17 @@ int main(int argc, char **argv)
 	printf("meter %s\n", desc);
 	for (i = 0; i < reads; i++) {
 		meter_reading_t rd;
-		uint64_t t0 = se_mono_ns(), e_mj = 0;
+		uint64_t t0 = se_mono_ns(), e_mj = 0, cpu0 = _thread_cpu_ns();
 		unsigned long req0 = rf_meter_requests(m);
+		double ms;
 		double t_unix = _unix_now();
 
 		memset(&rd, 0, sizeof(rd));
 		msg[0] = '\0';
 		rc = rf_meter_ops.read(m, &rd, t0 + 2 * c.timeout_ns, msg,
 				       sizeof(msg));
-		read_ms_sum += (se_mono_ns() - t0) / 1e6;
+		ms = (se_mono_ns() - t0) / 1e6;
+		read_ms_sum += ms;
 		t0 += (se_mono_ns() - t0) / 2;
 		t_unix += (_unix_now() - t_unix) / 2;
 		if (!rc && rd.has_counter)
@@ -152,17 +165,18 @@ int main(int argc, char **argv)
 		else if (!rc && rd.has_power)
 			energy_acc_add_power(acc, t0, rd.power_mw);
 		energy_acc_energy_at(acc, t0, &e_mj);
-		printf("read %ld %d %d %llu %d %llu %.9g %llu %.6f %lu | %s\n",
-		       i, rc, rd.has_power, (unsigned long long) rd.power_mw,
-		       rd.has_counter, (unsigned long long) rd.counter_raw,
-		       rd.counter_spec.mj_per_unit,
-		       (unsigned long long) e_mj, t_unix,
-		       rf_meter_requests(m) - req0, msg);
-		fflush(stdout);
 		if (reconnect || (rc && rc != -EAGAIN)) { /* as the sampler */
 			rf_meter_ops.close(m);
 			rf_meter_ops.open(m, se_mono_ns() + 8 * c.timeout_ns);
 		}
+		printf("read %ld %d %d %llu %d %llu %.9g %llu %.6f %lu %.3f %.1f | %s\n",
+		       i, rc, rd.has_power, (unsigned long long) rd.power_mw,
+		       rd.has_counter, (unsigned long long) rd.counter_raw,
+		       rd.counter_spec.mj_per_unit,
+		       (unsigned long long) e_mj, t_unix,
+		       rf_meter_requests(m) - req0, ms,
+		       (_thread_cpu_ns() - cpu0) / 1e3, msg);
+		fflush(stdout);
 		if (i + 1 < reads)
 			usleep(period_ms * 1000);
 	}
