@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "slurm/slurm.h"
@@ -31,6 +32,20 @@ static char *_user_name(uint32_t uid)
 	if (asprintf(&name, "%u", uid) < 0)
 		return NULL;
 	return name;
+}
+
+/* One line a minute at most: why jobs' series are missing (the lookup
+ * thread only calls this). */
+static void _say_failed(uint32_t job_id, int err)
+{
+	static time_t said;
+	time_t now = time(NULL);
+
+	if (now - said < 60)
+		return;
+	said = now;
+	fprintf(stderr, "slurm-energy-exporter: cannot look up job %u's user, account and partition in slurmctld: %s; its series wait (asked again every 30 s)\n",
+		job_id, slurm_strerror(err));
 }
 
 static int _load(job_info_msg_t **msg, uint32_t job_id)
@@ -56,8 +71,10 @@ int exp_slurm_lookup(void *arg, uint32_t job_id, char **user,
 	if (_load(&msg, job_id) != SLURM_SUCCESS) {
 		/* errno, not slurm_get_errno(): that only returned errno and
 		 * is gone in 24.11 (src/common/slurm_compat.h) */
-		rc = errno == ESLURM_INVALID_JOB_ID ? -ENOENT :
-								  -EAGAIN;
+		int err = errno;
+
+		rc = err == ESLURM_INVALID_JOB_ID ? -ENOENT : -EAGAIN;
+		_say_failed(job_id, err);
 		return rc;
 	}
 	if (!msg || msg->record_count < 1) {
