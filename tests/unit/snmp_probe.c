@@ -94,7 +94,7 @@ int main(int argc, char **argv)
 	counter_spec_t spec;
 	energy_acc_t *acc;
 	snmp_conf_t c;
-	snmp_target_t t;
+	static snmp_target_t t;
 	snmp_meter_t *m;
 	char err[1024] = "", desc[1024];
 	uint64_t period_ns, next;

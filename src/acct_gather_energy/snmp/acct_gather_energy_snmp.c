@@ -71,25 +71,33 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 		       char *err, size_t err_len)
 {
 	snmp_meter_config_t mc;
-	snmp_target_t t;
+	snmp_target_t *t;	/* 64 outlets and their PDUs: not on a stack */
 	snmp_meter_t *m;
 	int rc, n;
 
 	(void) arg;
-	if ((rc = snmp_conf_read_files(&sconf, err, err_len)) ||
-	    (rc = snmp_conf_resolve(&sconf, node, &hostlist_ops, &t, err,
-				    err_len)))
+	if ((rc = snmp_conf_read_files(&sconf, err, err_len)))
+		return rc;
+	t = xmalloc(sizeof(*t));
+	if ((rc = snmp_conf_resolve(&sconf, node, &hostlist_ops, t, err,
+				    err_len))) {
+		xfree(t);
 		return rc == -ENOENT ? SE_ENERGY_NO_METER : rc;
+	}
 	/* libnetsnmp is opened here, in slurmd, and nowhere else */
-	if ((rc = snmp_dl_load(err, err_len)))
+	if (snmp_dl_load(err, err_len)) {
+		memset(t, 0, sizeof(*t));
+		xfree(t);
 		return -ELIBACC;
+	}
 	mc = (snmp_meter_config_t) {
-		.node = node, .pdus = t.pdus, .n_pdus = t.n_pdus,
-		.outlets = t.outlets, .n_outlets = t.n_outlets,
+		.node = node, .pdus = t->pdus, .n_pdus = t->n_pdus,
+		.outlets = t->outlets, .n_outlets = t->n_outlets,
 		.timeout_ns = sconf.timeout_ns,
 	};
 	rc = snmp_meter_create(&mc, &m, err, err_len);
-	memset(&t, 0, sizeof(t));	/* the secrets are the meter's now */
+	memset(t, 0, sizeof(*t));	/* the secrets are the meter's now */
+	xfree(t);
 	if (rc)
 		return rc;
 

@@ -558,9 +558,10 @@ static int _add_outlet(const snmp_conf_t *c, const snmp_conf_nodes_t *e,
 
 	snprintf(name, sizeof(name), "%.*s", (int) (colon - outlet), outlet);
 	p = _pdu(c, name);
-	if (t->n_outlets >= 16)
+	if (t->n_outlets >= SNMP_TARGET_OUTLETS)
 		return _fail(c->map_path, e->line, err, len,
-			     "more than 16 outlets for one node%s%s", "", "");
+			     "more than %d outlets for one node",
+			     SNMP_TARGET_OUTLETS);
 	for (k = 0; k < t->n_pdus; k++)
 		if (!strcmp(t->pdus[k].name, name))
 			break;

@@ -86,10 +86,11 @@ typedef struct {
 } snmp_hostlist_ops_t;
 
 /* One node's outlets, ready for snmp_meter_create(). */
+#define SNMP_TARGET_OUTLETS	64	/* a whole PDU read as one "node" */
 typedef struct {
-	snmp_outlet_t outlets[16];
+	snmp_outlet_t outlets[SNMP_TARGET_OUTLETS];
 	size_t n_outlets;
-	snmp_pdu_t pdus[16];
+	snmp_pdu_t pdus[SNMP_TARGET_OUTLETS];
 	size_t n_pdus;
 } snmp_target_t;
 
