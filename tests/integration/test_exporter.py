@@ -1,7 +1,7 @@
 """slurm-energy-exporter itself (issue #43): its start-up refusals, TLS and
 basic auth, and a real slurmd behind it, scraped with urllib.
 
-Without the cluster (the staged binary, about 2 s):
+Without the cluster (the staged binary, about 2.5 s):
 - bad input is one line and exit status 2 naming it: a malformed web
   configuration (file and line), a TLS key that cannot be read (its path),
   a key that is not the certificate's (both paths), a port in use (the
@@ -9,7 +9,9 @@ Without the cluster (the staged binary, about 2 s):
 - with TLS and basic auth, curl over HTTPS with the right user gets the
   exposition, a wrong password 401, plain HTTP nothing; while no slurmd
   answers the exposition is slurmd_up 0 and nothing of slurmd's, and
-  promtool check metrics passes it.
+  promtool check metrics passes it;
+- with RequireAndVerifyClientCert, no client certificate is 403 and one
+  the client CA signed gets the exposition.
 
 On the test cluster (node1 on the Modbus rig's meter, share mode under
 PrologFlags=Contain, one exporter in node1's namespace, about 35 s):
@@ -99,6 +101,11 @@ def tls(tmp_path_factory):
         "-extfile", d + "/ext", "-out", d + "/node.crt")
     ssl("genpkey", "-algorithm", "EC", "-pkeyopt",
         "ec_paramgen_curve:prime256v1", "-out", d + "/other.key")
+    ssl("req", *ec, "-subj", "/CN=prometheus", "-keyout",
+        d + "/client.key", "-out", d + "/client.csr")
+    ssl("x509", "-req", "-in", d + "/client.csr", "-CA", d + "/ca.crt",
+        "-CAkey", d + "/ca.key", "-CAcreateserial", "-days", "1",
+        "-out", d + "/client.crt")
     with open(d + "/web.yml", "w") as f:
         f.write("tls_server_config:\n  cert_file: node.crt\n"
                 "  key_file: node.key\nbasic_auth_users:\n"
@@ -192,6 +199,38 @@ def test_tls_and_basic_auth(built, tls, tmp_path):
                    "version=1.0.0", "-D", "-", url)
         assert "application/openmetrics-text" in om.stdout and \
             om.stdout.endswith("# EOF\n"), om.stdout
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=10)
+    assert proc.returncode == 0, out
+
+
+def test_client_certificate_required(built, tls, tmp_path):
+    """client_auth_type RequireAndVerifyClientCert: a client without a
+    certificate the CA signed gets 403, one with it the exposition."""
+    web = _web(tls, "mtls.yml", "tls_server_config:\n  cert_file: node.crt\n"
+               "  key_file: node.key\n"
+               "  client_auth_type: RequireAndVerifyClientCert\n"
+               "  client_ca_file: ca.crt\n")
+    port = free_port()
+    proc = subprocess.Popen(
+        [built, "--web.listen-address=127.0.0.1:%d" % port,
+         "--web.config.file=" + web, "--socket=" + str(tmp_path / "none"),
+         "--no-slurm-labels"], stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True)
+    try:
+        url = "https://127.0.0.1:%d/metrics" % port
+        code = ["--cacert", tls + "/ca.crt", "-o", "/dev/null", "-w",
+                "%{http_code}", url]
+        poll(lambda: _curl(*code).stdout not in ("", "000"), timeout=10,
+             what="the exporter's HTTPS listener")
+        assert _curl(*code).stdout == "403"
+        mine = _curl("--cert", tls + "/client.crt", "--key",
+                     tls + "/client.key", *code)
+        assert mine.stdout == "200", mine.stdout + mine.stderr
+        other = _curl("--cert", tls + "/node.crt", "--key",
+                      tls + "/other.key", *code)
+        assert other.stdout != "200", other.stdout
     finally:
         proc.terminate()
         out, _ = proc.communicate(timeout=10)
