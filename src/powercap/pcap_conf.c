@@ -14,6 +14,7 @@
 #include "conf.h"
 #include "pcap_conf.h"
 #include "pcap_knob.h"
+#include "pcap_wire.h"
 #include "se_time.h"
 
 #define MW(w) ((uint64_t)((w) * 1000.0 + 0.5))
@@ -39,6 +40,47 @@ static int _check_knobs(const conf_where_t *w, const char *value, char *err,
 	return rv;
 }
 
+/* PowerCapNodes: a comma list of node names (Slurm's NodeName, no
+ * hostlist ranges yet), each a word of at most PCAP_WIRE_NAME_MAX - 1. */
+static int _check_nodes(const conf_where_t *w, const char *value, char *err,
+			size_t err_len)
+{
+	const char *p = value;
+	size_t len;
+
+	if (!*value)
+		return conf_fail(w, value, err, err_len, -EINVAL, "no node");
+	for (; *p; p += len + (p[len] == ',')) {
+		len = strcspn(p, ",");
+		if (!len || len >= PCAP_WIRE_NAME_MAX ||
+		    strcspn(p, ", \t[]=:") != len)
+			return conf_fail(w, value, err, err_len, -EINVAL,
+					 "a node name is 1 to %d characters, "
+					 "no blank, bracket, '=' or ':'",
+					 PCAP_WIRE_NAME_MAX - 1);
+	}
+	return 0;
+}
+
+/* PowerCapController: HOST:PORT, where the agents connect. */
+static int _check_controller(const conf_where_t *w, const char *value,
+			     char *err, size_t err_len)
+{
+	const char *colon = strrchr(value, ':');
+	char *end;
+	long port;
+
+	if (!colon || colon == value)
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "expected HOST:PORT");
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	if (errno || *end || end == colon + 1 || port < 1 || port > 65535)
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "bad port (1-65535)");
+	return 0;
+}
+
 static const se_conf_key_t keys[] = {
 	SE_KEY_REAL("PowerCapWatts", pcap_conf_t, cap_w, 1, 1e9),
 	SE_KEY_SECONDS("PowerCapPeriod", pcap_conf_t, period_ns,
@@ -55,6 +97,9 @@ static const se_conf_key_t keys[] = {
 	SE_KEY_REAL("PowerCapFloorWatts", pcap_conf_t, floor_w, 0, 4000000),
 	SE_KEY_REAL("PowerCapMaxWatts", pcap_conf_t, max_w, 1, 4000000),
 	SE_KEY_STR("PowerCapKnobs", pcap_conf_t, knobs, _check_knobs, ""),
+	SE_KEY_STR("PowerCapNodes", pcap_conf_t, nodes, _check_nodes, ""),
+	SE_KEY_STR("PowerCapController", pcap_conf_t, controller,
+		   _check_controller, ""),
 };
 
 void pcap_conf_init(pcap_conf_t *c)
@@ -71,6 +116,8 @@ void pcap_conf_init(pcap_conf_t *c)
 void pcap_conf_free(pcap_conf_t *c)
 {
 	free(c->knobs);
+	free(c->nodes);
+	free(c->controller);
 	pcap_conf_init(c);
 }
 
@@ -134,6 +181,35 @@ void pcap_conf_params(const pcap_conf_t *c, pcap_params_t *p)
 	p->headroom_mw = (uint32_t)MW(c->headroom_w);
 	p->at_cap_mw = (uint32_t)MW(c->at_cap_w);
 	p->hysteresis_mw = (uint32_t)MW(c->hysteresis_w);
+}
+
+static int _line(void *arg, const char *path, unsigned line,
+		 const conf_pair_t *pairs, size_t n_pairs, char *err,
+		 size_t err_len)
+{
+	char where[512];
+
+	snprintf(where, sizeof(where), "%s:%u", path, line);
+	for (size_t i = 0; i < n_pairs; i++) {
+		int rv = se_conf_set(&pcap_conf_desc, arg, where, pairs[i].key,
+				     pairs[i].value, err, err_len);
+		if (rv)
+			return rv;
+	}
+	return 0;
+}
+
+int pcap_conf_read(pcap_conf_t *c, const char *path, char *err,
+		   size_t err_len)
+{
+	int rv;
+
+	pcap_conf_init(c);
+	if (!(rv = conf_read_pairs_file(path, _line, c, err, err_len)))
+		rv = pcap_conf_check(c, path, err, err_len);
+	if (rv)
+		pcap_conf_free(c);
+	return rv;
 }
 
 SE_CONF_DESC_DEFINE(pcap_conf_desc, pcap_conf, pcap_conf_t, "powercap",

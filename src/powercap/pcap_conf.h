@@ -14,6 +14,10 @@
  *   PowerCapFloorWatts=W       a node's floor (required)
  *   PowerCapMaxWatts=W         a node's uncapped cap (required, > floor)
  *   PowerCapKnobs=SPECS        a node's knobs (required; pcap_knob.h)
+ *   PowerCapNodes=N1,N2,...    the nodes of the cap group (the daemon's;
+ *                              required by slurm-energy-powercapd)
+ *   PowerCapController=H:P     where the agents connect (the daemon
+ *                              listens on P; required by both programs)
  * One file per node class for now (the node keys are the class's);
  * hostlists of classes come with the daemon.
  */
@@ -34,6 +38,8 @@ typedef struct {
 	uint64_t hold_ns;
 	double floor_w, max_w;
 	char *knobs;
+	char *nodes;		/* comma list */
+	char *controller;	/* HOST:PORT */
 } pcap_conf_t;
 
 extern const se_conf_desc_t pcap_conf_desc;
@@ -42,6 +48,12 @@ void pcap_conf_init(pcap_conf_t *c);
 void pcap_conf_free(pcap_conf_t *c);
 int pcap_conf_check(pcap_conf_t *c, const char *file, char *err,
 		    size_t err_len);
+
+/* Read path (key=value pairs, '#' comments) into c and check it: 0, or a
+ * negative errno with err naming the file (and line), key and value; c is
+ * then empty. */
+int pcap_conf_read(pcap_conf_t *c, const char *path, char *err,
+		   size_t err_len);
 
 /* The round's parameters from a checked configuration. */
 void pcap_conf_params(const pcap_conf_t *c, pcap_params_t *p);

@@ -67,6 +67,7 @@ int pcap_ctl_round(pcap_ctl_t *c, int64_t now_ns, pcap_send_fn send,
 	if (ret)
 		return ret;
 	c->round_ns = now_ns;
+	c->round_seq = c->seq;
 	c->holding = false;
 	for (size_t i = 0; i < c->n; i++) {
 		pcap_node_t *nd = &c->nodes[i];
@@ -116,4 +117,11 @@ bool pcap_ctl_tick(pcap_ctl_t *c, int64_t now_ns, pcap_send_fn send,
 		}
 	c->holding = false;
 	return false;
+}
+
+void pcap_ctl_renew(pcap_ctl_t *c, pcap_send_fn send, void *arg)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->st[i].sent_seq <= c->round_seq)
+			_send(c, i, c->st[i].sent_cap_mw, send, arg);
 }

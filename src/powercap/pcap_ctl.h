@@ -56,6 +56,7 @@ typedef struct {
 	pcap_ctl_node_t *st;
 	uint64_t seq;
 	int64_t round_ns;
+	uint64_t round_seq;	/* c->seq when the last round began sending */
 	bool holding;
 	pcap_stats_t last;	/* the last round's */
 } pcap_ctl_t;
@@ -69,6 +70,11 @@ void pcap_ctl_free(pcap_ctl_t *c);
 /* One round at now: 0, or pcap_round's error. */
 int pcap_ctl_round(pcap_ctl_t *c, int64_t now_ns, pcap_send_fn send,
 		   void *arg);
+
+/* After a round: every node not sent a cap in it is sent its cap again
+ * (a new sequence number), which renews its lease and asks its answer:
+ * one CAP and one REPORT per node per round. */
+void pcap_ctl_renew(pcap_ctl_t *c, pcap_send_fn send, void *arg);
 
 /* Node i answered message seq (0: a report on its own). */
 void pcap_ctl_answer(pcap_ctl_t *c, size_t i, int64_t now_ns, uint64_t seq,

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "bmc_conf.h"
+#include "pcap_conf.h"
 #include "conf.h"
 #include "conf_desc.h"
 #include "es_conf.h"
@@ -279,6 +280,35 @@ static const row_t gpu_meter_rows[] = {
 	{ NULL }
 };
 
+/* powercap.conf (slurm-energy-powercapd, slurm-energy-powercap-agent) */
+static const row_t pcap_rows[] = {
+	{ "PowerCapWatts", "5000",
+	  "5kW", "not a number", "0", "must be between 1 and" },
+	{ "PowerCapPeriod", "1",
+	  "1s", "not a number of seconds", "0.05", "must be between" },
+	{ "PowerCapHeadroomWatts", "20",
+	  "lots", "not a number", "-1", "must be between 0 and" },
+	{ "PowerCapAtCapWatts", "5",
+	  "near", "not a number", "-1", "must be between 0 and" },
+	{ "PowerCapHysteresisWatts", "5",
+	  "some", "not a number", "-1", "must be between 0 and" },
+	{ "PowerCapRaiseGate", "300",
+	  "0.3s", "not", "60001", "must be between" },
+	{ "PowerCapHoldSeconds", "30",
+	  "30s", "not a number of seconds", "0", "must be between" },
+	{ "PowerCapFloorWatts", "120",
+	  "low", "not a number", "-1", "must be between 0 and" },
+	{ "PowerCapMaxWatts", "400",
+	  "high", "not a number", "0", "must be between 1 and" },
+	{ "PowerCapKnobs", "rapl:dram=yes,cpufreq:min_w=100:max_w=300",
+	  "rapel", "unknown knob 'rapel'", "", "no knob" },
+	{ "PowerCapNodes", "n1,n2,n3",
+	  "n[1-3]", "a node name is 1 to 63 characters", "", "no node" },
+	{ "PowerCapController", "head:6830",
+	  "head", "expected HOST:PORT", "head:70000", "bad port (1-65535)" },
+	{ NULL }
+};
+
 static const row_t option_rows[] = {
 	{ "energy-policy", "min_energy",
 	  "greenest", "must be one of: none, performance, min_energy, min_time",
@@ -298,6 +328,7 @@ static const family_t families[] = {
 	{ &settle_energy_conf_desc, settle_energy_rows },
 	{ &gpu_meter_conf_desc, gpu_meter_rows },
 	{ &freq_options_desc, option_rows },
+	{ &pcap_conf_desc, pcap_rows },
 };
 
 #define N_FAMILIES	(sizeof(families) / sizeof(families[0]))

@@ -208,6 +208,45 @@ START_TEST(test_silent_agent_charged_max)
 }
 END_TEST
 
+/* pcap_ctl_renew: every node not sent a cap in the round gets its cap again
+ * with a new sequence (its lease renewed, its answer asked); a node
+ * lowered in the round is not sent twice. */
+START_TEST(test_renew_sends_the_others_their_caps)
+{
+	pcap_node_t nd[2];
+	pcap_ctl_t c;
+	outbox_t o = { 0 };
+
+	_two(&c, nd, &o);
+	/* nothing moved: no cap in the round, both renewed at 400 W */
+	pcap_ctl_answer(&c, 0, 900 * MS, 0, W(398), true);
+	pcap_ctl_answer(&c, 1, 900 * MS, 0, W(398), true);
+	ck_assert_int_eq(pcap_ctl_round(&c, 1000 * MS, _send, &o), 0);
+	ck_assert_uint_eq(o.n_sent, 0);
+	pcap_ctl_renew(&c, _send, &o);
+	ck_assert_uint_eq(o.n_sent, 2);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_uint_eq(o.node[i], i);
+		ck_assert_uint_eq(o.cap[i], W(400));
+		ck_assert_uint_eq(c.st[i].sent_seq, o.seq[i]);
+	}
+	ck_assert_uint_gt(o.seq[0], 2);		/* after the first round's */
+	ck_assert_uint_ne(o.seq[0], o.seq[1]);
+	/* node 1 donates: lowered in the round, only node 0 renewed */
+	memset(&o, 0, sizeof(o));
+	pcap_ctl_answer(&c, 0, 1900 * MS, 0, W(400), true);
+	pcap_ctl_answer(&c, 1, 1900 * MS, 0, W(150), true);
+	ck_assert_int_eq(pcap_ctl_round(&c, 2000 * MS, _send, &o), 0);
+	ck_assert_uint_eq(o.n_sent, 1);
+	ck_assert_uint_eq(o.node[0], 1);
+	pcap_ctl_renew(&c, _send, &o);
+	ck_assert_uint_eq(o.n_sent, 2);
+	ck_assert_uint_eq(o.node[1], 0);
+	ck_assert_uint_eq(o.cap[1], W(400));	/* its raise still held */
+	pcap_ctl_free(&c);
+}
+END_TEST
+
 START_TEST(test_sent_caps_never_sum_above)
 {
 	enum { N = 30 };
@@ -267,6 +306,7 @@ int main(void)
 	tcase_add_test(tc, test_gate_and_next_round);
 	tcase_add_test(tc, test_held_raise_not_sent_stale);
 	tcase_add_test(tc, test_silent_agent_charged_max);
+	tcase_add_test(tc, test_renew_sends_the_others_their_caps);
 	tcase_add_test(tc, test_sent_caps_never_sum_above);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -1,0 +1,136 @@
+/*
+ * pcap_munge.c - pcap_wire's messages in MUNGE credentials, one a line
+ * (pcap_munge.h).
+ */
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#include <errno.h>
+#include <munge.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pcap_munge.h"
+
+int pcap_lines_fill(pcap_lines_t *l, int fd)
+{
+	ssize_t got;
+
+	if (l->len == sizeof(l->buf))
+		return -EMSGSIZE;
+	got = read(fd, l->buf + l->len, sizeof(l->buf) - l->len);
+	if (got < 0)
+		return errno == EAGAIN || errno == EINTR ? 1 : -errno;
+	if (!got)
+		return 0;
+	l->len += got;
+	return 1;
+}
+
+int pcap_lines_next(pcap_lines_t *l, char *line, size_t len)
+{
+	char *nl = memchr(l->buf, '\n', l->len);
+	size_t n;
+
+	if (!nl)
+		return l->len >= PCAP_LINE_MAX ? -EMSGSIZE : 0;
+	n = nl - l->buf;
+	if (n >= len || n >= PCAP_LINE_MAX)
+		return -EMSGSIZE;
+	memcpy(line, l->buf, n);
+	line[n] = '\0';
+	l->len -= n + 1;
+	memmove(l->buf, nl + 1, l->len);
+	return 1;
+}
+
+void *pcap_munge_new(const char *socket, char *err, size_t err_len)
+{
+	munge_ctx_t ctx = munge_ctx_create();
+
+	if (!ctx) {
+		snprintf(err, err_len, "munge_ctx_create: out of memory");
+		return NULL;
+	}
+	if (socket && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, socket) !=
+	    EMUNGE_SUCCESS) {
+		snprintf(err, err_len, "munge socket %s: %s", socket,
+			 munge_ctx_strerror(ctx));
+		munge_ctx_destroy(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+void pcap_munge_free(void *ctx)
+{
+	if (ctx)
+		munge_ctx_destroy(ctx);
+}
+
+static int _write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		n -= w;
+	}
+	return 0;
+}
+
+int pcap_munge_send(void *ctx, int fd, const uint8_t *buf, size_t len,
+		    char *err, size_t err_len)
+{
+	char *cred = NULL;
+	munge_err_t e = munge_encode(&cred, ctx, buf, (int)len);
+	size_t n;
+	int rv;
+
+	if (e != EMUNGE_SUCCESS) {
+		snprintf(err, err_len, "munge_encode: %s",
+			 munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) :
+			 munge_strerror(e));
+		free(cred);
+		return -EACCES;
+	}
+	n = strlen(cred);
+	cred[n] = '\n';	/* over its NUL: n + 1 bytes go out */
+	rv = _write_all(fd, cred, n + 1);
+	if (rv)
+		snprintf(err, err_len, "write: %s", strerror(-rv));
+	free(cred);
+	return rv;
+}
+
+int pcap_munge_open(void *ctx, const char *cred, uint8_t *buf, size_t *len,
+		    uid_t *uid, char *err, size_t err_len)
+{
+	void *payload = NULL;
+	int plen = 0;
+	gid_t gid;
+	munge_err_t e = munge_decode(cred, ctx, &payload, &plen, uid, &gid);
+
+	if (e != EMUNGE_SUCCESS) {
+		snprintf(err, err_len, "munge_decode: %s", munge_strerror(e));
+		free(payload);
+		return -EACCES;
+	}
+	if ((size_t)plen > *len) {
+		snprintf(err, err_len, "a payload of %d bytes (at most %zu)",
+			 plen, *len);
+		free(payload);
+		return -EMSGSIZE;
+	}
+	memcpy(buf, payload, plen);
+	*len = plen;
+	free(payload);
+	return 0;
+}

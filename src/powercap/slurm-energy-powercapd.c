@@ -1,0 +1,520 @@
+/*
+ * slurm-energy-powercapd - the cluster power cap's controller (issue #45;
+ * doc/design-powercap.md; slurm-energy-powercapd(8)).
+ *
+ * The I/O around pcap_ctl.c: it listens on PowerCapController's port for
+ * the agents (slurm-energy-powercap-agent, one TCP connection per node,
+ * each message a MUNGE credential: pcap_munge.h), runs a round every
+ * PowerCapPeriod over PowerCapNodes (pcap_ctl_round, then every node not
+ * sent a new cap is sent its cap again: its lease renewed, its answer
+ * asked), sends the held raises when pcap_ctl_tick says, and feeds the
+ * agents' REPORTs to pcap_ctl_answer.  A node without an agent, or whose
+ * agent gave no reading or failed to apply, is charged its maximum.
+ * SIGHUP reloads powercap.conf (a bad file is logged and the old one
+ * kept); SIGTERM/SIGINT exit without a message to the agents: each node
+ * keeps its last cap until its lease (PowerCapHoldSeconds) lapses, then
+ * its agent restores its defaults.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* accept4 */
+#endif
+#ifdef HAVE_CONFIG_H
+#include "se_config.h"
+#endif
+
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "pcap_conf.h"
+#include "pcap_ctl.h"
+#include "pcap_munge.h"
+#include "pcap_prog.h"
+#include "se_log.h"
+#include "se_time.h"
+
+#define PROG		"slurm-energy-powercapd"
+#define TICK_NS		((int64_t)(10 * SE_NS_PER_MS))	/* while raises are held */
+
+typedef struct {
+	int fd;
+	pcap_lines_t lines;
+	char node[PCAP_WIRE_NAME_MAX];	/* "" until its first REPORT */
+	long index;			/* in nodes[]; -1: none */
+} conn_t;
+
+typedef struct {
+	const char *conf_path, *munge_socket, *user, *listen;
+	bool verbose;
+} opts_t;
+
+typedef struct {
+	pcap_conf_t conf;
+	size_t n;
+	pcap_node_t *nodes;
+	char **names;		/* nodes[i].name's storage */
+	long *conn;		/* node -> conns[] index, -1 */
+	size_t *by_name;	/* node indexes sorted by name */
+	pcap_ctl_t ctl;
+	bool have_ctl;
+} group_t;
+
+typedef struct {
+	opts_t o;
+	group_t g;
+	void *munge;
+	uid_t user_uid;
+	int listen_fd;
+	conn_t *conns;
+	size_t n_conns, cap_conns;
+	uint64_t rounds;
+} daemon_t;
+
+/* ---------------------------------------------------------- the nodes */
+
+static group_t *sort_group;
+
+static int _cmp_index(const void *a, const void *b)
+{
+	return strcmp(sort_group->names[*(const size_t *)a],
+		      sort_group->names[*(const size_t *)b]);
+}
+
+static long _find(group_t *g, const char *name)
+{
+	size_t lo = 0, hi = g->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(name, g->names[g->by_name[mid]]);
+
+		if (!c)
+			return (long)g->by_name[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+static void _group_free(group_t *g)
+{
+	if (g->have_ctl)
+		pcap_ctl_free(&g->ctl);
+	for (size_t i = 0; i < g->n; i++)
+		free(g->names[i]);
+	free(g->names);
+	free(g->nodes);
+	free(g->conn);
+	free(g->by_name);
+	pcap_conf_free(&g->conf);
+	memset(g, 0, sizeof(*g));
+}
+
+/* The group of a checked configuration: 0, or -errno with err. */
+static int _group_load(group_t *g, const char *path, char *err, size_t len)
+{
+	char *list, *save = NULL, *tok;
+	pcap_params_t p;
+	int rv;
+
+	memset(g, 0, sizeof(*g));
+	if ((rv = pcap_conf_read(&g->conf, path, err, len)))
+		return rv;
+	if (!g->conf.nodes || !g->conf.controller) {
+		snprintf(err, len, "%s: %s is required", path,
+			 g->conf.nodes ? "PowerCapController" :
+			 "PowerCapNodes");
+		_group_free(g);
+		return -EINVAL;
+	}
+	for (const char *c = g->conf.nodes; *c; c++)
+		g->n += *c == ',';
+	g->n++;
+	g->nodes = calloc(g->n, sizeof(*g->nodes));
+	g->names = calloc(g->n, sizeof(*g->names));
+	g->conn = calloc(g->n, sizeof(*g->conn));
+	g->by_name = calloc(g->n, sizeof(*g->by_name));
+	list = strdup(g->conf.nodes);
+	if (!g->nodes || !g->names || !g->conn || !g->by_name || !list) {
+		free(list);
+		_group_free(g);
+		snprintf(err, len, "out of memory");
+		return -ENOMEM;
+	}
+	g->n = 0;
+	for (tok = strtok_r(list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save), g->n++) {
+		g->names[g->n] = strdup(tok);
+		g->nodes[g->n] = (pcap_node_t){
+			.name = g->names[g->n],
+			.floor_mw = (uint32_t)(g->conf.floor_w * 1000 + 0.5),
+			.max_mw = (uint32_t)(g->conf.max_w * 1000 + 0.5) };
+		g->conn[g->n] = -1;
+		g->by_name[g->n] = g->n;
+	}
+	free(list);
+	sort_group = g;
+	qsort(g->by_name, g->n, sizeof(*g->by_name), _cmp_index);
+	for (size_t i = 1; i < g->n; i++)
+		if (!strcmp(g->names[g->by_name[i]],
+			    g->names[g->by_name[i - 1]])) {
+			snprintf(err, len, "%s: PowerCapNodes names %s twice",
+				 path, g->names[g->by_name[i]]);
+			_group_free(g);
+			return -EINVAL;
+		}
+	pcap_conf_params(&g->conf, &p);
+	if ((rv = pcap_params_check(&p, g->nodes, g->n, err, len)) ||
+	    (rv = pcap_ctl_init(&g->ctl, &p, g->nodes, g->n,
+				(int64_t)g->conf.raise_gate_ns,
+				2 * (int64_t)g->conf.period_ns))) {
+		if (rv == -ENOMEM)
+			snprintf(err, len, "out of memory");
+		_group_free(g);
+		return rv;
+	}
+	g->have_ctl = true;
+	return 0;
+}
+
+/* ------------------------------------------------------ the connections */
+
+static void _close(daemon_t *d, size_t c)
+{
+	conn_t *k = &d->conns[c];
+
+	if (k->index >= 0 && d->g.conn[k->index] == (long)c) {
+		/* charged its maximum from the next round on, not after
+		 * silent_ns: an agent stopped restores its defaults now */
+		pcap_ctl_answer(&d->g.ctl, (size_t)k->index,
+				(int64_t)se_mono_ns(), 0,
+				d->g.ctl.st[k->index].power_mw, false);
+		se_log(SE_LOG_INFO, "node %s: agent gone", k->node);
+		d->g.conn[k->index] = -1;
+	}
+	close(k->fd);
+	/* the last connection takes its place */
+	*k = d->conns[--d->n_conns];
+	if (c < d->n_conns && k->index >= 0 &&
+	    d->g.conn[k->index] == (long)d->n_conns)
+		d->g.conn[k->index] = (long)c;
+}
+
+static void _send(void *arg, size_t i, uint32_t cap_mw, uint64_t seq)
+{
+	daemon_t *d = arg;
+	long c = d->g.conn[i];
+	pcap_cap_msg_t m = { .seq = seq, .cap_mw = cap_mw,
+			     .lease_ms = (uint32_t)(d->g.conf.hold_ns /
+						    SE_NS_PER_MS) };
+	uint8_t buf[PCAP_WIRE_MAX_LEN];
+	char err[256];
+	int len;
+
+	if (c < 0)
+		return;		/* no agent: charged its max (silent) */
+	snprintf(m.node, sizeof(m.node), "%s", d->g.names[i]);
+	if ((len = pcap_wire_cap(&m, buf, sizeof(buf))) < 0)
+		return;
+	if (pcap_munge_send(d->munge, d->conns[c].fd, buf, len, err,
+			    sizeof(err))) {
+		se_log(SE_LOG_ERROR, "node %s: %s", m.node, err);
+		shutdown(d->conns[c].fd, SHUT_RDWR);	/* closed by poll */
+	}
+}
+
+static void _report(daemon_t *d, size_t c, const pcap_report_msg_t *m)
+{
+	conn_t *k = &d->conns[c];
+	long i = _find(&d->g, m->node);
+
+	if (i < 0) {
+		se_log(SE_LOG_ERROR, "a report from node %s, not in "
+		       "PowerCapNodes: connection closed", m->node);
+		shutdown(k->fd, SHUT_RDWR);
+		return;
+	}
+	if (k->index != i) {
+		if (d->g.conn[i] >= 0 && d->g.conn[i] != (long)c)
+			shutdown(d->conns[d->g.conn[i]].fd, SHUT_RDWR);
+		d->g.conn[i] = (long)c;
+		k->index = i;
+		snprintf(k->node, sizeof(k->node), "%s", m->node);
+		se_log(SE_LOG_INFO, "node %s: agent connected", m->node);
+	}
+	if (m->error[0])
+		se_log(SE_LOG_ERROR, "node %s: %s", m->node, m->error);
+	/* no reading (window 0): answered as not enforced, so charged its
+	 * maximum: nothing says what it draws */
+	pcap_ctl_answer(&d->g.ctl, (size_t)i, (int64_t)se_mono_ns(), m->seq,
+			m->power_mw,
+			(m->flags & PCAP_REPORT_ENFORCED) && m->window_ms);
+}
+
+static void _message(daemon_t *d, size_t c, const char *cred)
+{
+	uint8_t buf[PCAP_WIRE_MAX_LEN];
+	size_t len = sizeof(buf);
+	pcap_report_msg_t m;
+	char err[256];
+	uid_t uid;
+
+	if (pcap_munge_open(d->munge, cred, buf, &len, &uid, err,
+			    sizeof(err)) ||
+	    ((uid != 0 && uid != d->user_uid) &&
+	     snprintf(err, sizeof(err), "sent by uid %u (root or uid %u "
+		      "only)", (unsigned)uid, (unsigned)d->user_uid)) ||
+	    pcap_wire_read_report(buf, len, &m, err, sizeof(err))) {
+		se_log(SE_LOG_ERROR, "a report refused: %s", err);
+		return;
+	}
+	_report(d, c, &m);
+}
+
+/* 0, or the connection is to be closed. */
+static int _readable(daemon_t *d, size_t c)
+{
+	char line[PCAP_LINE_MAX];
+	int rv = pcap_lines_fill(&d->conns[c].lines, d->conns[c].fd);
+
+	if (rv <= 0)
+		return -1;
+	while ((rv = pcap_lines_next(&d->conns[c].lines, line,
+				     sizeof(line))) > 0)
+		_message(d, c, line);
+	return rv;
+}
+
+static void _accept(daemon_t *d)
+{
+	int fd = accept4(d->listen_fd, NULL, NULL,
+			 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (d->n_conns == d->cap_conns) {
+		size_t n = d->cap_conns ? 2 * d->cap_conns : 64;
+		conn_t *p = realloc(d->conns, n * sizeof(*p));
+
+		if (!p) {
+			close(fd);
+			return;
+		}
+		d->conns = p;
+		d->cap_conns = n;
+	}
+	d->conns[d->n_conns++] = (conn_t){ .fd = fd, .index = -1 };
+}
+
+static int _listen(daemon_t *d, char *err, size_t len)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE }, *res = NULL;
+	const char *port = strrchr(d->g.conf.controller, ':') + 1;
+	int one = 1, rv;
+
+	if ((rv = getaddrinfo(d->o.listen, port, &hints, &res))) {
+		snprintf(err, len, "listen on %s:%s: %s",
+			 d->o.listen ? d->o.listen : "*", port,
+			 gai_strerror(rv));
+		return -EINVAL;
+	}
+	d->listen_fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK |
+			      SOCK_CLOEXEC, 0);
+	if (d->listen_fd < 0 ||
+	    setsockopt(d->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one,
+		       sizeof(one)) ||
+	    bind(d->listen_fd, res->ai_addr, res->ai_addrlen) ||
+	    listen(d->listen_fd, 1024)) {
+		snprintf(err, len, "listen on %s:%s: %s",
+			 d->o.listen ? d->o.listen : "*", port,
+			 strerror(errno));
+		freeaddrinfo(res);
+		return -errno;
+	}
+	freeaddrinfo(res);
+	return 0;
+}
+
+/* ------------------------------------------------------------- rounds */
+
+static void _round(daemon_t *d, int64_t now)
+{
+	pcap_ctl_t *ctl = &d->g.ctl;
+	const pcap_stats_t *s = &ctl->last;
+	int rv = pcap_ctl_round(ctl, now, _send, d);
+
+	if (rv) {
+		se_log(SE_LOG_ERROR, "round: %s", strerror(-rv));
+		return;
+	}
+	pcap_ctl_renew(ctl, _send, d);
+	d->rounds++;
+	se_log(SE_LOG_DEBUG, "round %llu: power %.1f W, caps %.1f W of %.1f "
+	       "W (budget %.1f W), level %.3f, greedy %zu, donor %zu, "
+	       "held %zu, unenforced %zu, changed %zu, lowered %zu%s",
+	       (unsigned long long)d->rounds, s->sum_power_mw / 1e3,
+	       s->sum_caps_mw / 1e3, ctl->params.cap_mw / 1e3,
+	       s->budget_mw / 1e3, s->level, s->n_greedy, s->n_donor,
+	       s->n_held, s->n_unenforced, s->n_changed, s->n_lower,
+	       s->infeasible ? ", INFEASIBLE: the cap cannot be held" : "");
+	if (s->infeasible)
+		se_log(SE_LOG_ERROR, "round %llu: the nodes charged their "
+		       "maximum and the others' floors exceed PowerCapWatts",
+		       (unsigned long long)d->rounds);
+}
+
+/* SIGHUP: a new group, the connections bound again by name. */
+static void _reload(daemon_t *d)
+{
+	group_t g;
+	char err[512];
+
+	pcap_prog_reload = 0;
+	if (_group_load(&g, d->o.conf_path, err, sizeof(err))) {
+		se_log(SE_LOG_ERROR, "reload: %s (the old configuration "
+		       "kept)", err);
+		return;
+	}
+	if (strcmp(strrchr(g.conf.controller, ':'),
+		   strrchr(d->g.conf.controller, ':')))
+		se_log(SE_LOG_ERROR, "reload: PowerCapController's port "
+		       "changes only at a restart");
+	_group_free(&d->g);
+	d->g = g;
+	for (size_t c = 0; c < d->n_conns; c++) {
+		conn_t *k = &d->conns[c];
+
+		k->index = k->node[0] ? _find(&d->g, k->node) : -1;
+		if (k->index >= 0)
+			d->g.conn[k->index] = (long)c;
+		else if (k->node[0])
+			shutdown(k->fd, SHUT_RDWR);
+	}
+	se_log(SE_LOG_INFO, "reloaded %s: %zu nodes, cap %g W (every node "
+	       "charged its maximum until it answers)", d->o.conf_path,
+	       d->g.n, d->g.conf.cap_w);
+}
+
+static void _run(daemon_t *d)
+{
+	struct pollfd *p = NULL;
+	size_t cap_p = 0;
+	int64_t next_round = (int64_t)se_mono_ns() +
+			     (int64_t)d->g.conf.period_ns;
+
+	while (!pcap_prog_stop) {
+		int64_t now = (int64_t)se_mono_ns(), wait;
+		bool holding;
+
+		if (pcap_prog_reload)
+			_reload(d);
+		if (now >= next_round) {
+			_round(d, now);
+			next_round += (int64_t)d->g.conf.period_ns;
+			if (next_round <= now)	/* late: no burst */
+				next_round = now + (int64_t)d->g.conf.period_ns;
+		}
+		holding = pcap_ctl_tick(&d->g.ctl, now, _send, d);
+		wait = next_round - now;
+		if (holding && wait > TICK_NS)
+			wait = TICK_NS;
+		if (cap_p < d->n_conns + 1) {
+			cap_p = d->cap_conns + 1;
+			p = realloc(p, cap_p * sizeof(*p));
+		}
+		p[0] = (struct pollfd){ .fd = d->listen_fd, .events = POLLIN };
+		for (size_t c = 0; c < d->n_conns; c++)
+			p[c + 1] = (struct pollfd){ .fd = d->conns[c].fd,
+						    .events = POLLIN };
+		if (poll(p, d->n_conns + 1, (int)(wait / (int64_t)SE_NS_PER_MS) + 1) <=
+		    0)
+			continue;
+		/* from the end: _close moves the last connection */
+		for (size_t c = d->n_conns; c-- > 0;)
+			if (p[c + 1].revents && _readable(d, c))
+				_close(d, c);
+		if (p[0].revents & POLLIN)
+			_accept(d);
+	}
+	free(p);
+}
+
+/* ---------------------------------------------------------------- setup */
+
+static void _usage(FILE *f)
+{
+	fprintf(f, "usage: " PROG " [-v] [-f powercap.conf] [-l address] "
+		"[--munge-socket path] [-u user]\n");
+}
+
+static int _options(int argc, char **argv, opts_t *o)
+{
+	static const struct option longs[] = {
+		{ "conf", required_argument, NULL, 'f' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "munge-socket", required_argument, NULL, 'm' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	*o = (opts_t){ .conf_path = "/etc/slurm/powercap.conf",
+		       .user = "root" };
+	while ((c = getopt_long(argc, argv, "f:l:m:u:vh", longs, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 'f': o->conf_path = optarg; break;
+		case 'l': o->listen = optarg; break;
+		case 'm': o->munge_socket = optarg; break;
+		case 'u': o->user = optarg; break;
+		case 'v': o->verbose = true; break;
+		case 'h': _usage(stdout); exit(0);
+		default: _usage(stderr); return -EINVAL;
+		}
+	}
+	return optind == argc ? 0 : -EINVAL;
+}
+
+int main(int argc, char **argv)
+{
+	static daemon_t d = { .listen_fd = -1 };
+	char err[512];
+
+	if (_options(argc, argv, &d.o))
+		return 2;
+	pcap_prog_log(PROG, d.o.verbose);
+	pcap_prog_signals();
+	if (_group_load(&d.g, d.o.conf_path, err, sizeof(err)) ||
+	    pcap_prog_uid(d.o.user, &d.user_uid, err, sizeof(err)) ||
+	    !(d.munge = pcap_munge_new(d.o.munge_socket, err, sizeof(err))) ||
+	    _listen(&d, err, sizeof(err))) {
+		se_log(SE_LOG_ERROR, "%s", err);
+		return 2;
+	}
+	se_log(SE_LOG_INFO, "%zu nodes, cap %g W, period %g s, lease %g s, "
+	       "listening on port %s", d.g.n, d.g.conf.cap_w,
+	       d.g.conf.period_ns / 1e9, d.g.conf.hold_ns / 1e9,
+	       strrchr(d.g.conf.controller, ':') + 1);
+	_run(&d);
+	se_log(SE_LOG_INFO, "signal %d: exiting; each node keeps its cap "
+	       "until its lease (%g s) lapses", (int)pcap_prog_stop,
+	       d.g.conf.hold_ns / 1e9);
+	while (d.n_conns)
+		_close(&d, d.n_conns - 1);
+	close(d.listen_fd);
+	free(d.conns);
+	pcap_munge_free(d.munge);
+	_group_free(&d.g);
+	return 0;
+}

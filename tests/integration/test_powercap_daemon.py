@@ -1,0 +1,252 @@
+"""The cluster power cap's two programs on loopback (issue #45):
+slurm-energy-powercapd and four slurm-energy-powercap-agent, each agent
+over a fake RAPL tree (one 200 W package zone, min_pct 50: its limit is
+the node's cap, 100..200 W) and asking its node's power from
+se-fake-node-power, the real sampler and query server over a file's
+watts (as it asks slurmd: a snapshot request).  Their messages go through
+a munged of the test's own.  No Slurm cluster; about 6 s.
+
+Demands: n1..n3 180 W (greedy), n4 90 W (a donor); cap 500 W over floors
+of 100 W.  Checked on what the agents wrote into the fake sysfs: the caps
+sum to at most the cap, none under its floor, the donor given its draw
+plus headroom, the greedy ones alike; an agent stopped by SIGTERM restores
+its node at once and the daemon charges that node its maximum (the others'
+caps then sum to at most the cap minus 200 W); the daemon stopped, every
+agent restores its defaults once its lease (1 s) lapses, not before.
+Every process started here is stopped by its PID.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+OBJ = os.environ.get("SE_BUILD_OBJ", os.path.join(REPO, "_build", "obj"))
+DAEMON = os.path.join(OBJ, "src", "powercap", "slurm-energy-powercapd")
+AGENT = os.path.join(OBJ, "src", "powercap", "slurm-energy-powercap-agent")
+POWER = os.path.join(OBJ, "tests", "powercap", "se-fake-node-power")
+
+NODES = ["n1", "n2", "n3", "n4"]
+DEMAND_W = {"n1": 180, "n2": 180, "n3": 180, "n4": 90}
+CAP_W, FLOOR_W, MAX_W, HEADROOM_W = 500, 100, 200, 15
+HOLD_S = 1
+DEFAULT_UW = MAX_W * 1000000
+PORT = 20000 + os.getpid() % 20000
+
+
+def conf(knobs):
+    return ("PowerCapWatts=%d\nPowerCapPeriod=0.2\nPowerCapRaiseGate=100\n"
+            "PowerCapHoldSeconds=%d\nPowerCapHeadroomWatts=%d\n"
+            "PowerCapFloorWatts=%d\nPowerCapMaxWatts=%d\n"
+            "PowerCapKnobs=%s\nPowerCapNodes=%s\n"
+            "PowerCapController=127.0.0.1:%d\n"
+            % (CAP_W, HOLD_S, HEADROOM_W, FLOOR_W, MAX_W, knobs,
+               ",".join(NODES), PORT))
+
+
+def put(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+class Rig:
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="se-powercapd-")
+        os.chmod(self.dir, 0o755)   # munged: its socket's directory
+        self.procs = {}
+
+    def start(self, name, argv):
+        log = open(os.path.join(self.dir, name + ".log"), "w")
+        self.procs[name] = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=log,
+            stderr=subprocess.STDOUT)
+        log.close()
+        return self.procs[name]
+
+    def stop(self, name, sig=signal.SIGTERM):
+        p = self.procs.pop(name)
+        if p.poll() is None:
+            p.send_signal(sig)
+            p.wait(timeout=10)
+        return p.returncode
+
+    def log(self, name):
+        with open(os.path.join(self.dir, name + ".log")) as f:
+            return f.read()
+
+    def wait_for(self, path, what):
+        deadline = time.monotonic() + 10
+        while not os.path.exists(path):
+            assert time.monotonic() < deadline, "no %s at %s" % (what, path)
+            time.sleep(0.02)
+
+    def zone(self, node):
+        return os.path.join(self.dir, node, "intel-rapl:0")
+
+    def limit_w(self, node):
+        """The zone's limit in W.  A regular file, not sysfs: the knob's
+        write truncates it first, so an empty read is read again."""
+        path = os.path.join(self.zone(node), "constraint_0_power_limit_uw")
+        for _ in range(100):
+            with open(path) as f:
+                text = f.read()
+            if text.strip():
+                return int(text) / 1e6
+            time.sleep(0.001)
+        raise AssertionError("%s stays empty" % path)
+
+    def agent(self, node):
+        return self.start("agent-" + node, [
+            AGENT, "-v", "-f", os.path.join(self.dir, node + ".conf"),
+            "-n", node, "-q", os.path.join(self.dir, node + ".sock"),
+            "--munge-socket", self.munge, "-u", "root"])
+
+    def daemon(self):
+        return self.start("daemon", [
+            DAEMON, "-v", "-f", os.path.join(self.dir, "powercapd.conf"),
+            "-l", "127.0.0.1", "--munge-socket", self.munge])
+
+
+@pytest.fixture(scope="module")
+def rig():
+    for prog in (DAEMON, AGENT, POWER):
+        if not os.access(prog, os.X_OK):
+            pytest.fail("%s not built (make; or set SE_BUILD_OBJ)" % prog)
+    munged = shutil.which("munged") or "/usr/sbin/munged"
+    if not os.access(munged, os.X_OK):
+        pytest.fail("munged not installed (package munge)")
+    r = Rig()
+    key = os.path.join(r.dir, "munge.key")
+    fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, os.urandom(1024))
+    os.close(fd)
+    r.munge = os.path.join(r.dir, "munge.socket")
+    r.start("munged", [munged, "--foreground", "--socket=" + r.munge,
+                       "--key-file=" + key,
+                       "--pid-file=" + os.path.join(r.dir, "munged.pid"),
+                       "--log-file=" + os.path.join(r.dir, "munged.log"),
+                       "--seed-file=" + os.path.join(r.dir, "munged.seed")])
+    try:
+        r.wait_for(r.munge, "munged socket")
+        for n in NODES:
+            z = r.zone(n)
+            os.makedirs(z)
+            for f, v in (("name", "package-0"),
+                         ("constraint_0_name", "long_term"),
+                         ("constraint_0_max_power_uw", DEFAULT_UW),
+                         ("constraint_0_power_limit_uw", 123000000)):
+                put(os.path.join(z, f), "%s\n" % v)
+            put(os.path.join(r.dir, n + ".watts"), "%d\n" % DEMAND_W[n])
+            put(os.path.join(r.dir, n + ".conf"),
+                conf("rapl:root=%s:min_pct=50" % os.path.join(r.dir, n)))
+            r.start("power-" + n, [POWER, os.path.join(r.dir, n + ".sock"),
+                                   os.path.join(r.dir, n + ".watts"), "50"])
+        put(os.path.join(r.dir, "powercapd.conf"), conf("rapl"))
+        for n in NODES:
+            r.wait_for(os.path.join(r.dir, n + ".sock"), "query socket")
+        r.daemon()
+        for n in NODES:
+            r.agent(n)
+        yield r
+    finally:
+        for name in list(r.procs):
+            r.stop(name)
+        shutil.rmtree(r.dir, ignore_errors=True)
+
+
+def settled(rig, nodes, budget_w, timeout=5.0):
+    """The nodes' caps once three reads 0.2 s apart agree, all capped."""
+    deadline = time.monotonic() + timeout
+    last = None
+    same = 0
+    while time.monotonic() < deadline:
+        caps = {n: rig.limit_w(n) for n in nodes}
+        same = same + 1 if caps == last else 0
+        if same >= 2 and sum(caps.values()) <= budget_w + 0.01 * len(nodes):
+            return caps
+        last = caps
+        time.sleep(0.2)
+    raise AssertionError("caps not settled under %g W: %s\n%s" % (
+        budget_w, last, rig.log("daemon")))
+
+
+def test_restored_at_start(rig):
+    # the fixture wrote 123 W: each agent restores the zone's max at start
+    deadline = time.monotonic() + 5
+    while not all("restored" in rig.log("agent-" + n) for n in NODES):
+        assert time.monotonic() < deadline, rig.log("agent-n1")
+        time.sleep(0.05)
+    # and each is connected (the caps below are the four nodes' shares)
+    while not all("node %s: agent connected" % n in rig.log("daemon")
+                  for n in NODES):
+        assert time.monotonic() < deadline, rig.log("daemon")
+        time.sleep(0.05)
+
+
+def test_caps_hold_the_cap_over_floors(rig):
+    caps = settled(rig, NODES, CAP_W)
+    assert sum(caps.values()) <= CAP_W + 0.004, caps   # 1 mW per node
+    assert all(FLOOR_W <= c <= MAX_W for c in caps.values()), caps
+    # the donor keeps its draw plus headroom (hysteresis 5 W)
+    assert abs(caps["n4"] - (DEMAND_W["n4"] + HEADROOM_W)) <= 5, caps
+    # the greedy nodes share the rest alike, and it is all handed out
+    greedy = [caps[n] for n in ("n1", "n2", "n3")]
+    assert max(greedy) - min(greedy) <= 0.01, caps
+    assert sum(caps.values()) >= CAP_W - 6, caps
+    # the daemon's figures: once every node is under control (none
+    # charged its maximum: before the agents' first answers the silent
+    # nodes' maxima alone exceed the cap), caps plus charges <= the cap
+    rounds = re.findall(r"round (\d+): power ([\d.]+) W, caps ([\d.]+) W "
+                        r"of [\d.]+ W .* unenforced (\d+)",
+                        rig.log("daemon"))
+    held = [r for r in rounds if r[3] == "0"]
+    assert len(held) >= 3, rig.log("daemon")
+    assert all(float(r[2]) <= CAP_W for r in held), held
+    # the mean power the agents sent: the files' watts
+    assert abs(float(rounds[-1][1]) - sum(DEMAND_W.values())) < 1, rounds
+
+
+def test_agent_stopped_restores_and_is_charged_max(rig):
+    assert rig.stop("agent-n1") == 0
+    assert rig.limit_w("n1") == MAX_W          # restored at exit, at once
+    assert "restored" in rig.log("agent-n1").splitlines()[-1]
+    # charged its 200 W: the three others hold 300 W, each at its floor
+    caps = settled(rig, ["n2", "n3", "n4"], CAP_W - MAX_W)
+    assert all(abs(c - FLOOR_W) < 0.01 for c in caps.values()), caps
+    # from the round after the connection closed, not silent_ns later
+    after = rig.log("daemon").split("node n1: agent gone", 1)[1]
+    assert re.search(r"round \d+: .* unenforced 1,", after).start() == \
+        after.index("round "), after
+    # back: capped again at its share
+    rig.agent("n1")
+    deadline = time.monotonic() + 5
+    while rig.log("daemon").count("node n1: agent connected") < 2:
+        assert time.monotonic() < deadline, rig.log("daemon")
+        time.sleep(0.05)
+    caps = settled(rig, NODES, CAP_W)
+    assert rig.limit_w("n1") < MAX_W and FLOOR_W <= rig.limit_w("n1")
+
+
+def test_daemon_stopped_leases_lapse(rig):
+    before = {n: rig.limit_w(n) for n in NODES}
+    assert all(c < MAX_W for c in before.values()), before
+    t0 = time.monotonic()
+    assert rig.stop("daemon") == 0
+    # held for the lease, at the last caps
+    time.sleep(HOLD_S * 0.6)
+    assert {n: rig.limit_w(n) for n in NODES} == before
+    deadline = t0 + HOLD_S + 2
+    while any(rig.limit_w(n) != MAX_W for n in NODES):
+        assert time.monotonic() < deadline, {n: rig.limit_w(n)
+                                             for n in NODES}
+        time.sleep(0.02)
+    took = time.monotonic() - t0
+    # the lease runs from the last cap (at most a period before the stop)
+    assert HOLD_S - 0.25 <= took <= HOLD_S + 0.5, took
+    assert all("lease lapsed" in rig.log("agent-" + n) for n in NODES)
