@@ -33,6 +33,7 @@ What each kind is fed to:
                          EnergyBMCMap= / EnergyModbusMap=
   file PATH              a file another block names (a map file): written
                          at PATH, and it must be named by a block
+  powercap.conf          slurm-energy-powercapd --check-config -f FILE
   web.yml                slurm-energy-exporter --check-config with it as
                          --web.config.file (the TLS files it names made
                          there: a fresh self-signed pair by openssl)
@@ -94,6 +95,8 @@ BUILDDIR = os.path.abspath(os.environ.get("SE_BUILDDIR", "."))
 CONF_CHECK = os.path.join(BUILDDIR, "contribs", "conf-check", "se-conf-check")
 EXPORTER = os.path.join(BUILDDIR, "contribs", "energy-exporter",
                         "slurm-energy-exporter")
+POWERCAPD = os.path.join(BUILDDIR, "src", "powercap",
+                         "slurm-energy-powercapd")
 PLUGINS = os.path.join(BUILDDIR, ".libs")
 SITE_PLUGIN_DIRS = ("/usr/lib/x86_64-linux-gnu/slurm-energy",
                     "/usr/lib/slurm-energy")
@@ -378,6 +381,10 @@ class Checker:
             return out if rc else None
         if kind == "web.yml":
             return self.check_web_yml(text)
+        if kind == "powercap.conf":
+            path = self.write(os.path.join(self.tmp, kind), text)
+            rc, out = self.run([POWERCAPD, "--check-config", "-f", path])
+            return out if rc else None
         if kind == "slurm.conf":
             path = self.write(os.path.join(self.tmp, "slurm.conf"),
                               BASE_SLURM_CONF + text)

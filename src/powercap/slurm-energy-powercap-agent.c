@@ -212,7 +212,7 @@ static void _message(agent_t *a, const char *cred)
 		return;
 	}
 	if (rv)
-		se_log(SE_LOG_ERROR, "cap %u mW: %s", m.cap_mw,
+		se_log(SE_LOG_ERROR, "cap %u mW not applied: %s", m.cap_mw,
 		       a->core.error);
 	else
 		se_log(SE_LOG_DEBUG, "cap seq %llu: %u mW%s",

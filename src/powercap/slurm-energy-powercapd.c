@@ -51,7 +51,7 @@ typedef struct {
 
 typedef struct {
 	const char *conf_path, *munge_socket, *user, *listen;
-	bool verbose;
+	bool verbose, check;
 } opts_t;
 
 typedef struct {
@@ -74,6 +74,7 @@ typedef struct {
 	conn_t *conns;
 	size_t n_conns, cap_conns;
 	uint64_t rounds;
+	se_ratelimit_t rl_knob;
 } daemon_t;
 
 /* ---------------------------------------------------------- the nodes */
@@ -121,7 +122,7 @@ static void _group_free(group_t *g)
 /* The group of a checked configuration: 0, or -errno with err. */
 static int _group_load(group_t *g, const char *path, char *err, size_t len)
 {
-	char *list, *save = NULL, *tok;
+	char *list, *save = NULL, *tok, e[400];
 	pcap_params_t p;
 	int rv;
 
@@ -172,12 +173,13 @@ static int _group_load(group_t *g, const char *path, char *err, size_t len)
 			return -EINVAL;
 		}
 	pcap_conf_params(&g->conf, &p);
-	if ((rv = pcap_params_check(&p, g->nodes, g->n, err, len)) ||
-	    (rv = pcap_ctl_init(&g->ctl, &p, g->nodes, g->n,
-				(int64_t)g->conf.raise_gate_ns,
-				2 * (int64_t)g->conf.period_ns))) {
-		if (rv == -ENOMEM)
-			snprintf(err, len, "out of memory");
+	if ((rv = pcap_params_check(&p, g->nodes, g->n, e, sizeof(e))))
+		snprintf(err, len, "%s: %s", path, e);
+	else if ((rv = pcap_ctl_init(&g->ctl, &p, g->nodes, g->n,
+				     (int64_t)g->conf.raise_gate_ns,
+				     2 * (int64_t)g->conf.period_ns)))
+		snprintf(err, len, "out of memory");
+	if (rv) {
 		_group_free(g);
 		return rv;
 	}
@@ -250,8 +252,9 @@ static void _report(daemon_t *d, size_t c, const pcap_report_msg_t *m)
 		snprintf(k->node, sizeof(k->node), "%s", m->node);
 		se_log(SE_LOG_INFO, "node %s: agent connected", m->node);
 	}
-	if (m->error[0])
-		se_log(SE_LOG_ERROR, "node %s: %s", m->node, m->error);
+	if (m->error[0])	/* a failing knob answers every round */
+		se_log_limited(&d->rl_knob, se_mono_ns(), SE_LOG_ERROR,
+			       "node %s: knob failed: %s", m->node, m->error);
 	/* no reading (window 0): answered as not enforced, so charged its
 	 * maximum: nothing says what it draws */
 	pcap_ctl_answer(&d->g.ctl, (size_t)i, (int64_t)se_mono_ns(), m->seq,
@@ -453,7 +456,8 @@ static void _run(daemon_t *d)
 static void _usage(FILE *f)
 {
 	fprintf(f, "usage: " PROG " [-v] [-f powercap.conf] [-l address] "
-		"[--munge-socket path] [-u user]\n");
+		"[--munge-socket path] [-u user]\n"
+		"       " PROG " --check-config [-f powercap.conf]\n");
 }
 
 static int _options(int argc, char **argv, opts_t *o)
@@ -464,6 +468,7 @@ static int _options(int argc, char **argv, opts_t *o)
 		{ "munge-socket", required_argument, NULL, 'm' },
 		{ "user", required_argument, NULL, 'u' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "check-config", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -471,7 +476,7 @@ static int _options(int argc, char **argv, opts_t *o)
 
 	*o = (opts_t){ .conf_path = "/etc/slurm/powercap.conf",
 		       .user = "root" };
-	while ((c = getopt_long(argc, argv, "f:l:m:u:vh", longs, NULL)) !=
+	while ((c = getopt_long(argc, argv, "f:l:m:u:vCh", longs, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'f': o->conf_path = optarg; break;
@@ -479,6 +484,7 @@ static int _options(int argc, char **argv, opts_t *o)
 		case 'm': o->munge_socket = optarg; break;
 		case 'u': o->user = optarg; break;
 		case 'v': o->verbose = true; break;
+		case 'C': o->check = true; break;
 		case 'h': _usage(stdout); exit(0);
 		default: _usage(stderr); return -EINVAL;
 		}
@@ -488,13 +494,25 @@ static int _options(int argc, char **argv, opts_t *o)
 
 int main(int argc, char **argv)
 {
-	static daemon_t d = { .listen_fd = -1 };
+	static daemon_t d = { .listen_fd = -1,
+			      .rl_knob = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC,
+							   10) };
 	char err[512];
 
 	if (_options(argc, argv, &d.o))
 		return 2;
 	pcap_prog_log(PROG, d.o.verbose);
 	pcap_prog_signals();
+	if (d.o.check) {	/* the file alone: nothing opened */
+		if (_group_load(&d.g, d.o.conf_path, err, sizeof(err))) {
+			fprintf(stderr, PROG ": %s\n", err);
+			return 2;
+		}
+		printf("%s: %zu nodes, cap %g W: OK\n", d.o.conf_path, d.g.n,
+		       d.g.conf.cap_w);
+		_group_free(&d.g);
+		return 0;
+	}
 	if (_group_load(&d.g, d.o.conf_path, err, sizeof(err)) ||
 	    pcap_prog_uid(d.o.user, &d.user_uid, err, sizeof(err)) ||
 	    !(d.munge = pcap_munge_new(d.o.munge_socket, err, sizeof(err))) ||
