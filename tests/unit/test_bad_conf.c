@@ -48,6 +48,9 @@
 #include "modbus_conf.h"
 #include "rrd_conf.h"
 #include "settle_conf.h"
+#ifdef SE_TEST_SNMP
+#include "snmp_conf.h"
+#endif
 #include "tmp_file.h"
 
 #define FILE_NAME	"/etc/slurm/test.conf"
@@ -269,6 +272,25 @@ static const row_t settle_energy_rows[] = {
 	{ NULL }
 };
 
+#ifdef SE_TEST_SNMP
+static const row_t snmp_rows[] = {
+	{ "EnergySNMPMap", "/etc/slurm/snmp.map",
+	  "snmp.map", "must be an absolute path", NULL, NULL },
+	{ "EnergySNMPSecrets", "/etc/slurm/snmp.secrets",
+	  "snmp.secrets", "must be an absolute path", NULL, NULL },
+	{ "EnergySNMPFrequency", "2",
+	  "2s", "not a number of seconds",
+	  "0.01", "must be between 0.1 and 3600 seconds" },
+	{ "EnergySNMPTimeout", "500",
+	  "0.5", "not a whole number of milliseconds",
+	  "5", "must be between 10 and 60000 milliseconds" },
+	{ "EnergySNMPMaxPower", "3680",
+	  "lots", "not a number",
+	  "0.5", "must be between 1 and 1e+06" },
+	{ NULL }
+};
+#endif
+
 static const row_t gpu_meter_rows[] = {
 	{ "EnergyGPU", "nvml",
 	  "cuda", "must be one of: none, nvml", NULL, NULL },
@@ -323,6 +345,9 @@ static const family_t families[] = {
 	{ &modbus_conf_desc, modbus_rows },
 	{ &bmc_conf_desc, bmc_rows },
 	{ &rrd_conf_desc, rrd_rows },
+#ifdef SE_TEST_SNMP
+	{ &snmp_conf_desc, snmp_rows },
+#endif
 	{ &es_conf_desc, es_rows },
 	{ &settle_conf_desc, settle_rows },
 	{ &settle_energy_conf_desc, settle_energy_rows },
