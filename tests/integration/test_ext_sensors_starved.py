@@ -156,8 +156,18 @@ def rrd_dir():
         shutil.rmtree(work, ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def module_cluster(cluster):
+    """The session's cluster, restarted for each run and restored once, at
+    the end of the module (not between the two runs: about 8 s of CI)."""
+    before = list(cluster.current_args)
+    yield cluster
+    cluster.down()
+    cluster.up(before)
+
+
 @pytest.fixture(scope="module", params=["1", "unset"])
-def es(request, cluster, rrd_dir):
+def es(request, module_cluster, rrd_dir):
     """The cluster with ext_sensors/meters; AcctGatherNodeFreq=1 or unset.
     Yields a dict: cluster, freq, values_delay (s after slurmctld's start
     until every node showed its values)."""
@@ -165,35 +175,49 @@ def es(request, cluster, rrd_dir):
     slurm_conf = ("ExtSensorsType=ext_sensors/meters\n"
                   "ExtSensorsFreq=%d\nDebugFlags=ExtSensors\n" % STEP)
     slurm_conf += "AcctGatherNodeFreq=%s\n" % ("1" if freq == "1" else "0")
-    with cluster.configured(plugin_dirs=[PLUGIN_DIR],
-                            energy_type="acct_gather_energy/none",
-                            slurm_conf=slurm_conf,
-                            extra_confs={"ext_sensors.conf":
-                                         ext_sensors_conf(rrd_dir)}) as c:
-        started = proc_start_time(c.pids()["slurmctld"])
+    c = module_cluster
+    c.restart(plugin_dirs=[PLUGIN_DIR], energy_type="acct_gather_energy/none",
+              slurm_conf=slurm_conf,
+              extra_confs={"ext_sensors.conf": ext_sensors_conf(rrd_dir)})
+    started = proc_start_time(c.pids()["slurmctld"])
 
-        def shown():
-            values = {n: ext_values(c, n) for n in NODES}
-            if all(v and v[1] == WATTS[n] and v[0] > 0
-                   for n, v in values.items()):
-                return values
-            return None
-        values = poll(shown, timeout=90, interval=0.5,
-                      what="ExtSensorsWatts on every node")
-        yield {"cluster": c, "freq": freq, "values": values,
-               "values_delay": time.time() - started}
+    def shown():
+        values = {n: ext_values(c, n) for n in NODES}
+        if all(v and v[1] == WATTS[n] and v[0] > 0
+               for n, v in values.items()):
+            return values
+        return None
+    values = poll(shown, timeout=90, interval=0.5,
+                  what="ExtSensorsWatts on every node")
+    return {"cluster": c, "freq": freq, "values": values,
+            "values_delay": time.time() - started}
 
 
 @pytest.fixture(scope="module")
-def jobs(es):
-    """A 60 s job on each node, all at once: {node: (sacct J, true J)}."""
+def job_procs(es):
+    """Starts a 60 s job on each node, all at once: {node: srun Popen}.
+    test_node_joules_grow_at_the_power looks at the nodes meanwhile (the
+    power is each node's file's, constant, whatever runs there): 20 s of
+    CI a run."""
     c = es["cluster"]
     tag = "starved%s" % es["freq"]
     procs = {n: c.popen(["srun", "-J", "%s-%s" % (tag, n), "-w", n,
                          *energy.timed_command(JOB_SECONDS)])
              for n in NODES}
+    yield procs
+    for proc in procs.values():
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def jobs(es, job_procs):
+    """The 60 s jobs' energy: {node: (sacct J, true J, job row J)}."""
+    c = es["cluster"]
+    tag = "starved%s" % es["freq"]
     out = {}
-    for node, proc in procs.items():
+    for node, proc in job_procs.items():
         stdout, stderr = proc.communicate(timeout=JOB_SECONDS + 120)
         assert proc.returncode == 0, "srun on %s: %s" % (node, stderr)
         jobid = int(c.run(["sacct", "-n", "-X", "-P", "-o", "JobID",
@@ -231,7 +255,7 @@ def test_node_values_within_25s_of_start(es):
         "values after %.1f s: %s" % (es["values_delay"], es["values"])
 
 
-def test_node_joules_grow_at_the_power(es):
+def test_node_joules_grow_at_the_power(es, job_procs):
     """Two looks 20 s apart: ExtSensorsJoules grows by about watts x 20 s
     (the values keep being published, not only once)."""
     c = es["cluster"]
@@ -255,7 +279,7 @@ def test_60s_jobs_within_1pct(es, jobs):
 
 
 def test_starved_calls_said_once(es, jobs):
-    """Once the jobs ran (over 100 s of slurmctld's life): with
+    """Once the jobs ran (over 70 s of slurmctld's life): with
     AcctGatherNodeFreq=1 the notice is there exactly once; without it
     there is none, and slurmctld's update calls are seen coming."""
     text = log_text(es["cluster"], "slurmctld")
