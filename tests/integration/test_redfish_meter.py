@@ -229,6 +229,9 @@ def test_pdu_two_outlets_one_request_per_pdu(trace_file):
             r[2] == "0" and r[5] == "1" and r[3] == "1" for r in rows), \
             (where, out)
         assert [int(r[10]) for r in rows] == [per_read] * 10, (where, out)
+        # the sum of two counters, each truncating by its 1 Wh: the
+        # accumulator is told, to hold energy within two steps, not one
+        assert all(r[13] == "2" for r in rows), (where, out)
         assert counts and counts.group(2) == str(per_read), (where, out)
         t0, t1 = float(rows[0][9]), float(rows[-1][9])
         e = (int(rows[-1][8]) - int(rows[0][8])) / 1000.0

@@ -15,10 +15,11 @@
  *   source <description>            or  open-error <rc> <message>
  *   read <i> <rc> <has_power> <power_mw> <has_counter> <counter_raw>
  *        <mj_per_unit> <energy_mj> <t_unix_s> <requests> <ms> <cpu_us>
- *        | <message>
+ *        <registers> | <message>
  *   (requests: HTTP requests the read made, over every service; ms: the
  *   read's wall time; cpu_us: the thread's CPU for the read, its
- *   accumulator sample and, with --reconnect, the close: bench/redfish)
+ *   accumulator sample and, with --reconnect, the close: bench/redfish;
+ *   registers: the counters the reading sums, counter_spec_t.registers)
  *   requests <n> logins <n>
  * Exit status 0 after the reads, 1 when open failed, 2 on bad arguments.
  */
@@ -169,13 +170,14 @@ int main(int argc, char **argv)
 			rf_meter_ops.close(m);
 			rf_meter_ops.open(m, se_mono_ns() + 8 * c.timeout_ns);
 		}
-		printf("read %ld %d %d %llu %d %llu %.9g %llu %.6f %lu %.3f %.1f | %s\n",
+		printf("read %ld %d %d %llu %d %llu %.9g %llu %.6f %lu %.3f %.1f %u | %s\n",
 		       i, rc, rd.has_power, (unsigned long long) rd.power_mw,
 		       rd.has_counter, (unsigned long long) rd.counter_raw,
 		       rd.counter_spec.mj_per_unit,
 		       (unsigned long long) e_mj, t_unix,
 		       rf_meter_requests(m) - req0, ms,
-		       (_thread_cpu_ns() - cpu0) / 1e3, msg);
+		       (_thread_cpu_ns() - cpu0) / 1e3,
+		       rd.counter_spec.registers, msg);
 		fflush(stdout);
 		if (i + 1 < reads)
 			usleep(period_ms * 1000);
