@@ -54,6 +54,10 @@ OUTLETS_OF = {
 # on 20 s jobs over 5 runs, load average 4-5 on 2 cores).
 TOLERANCE = {"node1": 0.005, "node2": 0.001 if JOB_SECONDS >= 60 else 0.004,
              "node3": 0.005}
+# slurmd's sampler per sample (test_sampler_cpu_per_sample): measured
+# 486-491 us on node1 (two PDUs, v3 AES + v2c), 203-209 us on node2 (one
+# GET), two runs at load average 4-5
+BOUND_SAMPLE_US = 1000
 SECRETS = ("PDU=pdu-a User=%s AuthProto=SHA AuthKey=%s PrivProto=AES "
            "PrivKey=%s\nPDU=* Community=IGNORED\n")
 
@@ -192,3 +196,27 @@ def test_late_agent_never_blocks(snmp_cluster):
     log = slurmd_log(c, "node2")
     assert "node node2: PDU pdu-r (%s:%d): GET: no answer by the deadline" \
         % (BMC_ADDR, PORT) in log, log[-3000:]
+
+
+def _sampler_ns(pid):
+    """CPU ns of slurmd's sampler thread (se-sampler), from schedstat."""
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+            if f.read().strip() == "se-sampler":
+                with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                    return int(f.read().split()[0])
+    raise AssertionError("no se-sampler thread in slurmd %d" % pid)
+
+
+def test_sampler_cpu_per_sample(snmp_cluster):
+    """slurmd's sampler thread over 10 s (10 samples at EnergySNMPFrequency
+    =1): its CPU per sample, node1 (two PDUs, v3 + v2c: two GETs) and node2
+    (one PDU, two outlets: one GET)."""
+    c, _, _ = snmp_cluster
+    pids = c.pids()
+    before = {n: _sampler_ns(pids["slurmd-" + n]) for n in ("node1", "node2")}
+    time.sleep(10)
+    for n in ("node1", "node2"):
+        per = (_sampler_ns(pids["slurmd-" + n]) - before[n]) / 10 / 1e3
+        print("slurmd-%s's sampler: %.0f us CPU per sample" % (n, per))
+        assert 0 < per < BOUND_SAMPLE_US, per
