@@ -39,6 +39,7 @@ PLUGINS = {
     "slurm-energy-modbus": ["acct_gather_energy_modbus.so"],
     "slurm-energy-bmc": ["acct_gather_energy_bmc.so"],
     "slurm-energy-rrd": ["acct_gather_energy_rrd.so"],
+    "slurm-energy-snmp": ["acct_gather_energy_snmp.so"],
     "slurm-energy-settle": ["spank_energy_settle.so"],
     "slurm-energy-ext-sensors": ["ext_sensors_meters.so"],
     "slurm-energy-gpu": ["gres_gpu.so", "gpu_nvml.so",
@@ -142,7 +143,8 @@ def test_meter_packages_depend_on_their_library():
     stops at start: "cannot load libmodbus.so.5"."""
     wanted = {"slurm-energy-modbus": ("libmodbus",),
               "slurm-energy-bmc": ("libfreeipmi", "libipmimonitoring"),
-              "slurm-energy-rrd": ("librrd",)}
+              "slurm-energy-rrd": ("librrd",),
+              "slurm-energy-snmp": ("libsnmp",)}
     for name, libs in wanted.items():
         if name not in debs():
             continue
