@@ -184,7 +184,32 @@ static int _group_load(group_t *g, const char *path, char *err, size_t len)
 		return rv;
 	}
 	g->have_ctl = true;
+	/* The agents take only sequence numbers above the last they applied
+	 * (pcap_lease.c): a restarted daemon starts above any its previous
+	 * run sent, from the wall clock in ns (one message per ns would be
+	 * needed to catch up with it). */
+	g->ctl.seq = se_wall_ns();
 	return 0;
+}
+
+/* A reloaded group goes on from the old one's state, node by node: the
+ * caps sent (still in force), the answers, the sequence numbers.  Without
+ * it every node would count as uncapped and silent for a round. */
+static void _group_carry(group_t *g, const group_t *old)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		long j = _find((group_t *)old, g->names[i]);
+		pcap_ctl_node_t *st = &g->ctl.st[i];
+
+		if (j < 0)
+			continue;
+		*st = old->ctl.st[j];
+		st->held_mw = 0;
+		if (st->sent_cap_mw > g->nodes[i].max_mw)
+			st->sent_cap_mw = g->nodes[i].max_mw;
+	}
+	if (old->ctl.seq > g->ctl.seq)
+		g->ctl.seq = old->ctl.seq;
 }
 
 /* ------------------------------------------------------ the connections */
@@ -391,6 +416,7 @@ static void _reload(daemon_t *d)
 		   strrchr(d->g.conf.controller, ':')))
 		se_log(SE_LOG_ERROR, "reload: PowerCapController's port "
 		       "changes only at a restart");
+	_group_carry(&g, &d->g);
 	_group_free(&d->g);
 	d->g = g;
 	for (size_t c = 0; c < d->n_conns; c++) {
@@ -402,7 +428,7 @@ static void _reload(daemon_t *d)
 		else if (k->node[0])
 			shutdown(k->fd, SHUT_RDWR);
 	}
-	se_log(SE_LOG_INFO, "reloaded %s: %zu nodes, cap %g W (every node "
+	se_log(SE_LOG_INFO, "reloaded %s: %zu nodes, cap %g W (a new node "
 	       "charged its maximum until it answers)", d->o.conf_path,
 	       d->g.n, d->g.conf.cap_w);
 }

@@ -11,7 +11,8 @@ of 100 W.  Checked on what the agents wrote into the fake sysfs: the caps
 sum to at most the cap, none under its floor, the donor given its draw
 plus headroom, the greedy ones alike; an agent stopped by SIGTERM restores
 its node at once and the daemon charges that node its maximum (the others'
-caps then sum to at most the cap minus 200 W); the daemon stopped, every
+caps then sum to at most the cap minus 200 W); SIGHUP takes a new cap and
+keeps the old file's when the new one is bad; the daemon stopped, every
 agent restores its defaults once its lease (1 s) lapses, not before.
 Every process started here is stopped by its PID.
 """
@@ -233,13 +234,42 @@ def test_agent_stopped_restores_and_is_charged_max(rig):
     assert rig.limit_w("n1") < MAX_W and FLOOR_W <= rig.limit_w("n1")
 
 
+def test_sighup_reloads_a_good_file_keeps_the_old_on_a_bad_one(rig):
+    path = os.path.join(rig.dir, "powercapd.conf")
+    put(path, conf("rapl").replace("PowerCapWatts=%d" % CAP_W,
+                                   "PowerCapWatts=450"))
+    rig.procs["daemon"].send_signal(signal.SIGHUP)
+    caps = settled(rig, NODES, 450)
+    assert sum(caps.values()) >= 450 - 6, caps
+    assert "reloaded %s: 4 nodes, cap 450 W" % path in rig.log("daemon")
+    # the nodes stayed capped through the reload (its state carried over:
+    # caps, answers, sequence numbers the agents take)
+    assert not re.search(r"unenforced [1-9]",
+                         rig.log("daemon").split("reloaded", 1)[1])
+    put(path, conf("rapel"))
+    rig.procs["daemon"].send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 5
+    while "the old configuration kept" not in rig.log("daemon"):
+        assert time.monotonic() < deadline, rig.log("daemon")
+        time.sleep(0.05)
+    assert "PowerCapKnobs=rapel: unknown knob 'rapel'" in rig.log("daemon")
+    assert settled(rig, NODES, 450) == caps
+    put(path, conf("rapl"))
+    rig.procs["daemon"].send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 5
+    while any(rig.limit_w(n) < 120 for n in NODES[:3]):  # 131.67 W back
+        assert time.monotonic() < deadline, rig.log("daemon")
+        time.sleep(0.05)
+    settled(rig, NODES, CAP_W)
+
+
 def test_daemon_stopped_leases_lapse(rig):
     before = {n: rig.limit_w(n) for n in NODES}
     assert all(c < MAX_W for c in before.values()), before
     t0 = time.monotonic()
     assert rig.stop("daemon") == 0
     # held for the lease, at the last caps
-    time.sleep(HOLD_S * 0.6)
+    time.sleep(HOLD_S * 0.5)
     assert {n: rig.limit_w(n) for n in NODES} == before
     deadline = t0 + HOLD_S + 2
     while any(rig.limit_w(n) != MAX_W for n in NODES):
@@ -247,6 +277,19 @@ def test_daemon_stopped_leases_lapse(rig):
                                              for n in NODES}
         time.sleep(0.02)
     took = time.monotonic() - t0
-    # the lease runs from the last cap (at most a period before the stop)
-    assert HOLD_S - 0.25 <= took <= HOLD_S + 0.5, took
+    # the lease runs from the last cap (a period, 0.2 s, before the stop
+    # at most, if the daemon's loop is on time; 0.45 s allows for a busy
+    # machine); the agent's timer ticks every 0.1 s
+    assert HOLD_S - 0.45 <= took <= HOLD_S + 0.5, took
     assert all("lease lapsed" in rig.log("agent-" + n) for n in NODES)
+
+
+def test_daemon_restarted_caps_again(rig):
+    # its sequence numbers start above its last run's: the agents take them
+    rig.daemon()
+    deadline = time.monotonic() + 5
+    while any(rig.limit_w(n) == MAX_W for n in NODES):
+        assert time.monotonic() < deadline, rig.log("daemon")
+        time.sleep(0.05)
+    caps = settled(rig, NODES, CAP_W)
+    assert all(FLOOR_W <= c < MAX_W for c in caps.values()), caps
