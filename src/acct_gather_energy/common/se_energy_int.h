@@ -97,6 +97,13 @@ extern attrib_mode_t se_attribution_mode;
 bool se_share_mode(void);
 
 /*
+ * The data types every role answers alike, for its get_data's default:
+ * ENERGY_DATA_LAST_POLL (last_poll), ENERGY_DATA_SENSOR_CNT, and any other
+ * an error naming it.  SLURM_SUCCESS or SLURM_ERROR.
+ */
+int se_energy_get_common(int data_type, time_t last_poll, void *data);
+
+/*
  * slurmd's lock of what the meter's sampler thread reads in on_sample
  * beside the split (the cgroup scan, the GPUs): taken after
  * se_state_lock, before the split's own lock.

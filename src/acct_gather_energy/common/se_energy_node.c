@@ -440,17 +440,8 @@ int se_node_get_data(int data_type, void *data)
 	case ENERGY_DATA_NODE_ENERGY:
 	case ENERGY_DATA_STRUCT:
 		return _node_fill(data);
-	case ENERGY_DATA_LAST_POLL:
-		*(time_t *) data = _node_last_poll();
-		return SLURM_SUCCESS;
-	case ENERGY_DATA_SENSOR_CNT:
-		/* Always 1: with 0, slurmd leaves the step's RPC unanswered. */
-		*(uint16_t *) data = 1;
-		return SLURM_SUCCESS;
 	default:
-		error("%s: %s: unknown data type %d", plugin_type, __func__,
-		      data_type);
-		return SLURM_ERROR;
+		return se_energy_get_common(data_type, _node_last_poll(), data);
 	}
 }
 

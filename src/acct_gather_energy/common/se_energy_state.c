@@ -35,3 +35,20 @@ bool se_share_mode(void)
 {
 	return se_attribution_mode == ATTRIB_MODE_SHARE;
 }
+
+int se_energy_get_common(int data_type, time_t last_poll, void *data)
+{
+	switch (data_type) {
+	case ENERGY_DATA_LAST_POLL:
+		*(time_t *) data = last_poll;
+		return SLURM_SUCCESS;
+	case ENERGY_DATA_SENSOR_CNT:
+		/* Always 1: with 0, slurmd leaves the step's RPC unanswered. */
+		*(uint16_t *) data = 1;
+		return SLURM_SUCCESS;
+	default:
+		error("%s: %s: unknown data type %d", plugin_type, __func__,
+		      data_type);
+		return SLURM_ERROR;
+	}
+}

@@ -568,16 +568,9 @@ int se_step_get_data(int data_type, void *data)
 		if (stale && polled != POLL_ASKING)
 			_step_refresh(polled == POLL_ANSWERED ? &a : NULL);
 		return _step_fill(data);
-	case ENERGY_DATA_LAST_POLL:
-		*(time_t *) data = se_step.poll_time;
-		return SLURM_SUCCESS;
-	case ENERGY_DATA_SENSOR_CNT:
-		*(uint16_t *) data = 1;
-		return SLURM_SUCCESS;
 	default:
-		error("%s: %s: unknown data type %d", plugin_type, __func__,
-		      data_type);
-		return SLURM_ERROR;
+		return se_energy_get_common(data_type, se_step.poll_time,
+					    data);
 	}
 }
 

@@ -107,17 +107,34 @@ int mb_name_index(const char *const names[], const char *name)
 	return -1;
 }
 
+/* The registers as the type's raw bits: 0, or -EINVAL (bad type or order). */
+static int _raw_of(const uint16_t *regs, mb_type_t type, mb_order_t order,
+		   uint64_t *raw)
+{
+	if (!_valid(type, order))
+		return -EINVAL;
+	*raw = _regs_to_raw(regs, mb_type_words(type), order);
+	return 0;
+}
+
+/* A FLOAT32's raw bits as the float they are. */
+static float _float_of(uint64_t raw)
+{
+	uint32_t bits = (uint32_t) raw;
+	float f;
+
+	memcpy(&f, &bits, sizeof(f));
+	return f;
+}
+
 int mb_decode(const uint16_t *regs, mb_type_t type, mb_order_t order,
 	      double *value)
 {
 	uint64_t raw;
-	uint32_t bits;
 	float f;
 
-	if (!_valid(type, order))
+	if (_raw_of(regs, type, order, &raw))
 		return -EINVAL;
-	raw = _regs_to_raw(regs, mb_type_words(type), order);
-
 	switch (type) {
 	case MB_INT16:
 		*value = (int16_t)raw;
@@ -134,8 +151,7 @@ int mb_decode(const uint16_t *regs, mb_type_t type, mb_order_t order,
 		*value = (double)(int64_t)raw;
 		break;
 	case MB_FLOAT32:
-		bits = (uint32_t)raw;
-		memcpy(&f, &bits, sizeof(f));
+		f = _float_of(raw);
 		if (!isfinite(f))
 			return -ERANGE;
 		*value = f;
@@ -147,10 +163,9 @@ int mb_decode(const uint16_t *regs, mb_type_t type, mb_order_t order,
 int mb_decode_counter(const uint16_t *regs, mb_type_t type, mb_order_t order,
 		      uint64_t *raw)
 {
-	if (!_valid(type, order) || !mb_type_counter_bits(type))
+	if (!mb_type_counter_bits(type))
 		return -EINVAL;
-	*raw = _regs_to_raw(regs, mb_type_words(type), order);
-	return 0;
+	return _raw_of(regs, type, order, raw);
 }
 
 void mb_energy_counter(mb_type_t type, unsigned *width_bits,
@@ -189,12 +204,10 @@ int mb_decode_energy(const uint16_t *regs, mb_type_t type, mb_order_t order,
 		     uint64_t *count)
 {
 	uint64_t raw;
-	uint32_t bits;
 	float f;
 
-	if (!_valid(type, order))
+	if (_raw_of(regs, type, order, &raw))
 		return -EINVAL;
-	raw = _regs_to_raw(regs, mb_type_words(type), order);
 	switch (type) {
 	case MB_INT16:
 	case MB_INT32:
@@ -205,8 +218,7 @@ int mb_decode_energy(const uint16_t *regs, mb_type_t type, mb_order_t order,
 		*count = raw;
 		return 0;
 	case MB_FLOAT32:
-		bits = (uint32_t) raw;
-		memcpy(&f, &bits, sizeof(f));
+		f = _float_of(raw);
 		if (!isfinite(f) || f < 0.0f ||
 		    f >= ldexpf(1.0f, 64 - MB_FLOAT_COUNTER_FRAC_BITS))
 			return -ERANGE;
