@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pcap_conf.h"
 
@@ -88,6 +89,62 @@ START_TEST(test_bad_values_named)
 }
 END_TEST
 
+static void _file(char *path, const char *text)
+{
+	int fd;
+
+	strcpy(path, "/tmp/test_pcap_conf.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (int)strlen(text));
+	close(fd);
+}
+
+/* pcap_conf_read: a file's keys (comments, blanks), its errors naming the
+ * file and line, and the keys together checked; c empty after an error. */
+START_TEST(test_read_file)
+{
+	char path[64], err[512];
+	pcap_conf_t c;
+
+	_file(path, "# the cluster\nPowerCapWatts=900\n\n"
+		    "PowerCapFloorWatts=100 PowerCapMaxWatts=400\n"
+		    "PowerCapKnobs=rapl PowerCapNodes=a,b,c\n"
+		    "PowerCapController=head:6830\n");
+	ck_assert_int_eq(pcap_conf_read(&c, path, err, sizeof(err)), 0);
+	ck_assert(c.cap_w == 900 && c.floor_w == 100 && c.max_w == 400);
+	ck_assert_str_eq(c.nodes, "a,b,c");
+	ck_assert_str_eq(c.controller, "head:6830");
+	pcap_conf_free(&c);
+	unlink(path);
+
+	_file(path, "PowerCapWatts=900\nPowerCapNodes=a,,b\n");
+	ck_assert_int_eq(pcap_conf_read(&c, path, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, ":2: PowerCapNodes=a,,b: a node name is"),
+		      "%s", err);
+	ck_assert_ptr_null(c.nodes);
+	unlink(path);
+
+	_file(path, "PowerCapWatts=900\nPowerCapMaxWatts=400\n"
+		    "PowerCapKnobs=rapl\n");
+	ck_assert_int_eq(pcap_conf_read(&c, path, err, sizeof(err)), 0);
+	pcap_conf_free(&c);
+	unlink(path);
+
+	_file(path, "PowerCapWatts=50\nPowerCapFloorWatts=100\n"
+		    "PowerCapMaxWatts=400\nPowerCapKnobs=rapl\n"
+		    "PowerCapController=head\n");
+	ck_assert_int_eq(pcap_conf_read(&c, path, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, ":5: PowerCapController=head: expected "
+			     "HOST:PORT"), "%s", err);
+	unlink(path);
+
+	ck_assert_int_lt(pcap_conf_read(&c, "/nonexistent/powercap.conf",
+					err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "/nonexistent/powercap.conf"), "%s", err);
+}
+END_TEST
+
 START_TEST(test_keys_together)
 {
 	static const struct {
@@ -141,6 +198,7 @@ int main(void)
 	tcase_add_test(tc, test_good_and_defaults);
 	tcase_add_test(tc, test_bad_values_named);
 	tcase_add_test(tc, test_keys_together);
+	tcase_add_test(tc, test_read_file);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
