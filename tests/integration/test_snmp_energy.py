@@ -21,7 +21,7 @@ TOLERANCE).  spank_energy_settle.so is listed, as for any meter that can
 be slow before Slurm 26.05 (acct_gather_energy_snmp(5)).
 
 CI runs JOB_SECONDS=20 jobs (SE_SNMP_JOB_SECONDS, default 20: the module
-takes about 70 s); the issue's 60 s jobs:
+takes about 100 s); the issue's 60 s jobs:
     SE_SNMP_JOB_SECONDS=60 pytest tests/integration/test_snmp_energy.py
 (BENCHMARKS.md, "SNMP PDUs").
 """
@@ -220,3 +220,48 @@ def test_sampler_cpu_per_sample(snmp_cluster):
         per = (_sampler_ns(pids["slurmd-" + n]) - before[n]) / 10 / 1e3
         print("slurmd-%s's sampler: %.0f us CPU per sample" % (n, per))
         assert 0 < per < BOUND_SAMPLE_US, per
+
+
+def test_faults_during_jobs(snmp_cluster):
+    """Jobs on node1 and node3 while their PDUs misbehave, 5 s in: node1's
+    two APC counters are reset (both PDUs' outlet 1), node3's outlet 4
+    answers noSuchInstance for 3 s (renumbered away, then back).  Both
+    jobs end on time; node1 within 1 % (the reset's interval is filled from
+    power: measured +0.003 %, +0.080 %); node3's reads fail for 3-5 s
+    (with the sampler's back-off), a gap filled by a straight line between
+    the readings around it and flagged in slurmd's log: within 2 %
+    (measured +0.051 %, and +0.878 % when the gap spans the trough of
+    node3's V-shaped trace).  slurmd's logs name node, PDU and outlet."""
+    c, epoch, sim = snmp_cluster
+    started = time.monotonic()
+    procs = [(energy.run_timed(c, "fault-" + n, ["-w", n], JOB_SECONDS),
+              "fault-" + n, n) for n in ("node1", "node3")]
+    reset = {sr.APC_ENERGY + "1": time.time() + 5}
+    try:
+        sim.fault(reset=reset)
+        time.sleep(5)
+        sim.fault(reset=reset, absent=[sr.APC_POWER + "4"])
+        time.sleep(3)
+        sim.fault(reset=reset)
+        errors = []
+        for proc, name, node in procs:
+            jobid, windows = energy.finish(c, proc, name, FINISH_S)
+            took = time.monotonic() - started
+            step = energy.consumed_energy(c, jobid)["%d.0" % jobid]
+            truth = energy.true_energy(TRACE, epoch, windows)
+            err = energy.relative_error(step or 0, truth)
+            print("job %d on %s with faults: %.1f s, sacct %s J, true %.1f "
+                  "J, %+.3f%%" % (jobid, node, took, step, truth, 100 * err))
+            assert took < JOB_SECONDS + 10, took
+            if abs(err) > (0.01 if node == "node1" else 0.02):
+                errors.append((node, step, truth, err))
+        assert not errors, errors
+    finally:
+        sim.fault()
+    log1 = slurmd_log(c, "node1")
+    for pdu in ("pdu-a", "pdu-b"):
+        assert "snmp: node node1: PDU %s outlet 1: energy counter went " \
+            "from" % pdu in log1, log1[-3000:]
+    log3 = slurmd_log(c, "node3")
+    assert "node node3: PDU pdu-a (%s:%d): outlet 4: power %s4: no such " \
+        "instance" % (BMC_ADDR, PORT, sr.APC_POWER) in log3, log3[-3000:]

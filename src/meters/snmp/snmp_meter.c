@@ -14,6 +14,7 @@
 
 #include "counter.h"
 #include "snmp_meter.h"
+#include "se_log.h"
 #include "se_time.h"
 
 /* ------------------------------------------------------- private types */
@@ -48,6 +49,7 @@ struct snmp_meter {
 	double counter_mj;		/* mJ per count (unit x share) */
 	uint64_t count;			/* the sum, unwrapped */
 	unsigned long requests;
+	se_ratelimit_t rl;		/* counter anomalies in the log */
 	char label[256];
 };
 
@@ -285,8 +287,8 @@ static int _outlet_power(const snmp_meter_t *m, const outlet_state_t *o,
  * Outlet o's counter at t_ns: its counted delta in *delta, or false when it
  * went back or jumped (the reading then carries power only).
  */
-static bool _outlet_step(outlet_state_t *o, uint64_t raw, uint64_t t_ns,
-			 uint64_t *delta)
+static bool _outlet_step(snmp_meter_t *m, outlet_state_t *o, uint64_t raw,
+			 uint64_t t_ns, uint64_t *delta)
 {
 	const snmp_model_t *md = o->cfg.model;
 	uint64_t max_delta;
@@ -307,6 +309,12 @@ static bool _outlet_step(outlet_state_t *o, uint64_t raw, uint64_t t_ns,
 				      (uint64_t) (o->cfg.max_power_w * 1000.0),
 				      dt, 1, 1);
 	ev = counter_step(prev, raw, md->energy_width, max_delta, delta);
+	if (ev == COUNTER_RESET)
+		se_log_limited(&m->rl, t_ns, SE_LOG_INFO,
+			       "snmp: node %s: PDU %s outlet %s: energy counter went from %llu to %llu in %.1f s (reset, or a jump MaxPower does not allow): this interval is filled from power",
+			       m->node, m->pdus[o->cfg.pdu].cfg.name,
+			       o->cfg.index, (unsigned long long) prev,
+			       (unsigned long long) raw, (double) dt / 1e9);
 	return ev != COUNTER_RESET;
 }
 
@@ -328,7 +336,7 @@ static int _counters(snmp_meter_t *m, uint64_t t_ns, meter_reading_t *out,
 			counted = false;
 			continue;
 		}
-		if (!_outlet_step(o, v->value, t_ns, &d))
+		if (!_outlet_step(m, o, v->value, t_ns, &d))
 			counted = false;
 		sum += d;
 	}
@@ -412,6 +420,8 @@ int snmp_meter_create(const snmp_meter_config_t *cfg, snmp_meter_t **out,
 	snprintf(m->node, sizeof(m->node), "%s", cfg->node ? cfg->node : "?");
 	m->tp = cfg->transport ? cfg->transport : &snmp_net_transport;
 	m->timeout_ns = cfg->timeout_ns;
+	m->rl = (se_ratelimit_t) { .interval_ns = 60 * SE_NS_PER_SEC,
+				   .burst = 3 };
 	m->n_pdus = cfg->n_pdus;
 	m->n_outlets = cfg->n_outlets;
 	if ((rc = _build(m, cfg, err, err_len))) {
