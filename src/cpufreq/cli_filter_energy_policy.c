@@ -41,6 +41,14 @@
  * jobs), matched by the job's SLURM_JOB_PARTITION/QOS/ACCOUNT: rejected
  * with the rule's message or clamped, as job_submit would.
  * Heterogeneous steps are left alone.
+ *
+ * At submit (sbatch, salloc, an srun that makes its allocation) the user
+ * is told in one line when the cluster is power-capped: the cap's daemon
+ * (slurm-energy-powercapd) publishes its state at PowerCapStateFile, a key
+ * read here from powercap.conf next to slurm.conf.  The file is read in a
+ * child process given STATE_TIMEOUT_MS (pcap_state.h): a submit never
+ * waits longer, whatever the file system does.  No file, no key, a stale
+ * or unreadable state, not capping: nothing said (a debug line).
  */
 #include "config.h"	/* Slurm's: its headers depend on it */
 #include <errno.h>
@@ -48,6 +56,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "slurm/slurm.h"
@@ -63,6 +72,9 @@
 #include "freq_decide.h"
 #include "freq_policy.h"
 #include "freq_slurm.h"
+#include "pcap_state.h"
+
+#define STATE_TIMEOUT_MS 200	/* the longest a submit waits for the state */
 
 const char plugin_name[] = "cli_filter energy_policy (slurm-energy-plugins)";
 const char plugin_type[] = "cli_filter/energy_policy";
@@ -169,6 +181,30 @@ static int _check_step(slurm_opt_t *opt)
 	return SLURM_SUCCESS;
 }
 
+/* One line to the user at submit when the cluster is power-capped. */
+static void _tell_capping(void)
+{
+	char *conf = get_extra_conf_path("powercap.conf");
+	char path[4096], err[512], line[512];
+	pcap_state_t st;
+	int rv;
+
+	rv = pcap_state_conf_path(conf, path, sizeof(path));
+	if (rv) {
+		debug("%s: %s: no PowerCapStateFile (%s): capping not told",
+		      plugin_type, conf, strerror(-rv));
+	} else if (pcap_state_read_bounded(path, STATE_TIMEOUT_MS, &st, err,
+					   sizeof(err))) {
+		debug("%s: power cap state: %s", plugin_type, err);
+	} else if (pcap_state_notice(&st, (int64_t)time(NULL), line,
+				     sizeof(line))) {
+		info("%s", line);
+	} else {
+		debug("%s: %s: not capping (or stale)", plugin_type, path);
+	}
+	xfree(conf);
+}
+
 /* ------------------------------------------------------ public functions */
 
 extern int init(void)
@@ -189,6 +225,9 @@ extern int cli_filter_p_setup_defaults(slurm_opt_t *opt, bool early)
 extern int cli_filter_p_pre_submit(slurm_opt_t *opt, int offset)
 {
 	n_components++;
+	if (!offset && (opt->sbatch_opt || opt->salloc_opt ||
+			(opt->srun_opt && opt->srun_opt->jobid == NO_VAL)))
+		_tell_capping();
 	if (!opt->srun_opt || offset) {
 		srun_opt = NULL;	/* not srun, or heterogeneous */
 		return SLURM_SUCCESS;

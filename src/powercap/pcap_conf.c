@@ -100,6 +100,7 @@ static const se_conf_key_t keys[] = {
 	SE_KEY_STR("PowerCapNodes", pcap_conf_t, nodes, _check_nodes, ""),
 	SE_KEY_STR("PowerCapController", pcap_conf_t, controller,
 		   _check_controller, ""),
+	SE_KEY_PATH("PowerCapStateFile", pcap_conf_t, state_file, NULL, ""),
 };
 
 void pcap_conf_init(pcap_conf_t *c)
@@ -118,6 +119,7 @@ void pcap_conf_free(pcap_conf_t *c)
 	free(c->knobs);
 	free(c->nodes);
 	free(c->controller);
+	free(c->state_file);
 	pcap_conf_init(c);
 }
 

@@ -18,6 +18,9 @@
  *                              required by slurm-energy-powercapd)
  *   PowerCapController=H:P     where the agents connect (the daemon
  *                              listens on P; required by both programs)
+ *   PowerCapStateFile=PATH     the daemon publishes the cap's state there
+ *                              (pcap_state.h); cli_filter/energy_policy
+ *                              reads it at submit (optional)
  * One file per node class for now (the node keys are the class's);
  * hostlists of classes come with the daemon.
  */
@@ -40,6 +43,7 @@ typedef struct {
 	char *knobs;
 	char *nodes;		/* comma list */
 	char *controller;	/* HOST:PORT */
+	char *state_file;	/* PowerCapStateFile; NULL: none */
 } pcap_conf_t;
 
 extern const se_conf_desc_t pcap_conf_desc;

@@ -36,11 +36,18 @@
 #include "pcap_ctl.h"
 #include "pcap_munge.h"
 #include "pcap_prog.h"
+#include "pcap_state.h"
 #include "se_log.h"
 #include "se_time.h"
 
 #define PROG		"slurm-energy-powercapd"
 #define TICK_NS		((int64_t)(10 * SE_NS_PER_MS))	/* while raises are held */
+/* PowerCapStateFile: rewritten at least this often (and at once when the
+ * capping starts or stops), stale after STATE_VALID_TIMES of it: a few
+ * writes a minute on a shared file system, and a dead daemon's "capping"
+ * is ignored at submit within 15 s or so */
+#define STATE_EVERY_S	5
+#define STATE_VALID_TIMES 3
 
 typedef struct {
 	int fd;
@@ -74,7 +81,10 @@ typedef struct {
 	conn_t *conns;
 	size_t n_conns, cap_conns;
 	uint64_t rounds;
-	se_ratelimit_t rl_knob;
+	se_ratelimit_t rl_knob, rl_state;
+	int64_t state_next_ns;	/* the state file's next write (mono) */
+	bool state_capping;	/* as last published */
+	int64_t state_since_s;	/* capping since (wall s); 0: not */
 } daemon_t;
 
 /* ---------------------------------------------------------- the nodes */
@@ -374,6 +384,47 @@ static int _listen(daemon_t *d, char *err, size_t len)
 
 /* ------------------------------------------------------------- rounds */
 
+/* PowerCapStateFile (pcap_state.h): whether any node's cap in force is
+ * below its maximum, written when that changes or every STATE_EVERY_S;
+ * a write error is logged (rate-limited), the caps go on regardless. */
+static void _publish(daemon_t *d, int64_t now)
+{
+	const group_t *g = &d->g;
+	int64_t wall = (int64_t)(se_wall_ns() / SE_NS_PER_SEC);
+	int64_t every = STATE_EVERY_S > g->conf.period_ns / SE_NS_PER_SEC ?
+			STATE_EVERY_S :
+			(int64_t)(g->conf.period_ns / SE_NS_PER_SEC);
+	pcap_state_t st = { .time_s = wall, .cap_w = g->conf.cap_w,
+			    .power_w = g->ctl.last.sum_power_mw / 1e3,
+			    .nodes = (unsigned)g->n };
+	char err[512];
+
+	if (!g->conf.state_file)
+		return;
+	for (size_t i = 0; i < g->n; i++)
+		st.capped_nodes += g->ctl.st[i].sent_cap_mw <
+				   g->nodes[i].max_mw;
+	st.capping = st.capped_nodes > 0;
+	if (st.capping == d->state_capping && now < d->state_next_ns)
+		return;
+	if (st.capping && !d->state_capping)
+		d->state_since_s = wall;
+	st.since_s = st.capping ? d->state_since_s : 0;
+	st.valid_until_s = wall + STATE_VALID_TIMES * every;
+	if (pcap_state_write(g->conf.state_file, &st, err, sizeof(err))) {
+		se_log_limited(&d->rl_state, se_mono_ns(), SE_LOG_ERROR,
+			       "PowerCapStateFile: %s", err);
+		return;		/* tried again next round */
+	}
+	if (st.capping != d->state_capping)
+		se_log(SE_LOG_INFO, "capping %s (%u of %zu nodes below their "
+		       "maximum): %s written", st.capping ? "started" :
+		       "stopped", st.capped_nodes, g->n, g->conf.state_file);
+	d->state_capping = st.capping;
+	d->state_next_ns = now + every * (int64_t)SE_NS_PER_SEC;
+}
+
+
 static void _round(daemon_t *d, int64_t now)
 {
 	pcap_ctl_t *ctl = &d->g.ctl;
@@ -386,6 +437,7 @@ static void _round(daemon_t *d, int64_t now)
 	}
 	pcap_ctl_renew(ctl, _send, d);
 	d->rounds++;
+	_publish(d, now);
 	se_log(SE_LOG_DEBUG, "round %llu: power %.1f W, caps %.1f W of %.1f "
 	       "W (budget %.1f W), level %.3f, greedy %zu, donor %zu, "
 	       "held %zu, unenforced %zu, changed %zu, lowered %zu%s",
@@ -522,7 +574,9 @@ int main(int argc, char **argv)
 {
 	static daemon_t d = { .listen_fd = -1,
 			      .rl_knob = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC,
-							   10) };
+							   10),
+			      .rl_state = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC,
+							    2) };
 	char err[512];
 
 	if (_options(argc, argv, &d.o))

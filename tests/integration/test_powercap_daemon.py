@@ -148,7 +148,8 @@ def rig():
                 conf("rapl:root=%s:min_pct=50" % os.path.join(r.dir, n)))
             r.start("power-" + n, [POWER, os.path.join(r.dir, n + ".sock"),
                                    os.path.join(r.dir, n + ".watts"), "50"])
-        put(os.path.join(r.dir, "powercapd.conf"), conf("rapl"))
+        put(os.path.join(r.dir, "powercapd.conf"), conf("rapl") +
+            "PowerCapStateFile=%s\n" % os.path.join(r.dir, "state"))
         for n in NODES:
             r.wait_for(os.path.join(r.dir, n + ".sock"), "query socket")
         r.daemon()
@@ -211,6 +212,29 @@ def test_caps_hold_the_cap_over_floors(rig):
     assert all(float(r[2]) <= CAP_W for r in held), held
     # the mean power the agents sent: the files' watts
     assert abs(float(rounds[-1][1]) - sum(DEMAND_W.values())) < 1, rounds
+
+
+def test_state_file_published(rig):
+    # PowerCapStateFile: what cli_filter/energy_policy tells users at
+    # submit (its parsing and the user's line: test_powercap_state)
+    settled(rig, NODES, CAP_W)
+    with open(os.path.join(rig.dir, "state")) as f:
+        lines = f.read().splitlines()
+    assert lines[0] == "slurm-energy-powercap-state 1", lines
+    st = dict(line.split("=", 1) for line in lines[1:])
+    now = time.time()
+    # written when the capping started (then every 5 s): the first
+    # round's figures, some nodes capped, the draw not yet all known
+    assert st["capping"] == "yes" and 1 <= int(st["capped_nodes"]) <= 4, st
+    assert st["nodes"] == "4" and float(st["cap_w"]) == CAP_W, st
+    assert 0 <= float(st["power_w"]) <= sum(DEMAND_W.values()) + 1, st
+    # rewritten every 5 s at most, valid for 3 of those
+    assert now - 6 <= int(st["time"]) <= now + 1, (st, now)
+    assert int(st["valid_until"]) == int(st["time"]) + 15, st
+    assert 0 < int(st["since"]) <= int(st["time"]), st
+    assert re.search(r"capping started \([1-4] of 4 nodes below their "
+                     r"maximum\): .*/state written", rig.log("daemon"))
+    assert not os.path.exists(os.path.join(rig.dir, "state.tmp"))
 
 
 def test_agent_stopped_restores_and_is_charged_max(rig):
