@@ -367,63 +367,83 @@ extern int acct_gather_energy_p_update_node_energy(void)
 	return SLURM_SUCCESS;
 }
 
+/*
+ * What every process answers alike: its sensor count and last poll
+ * (true), or false for a record the caller fills.
+ */
+static bool _get_counts(enum acct_energy_type data_type, uint16_t sensors,
+			time_t last_poll, void *data)
+{
+	switch (data_type) {
+	case ENERGY_DATA_SENSOR_CNT:
+		*(uint16_t *) data = sensors;
+		return true;
+	case ENERGY_DATA_LAST_POLL:
+		*(time_t *) data = last_poll;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* slurmd: per-GPU records, or the node's sum (state_lock held). */
+static int _slurmd_get_data(enum acct_energy_type data_type, void *data)
+{
+	acct_gather_energy_t *energy = data;
+	unsigned n = gpu_energy_count(_gpus());
+
+	/* 0 sensors would leave the step's RPC unanswered: one empty
+	 * sensor without GPUs; answers are interpolated to "now": always
+	 * fresh */
+	if (_get_counts(data_type, n ? n : 1, time(NULL), data))
+		return SLURM_SUCCESS;
+	switch (data_type) {
+	case ENERGY_DATA_STRUCT:
+	case ENERGY_DATA_JOULES_TASK:
+		if (n) {
+			_slurmd_records(energy, n);
+		} else {
+			/* no GPU (yet): a record without data */
+			memset(energy, 0, sizeof(*energy));
+			energy->current_watts = NO_VAL;
+		}
+		return SLURM_SUCCESS;
+	case ENERGY_DATA_NODE_ENERGY:
+	case ENERGY_DATA_NODE_ENERGY_UP:
+		_slurmd_sum(energy);
+		return SLURM_SUCCESS;
+	default:
+		return SLURM_ERROR;
+	}
+}
+
+/* slurmstepd: the step's GPUs' energy (state_lock held). */
+static int _stepd_get_data(enum acct_energy_type data_type, void *data)
+{
+	if (_get_counts(data_type, 1, step_energy.poll_time, data))
+		return SLURM_SUCCESS;
+	switch (data_type) {
+	case ENERGY_DATA_STRUCT:
+	case ENERGY_DATA_JOULES_TASK:
+	case ENERGY_DATA_NODE_ENERGY:
+	case ENERGY_DATA_NODE_ENERGY_UP:
+		_stepd_energy(data);
+		return SLURM_SUCCESS;
+	default:
+		return SLURM_ERROR;
+	}
+}
+
 extern int acct_gather_energy_p_get_data(enum acct_energy_type data_type,
 					 void *data)
 {
-	acct_gather_energy_t *energy = data;
 	int rc = SLURM_SUCCESS;
 
 	slurm_mutex_lock(&state_lock);
-	if (se_in_slurmd()) {
-		unsigned n = gpu_energy_count(_gpus());
-
-		switch (data_type) {
-		case ENERGY_DATA_SENSOR_CNT:
-			/* 0 would leave the step's RPC unanswered: report
-			 * one empty sensor without GPUs. */
-			*(uint16_t *) data = n ? n : 1;
-			break;
-		case ENERGY_DATA_LAST_POLL:
-			/* answers are interpolated to "now": always fresh */
-			*(time_t *) data = time(NULL);
-			break;
-		case ENERGY_DATA_STRUCT:
-		case ENERGY_DATA_JOULES_TASK:
-			if (n) {
-				_slurmd_records(energy, n);
-			} else {
-				/* no GPU (yet): a record without data */
-				memset(energy, 0, sizeof(*energy));
-				energy->current_watts = NO_VAL;
-			}
-			break;
-		case ENERGY_DATA_NODE_ENERGY:
-		case ENERGY_DATA_NODE_ENERGY_UP:
-			_slurmd_sum(energy);
-			break;
-		default:
-			rc = SLURM_ERROR;
-			break;
-		}
-	} else if (se_in_slurmstepd()) {
-		switch (data_type) {
-		case ENERGY_DATA_SENSOR_CNT:
-			*(uint16_t *) data = 1;
-			break;
-		case ENERGY_DATA_LAST_POLL:
-			*(time_t *) data = step_energy.poll_time;
-			break;
-		case ENERGY_DATA_STRUCT:
-		case ENERGY_DATA_JOULES_TASK:
-		case ENERGY_DATA_NODE_ENERGY:
-		case ENERGY_DATA_NODE_ENERGY_UP:
-			_stepd_energy(energy);
-			break;
-		default:
-			rc = SLURM_ERROR;
-			break;
-		}
-	}
+	if (se_in_slurmd())
+		rc = _slurmd_get_data(data_type, data);
+	else if (se_in_slurmstepd())
+		rc = _stepd_get_data(data_type, data);
 	slurm_mutex_unlock(&state_lock);
 	return rc;
 }
