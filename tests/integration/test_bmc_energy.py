@@ -32,15 +32,14 @@ import glob
 import os
 import re
 import secrets
-import shutil
 import tempfile
 import time
 
 import pytest
 
-from selab import energy
-from selab.bmc_rig import (BMC_ADDR, BMC_SIM, NODES, PORT_OF, SENSOR_M,
-                           TRACE, Bmcs, bmc_conf)
+from selab import energy, fixtures
+from selab.bmc_rig import (BMC_ADDR, NODES, PORT_OF, SENSOR_M, TRACE, Bmcs,
+                           bmc_conf)
 from selab.cluster import ClusterError, PLUGIN_DIR, poll, slurmd_log
 from selab.files import write_file
 
@@ -50,14 +49,7 @@ TOLERANCE = 0.01                       # the issue's 1 % for jobs >= 30 s
 SENSORS_PER_NODE = 2                   # PSU1 + PSU2 (CPU Power excluded)
 SENSOR_POLL_MS = 250
 
-pytestmark = [
-    pytest.mark.skipif(not PLUGIN_DIR, reason="SE_PLUGIN_DIR not set "
-                       "(run contribs/test-all.sh)"),
-    pytest.mark.skipif(not os.access(BMC_SIM, os.X_OK),
-                       reason="%s not built" % BMC_SIM),
-    pytest.mark.skipif(not shutil.which("ipmi_sim"),
-                       reason="ipmi_sim not installed (Debian: openipmi)"),
-]
+pytestmark = [fixtures.NEEDS_PLUGINS, *fixtures.NEEDS_BMC_SIM]
 
 
 def all_logs(cluster):
@@ -110,11 +102,7 @@ def password():
     return secrets.token_hex(8)
 
 
-@pytest.fixture(scope="module")
-def workdir():
-    path = tempfile.mkdtemp(prefix="se-bmc-test-", dir="/var/tmp")
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+workdir = fixtures.workdir("se-bmc-test-")
 
 
 @pytest.fixture(scope="module", params=["dcmi", "sensors"])

@@ -24,12 +24,11 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import time
 
 import pytest
 
-from selab import energy
+from selab import energy, fixtures
 from selab import redfish_rig as rr
 from selab import snmp_rig as sr
 from selab.bmc_rig import BMC_ADDR, BMC_SIM, PORT_BASE, PORT_OF
@@ -215,11 +214,7 @@ def examples_cluster(cluster):
     cluster.up(before)
 
 
-@pytest.fixture(scope="module")
-def workroot():
-    path = tempfile.mkdtemp(prefix="se-examples-", dir="/var/tmp")
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+workroot = fixtures.workdir("se-examples-", name="workroot")
 
 
 def _workdir(root, name):

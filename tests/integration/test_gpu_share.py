@@ -40,18 +40,15 @@ one node-mode restart:
 """
 import os
 import re
-import shutil
-import subprocess
-import tempfile
 import time
 
 import pytest
 
-from selab import energy
+from selab import energy, fixtures
 from selab.cluster import PLUGIN_DIR, RELEASES_DIR, poll
 from selab.gpu_rig import (GPU_DIR, col_switch, nvml_env, played_j,
                            profile_gpu_power, profile_joules)
-from selab.meters import LoadMeter
+from selab.meters import LoadMeter, write_duty_cycle
 
 NET = os.environ.get("SE_CLUSTER_NET", "10.199.0")
 METER = (NET + ".1", 15041)
@@ -84,26 +81,7 @@ time idle heavy
 20   38   250
 """
 
-LOAD = r'''
-import socket, sys, time
-duty, seconds = float(sys.argv[1]), float(sys.argv[2])
-c0, t0, slot = time.process_time(), time.monotonic(), 0.1
-for i in range(int(round(seconds / slot))):
-    start = t0 + slot * i
-    while time.monotonic() < start + duty * slot:
-        pass
-    d = start + slot - time.monotonic()
-    if d > 0:
-        time.sleep(d)
-'''
-
-pytestmark = [
-    pytest.mark.skipif(not PLUGIN_DIR, reason="SE_PLUGIN_DIR not set "
-                       "(run contribs/test-all.sh)"),
-    pytest.mark.skipif(not os.environ.get("SE_PYMODBUS_PYTHON"),
-                       reason="SE_PYMODBUS_PYTHON not set (the load meter "
-                       "runs on pymodbus; contribs/test-all.sh makes the venv)"),
-]
+pytestmark = [fixtures.NEEDS_PLUGINS, fixtures.NEEDS_LOAD_METER]
 
 
 def _nvml_state(workdir):
@@ -140,7 +118,8 @@ def _acct_conf(workdir, mode="share", hdf5=True):
 
 class GpuJob:
     """A batch job on NODE holding GPUS GPUs, running one srun step of
-    LOAD at DUTY of one core for SECONDS (srun options: SRUN)."""
+    selab.meters.DUTY_CYCLE_PY at DUTY of one core for SECONDS (srun
+    options: SRUN)."""
 
     def __init__(self, c, workdir, name, node, duty, gpus=1, seconds=JOB_S,
                  srun=(), exclusive=False):
@@ -228,14 +207,9 @@ def _finish(meter, jobs):
         j.truth = _truth_rec(meter, j)
 
 
-@pytest.fixture(scope="module")
-def workdir():
-    d = tempfile.mkdtemp(prefix="se-gpu-share-")
-    os.chmod(d, 0o755)
-    os.makedirs(os.path.join(d, "hdf5"))
-    os.chmod(os.path.join(d, "hdf5"), 0o1777)
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
+# hdf5/: the profile plugin's files, written as each job's user
+workdir = fixtures.workdir("se-gpu-share-", mode=0o755,
+                           subdirs=(("hdf5", 0o1777),))
 
 
 def _has_hdf5(cluster):
@@ -293,8 +267,7 @@ def run(cluster, workdir):
     state, trace, epoch = _nvml_state(workdir)
     ctl = Control(state + ".control")
     ctl.set_faults("node3 init DRIVER_NOT_LOADED")
-    with open(os.path.join(workdir, "load.py"), "w") as f:
-        f.write(LOAD)
+    write_duty_cycle(workdir)
     node_env = nvml_env(cluster, state)
     profile = ("AcctGatherProfileType=acct_gather_profile/hdf5\n"
                if _has_hdf5(cluster) else "")

@@ -31,13 +31,12 @@ refresh lag, unstamped in EnvironmentMetrics, is one part; a loaded host
 another); twice the worst would be 1.2 %, so 1 % stays.
 """
 import os
-import shutil
 import tempfile
 import time
 
 import pytest
 
-from selab import energy
+from selab import energy, fixtures
 from selab import redfish_rig as rr
 from selab.bmc_rig import BMC_ADDR, NODES, PORT_BASE, TRACE
 from selab.cluster import PLUGIN_DIR, poll, slurmd_log
@@ -77,11 +76,7 @@ pytestmark = pytest.mark.skipif(not PLUGIN_DIR, reason="SE_PLUGIN_DIR not "
                                 "set (run contribs/test-all.sh)")
 
 
-@pytest.fixture(scope="module")
-def workdir():
-    path = tempfile.mkdtemp(prefix="se-redfish-test-", dir="/var/tmp")
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+workdir = fixtures.workdir("se-redfish-test-")
 
 
 def pdu_url(pdu):

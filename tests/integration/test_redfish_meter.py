@@ -21,8 +21,8 @@ import time
 
 import pytest
 
+from selab import fixtures
 from selab import redfish_rig as rr
-from selab.files import write_file
 from selab.trace import Trace
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -41,22 +41,16 @@ time n1
 """
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
+workdir = fixtures.workdir("se-rfmeter-")
+trace_file = fixtures.trace_file(TRACE_TEXT)
+certs = fixtures.certs()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def probe_built():
     if not os.access(PROBE, os.X_OK):
         pytest.fail("%s not built (make check in the build directory; "
                     "SE_BUILD_OBJ)" % PROBE)
-    return str(tmp_path_factory.mktemp("rfmeter"))
-
-
-@pytest.fixture(scope="module")
-def trace_file(workdir):
-    return write_file(os.path.join(workdir, "rf.trace"), TRACE_TEXT)
-
-
-@pytest.fixture(scope="module")
-def certs(workdir):
-    return rr.make_certs(os.path.join(workdir, "pki"))
 
 
 def probe(url, *args, reads=3, period_ms=300):
@@ -85,15 +79,8 @@ def probe(url, *args, reads=3, period_ms=300):
 
 
 def start_sim(trace_file, epoch, **kw):
-    sim = rr.RedfishSim(trace_file, epoch, column="n1", **kw)
-    try:
-        sim.start()
-    except Exception:
-        with open(sim.log) as f:
-            log = f.read()
-        sim.stop()
-        raise AssertionError("redfish-sim did not start:\n" + log)
-    return sim
+    """A BMC playing the trace's column n1."""
+    return rr.start_sim(trace_file, epoch, column="n1", **kw)
 
 
 def auth(sim):

@@ -18,15 +18,14 @@ import datetime
 import http.client
 import json
 import math
-import os
 import socket
 import ssl
 import time
 
 import pytest
 
+from selab import fixtures
 from selab import redfish_rig as rr
-from selab.files import write_file
 from selab.trace import Trace
 
 KWH_J = 3.6e6
@@ -46,14 +45,9 @@ time n1   n2
 """
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory):
-    return str(tmp_path_factory.mktemp("redfish"))
-
-
-@pytest.fixture(scope="module")
-def trace_file(workdir):
-    return write_file(os.path.join(workdir, "rf.trace"), TRACE_TEXT)
+workdir = fixtures.workdir("se-redfish-sim-")
+trace_file = fixtures.trace_file(TRACE_TEXT)
+certs = fixtures.certs()
 
 
 @pytest.fixture(scope="module")
@@ -62,31 +56,14 @@ def truth(trace_file):
 
 
 @pytest.fixture(scope="module")
-def certs(workdir):
-    return rr.make_certs(os.path.join(workdir, "pki"))
-
-
-@pytest.fixture(scope="module")
 def epoch():
     # a fractional epoch 1000 s back: ticks are not on whole seconds
     return time.time() - 1000.37
 
 
-def start_sim(trace_file, epoch, **kw):
-    sim = rr.RedfishSim(trace_file, epoch, **kw)
-    try:
-        sim.start()
-    except Exception:
-        with open(sim.log) as f:
-            log = f.read()
-        sim.stop()
-        raise AssertionError("redfish-sim did not start:\n" + log)
-    return sim
-
-
 @pytest.fixture(scope="module")
 def bmc(trace_file, epoch, certs):
-    sim = start_sim(trace_file, epoch, column="n1", certs=certs)
+    sim = rr.start_sim(trace_file, epoch, column="n1", certs=certs)
     yield sim
     sim.stop()
 
@@ -206,7 +183,7 @@ def test_readings_refresh_once_per_interval(client, bmc):
 def test_profiles(trace_file, epoch, truth, profile, present, absent):
     """Each profile has its sources and none of the others: a missing
     source's property is gone and its resources answer 404."""
-    sim = start_sim(trace_file, epoch, column="n1", profile=profile)
+    sim = rr.start_sim(trace_file, epoch, column="n1", profile=profile)
     try:
         c = rr.Client(sim.url)
         c.basic = (sim.user, sim.password)
@@ -294,7 +271,7 @@ def test_pdu_outlets(trace_file, epoch, truth, certs):
     """Outlets play their share of a column; one $expand request gives
     every outlet; outlets not mapped read 0 W."""
     outlets = [("A1", "n1", 0.5), ("B1", "n1", 0.5), ("A2", "n2", 1.0)]
-    sim = start_sim(trace_file, epoch, outlets=outlets, certs=certs)
+    sim = rr.start_sim(trace_file, epoch, outlets=outlets, certs=certs)
     try:
         c = rr.Client(sim.url, ca=certs["ca"])
         assert c.login(sim.user, sim.password).status == 201
@@ -352,8 +329,8 @@ def test_sessions_and_401s(bmc, certs):
 def test_basic_refused_and_session_expiry(trace_file, epoch):
     """--no-basic: basic authentication gets 401; a token idle longer than
     the timeout gets 401, one in use lives on."""
-    sim = start_sim(trace_file, epoch, column="n1", basic=False,
-                    session_timeout=2)
+    sim = rr.start_sim(trace_file, epoch, column="n1", basic=False,
+                       session_timeout=2)
     try:
         c = rr.Client(sim.url)
         c.basic = (sim.user, sim.password)
@@ -496,7 +473,7 @@ def test_validator_bmc(trace_file, epoch):
     """The DMTF validator finds no failure in what a meter reads on the
     BMC (every profile's resources: profile all has them all); sushy-static
     serves the same resources of the unmodified tree."""
-    sim = start_sim(trace_file, epoch, column="n1")
+    sim = rr.start_sim(trace_file, epoch, column="n1")
     sushy = rr.SushyStatic("public-rackmount1")
     try:
         sushy.start()
@@ -514,7 +491,7 @@ def test_validator_bmc(trace_file, epoch):
 
 
 def test_validator_pdu(trace_file, epoch):
-    sim = start_sim(trace_file, epoch, outlets=[("A1", "n1", 0.5)])
+    sim = rr.start_sim(trace_file, epoch, outlets=[("A1", "n1", 0.5)])
     sushy = rr.SushyStatic("public-pdu")
     try:
         sushy.start()

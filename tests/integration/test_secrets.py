@@ -25,31 +25,20 @@ About 50 s on a 2-core machine.
 import glob
 import os
 import secrets
-import shutil
 import subprocess
-import tempfile
 import time
 
-import pytest
-
-from selab import energy
-from selab.bmc_rig import BMC_ADDR, BMC_SIM, NODES, PORT_OF, Bmcs
+from selab import energy, fixtures
+from selab.bmc_rig import BMC_ADDR, NODES, PORT_OF, Bmcs
 from selab.cluster import PLUGIN_DIR, poll
-from selab.files import write_file
+from selab.files import scratch_dir, write_file
 
 BIN_DIR = os.environ.get("SE_BIN_DIR", "")
 SBIN_DIR = os.path.join(os.path.dirname(BIN_DIR), "sbin") if BIN_DIR else ""
 DEBUG_FLAGS = ("Energy,Profile,JobAccountGather,Steps,Protocol,Network,"
                "Agent,Gres,CpuFrequency")
 
-pytestmark = [
-    pytest.mark.skipif(not PLUGIN_DIR, reason="SE_PLUGIN_DIR not set "
-                       "(run contribs/test-all.sh)"),
-    pytest.mark.skipif(not os.access(BMC_SIM, os.X_OK),
-                       reason="%s not built" % BMC_SIM),
-    pytest.mark.skipif(not shutil.which("ipmi_sim"),
-                       reason="ipmi_sim not installed (Debian: openipmi)"),
-]
+pytestmark = [fixtures.NEEDS_PLUGINS, *fixtures.NEEDS_BMC_SIM]
 
 
 # ------------------------------------------------------------ the search
@@ -107,11 +96,8 @@ def acct_gather_conf(work, password_file):
 
 def test_no_password_in_any_log_at_debug5(cluster):
     password = secrets.token_hex(8)
-    work = tempfile.mkdtemp(prefix="se-secrets-", dir="/var/tmp")
-    try:
+    with scratch_dir("se-secrets-") as work:
         _run(cluster, work, password)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def _run(cluster, work, password):

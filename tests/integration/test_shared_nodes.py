@@ -10,10 +10,10 @@ cgroups on its own: W_PER_CPU x the job's CPU time + the idle power split
 by allocated cores over the node's cores (EnergyIdle=share as
 acct_gather.conf(5) documents it).
 
-Jobs run a duty cycle of busy and sleeping wall-clock time (LOAD) for a
-fixed time; the CPU time they get depends on what else the machine's two
-cores run, which the meter and the truth follow (each task also prints the
-CPU time it got, for the meter's own check).
+Jobs run a duty cycle of busy and sleeping wall-clock time for a fixed
+time (selab.meters.DUTY_CYCLE_PY); the CPU time they get depends on what
+else the machine's two cores run, which the meter and the truth follow
+(each task also prints the CPU time it got, for the meter's own check).
 
 Proofs (issue #13, "Proven when", cluster part), with bounds (issue #28)
 at about twice the worst figure measured over repeated runs of this module
@@ -30,17 +30,15 @@ at about twice the worst figure measured over repeated runs of this module
 Before them, the meter itself is checked against what it must show (a
 job's CPU time, the trace against its own counter, node mode's figures).
 """
-import json
 import os
 import subprocess
-import tempfile
 import time
 
 import pytest
 
-from selab import energy
+from selab import energy, fixtures
 from selab.cluster import PLUGIN_DIR, poll
-from selab.meters import LoadMeter, node_cgroup_dir
+from selab.meters import LoadMeter, node_cgroup_dir, write_duty_cycle
 
 NET = os.environ.get("SE_CLUSTER_NET", "10.199.0")
 METER = (NET + ".1", 15031)
@@ -65,35 +63,7 @@ NODE_TOL = 0.01         # node mode: a step against the meter over its life
 STEP_SLACK_S = 1.0      # a step's life around its task's printed window
 JOB_S = 20              # seconds of work per job
 
-pytestmark = [
-    pytest.mark.skipif(not PLUGIN_DIR, reason="SE_PLUGIN_DIR not set "
-                       "(run contribs/test-all.sh)"),
-    pytest.mark.skipif(not os.environ.get("SE_PYMODBUS_PYTHON"),
-                       reason="SE_PYMODBUS_PYTHON not set (the load meter "
-                       "runs on pymodbus; contribs/test-all.sh makes the venv)"),
-]
-
-# A task that keeps one CPU busy for DUTY of each 0.1 s slot of wall-clock
-# time, SECONDS long, and prints the CPU time it got (on a machine whose
-# two cores other work shares it gets less than DUTY: the meter and the
-# truth follow what it really got).
-LOAD = r'''
-import socket, sys, time
-duty, seconds = float(sys.argv[1]), float(sys.argv[2])
-host = socket.gethostname()
-print("SE_T0 %s %.6f" % (host, time.time()), flush=True)
-c0, t0, slot = time.process_time(), time.monotonic(), 0.1
-for i in range(int(round(seconds / slot))):
-    start = t0 + slot * i
-    while time.monotonic() < start + duty * slot:
-        pass
-    d = start + slot - time.monotonic()
-    if d > 0:
-        time.sleep(d)
-print("SE_T1 %s %.6f" % (host, time.time()), flush=True)
-print("SE_CPU %s %.6f" % (host, time.process_time() - c0), flush=True)
-'''
-
+pytestmark = [fixtures.NEEDS_PLUGINS, fixtures.NEEDS_LOAD_METER]
 
 def _so_has(name, text):
     path = os.path.join(PLUGIN_DIR, name)
@@ -131,9 +101,7 @@ class Bench:
 
     def __init__(self, cluster, workdir, mode):
         self.c, self.workdir, self.mode = cluster, workdir, mode
-        self.load_py = os.path.join(workdir, "load.py")
-        with open(self.load_py, "w") as f:
-            f.write(LOAD)
+        self.load_py = write_duty_cycle(workdir)
         self.meter = None
 
     def start_meter(self):
@@ -236,12 +204,7 @@ def _err(got, want):
     return (got - want) / want
 
 
-@pytest.fixture(scope="module")
-def workdir():
-    d = tempfile.mkdtemp(prefix="se-shared-")
-    os.chmod(d, 0o755)
-    yield d
-    subprocess.run(["rm", "-rf", d])
+workdir = fixtures.workdir("se-shared-", mode=0o755)
 
 
 def _finish(bench, jobs):

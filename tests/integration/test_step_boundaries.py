@@ -60,7 +60,7 @@ import time
 
 import pytest
 
-from selab import energy
+from selab import energy, fixtures
 from selab.cluster import PLUGIN_DIR, poll, slurmd_log
 from selab.meters import ModbusSim
 from selab.trace import Trace
@@ -199,12 +199,7 @@ def bmc_conf(workdir, password_file):
 
 
 # ------------------------------------------------------------ the runs
-@pytest.fixture(scope="module")
-def workdir():
-    path = tempfile.mkdtemp(prefix="se-boundaries-", dir="/var/tmp")
-    os.chmod(path, 0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+workdir = fixtures.workdir("se-boundaries-", mode=0o755)
 
 
 @pytest.fixture(scope="module", params=["counter", "power", "bmc"])

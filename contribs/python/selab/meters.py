@@ -15,6 +15,8 @@ import subprocess
 import tempfile
 import time
 
+from selab.files import write_file
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 PYMODBUS_METER = os.path.join(REPO, "contribs", "modbus-sim",
@@ -218,6 +220,35 @@ def node_cgroup_dir(state, node, controller):
     except OSError:
         pass
     return None
+
+
+# A task for LoadMeter to meter: it keeps one CPU busy for DUTY of each
+# 0.1 s slot of wall-clock time, SECONDS long (python3 load.py DUTY
+# SECONDS), and prints its host's wall-clock start and end (SE_T0, SE_T1)
+# and the CPU time it got (SE_CPU): on a machine whose two cores other work
+# shares it gets less than DUTY, and the meter and the truth follow what it
+# really got.
+DUTY_CYCLE_PY = r'''
+import socket, sys, time
+duty, seconds = float(sys.argv[1]), float(sys.argv[2])
+host = socket.gethostname()
+print("SE_T0 %s %.6f" % (host, time.time()), flush=True)
+c0, t0, slot = time.process_time(), time.monotonic(), 0.1
+for i in range(int(round(seconds / slot))):
+    start = t0 + slot * i
+    while time.monotonic() < start + duty * slot:
+        pass
+    d = start + slot - time.monotonic()
+    if d > 0:
+        time.sleep(d)
+print("SE_T1 %s %.6f" % (host, time.time()), flush=True)
+print("SE_CPU %s %.6f" % (host, time.process_time() - c0), flush=True)
+'''
+
+
+def write_duty_cycle(workdir):
+    """DUTY_CYCLE_PY as workdir/load.py, for the jobs' srun: its path."""
+    return write_file(os.path.join(workdir, "load.py"), DUTY_CYCLE_PY)
 
 
 class LoadMeter(_Process):

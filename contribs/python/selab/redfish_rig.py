@@ -172,6 +172,20 @@ class RedfishSim(_Process):
         time.sleep(0.15)                    # loaded by the watcher anyway
 
 
+def start_sim(trace, epoch, **kw):
+    """RedfishSim(trace, epoch, **kw), started; one that does not start is
+    stopped and raises AssertionError with its log."""
+    sim = RedfishSim(trace, epoch, **kw)
+    try:
+        sim.start()
+    except Exception:
+        with open(sim.log) as f:
+            log = f.read()
+        sim.stop()
+        raise AssertionError("redfish-sim did not start:\n" + log)
+    return sim
+
+
 class SushyStatic(_Process):
     """sushy-static (PyPI sushy-tools) serving a mockup folder as it is:
     GET only, no authentication."""
