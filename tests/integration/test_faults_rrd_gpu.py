@@ -164,7 +164,19 @@ def _trace_span(trace, node, epoch, t0, t1):
 
 
 @pytest.fixture(scope="module")
-def rrd(cluster):
+def module_cluster(cluster):
+    """The session's cluster, restarted by the rrd and the gpu fixture and
+    restored once, at the end of the module (nested `configured` blocks
+    brought the RRD configuration back up only to take it down again:
+    about 8 s of CI)."""
+    before = list(cluster.current_args)
+    yield cluster
+    cluster.down()
+    cluster.up(before)
+
+
+@pytest.fixture(scope="module")
+def rrd(module_cluster):
     """Each node's source is unusable as its slurmd starts: node1's file
     is missing, node2's is not an RRD, node3's path is a directory; the
     collector starts afterwards (a file appears, two are replaced)."""
@@ -184,55 +196,53 @@ def rrd(cluster):
             % (os.path.join(rrd_dir, "%n.rrd"), STEP, RRD_MAX_W))
     feed_run = os.path.join(work, "feed")
     fed = False
-    with cluster.configured(plugin_dirs=[PLUGIN_DIR],
-                            energy_type="acct_gather_energy/rrd",
-                            acct_gather_conf=conf,
-                            slurm_conf="DebugFlags=Energy\n"
-                                       "PlugStackConfig=%s\n" % plugstack
-                            ) as c:
-        try:
-            # marks at the logs' start (`up` made them), node3's at its
-            # restart with the clock library
-            marks = {n: faults.LogMark(c, "slurmd-%s" % n) for n in NODES}
-            for node in ("node1", "node2"):
-                marks[node].offset = 0
-            clock = faults.FakeClock(c, "node3", work)
-            clock.install()
-            faults.restart(c, "slurmd-node3")
-            # the sources are unusable; slurmd must still answer.  The
-            # fault is marked (error) at its second failed read in a row,
-            # one EnergyRRDFrequency after the first: wait for it, or a
-            # single failed read would be all the collector leaves
-            for node in NODES:
-                poll(lambda: marks[node].lines(r"\] error: .*read failed"),
-                     timeout=60, what="slurmd-%s's fault marked" % node)
-            for node in NODES:
-                assert faults.show_node_s(c, node) < \
-                    faults.SHOW_NODE_BOUND_S
-            assert not faults.dead_daemons(c)
-            start_marks = {n: faults.LogMark(c, "slurmd-%s" % n)
-                           for n in NODES}
-            # the collector comes: node3's counter will wrap mid-job
-            os.rmdir(os.path.join(rrd_dir, "node3.rrd"))
-            os.unlink(os.path.join(rrd_dir, "node2.rrd"))
-            epoch = int(time.time())
-            write_file(control, "node3 wrap 32 %d\n" % WRAP_AT, atomic=True)
-            env = dict(os.environ, SE_RRD_FEED=tool("se-rrd-feed"))
-            subprocess.run([FEEDER, "start", feed_run, "--",
-                            "--path", os.path.join(rrd_dir, "%n.rrd"),
-                            "--step", str(STEP), "--epoch", str(epoch),
-                            "--backfill", "60", "--no-min", "--control",
-                            control, trace, *NODES],
-                           env=env, check=True, timeout=60)
-            fed = True
-            poll(lambda: all(energy.node_power(c, n) for n in NODES),
-                 timeout=60, what="CurrentWatts on every node")
-            yield dict(c=c, work=work, rrd=rrd_dir, trace=trace,
-                       control=control, epoch=epoch, clock=clock,
-                       marks=marks, start_marks=start_marks)
-        finally:
-            if fed:
-                subprocess.run([FEEDER, "stop", feed_run], timeout=60)
+    c = module_cluster
+    c.restart(plugin_dirs=[PLUGIN_DIR], energy_type="acct_gather_energy/rrd",
+              acct_gather_conf=conf,
+              slurm_conf="DebugFlags=Energy\nPlugStackConfig=%s\n" % plugstack)
+    try:
+        # marks at the logs' start (`up` made them), node3's at its
+        # restart with the clock library
+        marks = {n: faults.LogMark(c, "slurmd-%s" % n) for n in NODES}
+        for node in ("node1", "node2"):
+            marks[node].offset = 0
+        clock = faults.FakeClock(c, "node3", work)
+        clock.install()
+        faults.restart(c, "slurmd-node3")
+        # the sources are unusable; slurmd must still answer.  The
+        # fault is marked (error) at its second failed read in a row,
+        # one EnergyRRDFrequency after the first: wait for it, or a
+        # single failed read would be all the collector leaves
+        for node in NODES:
+            poll(lambda: marks[node].lines(r"\] error: .*read failed"),
+                 timeout=60, what="slurmd-%s's fault marked" % node)
+        for node in NODES:
+            assert faults.show_node_s(c, node) < \
+                faults.SHOW_NODE_BOUND_S
+        assert not faults.dead_daemons(c)
+        start_marks = {n: faults.LogMark(c, "slurmd-%s" % n)
+                       for n in NODES}
+        # the collector comes: node3's counter will wrap mid-job
+        os.rmdir(os.path.join(rrd_dir, "node3.rrd"))
+        os.unlink(os.path.join(rrd_dir, "node2.rrd"))
+        epoch = int(time.time())
+        write_file(control, "node3 wrap 32 %d\n" % WRAP_AT, atomic=True)
+        env = dict(os.environ, SE_RRD_FEED=tool("se-rrd-feed"))
+        subprocess.run([FEEDER, "start", feed_run, "--",
+                        "--path", os.path.join(rrd_dir, "%n.rrd"),
+                        "--step", str(STEP), "--epoch", str(epoch),
+                        "--backfill", "60", "--no-min", "--control",
+                        control, trace, *NODES],
+                       env=env, check=True, timeout=60)
+        fed = True
+        poll(lambda: all(energy.node_power(c, n) for n in NODES),
+             timeout=60, what="CurrentWatts on every node")
+        yield dict(c=c, work=work, rrd=rrd_dir, trace=trace,
+                   control=control, epoch=epoch, clock=clock,
+                   marks=marks, start_marks=start_marks)
+    finally:
+        if fed:
+            subprocess.run([FEEDER, "stop", feed_run], timeout=60)
     shutil.rmtree(work, ignore_errors=True)
 
 
@@ -395,7 +405,7 @@ GPU_COLS = ("gpu0", "gpu1")     # NVML index 0, 1 (minor 0, 1) of the state
 
 
 @pytest.fixture(scope="module")
-def gpu(cluster):
+def gpu(module_cluster):
     """node1's NVML fails as its slurmd starts (the driver not loaded yet),
     then comes: the plugin retries in the background."""
     if not os.path.exists(os.path.join(FAKE_NVML_DIR, "libnvidia-ml.so.1")):
@@ -415,21 +425,21 @@ def gpu(cluster):
         "LD_LIBRARY_PATH": FAKE_NVML_DIR,
         "FAKE_NVML_STATE": state,
         "SLURM_ENERGY_NVML_DEVICE_PATH":
-            os.path.join(cluster.state, "nodes", "%h", "dev", "nvidia%u"),
+            os.path.join(module_cluster.state, "nodes", "%h", "dev",
+                         "nvidia%u"),
     }
-    with cluster.configured(nodes=3, gpus=2, plugin_dirs=[PLUGIN_DIR],
-                            energy_type="acct_gather_energy/gpu",
-                            slurm_conf="DebugFlags=Energy\n",
-                            node_env=node_env,
-                            hwloc_xml=os.path.join(
-                                GPU_DIR, "topo-cluster-2gpu.xml")) as c:
-        start = faults.LogMark(c, "slurmd-node1")
-        start.offset = 0
-        clock = faults.FakeClock(c, "node3", work)
-        clock.install()
-        faults.restart(c, "slurmd-node3")
-        yield dict(c=c, work=work, trace=trace, epoch=epoch,
-                   control=control, clock=clock, start=start)
+    c = module_cluster
+    c.restart(nodes=3, gpus=2, plugin_dirs=[PLUGIN_DIR],
+              energy_type="acct_gather_energy/gpu",
+              slurm_conf="DebugFlags=Energy\n", node_env=node_env,
+              hwloc_xml=os.path.join(GPU_DIR, "topo-cluster-2gpu.xml"))
+    start = faults.LogMark(c, "slurmd-node1")
+    start.offset = 0
+    clock = faults.FakeClock(c, "node3", work)
+    clock.install()
+    faults.restart(c, "slurmd-node3")
+    yield dict(c=c, work=work, trace=trace, epoch=epoch,
+               control=control, clock=clock, start=start)
     shutil.rmtree(work, ignore_errors=True)
 
 
