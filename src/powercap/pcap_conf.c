@@ -81,6 +81,8 @@ static int _check_controller(const conf_where_t *w, const char *value,
 	return 0;
 }
 
+static const char *const no_yes[] = { "no", "yes", NULL };
+
 static const se_conf_key_t keys[] = {
 	SE_KEY_REAL("PowerCapWatts", pcap_conf_t, cap_w, 1, 1e9),
 	SE_KEY_SECONDS("PowerCapPeriod", pcap_conf_t, period_ns,
@@ -101,6 +103,7 @@ static const se_conf_key_t keys[] = {
 	SE_KEY_STR("PowerCapController", pcap_conf_t, controller,
 		   _check_controller, ""),
 	SE_KEY_PATH("PowerCapStateFile", pcap_conf_t, state_file, NULL, ""),
+	SE_KEY_ENUM("PowerCapJobRecords", pcap_conf_t, job_records, no_yes),
 };
 
 void pcap_conf_init(pcap_conf_t *c)

@@ -21,6 +21,8 @@
  *   PowerCapStateFile=PATH     the daemon publishes the cap's state there
  *                              (pcap_state.h); cli_filter/energy_policy
  *                              reads it at submit (optional)
+ *   PowerCapJobRecords=yes|no  the daemon writes each capped job's record
+ *                              into its AdminComment (no; pcap_jobrec.h)
  * One file per node class for now (the node keys are the class's);
  * hostlists of classes come with the daemon.
  */
@@ -44,6 +46,7 @@ typedef struct {
 	char *nodes;		/* comma list */
 	char *controller;	/* HOST:PORT */
 	char *state_file;	/* PowerCapStateFile; NULL: none */
+	int job_records;	/* PowerCapJobRecords: 1 yes, 0 no */
 } pcap_conf_t;
 
 extern const se_conf_desc_t pcap_conf_desc;

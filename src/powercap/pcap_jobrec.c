@@ -143,6 +143,25 @@ int pcap_jobrec_token(const pcap_jobrec_t *r, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? 0 : n;
 }
 
+bool pcap_jobrec_due(const pcap_jobrec_t *r, int64_t now_ns,
+		     int64_t every_ns)
+{
+	if (!r->min_cap_mw)
+		return false;
+	if (!r->written || r->min_cap_mw < r->written_min_mw)
+		return true;
+	return r->capped_ns > r->written_capped_ns &&
+	       now_ns - r->written_ns >= every_ns;
+}
+
+void pcap_jobrec_written(pcap_jobrec_t *r, int64_t now_ns)
+{
+	r->written = true;
+	r->written_ns = now_ns;
+	r->written_min_mw = r->min_cap_mw;
+	r->written_capped_ns = r->capped_ns;
+}
+
 /* The start of old's "powercap=" word, or NULL. */
 static const char *_find_token(const char *old)
 {

@@ -7,8 +7,13 @@
  *
  *   powercap=capped:340s,min:280W
  *
- * where sacct -o AdminComment and slurm-energy-report read it.  A job
- * never capped gets no token (and costs no RPC).  Slurm-free: the daemon
+ * where scontrol show job and sacct -o AdminComment show it.  slurmctld
+ * refuses to update a finished job ("Job has already finished", measured
+ * on 22.05), so the record is written while the job runs: when its lowest
+ * cap goes down, else at most every every_ns (pcap_jobrec_due); the
+ * AdminComment is behind the final record by that at most, and the
+ * daemon logs the final one at the job's end.  A job never capped gets no
+ * token (and costs no RPC).  Slurm-free: the daemon
  * learns the jobs' nodes through libslurm and hands them here by index.
  *
  * Time accounting: between two rounds a node holds the cap sent at the
@@ -31,6 +36,10 @@ typedef struct {
 	int64_t last_ns;	/* the round it was last seen */
 	bool capped;		/* at that round */
 	bool seen;		/* in the round being made */
+	bool written;		/* its AdminComment written once */
+	int64_t written_ns;	/* last written at */
+	uint32_t written_min_mw;	/* the lowest cap then */
+	int64_t written_capped_ns;	/* the time capped then */
 } pcap_jobrec_t;
 
 typedef struct {
@@ -64,6 +73,15 @@ int pcap_jobrecs_round(pcap_jobrecs_t *j, int64_t now_ns,
 /* The record's token ("powercap=capped:340s,min:280W") into buf: its
  * length; 0 for a job never capped (nothing to write). */
 int pcap_jobrec_token(const pcap_jobrec_t *r, char *buf, size_t len);
+
+/* Whether r's AdminComment is to be written now: capped, and never
+ * written, or its lowest cap lower than written, or its time capped grown
+ * and every_ns passed since the last write. */
+bool pcap_jobrec_due(const pcap_jobrec_t *r, int64_t now_ns,
+		     int64_t every_ns);
+
+/* r's record written at now_ns. */
+void pcap_jobrec_written(pcap_jobrec_t *r, int64_t now_ns);
 
 /* An AdminComment with the token in it: old's "powercap=..." word
  * replaced, or the token appended after a blank (old may be NULL or

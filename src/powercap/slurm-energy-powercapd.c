@@ -34,6 +34,8 @@
 
 #include "pcap_conf.h"
 #include "pcap_ctl.h"
+#include "pcap_jobrec.h"
+#include "pcap_slurm.h"
 #include "pcap_munge.h"
 #include "pcap_prog.h"
 #include "pcap_state.h"
@@ -47,6 +49,10 @@
  * writes a minute on a shared file system, and a dead daemon's "capping"
  * is ignored at submit within 15 s or so */
 #define STATE_EVERY_S	5
+/* PowerCapJobRecords: a capped job's AdminComment rewritten this often at
+ * most (else when its lowest cap goes down): slurmctld takes no update of
+ * a finished job, so the record is written while it runs */
+#define JOB_WRITE_EVERY_NS ((int64_t)(30 * SE_NS_PER_SEC))
 #define STATE_VALID_TIMES 3
 
 typedef struct {
@@ -85,6 +91,11 @@ typedef struct {
 	int64_t state_next_ns;	/* the state file's next write (mono) */
 	bool state_capping;	/* as last published */
 	int64_t state_since_s;	/* capping since (wall s); 0: not */
+	pcap_jobrecs_t recs;	/* PowerCapJobRecords */
+	pcap_slurm_jobs_t jobs;	/* the running jobs, as last loaded */
+	time_t jobs_last;	/* slurm_load_jobs's update time */
+	uint32_t *caps, *maxs;	/* per node, for pcap_jobrecs_round */
+	se_ratelimit_t rl_jobs;
 } daemon_t;
 
 /* ---------------------------------------------------------- the nodes */
@@ -425,6 +436,89 @@ static void _publish(daemon_t *d, int64_t now)
 }
 
 
+static long _find_node(void *arg, const char *name)
+{
+	return _find(arg, name);
+}
+
+/* A job gone: its final record logged (slurmctld takes no update of a
+ * finished job: its AdminComment holds the last one written). */
+static void _job_end(void *arg, const pcap_jobrec_t *r)
+{
+	char token[96];
+
+	(void)arg;
+	if (pcap_jobrec_token(r, token, sizeof(token)))
+		se_log(SE_LOG_INFO, "job %u ended: %s", r->job_id, token);
+}
+
+/* Each running job's record into its AdminComment when due. */
+static void _job_write(daemon_t *d, int64_t now)
+{
+	char token[96], err[512];
+
+	for (size_t k = 0; k < d->recs.n; k++) {
+		pcap_jobrec_t *r = &d->recs.v[k];
+		const char *old = NULL;
+
+		if (!pcap_jobrec_due(r, now, JOB_WRITE_EVERY_NS) ||
+		    !pcap_jobrec_token(r, token, sizeof(token)))
+			continue;
+		for (size_t i = 0; i < d->jobs.n; i++)
+			if (d->jobs.jobs[i].job_id == r->job_id)
+				old = d->jobs.comments[i];
+		/* a failure is tried again JOB_WRITE_EVERY_NS later */
+		pcap_jobrec_written(r, now);
+		if (pcap_slurm_record(r->job_id, old, token, err,
+				      sizeof(err)))
+			se_log_limited(&d->rl_jobs, se_mono_ns(),
+				       SE_LOG_ERROR, "job record: %s", err);
+		else
+			se_log(SE_LOG_DEBUG, "job %u: %s", r->job_id, token);
+	}
+}
+
+/* PowerCapJobRecords: the jobs' records advanced by this round's caps.
+ * The job list is asked every round with its update time (slurmctld
+ * answers "no change" cheaply); a failure keeps the old list, so no job
+ * ends on a failed RPC. */
+static void _job_records(daemon_t *d, int64_t now)
+{
+	group_t *g = &d->g;
+	pcap_slurm_jobs_t fresh;
+	char err[512];
+	int rv;
+
+	if (!g->conf.job_records)
+		return;
+	if (!d->caps) {
+		d->caps = calloc(g->n, sizeof(*d->caps));
+		d->maxs = calloc(g->n, sizeof(*d->maxs));
+		if (!d->caps || !d->maxs) {
+			free(d->caps);
+			free(d->maxs);
+			d->caps = d->maxs = NULL;
+			return;
+		}
+	}
+	for (size_t i = 0; i < g->n; i++) {
+		d->caps[i] = g->ctl.st[i].sent_cap_mw;
+		d->maxs[i] = g->nodes[i].max_mw;
+	}
+	rv = pcap_slurm_jobs_load(&fresh, &d->jobs_last, _find_node, g, err,
+				  sizeof(err));
+	if (rv < 0)
+		se_log_limited(&d->rl_jobs, se_mono_ns(), SE_LOG_ERROR,
+			       "job records: %s", err);
+	else if (rv == 0) {
+		pcap_slurm_jobs_free(&d->jobs);
+		d->jobs = fresh;
+	}
+	pcap_jobrecs_round(&d->recs, now, d->jobs.jobs, d->jobs.n, d->caps,
+			   d->maxs, g->n, _job_end, d);
+	_job_write(d, now);
+}
+
 static void _round(daemon_t *d, int64_t now)
 {
 	pcap_ctl_t *ctl = &d->g.ctl;
@@ -438,6 +532,7 @@ static void _round(daemon_t *d, int64_t now)
 	pcap_ctl_renew(ctl, _send, d);
 	d->rounds++;
 	_publish(d, now);
+	_job_records(d, now);
 	se_log(SE_LOG_DEBUG, "round %llu: power %.1f W, caps %.1f W of %.1f "
 	       "W (budget %.1f W), level %.3f, greedy %zu, donor %zu, "
 	       "held %zu, unenforced %zu, changed %zu, lowered %zu%s",
@@ -471,6 +566,12 @@ static void _reload(daemon_t *d)
 	_group_carry(&g, &d->g);
 	_group_free(&d->g);
 	d->g = g;
+	/* the jobs' node indexes were the old group's: asked again */
+	pcap_slurm_jobs_free(&d->jobs);
+	free(d->caps);
+	free(d->maxs);
+	d->caps = d->maxs = NULL;
+	d->jobs_last = 0;
 	for (size_t c = 0; c < d->n_conns; c++) {
 		conn_t *k = &d->conns[c];
 
@@ -576,7 +677,9 @@ int main(int argc, char **argv)
 			      .rl_knob = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC,
 							   10),
 			      .rl_state = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC,
-							    2) };
+							    2),
+			      .rl_jobs = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC,
+							   5) };
 	char err[512];
 
 	if (_options(argc, argv, &d.o))
@@ -613,6 +716,10 @@ int main(int argc, char **argv)
 	close(d.listen_fd);
 	free(d.conns);
 	pcap_munge_free(d.munge);
+	pcap_slurm_jobs_free(&d.jobs);
+	pcap_jobrecs_free(&d.recs);
+	free(d.caps);
+	free(d.maxs);
 	_group_free(&d.g);
 	return 0;
 }

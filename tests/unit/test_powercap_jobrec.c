@@ -129,6 +129,27 @@ START_TEST(test_many_jobs_sorted)
 }
 END_TEST
 
+START_TEST(test_written_while_running)
+{
+	pcap_jobrec_t r = { .job_id = 1 };
+
+	ck_assert(!pcap_jobrec_due(&r, 0, 30 * S));	/* never capped */
+	r.min_cap_mw = 150000;
+	ck_assert(pcap_jobrec_due(&r, 0, 30 * S));	/* first: at once */
+	pcap_jobrec_written(&r, 0);
+	ck_assert(!pcap_jobrec_due(&r, 1 * S, 30 * S));
+	r.capped_ns = 10 * S;
+	ck_assert(!pcap_jobrec_due(&r, 29 * S, 30 * S));
+	ck_assert(pcap_jobrec_due(&r, 30 * S, 30 * S));	/* grown, 30 s */
+	pcap_jobrec_written(&r, 30 * S);
+	r.min_cap_mw = 140000;				/* lower: at once */
+	ck_assert(pcap_jobrec_due(&r, 31 * S, 30 * S));
+	pcap_jobrec_written(&r, 31 * S);
+	/* not grown (uncapped since): nothing to write, however long */
+	ck_assert(!pcap_jobrec_due(&r, 1000 * S, 30 * S));
+}
+END_TEST
+
 START_TEST(test_admin_comment)
 {
 	const char *t = "powercap=capped:3s,min:120W";
@@ -163,6 +184,7 @@ int main(void)
 	tcase_add_test(tc, test_time_capped_and_lowest_cap);
 	tcase_add_test(tc, test_new_job_capped_from_its_first_round);
 	tcase_add_test(tc, test_many_jobs_sorted);
+	tcase_add_test(tc, test_written_while_running);
 	tcase_add_test(tc, test_admin_comment);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -1,0 +1,40 @@
+/*
+ * pcap_slurm.h - slurm-energy-powercapd's libslurm side (issue #45,
+ * PowerCapJobRecords=yes): the running jobs on the cap group's nodes
+ * (slurm_load_jobs, one RPC) and each capped job's record written into
+ * its AdminComment (slurm_update_job, as SlurmUser or root), where
+ * sacct -o AdminComment shows it.  The records themselves: pcap_jobrec.h.
+ */
+#ifndef SE_PCAP_SLURM_H
+#define SE_PCAP_SLURM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "pcap_jobrec.h"
+
+/* A node's index in the group, or -1 (not one of its nodes). */
+typedef long (*pcap_node_find_fn)(void *arg, const char *name);
+
+typedef struct {
+	size_t n;
+	pcap_job_t *jobs;	/* the running jobs with a node in the group */
+	size_t *nodes;		/* their node indexes (jobs[].nodes point in) */
+	char **comments;	/* each job's AdminComment (NULL: none) */
+} pcap_slurm_jobs_t;
+
+/* The running jobs now, if any job changed since *last (0: ask for all;
+ * set to the answer's time): 0, 1 when nothing changed (j untouched:
+ * slurmctld answers that cheaply, as to squeue -i), or -1 with err. */
+int pcap_slurm_jobs_load(pcap_slurm_jobs_t *j, time_t *last,
+			 pcap_node_find_fn find, void *arg, char *err,
+			 size_t err_len);
+void pcap_slurm_jobs_free(pcap_slurm_jobs_t *j);
+
+/* The job's AdminComment set to old (may be NULL) with token in it: 0, or
+ * -1 with err. */
+int pcap_slurm_record(uint32_t job_id, const char *old, const char *token,
+		      char *err, size_t err_len);
+
+#endif /* SE_PCAP_SLURM_H */

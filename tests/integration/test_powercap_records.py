@@ -1,0 +1,125 @@
+"""Each capped job's record in its AdminComment (issue #45,
+PowerCapJobRecords=yes): slurm-energy-powercapd on the session's test
+cluster (its slurmctld through libslurm: slurm_load_jobs every round with its
+update time, slurm_update_job while the job runs: slurmctld refuses to
+update a finished job), two agents named after the cluster's
+nodes over fake RAPL trees and se-fake-node-power (test_powercap_daemon's
+rig: the caps are real, the nodes' power a file's watts).  Demands 180 W
+on both, cap 300 W over 100..200 W nodes: both capped at 150 W.  A job on
+node1 for 4 s: its AdminComment (sacct) holds the record written when it
+was first seen capped, the daemon's log its final one at its end.
+About 15 s; no cluster restart.
+"""
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+import test_powercap_daemon as pcd
+
+NODES = ["node1", "node2"]
+CAP_W = 300
+
+
+@pytest.fixture(scope="module")
+def capped(cluster):
+    for prog in (pcd.DAEMON, pcd.AGENT, pcd.POWER):
+        if not os.access(prog, os.X_OK):
+            pytest.fail("%s not built (make; or set SE_BUILD_OBJ)" % prog)
+    munged = shutil.which("munged") or "/usr/sbin/munged"
+    r = pcd.Rig()
+    key = os.path.join(r.dir, "munge.key")
+    fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, os.urandom(1024))
+    os.close(fd)
+    r.munge = os.path.join(r.dir, "munge.socket")
+    r.start("munged", [munged, "--foreground", "--socket=" + r.munge,
+                       "--key-file=" + key,
+                       "--pid-file=" + os.path.join(r.dir, "munged.pid"),
+                       "--log-file=" + os.path.join(r.dir, "munged.log"),
+                       "--seed-file=" + os.path.join(r.dir, "munged.seed")])
+    conf = ("PowerCapWatts=%d\nPowerCapPeriod=0.2\nPowerCapRaiseGate=100\n"
+            "PowerCapHoldSeconds=2\nPowerCapFloorWatts=100\n"
+            "PowerCapMaxWatts=200\nPowerCapNodes=%s\n"
+            "PowerCapController=127.0.0.1:%d\n"
+            % (CAP_W, ",".join(NODES), pcd.PORT + 1))
+    try:
+        r.wait_for(r.munge, "munged socket")
+        for n in NODES:
+            z = r.zone(n)
+            os.makedirs(z)
+            for f, v in (("name", "package-0"),
+                         ("constraint_0_name", "long_term"),
+                         ("constraint_0_max_power_uw", 200000000),
+                         ("constraint_0_power_limit_uw", 200000000)):
+                pcd.put(os.path.join(z, f), "%s\n" % v)
+            pcd.put(os.path.join(r.dir, n + ".watts"), "180\n")
+            pcd.put(os.path.join(r.dir, n + ".conf"), conf +
+                    "PowerCapKnobs=rapl:root=%s:min_pct=50\n"
+                    % os.path.join(r.dir, n))
+            r.start("power-" + n, [pcd.POWER,
+                                   os.path.join(r.dir, n + ".sock"),
+                                   os.path.join(r.dir, n + ".watts"), "50"])
+        pcd.put(os.path.join(r.dir, "powercapd.conf"), conf +
+                "PowerCapKnobs=rapl\nPowerCapJobRecords=yes\n")
+        for n in NODES:
+            r.wait_for(os.path.join(r.dir, n + ".sock"), "query socket")
+        env_before = dict(os.environ)
+        os.environ["SLURM_CONF"] = cluster.env["SLURM_CONF"]
+        try:
+            r.daemon()      # libslurm: the cluster's slurm.conf
+        finally:
+            os.environ.clear()
+            os.environ.update(env_before)
+        for n in NODES:
+            r.agent(n)
+        r.cluster = cluster
+        yield r
+    finally:
+        for name in list(r.procs):
+            r.stop(name)
+        shutil.rmtree(r.dir, ignore_errors=True)
+
+
+def test_capped_job_recorded_in_admin_comment(capped):
+    c = capped.cluster
+    deadline = time.monotonic() + 10
+    while not all("node %s: agent connected" % n in capped.log("daemon")
+                  for n in NODES):
+        assert time.monotonic() < deadline, capped.log("daemon")
+        time.sleep(0.05)
+    time.sleep(0.5)     # answered: not charged their maximum any more
+    caps = pcd.settled(capped, NODES, CAP_W)
+    assert all(abs(v - 150) < 0.5 for v in caps.values()), caps
+    t0 = time.monotonic()
+    jobid = c.sbatch("-N1", "-w", "node1", "--wrap", "sleep 4")
+    c.wait_sacct(jobid)
+    ran = time.monotonic() - t0
+    deadline = time.monotonic() + 15
+    while True:
+        rows = c.sacct(jobid, fields=("JobID", "AdminComment"))
+        comment = rows[0]["AdminComment"] if rows else ""
+        m = re.search(r"powercap=capped:(\d+)s,min:(\d+)W", comment)
+        if m:
+            break
+        assert time.monotonic() < deadline, (rows, [
+            line for line in capped.log("daemon").splitlines()
+            if "round" not in line])
+        time.sleep(0.5)
+    # written at once when first seen capped (then every 30 s at most:
+    # this job ends before), so its time capped then
+    assert 0 <= int(m.group(1)) <= 1, (m.group(0), ran)
+    assert int(m.group(2)) == 150, m.group(0)
+    assert comment.count("powercap=") == 1, comment
+    # the final record, logged at its end (seen within a round): capped
+    # all along, the 4 s of sleep and some of its start and end
+    log = capped.log("daemon")
+    f = re.search(r"job %d ended: powercap=capped:(\d+)s,min:150W" % jobid,
+                  log)
+    assert f, log[-2000:]
+    print("AdminComment %r; final %r; job %.1f s" % (comment, f.group(0),
+                                                      ran))
+    assert 4 <= int(f.group(1)) <= ran + 1, (f.group(0), ran)
