@@ -217,6 +217,45 @@ START_TEST(test_model_oids)
 }
 END_TEST
 
+/*
+ * Each model's units, counter width and default unit index as the vendor's
+ * MIB states them (snmp_models.c cites the MIB texts): a row edited from
+ * memory fails here.
+ */
+START_TEST(test_model_units)
+{
+	static const struct {
+		const char *name;
+		double power_w, energy_j;
+		unsigned width;
+		const char *unit;
+	} mib[] = {
+		/* rPDU2OutletMeteredStatusEnergy: INTEGER, tenths of kWh */
+		{ "apc-rpdu2", 1, 360000, 31, NULL },
+		/* measurementsOutletSensorValue: Unsigned32, W / Wh, pduId 1 */
+		{ "raritan-px", 1, 3600, 32, "1" },
+		/* st4OutletEnergy: Integer32(-1..2147483647) Wh, unit A, cord 1 */
+		{ "servertech-sentry4", 1, 3600, 31, "1.1" },
+		/* outletWh: Unsigned32 Wh, strappingIndex 0 */
+		{ "eaton-epdu", 1, 3600, 32, "0" },
+	};
+
+	for (size_t i = 0; i < sizeof(mib) / sizeof(mib[0]); i++) {
+		const snmp_model_t *md = snmp_model_find(mib[i].name);
+
+		ck_assert_ptr_nonnull(md);
+		ck_assert_double_eq(md->power_w, mib[i].power_w);
+		ck_assert_double_eq(md->energy_j, mib[i].energy_j);
+		ck_assert_uint_eq(md->energy_width, mib[i].width);
+		if (mib[i].unit)
+			ck_assert_str_eq(md->unit_default, mib[i].unit);
+		else
+			ck_assert_ptr_null(md->unit_default);
+	}
+	ck_assert_ptr_null(snmp_model_at(4));
+}
+END_TEST
+
 /* The mutant "tenths of kWh read as kWh" must fail here. */
 START_TEST(test_apc_tenths_of_kwh)
 {
@@ -596,6 +635,7 @@ static Suite *_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_model_oids);
+	tcase_add_test(tc, test_model_units);
 	tcase_add_test(tc, test_apc_tenths_of_kwh);
 	tcase_add_test(tc, test_apc_counter_disciplines_power);
 	tcase_add_test(tc, test_two_outlets_summed);
