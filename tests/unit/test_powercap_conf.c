@@ -51,6 +51,15 @@ START_TEST(test_good_and_defaults)
 	ck_assert_uint_eq(c.period_ns, 1000000000ull);
 	ck_assert_uint_eq(c.raise_gate_ns, 500000000ull);
 	ck_assert_uint_eq(c.hold_ns, 30000000000ull);
+	/* the state file and the job records: off unless set */
+	ck_assert_ptr_null(c.state_file);
+	ck_assert_int_eq(c.job_records, 0);
+	ck_assert_int_eq(_set(&c, "PowerCapStateFile", "/shared/pcap.state",
+			      err, sizeof(err)), 0);
+	ck_assert_str_eq(c.state_file, "/shared/pcap.state");
+	ck_assert_int_eq(_set(&c, "PowerCapJobRecords", "yes", err,
+			      sizeof(err)), 0);
+	ck_assert_int_eq(c.job_records, 1);
 	pcap_conf_free(&c);
 }
 END_TEST
@@ -73,6 +82,9 @@ START_TEST(test_bad_values_named)
 		  "is not key=value" },
 		{ "PowerCapKnobs", ",", "PowerCapKnobs=,: no knob" },
 		{ "PowerCapKnob", "rapl", "PowerCapKnob=rapl: unknown key" },
+		{ "PowerCapStateFile", "pcap.state",
+		  "PowerCapStateFile=pcap.state" },
+		{ "PowerCapJobRecords", "maybe", "PowerCapJobRecords=maybe" },
 	};
 	pcap_conf_t c;
 	char err[512];
