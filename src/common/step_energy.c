@@ -437,6 +437,30 @@ bool step_energy_live_held_answer(const step_energy_t *s, uint64_t t1_ns,
 	return !*why;
 }
 
+bool step_energy_live_outage(const step_energy_t *s,
+			     const energy_query_answer_t *a, uint64_t t1_ns,
+			     step_outage_t *o)
+{
+	uint64_t t0 = step_energy_t0(s), reach;
+	bool done;
+
+	memset(o, 0, sizeof(*o));
+	/* only an answer that lacks the reading after t1 (not another
+	 * sampler's, nor a start older than the history) */
+	if (a->complete1 || !step_energy_live_verdict(s, a, &done) || done ||
+	    t1_ns <= t0)
+		return false;
+	reach = a->last_sample_ns + a->period_ns + a->deadline_ns;
+	if (a->last_sample_ns && reach >= t1_ns)
+		return false;	/* the reading after t1 is merely late */
+	o->step_ns = t1_ns - t0;
+	o->silent_ns = a->last_sample_ns ? t1_ns - a->last_sample_ns :
+		       o->step_ns;
+	o->unknown_ns = a->last_sample_ns && reach > t0 ? t1_ns - reach :
+			o->step_ns;
+	return true;
+}
+
 uint64_t step_energy_live_joules(const step_energy_t *s,
 				 const energy_query_answer_t *a)
 {

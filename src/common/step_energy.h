@@ -455,6 +455,36 @@ const char *step_energy_live_verdict(const step_energy_t *s,
 bool step_energy_live_held_answer(const step_energy_t *s, uint64_t t1_ns,
 				  energy_query_answer_t *a, const char **why);
 
+/*
+ * A step whose end lies in a meter outage.  The sampler extrapolates past
+ * its newest sample at the last power for one missed read (its period +
+ * deadline, sampler_config_init), then holds: energy after that is not
+ * measured, nor guessed, until the meter returns, and then it goes to the
+ * node's total (the counter path counts it exactly), not to a step that
+ * has ended.  A settle that found no reading after t1 in time keeps the
+ * running figure, which then misses that span: a lower bound, to be said
+ * as one (acct_gather_energy_modbus(5) and the others, Meter outages).
+ */
+typedef struct {
+	uint64_t step_ns;	/* the step's window, t1 - t0 */
+	uint64_t silent_ns;	/* t1 - the newest reading (all of the
+				 * window when no reading at all) */
+	uint64_t unknown_ns;	/* the part of the window past the
+				 * sampler's reach: not in the figure */
+} step_outage_t;
+
+/*
+ * Whether the last answer a of a live settle over [t0, t1_ns], not final
+ * for want of a reading after t1 (step_energy_live_verdict not done; a
+ * sampler restarted or a start older than the history keep their own
+ * reasons), says such an outage: its newest reading plus the sampler's
+ * reach (a->period_ns + a->deadline_ns) lies before t1 (a late reading of
+ * a working meter lies within it).  True with *o filled.
+ */
+bool step_energy_live_outage(const step_energy_t *s,
+			     const energy_query_answer_t *a, uint64_t t1_ns,
+			     step_outage_t *o);
+
 /* The live settle's energy from a final answer a: E(t1) - E(t0), in J. */
 uint64_t step_energy_live_joules(const step_energy_t *s,
 				 const energy_query_answer_t *a);

@@ -11,9 +11,12 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sampler.h"
+#include "se_time.h"
 #include "step_energy.h"
 
 #define S(x)	((uint64_t) ((x) * 1e9 + 0.5))	/* seconds to ns */
@@ -303,6 +306,212 @@ START_TEST(test_held_answer_refused)
 	a.rc0 = 0;
 	ck_assert_ptr_nonnull(step_energy_live_verdict(&s, &a, &done));
 	ck_assert(!done);
+}
+END_TEST
+
+/*
+ * A step inside a meter outage (issue #44, SNMP): the sampler over a fake
+ * meter of constant power with a counter, down from a twelfth of the
+ * step's window on until after the settle.  Scaled from the job that kept
+ * -91.7 %: 20 s with the meter silent after 1.66 s and a 1 s period, here
+ * 1 s, silent after 83 ms, a 50 ms period.
+ */
+#define OUT_POWER_MW	1000000ULL	/* 1 kW: 1 J a ms */
+#define OUT_PERIOD_NS	MS(50)
+#define OUT_DEADLINE_NS	MS(20)
+
+static int out_down;		/* atomic builtins: reads fail while set */
+static uint64_t out_origin_ns;	/* the counter's zero */
+
+static int out_read(void *dev, meter_reading_t *r, uint64_t deadline_ns,
+		    char *msg, size_t len)
+{
+	uint64_t now = se_mono_ns();
+
+	(void) dev;
+	(void) deadline_ns;
+	if (__atomic_load_n(&out_down, __ATOMIC_SEQ_CST)) {
+		snprintf(msg, len, "PDU does not answer");
+		return -ETIMEDOUT;
+	}
+	r->t_ns = now;
+	r->has_power = true;
+	r->power_mw = OUT_POWER_MW;
+	r->has_counter = true;
+	/* mJ: W x ns / 1e9 x 1000 */
+	r->counter_raw = (now - out_origin_ns) / 1000;
+	return 0;
+}
+
+static const meter_ops_t out_ops = { .name = "fake-pdu", .read = out_read };
+
+/* What slurmd's query server answers for [t0, t1] (its _answer, without
+ * the socket): the sampler's energies, final once a reading follows. */
+static energy_query_answer_t out_answer(sampler_t *smp, uint64_t t0,
+					uint64_t t1)
+{
+	energy_query_answer_t a = { .generation = GEN, .total = true,
+				    .total_id = 7, .period_ns = OUT_PERIOD_NS,
+				    .deadline_ns = OUT_DEADLINE_NS };
+	sampler_status_t st;
+
+	sampler_status(smp, &st);
+	a.rc0 = sampler_energy_at(smp, t0, &a.e0_mj);
+	a.rc1 = sampler_energy_at(smp, t1, &a.e1_mj);
+	a.last_sample_ns = st.last_sample_ns;
+	a.complete0 = !a.rc0 && st.last_sample_ns >= t0;
+	a.complete1 = !a.rc1 && st.last_sample_ns >= t1;
+	a.total_mj = st.energy_mj;
+	a.total_power_mw = st.power_mw;
+	a.total_sample_ns = st.last_sample_ns;
+	return a;
+}
+
+/* Sleep until the monotonic instant t (at once when it passed). */
+static void out_sleep_until(uint64_t t)
+{
+	uint64_t now = se_mono_ns();
+
+	if (t > now)
+		se_sleep_ns(t - now);
+}
+
+/* Poll (bounded: 5 s, then fail) until the sampler read n times well. */
+static void out_wait_reads(sampler_t *smp, unsigned long n)
+{
+	uint64_t limit = se_mono_ns() + S(5);
+	sampler_status_t st;
+
+	do {
+		se_sleep_ns(MS(5));
+		sampler_status(smp, &st);
+	} while (st.reads_ok < n && se_mono_ns() < limit);
+	ck_assert_uint_ge(st.reads_ok, n);
+}
+
+START_TEST(test_outage_over_step_end)
+{
+	sampler_config_t cfg;
+	sampler_t *smp;
+	sampler_status_t st;
+	step_energy_t s = live_step();
+	energy_query_answer_t a;
+	step_account_t acct;
+	step_outage_t o;
+	uint64_t t0, t1, down_ns, after_mj, measured_ns;
+	double truth_j, err;
+	bool first, done;
+
+	out_origin_ns = se_mono_ns();
+	sampler_config_init(&cfg, OUT_PERIOD_NS, OUT_DEADLINE_NS);
+	cfg.use_counter = true;
+	cfg.counter = (counter_spec_t) { 64, 1.0, 0, 0 };
+	cfg.backoff_max_ns = MS(100);
+	cfg.label = "outage";
+	smp = sampler_start(&out_ops, NULL, &cfg);
+	ck_assert_ptr_nonnull(smp);
+	out_wait_reads(smp, 3);
+	step_energy_start(&s, se_mono_ns(), S(1000));
+
+	/* the first task starts: t0, its answer kept once E(t0) is final */
+	t0 = se_mono_ns();
+	(void) poll_at(&s, t0, true, &first);
+	ck_assert(first);
+	sampler_status(smp, &st);
+	out_wait_reads(smp, st.reads_ok + 1);
+	step_energy_query_begin(&s);
+	a = out_answer(smp, t0, t0);
+	ck_assert_int_eq(step_energy_collected(&s, &a, t0, 0, &acct), 0);
+	ck_assert(s.have_e0);
+
+	/* the meter goes silent 83 ms in; the step ends at 1 s */
+	out_sleep_until(t0 + MS(83));
+	__atomic_store_n(&out_down, 1, __ATOMIC_SEQ_CST);
+	down_ns = se_mono_ns();
+	out_sleep_until(t0 + S(1));
+	t1 = se_mono_ns();
+	(void) poll_at(&s, t1, true, &first);
+	step_energy_query_begin(&s);
+	a = out_answer(smp, t0, t1);
+	ck_assert_int_eq(step_energy_collected(&s, &a, t1, 0, &acct), 0);
+
+	/* the settle: no reading after t1, asking again cannot make one */
+	ck_assert_str_eq(step_energy_live_verdict(&s, &a, &done),
+			 "no reading after the step's boundaries in time");
+	truth_j = (double) OUT_POWER_MW * (double) (t1 - t0) / 1e12;
+	err = ((double) s.step_j - truth_j) / truth_j * 100;
+	fprintf(stderr, "outage over the step's end: running figure %lu J, truth %.1f J (%+.1f %%)\n",
+		(unsigned long) s.step_j, truth_j, err);
+	/* today's figure: the energy up to the sampler's reach, far below */
+	ck_assert(err < -50);
+
+	/* ... said as an outage, with the span the figure misses */
+	ck_assert(step_energy_live_outage(&s, &a, t1, &o));
+	ck_assert_uint_eq(o.step_ns, t1 - t0);
+	ck_assert_uint_eq(o.silent_ns, t1 - a.last_sample_ns);
+	ck_assert_uint_eq(o.unknown_ns, t1 - a.last_sample_ns -
+			  OUT_PERIOD_NS - OUT_DEADLINE_NS);
+	ck_assert_uint_ge(o.silent_ns, t1 - down_ns);
+	/* the figure is what was measured up to the last reading (and at
+	 * most the sampler's reach past it), to within a joule's rounding
+	 * at each end: a lower bound, never more */
+	measured_ns = o.step_ns - o.silent_ns;
+	ck_assert_uint_ge(s.step_j * 1000 + 2000,
+			  OUT_POWER_MW * measured_ns / SE_NS_PER_SEC);
+	measured_ns = o.step_ns - o.unknown_ns;
+	ck_assert_uint_le(s.step_j * 1000,
+			  OUT_POWER_MW * measured_ns / SE_NS_PER_SEC + 2000);
+
+	/* the meter returns after the settle: the node's total has the
+	 * outage's energy (the counter), the ended step does not */
+	__atomic_store_n(&out_down, 0, __ATOMIC_SEQ_CST);
+	sampler_status(smp, &st);
+	out_wait_reads(smp, st.reads_ok + 1);
+	ck_assert_int_eq(sampler_energy_at(smp, t1, &after_mj), 0);
+	fprintf(stderr, "after the meter returned: E(t1) - E(t0) %.1f J\n",
+		(double) (after_mj - s.e0_mj) / 1000);
+	ck_assert_uint_le(after_mj - s.e0_mj,
+			  (uint64_t) (truth_j * 1000 * 1.01));
+	ck_assert_uint_ge(after_mj - s.e0_mj,
+			  (uint64_t) (truth_j * 1000 * 0.99));
+	ck_assert_int_eq(sampler_stop(smp), 0);
+}
+END_TEST
+
+/* Not an outage: a reading merely late (within the sampler's reach of t1),
+ * a final answer, or no window. */
+START_TEST(test_outage_not_late_reading)
+{
+	step_energy_t s = live_step();
+	energy_query_answer_t a = answer(1000000, 1250000, 0);
+	step_outage_t o;
+
+	s.first_poll_ns = S(101);
+	ck_assert(!step_energy_live_outage(&s, &a, S(121), &o));
+	a.complete1 = false;
+	/* reach: 1 s period + 0.5 s deadline */
+	a.last_sample_ns = S(119.5);
+	ck_assert(!step_energy_live_outage(&s, &a, S(121), &o));
+	a.last_sample_ns = S(102.66);
+	ck_assert(step_energy_live_outage(&s, &a, S(121), &o));
+	ck_assert_uint_eq(o.step_ns, S(20));
+	ck_assert_uint_eq(o.silent_ns, S(18.34));
+	ck_assert_uint_eq(o.unknown_ns, S(16.84));
+	/* silent since before t0: none of the window is known */
+	a.last_sample_ns = S(90);
+	ck_assert(step_energy_live_outage(&s, &a, S(121), &o));
+	ck_assert_uint_eq(o.unknown_ns, S(20));
+	a.last_sample_ns = 0;
+	ck_assert(step_energy_live_outage(&s, &a, S(121), &o));
+	ck_assert_uint_eq(o.silent_ns, S(20));
+	ck_assert_uint_eq(o.unknown_ns, S(20));
+	ck_assert(!step_energy_live_outage(&s, &a, S(101), &o));
+	/* another sampler's answer keeps its own reason */
+	s.have_e0 = true;
+	s.e0_gen = GEN2;
+	ck_assert(!step_energy_live_outage(&s, &a, S(121), &o));
+	s.e0_gen = GEN;
+	ck_assert(step_energy_live_outage(&s, &a, S(121), &o));
 }
 END_TEST
 
@@ -760,6 +969,8 @@ static Suite *step_energy_suite(void)
 	tcase_add_test(settle, test_window);
 	tcase_add_test(settle, test_window_wait_and_store);
 	tcase_add_test(settle, test_settle_refused);
+	tcase_add_test(settle, test_outage_over_step_end);
+	tcase_add_test(settle, test_outage_not_late_reading);
 	suite_add_tcase(s, settle);
 	tcase_add_test(carry, test_account_node);
 	tcase_add_test(carry, test_carry_restart);

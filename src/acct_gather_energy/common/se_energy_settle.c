@@ -190,6 +190,26 @@ static int _live_ask(void *arg, energy_query_answer_t *a, bool *done)
 }
 
 /*
+ * A step whose end lies in a meter outage keeps its running figure, which
+ * misses the outage's part of the step (step_energy_live_outage): said at
+ * error level as a lower bound, with the span, since Slurm's record has no
+ * way to mark it.  The outage's energy goes to the node's total when the
+ * meter returns.
+ */
+static void _settle_outage_note(stepd_step_rec_t *job,
+				const step_outage_t *o, uint64_t running_j)
+{
+	char id[64];
+
+	log_build_step_id_str(&job->step_id, id, sizeof(id),
+			      STEP_ID_FLAG_NO_PREFIX);
+	error("%s: step %s: energy not known: the meter has not been read for the last %.1f s of the step's %.1f s (%.1f s past the sampler's reach, not in the figure); keeping the running figure %"PRIu64" J, a lower bound",
+	      plugin_type, id, (double) o->silent_ns / 1e9,
+	      (double) o->step_ns / 1e9, (double) o->unknown_ns / 1e9,
+	      running_j);
+}
+
+/*
  * The live settle: E(t1) - E(t0) from slurmd's sampler history once a
  * reading after t1 exists.  Normally the step's last poll's answer, held
  * by slurmd, already says it (step_energy_live_held_answer); else the
@@ -201,6 +221,7 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 	uint64_t begin = se_mono_ns(), limit, t0, joules, running_j;
 	live_ask_t q = { 0 };
 	energy_query_answer_t a = { 0 };
+	step_outage_t outage;
 	unsigned asked;
 	bool collected;
 	int rc;
@@ -219,6 +240,14 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 		rc = _settle_ask_until(_live_ask, &q, begin, limit, &a);
 	else
 		rc = 0;
+	if (!rc && q.why && step_energy_live_outage(&se_step, &a, q.t1_ns,
+						    &outage)) {
+		if (collected)
+			_settle_keep_running(job);
+		slurm_mutex_unlock(&se_state_lock);
+		_settle_outage_note(job, &outage, running_j);
+		return -ETIMEDOUT;
+	}
 	if (rc || q.why) {
 		if (collected)
 			_settle_keep_running(job);
