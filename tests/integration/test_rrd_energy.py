@@ -185,12 +185,16 @@ def describe(errors):
                      for n, (s, t, e) in sorted(errors.items()))
 
 
-def parallel_runs(cluster, tag, seconds=JOB_SECONDS):
-    """One timed job per node, all at once; {node: (jobid, {host: (t0,
+def parallel_start(cluster, tag, seconds=JOB_SECONDS):
+    """Starts one timed job per node, all at once: {node: srun Popen}."""
+    return {n: energy.run_timed(cluster, "%s-%s" % (tag, n), ["-w", n],
+                                seconds)
+            for n in NODES}
+
+
+def parallel_finish(cluster, tag, procs):
+    """Waits for parallel_start's jobs: {node: (jobid, {host: (t0,
     t1)})}."""
-    procs = {n: energy.run_timed(cluster, "%s-%s" % (tag, n), ["-w", n],
-                                 seconds)
-             for n in NODES}
     return {n: energy.finish(cluster, p, "%s-%s" % (tag, n), FINISH_S)
             for n, p in procs.items()}
 
@@ -531,8 +535,20 @@ def es_cluster(module_cluster, feed):
 
 
 @pytest.fixture(scope="module")
-def es_runs(es_cluster):
-    return parallel_runs(es_cluster, "es")
+def es_procs(es_cluster):
+    """The 65 s jobs, started as test_es_plugin_is_ours begins: its wait
+    for slurmctld's first update call (~10 s) falls inside them."""
+    procs = parallel_start(es_cluster, "es")
+    yield procs
+    for proc in procs.values():
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def es_runs(es_cluster, es_procs):
+    return parallel_finish(es_cluster, "es", es_procs)
 
 
 @pytest.fixture(scope="module")
@@ -540,7 +556,7 @@ def es_jobs(es_cluster, feed, es_runs):
     return job_errors(es_cluster, feed["epoch"], es_runs)
 
 
-def test_es_plugin_is_ours(es_cluster):
+def test_es_plugin_is_ours(es_cluster, es_procs):
     text = log_text(es_cluster, "slurmctld")
     assert "ExtSensors meters plugin (slurm-energy-plugins) loaded" in text
     # the values come from the plugin's own pacer within seconds, before
