@@ -335,8 +335,11 @@ def test_stalled_meter_is_not_ok_within_two_scrapes(run):
         others = prom.query('min by (node) (min_over_time(slurm_energy_meter'
                             '_state{state="ok",node!="node1"}[4s]))')
         assert sorted(v for _, v in others) == [1.0, 1.0], others
-        print("stall at %.2f; node1 ok samples after it: %s"
-              % (t_fault, [(round(t - t_fault, 2), v) for t, v in after]))
+        shown = [l["state"] for l, _ in prom.query(
+            'slurm_energy_meter_state{node="node1"} == 1')]
+        print("stall at %.2f; node1 ok samples after it: %s; now %s"
+              % (t_fault, [(round(t - t_fault, 2), v) for t, v in after],
+                 shown))
     finally:
         meter.fault("")
         proc.communicate(timeout=60)
