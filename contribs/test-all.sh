@@ -292,6 +292,9 @@ cd "$here"
 if [ "${SE_SKIP_DISTCHECK:-0}" != 1 ]; then
 	say "make distcheck"
 	t0=$(date +%s)
+	# in the build (the unit stage's cd is skipped with SE_SKIP_UNIT=1,
+	# which left this in the checkout: "No rule to make target 'distcheck'")
+	cd "$unit_dir"
 	# The tarball is built, installed, uninstalled and cleaned out of tree;
 	# its unit tests are the sources make check ran above (every tracked
 	# file is in the tarball, checked below), so they do not run a third
