@@ -257,12 +257,16 @@ def test_counter_jumps_without_a_reset(client, bmc, truth, epoch):
     reset: a faulty counter, which a client must refuse to count."""
     u = C + "/Sensors/TotalEnergyJoules"
     a, ta = consistent(client, [u], epoch, bmc.interval)
-    bmc.fault("jump -5000")
+    # Back by less than the reading: a counter just reset (an earlier
+    # test's `reset`) would otherwise be clamped at 0, not moved.
+    back = min(5000, math.floor(counter_j(a[u]) / 2))
+    assert back >= 100, "counter %r J too small to jump" % counter_j(a[u])
+    bmc.fault("jump -%d" % back)
     b, tb = consistent(client, [u], epoch, bmc.interval)
     bmc.fault("")
     true_j = truth.joules("n1", ta - epoch, tb - epoch)
     assert counter_j(b[u]) - counter_j(a[u]) == pytest.approx(
-        true_j - 5000, abs=1.001)
+        true_j - back, abs=1.001)
     assert b[u]["SensorResetTime"] == a[u]["SensorResetTime"]
 
 
