@@ -461,6 +461,16 @@ bool step_energy_live_outage(const step_energy_t *s,
 	return true;
 }
 
+bool step_energy_settle_waits_outage(const step_energy_t *s,
+				     const energy_query_answer_t *a,
+				     uint64_t t1_ns)
+{
+	step_outage_t o;
+
+	return s->settle_tried && !s->settle_in_fini &&
+	       step_energy_live_outage(s, a, t1_ns, &o);
+}
+
 uint64_t step_energy_live_joules(const step_energy_t *s,
 				 const energy_query_answer_t *a)
 {

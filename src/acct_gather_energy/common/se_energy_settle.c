@@ -52,9 +52,12 @@ _Static_assert(LIVE_QUERY_TIMEOUT_NS >
 
 /*
  * One question of a live or share settle's wait (se_state_lock held): 0,
- * with *done set when the answer in *a is final, or -errno.
+ * with *done set when the answer in *a is final, or -errno; *outage set
+ * when the wait goes on to its own bound for a meter in an outage
+ * (step_energy_settle_waits_outage) instead of one read.
  */
-typedef int (*settle_ask_fn)(void *arg, energy_query_answer_t *a, bool *done);
+typedef int (*settle_ask_fn)(void *arg, energy_query_answer_t *a, bool *done,
+			     bool *outage);
 
 /* Steps whose end is the job's own: a wait there delays the job. */
 static bool _step_ends_job(const stepd_step_rec_t *job)
@@ -83,7 +86,9 @@ static unsigned _settle_cap(unsigned max_wait_s)
  * answer is final, a question fails, or limit_ns (the SPANK max_wait, cut
  * clear of UnkillableStepTimeout) passes; the first answer brings the
  * limit in to the sampler's period + deadline + LIVE_MARGIN_NS, so the
- * wait is about one read.  Called and returns with se_state_lock held,
+ * wait is about one read, except while an answer says the meter is in an
+ * outage and the settle runs after srun was told (the SPANK plugin's):
+ * then up to limit_ns, for the readings that bracket the step's end.  Called and returns with se_state_lock held,
  * released while it sleeps (jobacct_gather has stopped polling: the lock
  * costs no one).  0 with the last answer in *a (final or not), or ask's
  * -errno.
@@ -91,18 +96,19 @@ static unsigned _settle_cap(unsigned max_wait_s)
 static int _settle_ask_until(settle_ask_fn ask, void *arg, uint64_t begin_ns,
 			     uint64_t limit_ns, energy_query_answer_t *a)
 {
-	uint64_t pause = LIVE_FIRST_PAUSE_NS, wait;
-	bool done = false;
+	uint64_t pause = LIVE_FIRST_PAUSE_NS, wait, read_limit = limit_ns;
+	bool done = false, outage = false;
 	int rc;
 
 	for (bool first = true;; first = false) {
-		if ((rc = ask(arg, a, &done)))
+		if ((rc = ask(arg, a, &done, &outage)))
 			return rc;
 		if (first)
-			limit_ns = step_energy_settle_read_limit(begin_ns, a,
-								 limit_ns);
-		if (done || !(wait = step_energy_settle_pause(&pause, limit_ns,
-							      se_mono_ns())))
+			read_limit = step_energy_settle_read_limit(begin_ns, a,
+								   limit_ns);
+		if (done || !(wait = step_energy_settle_pause(&pause,
+				outage ? limit_ns : read_limit,
+				se_mono_ns())))
 			return 0;
 		slurm_mutex_unlock(&se_state_lock);
 		se_sleep_ns(wait);
@@ -174,9 +180,12 @@ typedef struct {
 	uint64_t read_due_ns;	/* 0: no read in flight for t1 */
 	const char *why;	/* the last answer's verdict
 				 * (step_energy_live_verdict) */
+	bool outage;		/* an answer said an outage over t1 ... */
+	step_outage_t first_outage; /* ... the first such */
 } live_ask_t;
 
-static int _live_ask(void *arg, energy_query_answer_t *a, bool *done)
+static int _live_ask(void *arg, energy_query_answer_t *a, bool *done,
+		     bool *outage)
 {
 	live_ask_t *q = arg;
 	bool kick = se_mono_ns() >= q->read_due_ns;
@@ -184,8 +193,16 @@ static int _live_ask(void *arg, energy_query_answer_t *a, bool *done)
 			       (kick ? 0 : ENERGY_QUERY_NO_KICK),
 			       LIVE_QUERY_TIMEOUT_NS, a);
 
-	if (!rc)
+	if (!rc) {
 		q->why = step_energy_live_verdict(&se_step, a, done);
+		*outage = step_energy_settle_waits_outage(&se_step, a,
+							  q->t1_ns);
+		if (*outage && !q->outage) {
+			q->outage = true;
+			(void) step_energy_live_outage(&se_step, a, q->t1_ns,
+						       &q->first_outage);
+		}
+	}
 	return rc;
 }
 
@@ -207,6 +224,25 @@ static void _settle_outage_note(stepd_step_rec_t *job,
 	      plugin_type, id, (double) o->silent_ns / 1e9,
 	      (double) o->step_ns / 1e9, (double) o->unknown_ns / 1e9,
 	      running_j);
+}
+
+/*
+ * A step whose end lay in a meter outage, settled once the meter returned
+ * (the SPANK settle's wait): E(t1) is filled between the readings that
+ * bracket it, an estimate of the power over the gap (exact in total on a
+ * counter meter, not in its split at t1).  Said at info level.
+ */
+static void _settle_filled_note(stepd_step_rec_t *job, const step_outage_t *o,
+				uint64_t after_ns, uint64_t joules,
+				uint64_t running_j)
+{
+	char id[64];
+
+	log_build_step_id_str(&job->step_id, id, sizeof(id),
+			      STEP_ID_FLAG_NO_PREFIX);
+	info("%s: step %s: its end lay in a meter outage: energy at the end filled between the readings %.1f s before and %.1f s after it (an estimate over that gap); %"PRIu64" J (running figure %"PRIu64" J)",
+	     plugin_type, id, (double) o->silent_ns / 1e9,
+	     (double) after_ns / 1e9, joules, running_j);
 }
 
 /*
@@ -261,6 +297,10 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 	_settle_store(job, joules, t0, q.t1_ns);
 	_settle_gpu_note(job, joules);
 	slurm_mutex_unlock(&se_state_lock);
+	if (q.outage)
+		_settle_filled_note(job, &q.first_outage,
+				    a.last_sample_ns - q.t1_ns, joules,
+				    running_j);
 	log_flag(ENERGY, "%s: step energy settled: %"PRIu64" J over %.3f s from the tasks' start (%.3f s after the step's) (running figure %"PRIu64" J, %u energy RPCs, %u queries), reading after the end %.3f s after it, settled in %.3f s (%u queries)",
 		 plugin_type, joules, (double) (q.t1_ns - t0) / 1e9,
 		 (double) (t0 - se_step.start_ns) / 1e9, running_j,
@@ -272,12 +312,14 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 }
 
 /* A share settle's question: the share up to t1, the step's end told. */
-static int _share_ask(void *arg, energy_query_answer_t *a, bool *done)
+static int _share_ask(void *arg, energy_query_answer_t *a, bool *done,
+		      bool *outage)
 {
 	uint64_t t1_ns = *(const uint64_t *) arg;
 	int rc = se_step_share(t1_ns, true, ENERGY_QUERY_HOLD,
 			       LIVE_QUERY_TIMEOUT_NS, a);
 
+	*outage = false;
 	if (!rc)
 		*done = a->share_last_ns >= t1_ns;
 	return rc;
