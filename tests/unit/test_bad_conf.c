@@ -328,6 +328,10 @@ static const row_t pcap_rows[] = {
 	  "n[1-3]", "a node name is 1 to 63 characters", "", "no node" },
 	{ "PowerCapController", "head:6830",
 	  "head", "expected HOST:PORT", "head:70000", "bad port (1-65535)" },
+	{ "PowerCapStateFile", "/run/slurm-energy/powercap.state",
+	  "powercap.state", "must be an absolute path", NULL, NULL },
+	{ "PowerCapJobRecords", "yes",
+	  "maybe", "must be one of: no, yes", NULL, NULL },
 	{ NULL }
 };
 
