@@ -466,6 +466,43 @@ START_TEST(test_errors_name_node_and_pdu)
 }
 END_TEST
 
+/* Sentry4 and Eaton say -1 W (any negative) when they have no reading: a
+ * failed read naming the outlet, never 0 W (which would under-count). */
+START_TEST(test_negative_power_is_no_reading)
+{
+	/* the index as the map resolves it: the model's unit, the outlet */
+	static const struct { const char *model, *index, *p, *e; } rows[] = {
+		{ "servertech-sentry4", "1.1.7",
+		  "1.3.6.1.4.1.1718.4.1.8.3.1.7.1.1.7",
+		  "1.3.6.1.4.1.1718.4.1.8.3.1.14.1.1.7" },
+		{ "eaton-epdu", "0.7", "1.3.6.1.4.1.534.6.6.7.6.5.1.3.0.7",
+		  "1.3.6.1.4.1.534.6.6.7.6.5.1.4.0.7" },
+	};
+
+	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+		snmp_outlet_t o = _outlet(0, rows[k].model, rows[k].index, 1);
+		const char *p = rows[k].p, *e = rows[k].e;
+		char msg[512] = "", want[64];
+		meter_reading_t r;
+		snmp_meter_t *m;
+
+		_setup();
+		_set(&agents[0], p, 250);
+		_set(&agents[0], e, 1000);
+		m = _meter(&o, 1);
+		ck_assert_int_eq(_read(m, &r, msg, sizeof(msg)), 0);
+		ck_assert_uint_eq(r.power_mw, 250000);
+		_set(&agents[0], p, -1);
+		ck_assert_int_eq(_read(m, &r, msg, sizeof(msg)), -ENODATA);
+		snprintf(want, sizeof(want), "outlet %s: power -1: no reading",
+			 rows[k].index);
+		ck_assert_msg(strstr(msg, want), "%s: '%s'", rows[k].model,
+			      msg);
+		snmp_meter_destroy(m);
+	}
+}
+END_TEST
+
 START_TEST(test_oid_parse)
 {
 	snmp_oid_t o = { .len = 0 };
@@ -642,6 +679,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_share);
 	tcase_add_test(tc, test_wrap_and_reset);
 	tcase_add_test(tc, test_errors_name_node_and_pdu);
+	tcase_add_test(tc, test_negative_power_is_no_reading);
 	tcase_add_test(tc, test_oid_parse);
 	tcase_add_test(tc, test_conf_resolve);
 	tcase_add_test(tc, test_conf_errors);

@@ -270,6 +270,15 @@ static int _outlet_power(const snmp_meter_t *m, const outlet_state_t *o,
 
 	if ((rc = _value(m, o, o->power_at, "power", msg, len)))
 		return rc;
+	if (v->negative && o->cfg.model->negative_is_absent) {
+		/* a failed read, not 0 W: the interval is then filled
+		 * from the counter or the next good power */
+		snprintf(why, sizeof(why),
+			 "outlet %s: power -%.0f: no reading (%s: negative is not available)",
+			 o->cfg.index, w, o->cfg.model->mib);
+		_where(m, &m->pdus[o->cfg.pdu], msg, len, why);
+		return -ENODATA;
+	}
 	if (v->negative) {
 		if (w > SNMP_NEGATIVE_NOISE_W) {
 			snprintf(why, sizeof(why), "outlet %s: power -%.0f W",

@@ -65,14 +65,15 @@ static const snmp_model_t models[] = {
 	  .power_w = 1.0,
 	  .energy_oid = "1.3.6.1.4.1.1718.4.1.8.3.1.14",
 	  .energy_suffix = "", .energy_j = WH_J, .energy_width = 31,
-	  .unit_default = "1.1" },
+	  .unit_default = "1.1", .negative_is_absent = true },
 	/* EATON-EPDU-MIB (librenms/librenms mibs/eaton/EATON-EPDU-MIB):
 	 * outletPowerEntry = 534.6.6.7.6.5.1, outletWatts 3, outletWh 4 */
 	{ .name = "eaton-epdu", .mib = "EATON-EPDU-MIB",
 	  .power_oid = "1.3.6.1.4.1.534.6.6.7.6.5.1.3", .power_suffix = "",
 	  .power_w = 1.0,
 	  .energy_oid = "1.3.6.1.4.1.534.6.6.7.6.5.1.4", .energy_suffix = "",
-	  .energy_j = WH_J, .energy_width = 32, .unit_default = "0" },
+	  .energy_j = WH_J, .energy_width = 32, .unit_default = "0",
+	  .negative_is_absent = true },
 };
 
 #define N_MODELS (sizeof(models) / sizeof(models[0]))

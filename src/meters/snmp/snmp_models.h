@@ -12,6 +12,7 @@
 #ifndef SE_SNMP_MODELS_H
 #define SE_SNMP_MODELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct {
@@ -26,6 +27,10 @@ typedef struct {
 	unsigned energy_width;		/* bits where the register wraps */
 	const char *unit_default;	/* index before the outlet; NULL: the
 					 * outlet alone */
+	bool negative_is_absent;	/* the MIB says a negative power is
+					 * "no reading" (Sentry4's -1, Eaton's
+					 * "negative: not available"), not
+					 * an idle meter's noise below 0 W */
 } snmp_model_t;
 
 /* The built-in model called name (case-insensitive), or NULL. */
