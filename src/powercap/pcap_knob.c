@@ -190,6 +190,8 @@ int pcap_knob_read(pcap_knob_t *k, uint32_t *cap_mw, char *err,
 
 int pcap_knob_restore(pcap_knob_t *k, char *err, size_t err_len)
 {
+	if (!k->ops->restore)
+		return k->ops->apply(k, k->max_mw, err, err_len);
 	return k->ops->restore(k, err, err_len);
 }
 

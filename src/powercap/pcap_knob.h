@@ -65,6 +65,7 @@ typedef struct {
 		     size_t err_len);
 	int (*read)(pcap_knob_t *k, uint32_t *cap_mw, char *err,
 		    size_t err_len);
+	/* NULL: apply at max_mw, the range's top (the knob's default) */
 	int (*restore)(pcap_knob_t *k, char *err, size_t err_len);
 	void (*close)(pcap_knob_t *k);	/* frees priv; may be NULL */
 } pcap_knob_ops_t;

@@ -67,19 +67,14 @@ static int _add_cpu(pcap_knob_t *k, unsigned cpu, char *err, size_t err_len)
 
 static int _scan(pcap_knob_t *k, char *err, size_t err_len)
 {
-	DIR *d = opendir(k->root);
 	struct dirent *e;
 	unsigned cpus[PCAP_KNOB_MAX_ZONES];
 	size_t n = 0;
 	int rv = 0;
+	DIR *d = pcap_open_root(k, &rv, err, err_len);
 
-	if (!d) {
-		int en = errno;
-
-		snprintf(err, err_len, "%s: cannot open %s: %s", k->ops->name,
-			 k->root, strerror(en));
-		return -en;
-	}
+	if (!d)
+		return rv;
 	while ((e = readdir(d))) {
 		char tail, path[4096];
 		unsigned cpu;
@@ -119,20 +114,10 @@ static int _write_all(pcap_knob_t *k, double f, char *err, size_t err_len)
 	for (size_t i = 0; i < k->n_zones; i++) {
 		pcap_zone_t *z = &k->zone[i];
 		uint64_t khz = z->lo + (uint64_t)(f * (z->hi - z->lo) + 0.5);
-		uint64_t back;
-		int ret = pcap_write_u64(k, z->path, khz, err, err_len);
+		int ret = pcap_write_checked(k, z->path, khz, 0, err, err_len);
 
-		if (!ret)
-			ret = pcap_read_u64(k, z->path, &back, err, err_len);
 		if (ret)
 			return ret;
-		if (!pcap_close_enough(khz, back, 0)) {
-			snprintf(err, err_len, "%s: wrote %llu to %s, read "
-				 "back %llu", k->ops->name,
-				 (unsigned long long)khz, z->path,
-				 (unsigned long long)back);
-			return -EIO;
-		}
 	}
 	return 0;
 }
@@ -187,16 +172,10 @@ static int _cpufreq_read(pcap_knob_t *k, uint32_t *cap_mw, char *err,
 	return 0;
 }
 
-static int _cpufreq_restore(pcap_knob_t *k, char *err, size_t err_len)
-{
-	return _write_all(k, 1.0, err, err_len);
-}
-
 const pcap_knob_ops_t pcap_knob_cpufreq_ops = {
 	.name = "cpufreq",
 	.keys = "root min_w max_w",
 	.open = _cpufreq_open,
 	.apply = _cpufreq_apply,
 	.read = _cpufreq_read,
-	.restore = _cpufreq_restore,
 };

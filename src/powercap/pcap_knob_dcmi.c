@@ -141,25 +141,6 @@ static int _set_limit(pcap_knob_t *k, uint16_t watts, char *err,
 	return n < 0 ? n : 0;
 }
 
-static int _read_password(const pcap_knob_t *k, const char *path, char *pw,
-			  size_t len, char *err, size_t err_len)
-{
-	FILE *f = fopen(path, "re");
-
-	if (!f) {
-		int e = errno;
-
-		snprintf(err, err_len, "%s: cannot read password_file=%s: %s",
-			 k->ops->name, path, strerror(e));
-		return -e;
-	}
-	if (!fgets(pw, (int)len, f))
-		pw[0] = '\0';
-	fclose(f);
-	pw[strcspn(pw, "\r\n")] = '\0';
-	return 0;
-}
-
 static int _privilege(const pcap_knob_t *k, uint8_t *out, char *err,
 		      size_t err_len)
 {
@@ -211,7 +192,7 @@ static int _connect(pcap_knob_t *k, uint32_t timeout_ms, char *err,
 		flags = IPMI_WORKAROUND_FLAGS_OUTOFBAND_2_0_OPEN_SESSION_PRIVILEGE;
 	if ((rc = _privilege(k, &priv, err, err_len)))
 		return rc;
-	if (pwfile && (rc = _read_password(k, pwfile, pw, sizeof(pw), err,
+	if (pwfile && (rc = pcap_read_password(k, pwfile, pw, sizeof(pw), err,
 					   err_len)))
 		return rc;
 	/* FreeIPMI reads "HOST:PORT"; a port keeps 127.0.0.1 out of band */

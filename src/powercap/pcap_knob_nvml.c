@@ -222,17 +222,11 @@ static int _nvml_read(pcap_knob_t *k, uint32_t *cap_mw, char *err,
 	return 0;
 }
 
-static int _nvml_restore(pcap_knob_t *k, char *err, size_t err_len)
-{
-	return _write_all(k, 1.0, err, err_len);
-}
-
 const pcap_knob_ops_t pcap_knob_nvml_ops = {
 	.name = "nvml",
 	.keys = "lib min_w",
 	.open = _nvml_open,
 	.apply = _nvml_apply,
 	.read = _nvml_read,
-	.restore = _nvml_restore,
 	.close = _nvml_close,
 };

@@ -6,6 +6,7 @@
 #ifndef SE_PCAP_KNOB_PRIV_H
 #define SE_PCAP_KNOB_PRIV_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,21 @@ int pcap_write_u64(const pcap_knob_t *k, const char *path, uint64_t v,
 /* A read-back within 1 % or one watt (unit_per_w units) of what was
  * written. */
 bool pcap_close_enough(uint64_t want, uint64_t got, uint64_t unit_per_w);
+
+/* v written to path and read back within pcap_close_enough: a file the
+ * kernel clamps or refuses is an error naming the knob, file and values. */
+int pcap_write_checked(const pcap_knob_t *k, const char *path, uint64_t v,
+		       uint64_t unit_per_w, char *err, size_t err_len);
+
+/* The first line of password_file (a BMC's), its line end cut; an error
+ * names the knob and the file, never the password. */
+int pcap_read_password(const pcap_knob_t *k, const char *path, char *pw,
+		       size_t len, char *err, size_t err_len);
+
+/* k->root opened to scan its zones, or NULL with *ret the negative errno
+ * and err naming the knob and the folder. */
+DIR *pcap_open_root(const pcap_knob_t *k, int *ret, char *err,
+		    size_t err_len);
 
 /* Option key as a whole number in lo..hi, dflt when absent. */
 int pcap_opt_u32(const pcap_knob_t *k, const char *key, uint32_t dflt,

@@ -138,19 +138,14 @@ static int _add_zone(pcap_knob_t *k, const char *zdir, bool dram,
 static int _scan(pcap_knob_t *k, bool dram, uint32_t min_pct, char *err,
 		 size_t err_len)
 {
-	DIR *d = opendir(k->root);
 	struct dirent *e;
 	char *names[256];
 	size_t n = 0;
 	int rv = 0;
+	DIR *d = pcap_open_root(k, &rv, err, err_len);
 
-	if (!d) {
-		int en = errno;
-
-		snprintf(err, err_len, "%s: cannot open %s: %s", k->ops->name,
-			 k->root, strerror(en));
-		return -en;
-	}
+	if (!d)
+		return rv;
 	while ((e = readdir(d)) && n < 256)
 		if (_zone_depth(e->d_name))
 			names[n++] = strdup(e->d_name);
@@ -205,20 +200,11 @@ static int _rapl_write_all(pcap_knob_t *k, double f, char *err,
 		pcap_zone_t *z = &k->zone[i];
 		uint64_t uw = (uint64_t)((z->lo + f * (z->hi - z->lo)) * 1000
 					 + 0.5);
-		uint64_t back;
-		int ret = pcap_write_u64(k, z->path, uw, err, err_len);
+		int ret = pcap_write_checked(k, z->path, uw, 1000000, err,
+					     err_len);
 
-		if (!ret)
-			ret = pcap_read_u64(k, z->path, &back, err, err_len);
 		if (ret)
 			return ret;
-		if (!pcap_close_enough(uw, back, 1000000)) {
-			snprintf(err, err_len, "%s: wrote %llu to %s, read "
-				 "back %llu", k->ops->name,
-				 (unsigned long long)uw, z->path,
-				 (unsigned long long)back);
-			return -EIO;
-		}
 	}
 	return 0;
 }
@@ -246,16 +232,10 @@ static int _rapl_read(pcap_knob_t *k, uint32_t *cap_mw, char *err,
 	return 0;
 }
 
-static int _rapl_restore(pcap_knob_t *k, char *err, size_t err_len)
-{
-	return _rapl_write_all(k, 1.0, err, err_len);
-}
-
 const pcap_knob_ops_t pcap_knob_rapl_ops = {
 	.name = "rapl",
 	.keys = "root dram min_pct max_w dram_max_w",
 	.open = _rapl_open,
 	.apply = _rapl_apply,
 	.read = _rapl_read,
-	.restore = _rapl_restore,
 };

@@ -204,25 +204,6 @@ static int _get(pcap_knob_t *k, double *setpoint, char *mode, size_t mode_len,
 	return 0;
 }
 
-static int _read_password(const pcap_knob_t *k, const char *path, char *pw,
-			  size_t len, char *err, size_t err_len)
-{
-	FILE *f = fopen(path, "re");
-
-	if (!f) {
-		int e = errno;
-
-		snprintf(err, err_len, "%s: cannot read password_file=%s: %s",
-			 k->ops->name, path, strerror(e));
-		return -e;
-	}
-	if (!fgets(pw, (int)len, f))
-		pw[0] = '\0';
-	fclose(f);
-	pw[strcspn(pw, "\r\n")] = '\0';
-	return 0;
-}
-
 static bool _yes(const char *v, bool dflt)
 {
 	return v ? !strcmp(v, "yes") : dflt;
@@ -256,7 +237,7 @@ static int _setup(pcap_knob_t *k, rf_t *r, long *timeout_ms, char *err,
 		ret = pcap_opt_u32(k, "timeout_ms", 4000, 100, 60000, &t, err,
 				   err_len);
 	if (!ret && pwfile)
-		ret = _read_password(k, pwfile, r->pw, sizeof(r->pw), err,
+		ret = pcap_read_password(k, pwfile, r->pw, sizeof(r->pw), err,
 				     err_len);
 	if (ret)
 		return ret;

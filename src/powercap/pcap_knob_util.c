@@ -97,6 +97,58 @@ bool pcap_close_enough(uint64_t want, uint64_t got, uint64_t unit_per_w)
 	return d <= unit_per_w || d * 100 <= want;
 }
 
+int pcap_write_checked(const pcap_knob_t *k, const char *path, uint64_t v,
+		       uint64_t unit_per_w, char *err, size_t err_len)
+{
+	uint64_t back;
+	int ret = pcap_write_u64(k, path, v, err, err_len);
+
+	if (!ret)
+		ret = pcap_read_u64(k, path, &back, err, err_len);
+	if (ret)
+		return ret;
+	if (!pcap_close_enough(v, back, unit_per_w)) {
+		snprintf(err, err_len, "%s: wrote %" PRIu64 " to %s, read "
+			 "back %" PRIu64, k->ops->name, v, path, back);
+		return -EIO;
+	}
+	return 0;
+}
+
+int pcap_read_password(const pcap_knob_t *k, const char *path, char *pw,
+		       size_t len, char *err, size_t err_len)
+{
+	FILE *f = fopen(path, "re");
+
+	if (!f) {
+		int e = errno;
+
+		snprintf(err, err_len, "%s: cannot read password_file=%s: %s",
+			 k->ops->name, path, strerror(e));
+		return -e;
+	}
+	if (!fgets(pw, (int)len, f))
+		pw[0] = '\0';
+	fclose(f);
+	pw[strcspn(pw, "\r\n")] = '\0';
+	return 0;
+}
+
+DIR *pcap_open_root(const pcap_knob_t *k, int *ret, char *err,
+		    size_t err_len)
+{
+	DIR *d = opendir(k->root);
+
+	if (!d) {
+		int e = errno;
+
+		snprintf(err, err_len, "%s: cannot open %s: %s", k->ops->name,
+			 k->root, strerror(e));
+		*ret = -e;
+	}
+	return d;
+}
+
 int pcap_opt_u32(const pcap_knob_t *k, const char *key, uint32_t dflt,
 		 uint32_t lo, uint32_t hi, uint32_t *out, char *err,
 		 size_t err_len)
