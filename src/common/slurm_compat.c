@@ -107,3 +107,23 @@ int se_hostlist_contains(void *arg, const char *expr, const char *node)
 	hostlist_destroy(hl);
 	return found;
 }
+
+long se_hostlist_count(void *arg, const char *const *exprs, size_t n)
+{
+	se_hostlist_t hl = hostlist_create(NULL);
+	long count;
+
+	(void) arg;
+	if (!hl)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (!hostlist_push(hl, exprs[i])) {
+			hostlist_destroy(hl);
+			return -EINVAL;
+		}
+	}
+	hostlist_uniq(hl);
+	count = hostlist_count(hl);
+	hostlist_destroy(hl);
+	return count;
+}

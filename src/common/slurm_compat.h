@@ -104,6 +104,13 @@ extern int se_hostlist_contains(void *arg, const char *expr,
 				const char *node);
 
 /*
+ * How many distinct hosts the union of n hostlist expressions names, or
+ * -EINVAL if Slurm cannot parse one: the map readers' count() callback
+ * (modbus_hostlist_ops_t, snmp_hostlist_ops_t); arg is unused.
+ */
+extern long se_hostlist_count(void *arg, const char *const *exprs, size_t n);
+
+/*
  * slurm_load_job() of one job by its id, in every release.  26.05 takes a
  * slurm_step_id_t (slurm.h: "job_id or sluid to target"; sluid 0 selects by
  * job_id, as its own sbatch --wait does).

@@ -32,29 +32,9 @@ static char describe[512];	/* the meter, for se_energy's load line */
 
 /* ------------------------------------------------- hostlist for the map */
 
-static long _hl_count(void *arg, const char *const *exprs, size_t n)
-{
-	se_hostlist_t hl = hostlist_create(NULL);
-	long count;
-	size_t i;
-
-	if (!hl)
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		if (!hostlist_push(hl, exprs[i])) {
-			hostlist_destroy(hl);
-			return -EINVAL;
-		}
-	}
-	hostlist_uniq(hl);
-	count = hostlist_count(hl);
-	hostlist_destroy(hl);
-	return count;
-}
-
 static const modbus_hostlist_ops_t hostlist_ops = {
 	.contains = se_hostlist_contains,
-	.count = _hl_count,
+	.count = se_hostlist_count,
 };
 
 /* --------------------------------------------------------- the meter */

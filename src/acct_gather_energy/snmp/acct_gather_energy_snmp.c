@@ -34,29 +34,9 @@ static char describe[1024];	/* the meter, for se_energy's load line */
 
 /* ------------------------------------------------- hostlist for the map */
 
-static long _hl_count(void *arg, const char *const *exprs, size_t n)
-{
-	se_hostlist_t hl = hostlist_create(NULL);
-	long count;
-
-	(void) arg;
-	if (!hl)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		if (!hostlist_push(hl, exprs[i])) {
-			hostlist_destroy(hl);
-			return -EINVAL;
-		}
-	}
-	hostlist_uniq(hl);
-	count = hostlist_count(hl);
-	hostlist_destroy(hl);
-	return count;
-}
-
 static const snmp_hostlist_ops_t hostlist_ops = {
 	.contains = se_hostlist_contains,
-	.count = _hl_count,
+	.count = se_hostlist_count,
 };
 
 /* --------------------------------------------------------- the meter */

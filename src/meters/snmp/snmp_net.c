@@ -21,16 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* net-snmp-config.h defines autoconf's PACKAGE_* again, as its own */
-#undef PACKAGE_BUGREPORT
-#undef PACKAGE_NAME
-#undef PACKAGE_STRING
-#undef PACKAGE_TARNAME
-#undef PACKAGE_URL
-#undef PACKAGE_VERSION
-#include <net-snmp/net-snmp-config.h>
-#include <net-snmp/net-snmp-includes.h>
-
+#include "snmp_netsnmp.h"
 #include "snmp_transport.h"
 #include "se_time.h"
 
