@@ -154,6 +154,44 @@ static int _parse_seconds(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* A kind of whole-number value: what a bad one is not, the unit its
+ * range is said in, and what one of it is in the stored unit. */
+typedef struct {
+	const char *not_what;
+	const char *unit;
+	uint64_t scale;
+} whole_kind_t;
+
+static const whole_kind_t _millis = {
+	"not a whole number of milliseconds", " milliseconds", NS_PER_MS
+};
+static const whole_kind_t _unsigned = {
+	"not an unsigned integer (decimal, or hex with 0x)", "", 1
+};
+
+/*
+ * The verdict on a parsed whole number: rc -EINVAL from the parser is
+ * "not ..."; another error (too large for its type), v outside min..max
+ * or v * scale past 64 bits is "must be between MIN and MAX" and the
+ * unit; else 0 with *out = v * scale.
+ */
+static int _whole_in_range(const conf_where_t *w, const char *value, int rc,
+			   uint64_t v, uint64_t min, uint64_t max,
+			   const whole_kind_t *kind, uint64_t *out, char *err,
+			   size_t err_len)
+{
+	if (rc == -EINVAL)
+		return conf_fail(w, value, err, err_len, -EINVAL, "%s",
+				 kind->not_what);
+	if (rc || v < min || v > max || v > UINT64_MAX / kind->scale)
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "must be between %llu and %llu%s",
+				 (unsigned long long) min,
+				 (unsigned long long) max, kind->unit);
+	*out = v * kind->scale;
+	return 0;
+}
+
 /* ---------------------------------------------------------- public API */
 
 int conf_seconds_ns(const conf_where_t *w, const char *value,
@@ -186,16 +224,8 @@ int conf_millis_ns(const conf_where_t *w, const char *value,
 	int rc;
 
 	rc = value ? _parse_dec(value, &ms) : -EINVAL;
-	if (rc == -EINVAL)
-		return conf_fail(w, value, err, err_len, -EINVAL,
-				 "not a whole number of milliseconds");
-	if (rc || ms < min_ms || ms > max_ms || ms > UINT64_MAX / NS_PER_MS)
-		return conf_fail(w, value, err, err_len, -EINVAL,
-				 "must be between %llu and %llu milliseconds",
-				 (unsigned long long) min_ms,
-				 (unsigned long long) max_ms);
-	*out = ms * NS_PER_MS;
-	return 0;
+	return _whole_in_range(w, value, rc, ms, min_ms, max_ms, &_millis, out,
+			       err, err_len);
 }
 
 int conf_uint(const conf_where_t *w, const char *value, uint64_t min,
@@ -210,16 +240,8 @@ int conf_uint(const conf_where_t *w, const char *value, uint64_t min,
 		rc = _parse_hex(value + 2, &v);
 	else
 		rc = _parse_dec(value, &v);	/* "010" is ten, not octal */
-	if (rc == -EINVAL)
-		return conf_fail(w, value, err, err_len, -EINVAL,
-				 "not an unsigned integer (decimal, or hex with 0x)");
-	if (rc || v < min || v > max)
-		return conf_fail(w, value, err, err_len, -EINVAL,
-				 "must be between %llu and %llu",
-				 (unsigned long long) min,
-				 (unsigned long long) max);
-	*out = v;
-	return 0;
+	return _whole_in_range(w, value, rc, v, min, max, &_unsigned, out, err,
+			       err_len);
 }
 
 int conf_double(const conf_where_t *w, const char *value, double min,

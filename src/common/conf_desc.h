@@ -107,30 +107,33 @@ typedef struct se_conf_key {
 #define SE_KEY_FN(name_, parse_, show_)					\
 	{ .name = name_, .type = SE_CONF_FN, .parse = parse_,		\
 	  .show = show_ }
-#define SE_KEY_STR(name_, T, field, check_, unset_)			\
-	{ .name = name_, .type = SE_CONF_STR,				\
+/* The rows below share these two: a string key (with its check and its
+ * unset value), a whole number in min..max. */
+#define SE_KEY_STRING_(name_, type_, T, field, check_, unset_)		\
+	{ .name = name_, .type = type_,					\
 	  .offset = SE_CONF_FIELD(T, field, char *),			\
 	  .check = check_, .unset = unset_ }
-#define SE_KEY_PATH(name_, T, field, check_, unset_)			\
-	{ .name = name_, .type = SE_CONF_PATH,				\
-	  .offset = SE_CONF_FIELD(T, field, char *),			\
-	  .check = check_, .unset = unset_ }
-#define SE_KEY_UINT(name_, T, field, min_, max_)			\
-	{ .name = name_, .type = SE_CONF_UINT,				\
-	  .offset = SE_CONF_FIELD(T, field, unsigned),		\
+#define SE_KEY_WHOLE_(name_, type_, T, field, ctype, min_, max_)	\
+	{ .name = name_, .type = type_,					\
+	  .offset = SE_CONF_FIELD(T, field, ctype),			\
 	  .min = min_, .max = max_ }
+
+#define SE_KEY_STR(name_, T, field, check_, unset_)			\
+	SE_KEY_STRING_(name_, SE_CONF_STR, T, field, check_, unset_)
+#define SE_KEY_PATH(name_, T, field, check_, unset_)			\
+	SE_KEY_STRING_(name_, SE_CONF_PATH, T, field, check_, unset_)
+#define SE_KEY_UINT(name_, T, field, min_, max_)			\
+	SE_KEY_WHOLE_(name_, SE_CONF_UINT, T, field, unsigned, min_, max_)
 #define SE_KEY_REAL(name_, T, field, min_, max_)			\
 	{ .name = name_, .type = SE_CONF_REAL,				\
 	  .offset = SE_CONF_FIELD(T, field, double),			\
 	  .rmin = min_, .rmax = max_ }
 #define SE_KEY_SECONDS(name_, T, field, min_ns, max_ns)		\
-	{ .name = name_, .type = SE_CONF_SECONDS,			\
-	  .offset = SE_CONF_FIELD(T, field, uint64_t),		\
-	  .min = min_ns, .max = max_ns }
+	SE_KEY_WHOLE_(name_, SE_CONF_SECONDS, T, field, uint64_t, min_ns,	\
+		      max_ns)
 #define SE_KEY_MILLIS(name_, T, field, min_ms, max_ms)		\
-	{ .name = name_, .type = SE_CONF_MILLIS,			\
-	  .offset = SE_CONF_FIELD(T, field, uint64_t),		\
-	  .min = min_ms, .max = max_ms }
+	SE_KEY_WHOLE_(name_, SE_CONF_MILLIS, T, field, uint64_t, min_ms,	\
+		      max_ms)
 #define SE_KEY_ENUM(name_, T, field, names_)				\
 	{ .name = name_, .type = SE_CONF_ENUM,				\
 	  .offset = SE_CONF_FIELD(T, field, int), .names = names_ }
