@@ -91,6 +91,11 @@ typedef struct {
 				 * count at base_t, in [0, 1) */
 	long double offset_units; /* float register: the reading at base_t */
 	fault_t fault;
+	/* --cap: power = min(trace, cap), the cap read from a file (issue #45) */
+	const char *cap_path;	/* NULL: the trace as it is */
+	double cap_w;		/* the cap in force since seg_t */
+	double seg_t;		/* trace time of the last cap change (>= base_t) */
+	long double seg_j;	/* joules from base_t to seg_t */
 } unit_t;
 
 typedef struct {
@@ -112,6 +117,7 @@ typedef struct {
 	const char *portfile;
 	const char *logfile;
 	const char *reads_path;	/* --reads: a line per answered read */
+	const char *cap_log_path; /* --cap-log: a line per cap change */
 	int baud, data_bits, stop_bits;
 	char parity;
 	long delay_ms;
@@ -133,6 +139,7 @@ typedef struct {
 	bool control_seen;
 	FILE *log;
 	FILE *reads;
+	FILE *cap_log;
 	int clients[SIM_MAX_CLIENTS];
 	int nclients;
 	pending_t pending[SIM_MAX_PENDING];
@@ -175,6 +182,8 @@ static const struct option _long_opts[] = {
 	{ "port-file", required_argument, NULL, 'F' },
 	{ "log", required_argument, NULL, 'l' },
 	{ "reads", required_argument, NULL, 'R' },
+	{ "cap", required_argument, NULL, 'X' },
+	{ "cap-log", required_argument, NULL, 'G' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "list-models", no_argument, NULL, 'L' },
 	{ "help", no_argument, NULL, 'h' },
@@ -184,6 +193,9 @@ static const struct option _long_opts[] = {
 /* Unit specs from --unit/--column, resolved once the trace is loaded. */
 static const char *_unit_specs[SIM_MAX_UNITS];
 static int _nunit_specs;
+/* --cap ID:PATH specs, applied once the units exist. */
+static const char *_cap_specs[SIM_MAX_UNITS];
+static int _ncap_specs;
 
 /*
  * Private prototypes
@@ -205,6 +217,11 @@ static void _arm_wrap(sim_t *sim, unit_t *u, double secs);
 static void _describe_energy(sim_t *sim, const unit_t *u, double t,
 			     char *buf, size_t len);
 static void _control_poll(sim_t *sim);
+static double _capped_joules(const sim_t *sim, const unit_t *u, double t0,
+			     double t1);
+static double _watts(const sim_t *sim, const unit_t *u, double t);
+static void _caps_poll(sim_t *sim);
+static void _setup_caps(sim_t *sim);
 static int _render(sim_t *sim, unit_t *u, const uint8_t *req, int len,
 		   uint8_t *rsp);
 static int _apply_garbage(sim_t *sim, const unit_t *u, uint8_t *rsp,
@@ -229,6 +246,7 @@ int main(int argc, char **argv)
 
 	_parse_args(&sim, argc, argv);
 	_setup_units(&sim);
+	_setup_caps(&sim);
 
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
@@ -260,7 +278,7 @@ static void _usage(FILE *f)
 "         [--response-delay-ms MS] [--control FILE]\n"
 "         [--energy-offset J | --energy-start-kwh KWH]\n"
 "         [--max-regs N] [--pidfile F] [--port-file F] [--log F] [--verbose]\n"
-"         [--reads F]\n"
+"         [--reads F] [--cap ID:POWER_LIMIT_UW_FILE ...] [--cap-log F]\n"
 "custom map: --kind input|holding --power-reg ADDR --power-type TYPE\n"
 "         --order abcd|cdab|badc|dcba --power-scale W_PER_COUNT\n"
 "         [--energy-reg ADDR --energy-type TYPE --energy-scale J_PER_COUNT]\n"
@@ -495,6 +513,14 @@ static void _other_opt(sim_t *sim, int opt, const char *arg)
 	case 'R':
 		sim->reads_path = arg;
 		break;
+	case 'X':
+		if (_ncap_specs >= SIM_MAX_UNITS)
+			_die("too many --cap (max %d)", SIM_MAX_UNITS);
+		_cap_specs[_ncap_specs++] = arg;
+		break;
+	case 'G':
+		sim->cap_log_path = arg;
+		break;
 	case 'v':
 		sim->verbose = true;
 		break;
@@ -572,6 +598,9 @@ static void _parse_args(sim_t *sim, int argc, char **argv)
 		_die("%s: %s", sim->logfile, strerror(errno));
 	if (sim->reads_path && !(sim->reads = fopen(sim->reads_path, "a")))
 		_die("%s: %s", sim->reads_path, strerror(errno));
+	if (sim->cap_log_path &&
+	    !(sim->cap_log = fopen(sim->cap_log_path, "a")))
+		_die("%s: %s", sim->cap_log_path, strerror(errno));
 	if (isnan(sim->epoch)) {
 		sim->epoch = 0.0;
 		sim->epoch = _trace_now(sim);
@@ -686,6 +715,9 @@ static double _joules(const sim_t *sim, const unit_t *u, double t)
 {
 	if (t <= u->base_t)
 		return 0.0;
+	if (u->cap_path)
+		return (double)(u->seg_j + (long double)_capped_joules(
+					sim, u, u->seg_t, t));
 	return power_trace_joules(sim->trace, u->col, u->base_t, t);
 }
 
@@ -736,8 +768,7 @@ static void _update_energy(sim_t *sim, unit_t *u, double t)
 static void _update_unit(sim_t *sim, unit_t *u, double t)
 {
 	const mb_point_t *p = &sim->map.power, *e = &sim->map.energy;
-	double w = u->fault.power_set ? u->fault.power_w :
-		   power_trace_watts(sim->trace, u->col, t);
+	double w = u->fault.power_set ? u->fault.power_w : _watts(sim, u, t);
 
 	if (p->present)
 		mb_encode(w / p->scale, p->type, p->order,
@@ -829,6 +860,8 @@ static void _reset_counter(sim_t *sim, unit_t *u)
 	u->raw_offset = 0;
 	u->frac = 0.0L;
 	u->offset_units = 0.0L;
+	u->seg_t = u->base_t;
+	u->seg_j = 0.0L;
 	_log(sim, "unit %d: energy counter reset at trace time %.3f", u->id,
 	     u->base_t);
 }
@@ -947,6 +980,7 @@ static void _control_poll(sim_t *sim)
 	struct stat st;
 	bool exists;
 
+	_caps_poll(sim);
 	if (!sim->control_path)
 		return;
 	exists = stat(sim->control_path, &st) == 0;
@@ -1475,4 +1509,134 @@ static void _on_signal(int sig)
 		_reload = 1;
 	else
 		_stop = 1;
+}
+
+/*
+ * Private functions: a load-following meter (--cap, issue #45)
+ *
+ * A unit given --cap ID:PATH draws min(trace, cap): the trace is the node's
+ * demand, the cap the number in PATH in microwatts, as the powercap agent's
+ * rapl knob writes a fake sysfs tree's constraint_0_power_limit_uw.  The
+ * file is read on every request and at least every SIM_POLL_NS; a change
+ * takes effect at the trace time it is seen (like a RAPL limit applied at
+ * its next window), is written to --cap-log as "UNIT TRACE_TIME CAP_W",
+ * and the energy register integrates min(trace, cap) exactly: the joules up
+ * to the last change are kept in long double, the rest is
+ * power_trace_joules_capped() from there.  A test recomputes the same from
+ * the trace and the cap log (selab.capped), independently.
+ */
+
+static double _capped_joules(const sim_t *sim, const unit_t *u, double t0,
+			     double t1)
+{
+	if (t1 <= t0)
+		return 0.0;
+	return power_trace_joules_capped(sim->trace, u->col, t0, t1, u->cap_w);
+}
+
+static double _watts(const sim_t *sim, const unit_t *u, double t)
+{
+	double w = power_trace_watts(sim->trace, u->col, t);
+
+	return u->cap_path && u->cap_w < w ? u->cap_w : w;
+}
+
+/* The cap in PATH in watts, or NAN (errno-style text in err). */
+static double _read_cap(const char *path, char *err, size_t len)
+{
+	char buf[64], *end;
+	double uw;
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f) {
+		snprintf(err, len, "%s", strerror(errno));
+		return NAN;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	errno = 0;
+	uw = strtod(buf, &end);
+	while (*end == '\n' || *end == ' ')
+		end++;
+	if (end == buf || *end || errno || !(uw >= 0) || isinf(uw)) {
+		snprintf(err, len, "'%.*s' is not microwatts",
+			 (int)strcspn(buf, "\n"), buf);
+		return NAN;
+	}
+	return uw / 1e6;
+}
+
+static void _cap_logline(sim_t *sim, const unit_t *u, double t)
+{
+	if (!sim->cap_log)
+		return;
+	fprintf(sim->cap_log, "%d %.9f %.6f\n", u->id, t, u->cap_w);
+	fflush(sim->cap_log);
+}
+
+/* Re-read one unit's cap; a change starts a new segment at trace time t. */
+static void _cap_poll(sim_t *sim, unit_t *u, double t)
+{
+	char err[160];
+	double cap = _read_cap(u->cap_path, err, sizeof(err));
+
+	if (isnan(cap)) {	/* keep the cap in force, as a BMC would */
+		_log(sim, "unit %d: %s: %s: cap kept at %.3f W", u->id,
+		     u->cap_path, err, u->cap_w);
+		return;
+	}
+	if (cap == u->cap_w)
+		return;
+	if (t > u->seg_t) {
+		u->seg_j += (long double)_capped_joules(sim, u, u->seg_t, t);
+		u->seg_t = t;
+	}
+	u->cap_w = cap;
+	_cap_logline(sim, u, t);
+	if (sim->verbose)
+		_log(sim, "unit %d: cap %.3f W at trace time %.6f", u->id,
+		     cap, t);
+}
+
+static void _caps_poll(sim_t *sim)
+{
+	double t = _trace_now(sim);
+	int i;
+
+	for (i = 0; i < sim->nunits; i++)
+		if (sim->units[i].cap_path)
+			_cap_poll(sim, &sim->units[i], t);
+}
+
+static void _setup_caps(sim_t *sim)
+{
+	char err[160];
+	int i;
+
+	for (i = 0; i < _ncap_specs; i++) {
+		const char *spec = _cap_specs[i], *colon = strchr(spec, ':');
+		char idbuf[16];
+		unit_t *u;
+
+		if (!colon || colon == spec || colon - spec >= (long)sizeof(idbuf))
+			_die("--cap '%s': expected ID:PATH", spec);
+		memcpy(idbuf, spec, colon - spec);
+		idbuf[colon - spec] = '\0';
+		u = _find_unit(sim, _num(idbuf, 0, 255, "--cap unit id"));
+		if (!u)
+			_die("--cap '%s': no unit %s", spec, idbuf);
+		if (u->cap_path)
+			_die("--cap: unit %s given twice", idbuf);
+		u->cap_path = colon + 1;
+		u->cap_w = _read_cap(u->cap_path, err, sizeof(err));
+		if (isnan(u->cap_w))
+			_die("--cap: %s: %s", u->cap_path, err);
+		u->seg_t = u->base_t;
+		u->seg_j = 0.0L;
+		_cap_logline(sim, u, _trace_now(sim));
+		_log(sim, "unit %d follows the cap in %s (now %.3f W)", u->id,
+		     u->cap_path, u->cap_w);
+	}
 }

@@ -416,3 +416,81 @@ double power_trace_joules(const power_trace_t *tr, int col, double t0,
 		return NAN;
 	return _joules_from_zero(tr, col, t1) - _joules_from_zero(tr, col, t0);
 }
+
+/*
+ * Integral over [a, b] of min(line, cap), the line going from wa at a to
+ * wb at b: a trapezoid, the cap's rectangle, or both, split where the
+ * line crosses the cap.
+ */
+static double _capped_piece(double a, double wa, double b, double wb,
+			    double cap)
+{
+	double x;
+
+	if (b <= a)
+		return 0.0;
+	if (wa <= cap && wb <= cap)
+		return (b - a) * (wa + wb) / 2;
+	if (wa >= cap && wb >= cap)
+		return (b - a) * cap;
+	x = a + (b - a) * (cap - wa) / (wb - wa);
+	if (wa < cap)
+		return (x - a) * (wa + cap) / 2 + (b - x) * cap;
+	return (x - a) * cap + (b - x) * (cap + wb) / 2;
+}
+
+/* Integral of min(P, cap) of the non-repeating trace over [a, b], a row
+ * interval (or the flat ends) at a time. */
+static double _base_capped(const power_trace_t *tr, int col, double a,
+			   double b, double cap)
+{
+	double total = 0.0, x = a;
+
+	while (x < b) {
+		long i = _row_at(tr, x);	/* t[i] <= x < t[i + 1] */
+		double end, wa, wb;
+
+		if (i < 0) {
+			end = fmin(b, tr->t[0]);
+			wa = wb = _w(tr, 0, col);
+		} else if ((size_t) i == tr->nrows - 1) {
+			end = b;
+			wa = wb = _w(tr, i, col);
+		} else {
+			end = fmin(b, tr->t[i + 1]);
+			wa = _base_watts(tr, col, x);
+			wb = _w(tr, i, col) + (_w(tr, i + 1, col) -
+					       _w(tr, i, col)) *
+				(end - tr->t[i]) / (tr->t[i + 1] - tr->t[i]);
+		}
+		total += _capped_piece(x, wa, end, wb, cap);
+		x = end;
+	}
+	return total;
+}
+
+double power_trace_joules_capped(const power_trace_t *tr, int col, double t0,
+				 double t1, double cap_w)
+{
+	double total = 0.0, x, k;
+
+	if (col < 0 || col >= tr->ncol || isnan(cap_w))
+		return NAN;
+	if (t1 < t0)
+		return -power_trace_joules_capped(tr, col, t1, t0, cap_w);
+	if (cap_w < 0)
+		cap_w = 0;
+	if (tr->period <= 0)
+		return _base_capped(tr, col, t0, t1, cap_w);
+	/* period by period, each folded onto [0, P] */
+	for (x = t0, k = floor(t0 / tr->period); x < t1; k += 1) {
+		double start = k * tr->period;
+		double end = fmin(t1, start + tr->period);
+
+		if (end > x)
+			total += _base_capped(tr, col, x - start, end - start,
+					      cap_w);
+		x = fmax(x, end);
+	}
+	return total;
+}

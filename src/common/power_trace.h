@@ -64,4 +64,12 @@ double power_trace_watts(const power_trace_t *tr, int col, double t);
 double power_trace_joules(const power_trace_t *tr, int col, double t0,
 			  double t1);
 
+/* Energy in joules of min(column col, cap_w) over [t0, t1]: the power of a
+ * node whose demand is the trace and whose cap is cap_w (a load-following
+ * meter, issue #45), exact: each row interval's line split where it
+ * crosses the cap.  A negative cap counts as 0; NaN for a bad col or a NaN
+ * cap; negative when t1 < t0. */
+double power_trace_joules_capped(const power_trace_t *tr, int col, double t0,
+				 double t1, double cap_w);
+
 #endif

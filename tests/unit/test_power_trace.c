@@ -117,6 +117,34 @@ START_TEST(test_repeat)
 }
 END_TEST
 
+/* min(P, cap), a load-following meter's power (issue #45) */
+START_TEST(test_capped)
+{
+	power_trace_t *tr = _load("time n1\n0 100\n60 400\n");
+	power_trace_t *sq = _load("@repeat 20\ntime n1\n"
+				  "0 100\n10 100\n10 300\n20 300\n");
+
+	/* 100 + 5 t W crosses 250 W at t = 30: 5250 J under, 30 s x 250 W */
+	EXACT(power_trace_joules_capped(tr, 0, 0, 60, 250), 5250 + 7500);
+	EXACT(power_trace_joules_capped(tr, 0, 60, 0, 250), -12750);
+	EXACT(power_trace_joules_capped(tr, 0, 0, 60, 1000), 15000);
+	EXACT(power_trace_joules_capped(tr, 0, 0, 60, 50), 3000);
+	EXACT(power_trace_joules_capped(tr, 0, -10, 0, 50), 500);
+	EXACT(power_trace_joules_capped(tr, 0, 20, 40, 250), 2250 + 2500);
+	EXACT(power_trace_joules_capped(tr, 0, 50, 70, 320), 20 * 320);
+	EXACT(power_trace_joules_capped(tr, 0, 0, 60, -5), 0);
+	/* a period is 10 s at 100 W and 10 s at the 200 W cap */
+	EXACT(power_trace_joules_capped(sq, 0, 5, 1005, 200), 50 * 3000);
+	EXACT(power_trace_joules_capped(sq, 0, 15, 25, 200), 1000 + 500);
+	EXACT(power_trace_joules_capped(sq, 0, 0, 20, 300),
+	      power_trace_joules(sq, 0, 0, 20));
+	ck_assert(isnan(power_trace_joules_capped(tr, 0, 0, 1, NAN)));
+	ck_assert(isnan(power_trace_joules_capped(tr, 1, 0, 1, 100)));
+	power_trace_free(tr);
+	power_trace_free(sq);
+}
+END_TEST
+
 START_TEST(test_repeat_rows_inside_period)
 {
 	/* [0,2) 100 W, 100 -> 200 W over [2,8], [8,10) 200 W */
@@ -216,6 +244,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_step);
 	tcase_add_test(tc, test_repeat);
 	tcase_add_test(tc, test_repeat_rows_inside_period);
+	tcase_add_test(tc, test_capped);
 	tcase_add_test(tc, test_parse_errors);
 	tcase_add_test(tc, test_bounds);
 	tcase_add_test(tc, test_missing_file);
