@@ -41,6 +41,20 @@ typedef struct {
 } se_conf_map_t;
 
 /*
+ * Hostlist matching for a map line's Nodes=, supplied by the caller (the
+ * plugins: Slurm's hostlist API, se_slurm_hostlist_ops in slurm_compat.h;
+ * the tests: their own), so that the map readers need no Slurm.
+ */
+typedef struct {
+	/* 1 if the expression contains node, 0 if not, -EINVAL if bad */
+	int (*contains)(void *arg, const char *expr, const char *node);
+	/* distinct hosts in the union of n expressions, or -EINVAL (the
+	 * readers that share a meter among nodes; others may leave it NULL) */
+	long (*count)(void *arg, const char *const *exprs, size_t n);
+	void *arg;
+} se_hostlist_ops_t;
+
+/*
  * Read the map at path, calling m->line for each entry line with arg.
  * Returns 0, a line's negative errno (its message "MAP:LINE: ..."), -errno
  * for a map that cannot be read, or -EINVAL for a map without entries.

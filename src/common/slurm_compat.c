@@ -108,6 +108,11 @@ int se_hostlist_contains(void *arg, const char *expr, const char *node)
 	return found;
 }
 
+const se_hostlist_ops_t se_slurm_hostlist_ops = {
+	.contains = se_hostlist_contains,
+	.count = se_hostlist_count,
+};
+
 long se_hostlist_count(void *arg, const char *const *exprs, size_t n)
 {
 	se_hostlist_t hl = hostlist_create(NULL);

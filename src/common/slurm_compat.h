@@ -63,6 +63,8 @@
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
 
+#include "conf_map.h"
+
 #ifndef SLURM_VERSION_NUM
 #  define SLURM_VERSION_NUM(a, b, c) (((a) << 16) + ((b) << 8) + (c))
 #endif
@@ -109,6 +111,9 @@ extern int se_hostlist_contains(void *arg, const char *expr,
  * (modbus_hostlist_ops_t, snmp_hostlist_ops_t); arg is unused.
  */
 extern long se_hostlist_count(void *arg, const char *const *exprs, size_t n);
+
+/* The two above as the map readers' se_hostlist_ops_t (conf_map.h). */
+extern const se_hostlist_ops_t se_slurm_hostlist_ops;
 
 /*
  * slurm_load_job() of one job by its id, in every release.  26.05 takes a

@@ -752,7 +752,7 @@ END_TEST
 
 START_TEST(test_bmc_map_keys)
 {
-	static const bmc_hostlist_ops_t hl = { _contains, NULL };
+	static const bmc_hostlist_ops_t hl = { .contains = _contains };
 	char line[256], err[1024];
 
 	for (size_t i = 0; i < bmc_map.n_keys; i++)
@@ -818,7 +818,7 @@ static int _read_modbus_map(const char *path, char *err, size_t len)
 
 static int _read_bmc_map(const char *path, char *err, size_t len)
 {
-	static const bmc_hostlist_ops_t hl = { _contains, NULL };
+	static const bmc_hostlist_ops_t hl = { .contains = _contains };
 	bmc_conf_t c;
 	int rc;
 

@@ -453,7 +453,7 @@ static int _contains_exact(void *arg, const char *expr, const char *node)
 /* A map line's Source= and Chassis= are the node's (a PDU outlet each). */
 START_TEST(redfish_map_source)
 {
-	static const bmc_hostlist_ops_t hl = { _contains_exact, NULL };
+	static const bmc_hostlist_ops_t hl = { .contains = _contains_exact };
 	char map[256];
 	const char *outlet = "/redfish/v1/PowerEquipment/RackPDUs/1/Outlets/";
 

@@ -38,12 +38,6 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 static bmc_conf_t bconf;
 static char describe[512];	/* the meter, for se_energy's load line */
 
-/* ------------------------------------------------- hostlist for the map */
-
-static const bmc_hostlist_ops_t hostlist_ops = {
-	.contains = se_hostlist_contains,
-};
-
 /* --------------------------------------------------------- the meter */
 
 static void _meter_free(void *dev)
@@ -123,7 +117,8 @@ static int _make_redfish(const char *path, const char *node,
 
 	if (rf_dl_load(err, err_len))
 		return -ELIBACC;
-	if ((rc = bmc_conf_resolve_map(&bconf, node, &hostlist_ops, err,
+	if ((rc = bmc_conf_resolve_map(&bconf, node,
+				       &se_slurm_hostlist_ops, err,
 				       err_len)) ||
 	    (rc = bmc_conf_finish(&bconf, path, node, err, err_len)))
 		return rc;
@@ -173,7 +168,8 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	}
 	/* FreeIPMI is opened here, in slurmd, and nowhere else */
 	if ((rc = bmc_dl_load(err, err_len)) ||
-	    (rc = bmc_conf_resolve_map(&bconf, node, &hostlist_ops, err,
+	    (rc = bmc_conf_resolve_map(&bconf, node,
+				       &se_slurm_hostlist_ops, err,
 				       err_len)) ||
 	    (rc = bmc_conf_finish(&bconf, path, node, err, err_len)))
 		return rc;

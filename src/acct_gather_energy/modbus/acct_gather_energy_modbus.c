@@ -30,13 +30,6 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 static modbus_conf_t mconf;
 static char describe[512];	/* the meter, for se_energy's load line */
 
-/* ------------------------------------------------- hostlist for the map */
-
-static const modbus_hostlist_ops_t hostlist_ops = {
-	.contains = se_hostlist_contains,
-	.count = se_hostlist_count,
-};
-
 /* --------------------------------------------------------- the meter */
 
 static void _meter_free(void *dev)
@@ -67,7 +60,8 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	int rc, n;
 
 	if ((rc = modbus_conf_read_map(&mconf, err, err_len)) ||
-	    (rc = modbus_conf_resolve(&mconf, node, &hostlist_ops, &t, err,
+	    (rc = modbus_conf_resolve(&mconf, node,
+				      &se_slurm_hostlist_ops, &t, err,
 				      err_len)))
 		return rc;
 	if (t.none) {

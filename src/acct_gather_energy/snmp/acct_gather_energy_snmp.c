@@ -32,13 +32,6 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 static snmp_conf_t sconf;
 static char describe[1024];	/* the meter, for se_energy's load line */
 
-/* ------------------------------------------------- hostlist for the map */
-
-static const snmp_hostlist_ops_t hostlist_ops = {
-	.contains = se_hostlist_contains,
-	.count = se_hostlist_count,
-};
-
 /* --------------------------------------------------------- the meter */
 
 static void _meter_free(void *dev)
@@ -59,8 +52,8 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	if ((rc = snmp_conf_read_files(&sconf, err, err_len)))
 		return rc;
 	t = xmalloc(sizeof(*t));
-	if ((rc = snmp_conf_resolve(&sconf, node, &hostlist_ops, t, err,
-				    err_len))) {
+	if ((rc = snmp_conf_resolve(&sconf, node, &se_slurm_hostlist_ops, t,
+				    err, err_len))) {
 		xfree(t);
 		return rc == -ENOENT ? SE_ENERGY_NO_METER : rc;
 	}

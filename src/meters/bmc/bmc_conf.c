@@ -807,7 +807,7 @@ static int _in_no_list(void *arg, const char *expr, const char *node)
  */
 static int _check_files(void *conf, char *err, size_t err_len)
 {
-	static const bmc_hostlist_ops_t none = { _in_no_list, NULL };
+	static const bmc_hostlist_ops_t none = { .contains = _in_no_list };
 	bmc_conf_t *c = conf;
 	conf_where_t w = { .file = "acct_gather.conf",
 			   .key = "EnergyBMCPasswordFile" };

@@ -157,12 +157,8 @@ void bmc_conf_free(bmc_conf_t *c);
 int bmc_conf_check(const bmc_conf_t *c, const char *file, char *err,
 		   size_t err_len);
 
-/* Hostlist matching, supplied by the caller (Slurm's hostlist API):
- * 1 if node is in the hostlist expression, 0 if not, < 0 if it is bad. */
-typedef struct {
-	int (*contains)(void *arg, const char *expr, const char *node);
-	void *arg;
-} bmc_hostlist_ops_t;
+/* Hostlist matching, supplied by the caller (conf_map.h); count unused. */
+typedef se_hostlist_ops_t bmc_hostlist_ops_t;
 
 /*
  * Read EnergyBMCMap (if set) and find node's line: its Host= then replaces

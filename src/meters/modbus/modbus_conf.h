@@ -81,14 +81,8 @@ typedef struct {
 	size_t map_len;
 } modbus_conf_t;
 
-/* Hostlist matching, supplied by the caller (Slurm's hostlist API). */
-typedef struct {
-	/* 1 if the expression contains node, 0 if not, -EINVAL if bad */
-	int (*contains)(void *arg, const char *expr, const char *node);
-	/* distinct hosts in the union of n expressions, or -EINVAL */
-	long (*count)(void *arg, const char *const *exprs, size_t n);
-	void *arg;
-} modbus_hostlist_ops_t;
+/* Hostlist matching, supplied by the caller (conf_map.h). */
+typedef se_hostlist_ops_t modbus_hostlist_ops_t;
 
 /* One node's meter channel. */
 typedef struct {

@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "conf_desc.h"
+#include "conf_map.h"
 #include "snmp_meter.h"
 
 #define SNMP_CONF_FILE		"acct_gather.conf"
@@ -76,14 +77,8 @@ typedef struct {
 	size_t n_lines;
 } snmp_conf_t;
 
-/* Hostlist matching, supplied by the caller (Slurm's hostlist API). */
-typedef struct {
-	/* 1 if the expression contains node, 0 if not, -EINVAL if bad */
-	int (*contains)(void *arg, const char *expr, const char *node);
-	/* distinct hosts in the expression, or -EINVAL */
-	long (*count)(void *arg, const char *const *exprs, size_t n);
-	void *arg;
-} snmp_hostlist_ops_t;
+/* Hostlist matching, supplied by the caller (conf_map.h). */
+typedef se_hostlist_ops_t snmp_hostlist_ops_t;
 
 /* One node's outlets, ready for snmp_meter_create(). */
 #define SNMP_TARGET_OUTLETS	64	/* a whole PDU read as one "node" */
