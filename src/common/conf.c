@@ -510,6 +510,20 @@ static int _parse_pairs(const pairs_ctx_t *c, char *line, conf_pair_t **pairs,
 	}
 }
 
+FILE *conf_open_read(const char *path, int *rc, char *err, size_t err_len)
+{
+	FILE *f;
+
+	if (err && err_len)
+		err[0] = '\0';
+	if (!(f = fopen(path, "r"))) {
+		*rc = -errno;
+		if (err && err_len)
+			snprintf(err, err_len, "%s: %s", path, strerror(-*rc));
+	}
+	return f;
+}
+
 int conf_read_pairs_file(const char *path, conf_line_fn fn, void *arg,
 			 char *err, size_t err_len)
 {
@@ -520,14 +534,8 @@ int conf_read_pairs_file(const char *path, conf_line_fn fn, void *arg,
 	FILE *f;
 	int rc = 0;
 
-	if (err && err_len)
-		err[0] = '\0';
-	if (!(f = fopen(path, "r"))) {
-		rc = -errno;
-		if (err && err_len)
-			snprintf(err, err_len, "%s: %s", path, strerror(-rc));
+	if (!(f = conf_open_read(path, &rc, err, err_len)))
 		return rc;
-	}
 	errno = 0;
 	while (!rc && getline(&line, &lcap, f) >= 0) {
 		c.line++;

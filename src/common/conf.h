@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct {
 	const char *file;	/* "acct_gather.conf", or a map file's path */
@@ -123,6 +124,11 @@ typedef int (*conf_line_fn)(void *arg, const char *path, unsigned line,
 
 int conf_read_pairs_file(const char *path, conf_line_fn fn, void *arg,
 			 char *err, size_t err_len);
+
+/* path opened for reading, err cleared; or NULL with *rc the negative
+ * errno and err "PATH: reason" (err may be NULL).  The readers of files
+ * named in a configuration (maps, power traces) say a missing one alike. */
+FILE *conf_open_read(const char *path, int *rc, char *err, size_t err_len);
 
 /* Check a secret file: a regular file (symlinks followed) owned by the
  * caller's effective uid, no group/other access.  Returns 0, -EPERM (owner

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conf.h"
 #include "power_trace.h"
 
 #define TRACE_SEPS	" \t\r\n"
@@ -266,14 +267,8 @@ int power_trace_load(const char *path, power_trace_t **out, char *err,
 	int rc;
 
 	*out = NULL;
-	if (err && err_len)
-		err[0] = '\0';
-	if (!(f = fopen(path, "r"))) {
-		rc = -errno;
-		if (err && err_len)
-			snprintf(err, err_len, "%s: %s", path, strerror(-rc));
+	if (!(f = conf_open_read(path, &rc, err, err_len)))
 		return rc;
-	}
 	if (!(p.tr = calloc(1, sizeof(*p.tr)))) {
 		fclose(f);
 		return -ENOMEM;
