@@ -337,7 +337,9 @@ static size_t _render_jobs(const exp_scrape_t *sc, exp_text_t *t)
 		     s->n_steps : ENERGY_SNAPSHOT_STEPS_MAX;
 	size_t left_out = 0;
 
-	if (!(s->flags & ENERGY_SNAPSHOT_SHARE))
+	/* share mode's split, or node mode's steps (the node counter's
+	 * increase since each step's start) */
+	if (!(s->flags & (ENERGY_SNAPSHOT_SHARE | ENERGY_SNAPSHOT_NODE_STEPS)))
 		return 0;
 	_family(sc, t, &F_JOB);
 	for (uint32_t i = 0; i < n; i++)

@@ -215,6 +215,11 @@ typedef struct {
 	energy_query_snapshot_fn snapshot;
 	uint64_t total_id;	/* sent with total's answer */
 	void *arg;		/* every hook's first argument */
+	/* Without a share hook the server lists the steps that ask it in the
+	 * snapshot (energy_query_steps.h), unless this says their figure is
+	 * not the meter's increase (a source that settles from its own
+	 * history). */
+	bool steps_unlisted;
 } energy_query_hooks_t;
 
 /*

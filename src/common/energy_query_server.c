@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "energy_query.h"
+#include "energy_query_steps.h"
 #include "energy_query_wire.h"
 #include "se_log.h"
 #include "se_thread.h"
@@ -52,6 +53,11 @@
  * is in.  Past ENERGY_QUERY_HOLDS_MAX held, a question is answered at once.
  */
 #define ENERGY_QUERY_HOLDS_MAX	32
+
+/* Node mode: an ended step's final figure stays in the snapshot this many
+ * sampler periods (as share mode's, se_energy_share.c), so that a scrape
+ * every period sees it. */
+#define ENERGY_QUERY_STEPS_LINGER_PERIODS	2
 
 typedef struct {
 	int fd;
@@ -80,6 +86,8 @@ struct energy_query_server {
 	energy_query_hooks_t hooks;	/* fixed at start */
 	energy_query_wire_rep5_t *snap_rep; /* server thread only: made at
 				 * the first snapshot request */
+	energy_query_steps_t *steps;	/* node mode (no share hook): the
+				 * steps that asked, server thread only */
 	uid_t euid;
 	unsigned long answered;	/* atomic builtins */
 	unsigned long refused;
@@ -147,6 +155,28 @@ static void _request_step(const energy_query_wire_req_t *req, unsigned version,
 	step->gpus_known = true;
 	memcpy(step->step_minors, req->step_minors, sizeof(step->step_minors));
 	memcpy(step->job_minors, req->job_minors, sizeof(step->job_minors));
+}
+
+/* sampler_energy_at for the steps' table. */
+static int _energy_at(void *arg, uint64_t t_ns, uint64_t *energy_mj)
+{
+	return sampler_energy_at(arg, t_ns, energy_mj);
+}
+
+/* Node mode: a step's question, into the steps listed by the snapshot. */
+static void _steps_heard(energy_query_server_t *srv,
+			 const energy_query_wire_req_t *req, unsigned version)
+{
+	energy_query_step_t step;
+	sampler_status_t st;
+
+	if (!srv->steps || !(req->v3.flags & ENERGY_QUERY_REQ_STEP))
+		return;
+	_request_step(req, version, &step);
+	sampler_status(srv->s, &st);
+	energy_query_steps_heard(srv->steps, &step, req->v3.t0_ns,
+				 req->v3.t1_ns, se_mono_ns(), _energy_at,
+				 srv->s, st.last_sample_ns);
 }
 
 /* A step's share, when the server has a share hook and was asked. */
@@ -318,6 +348,14 @@ static void _serve_snapshot(energy_query_server_t *srv, int fd)
 			s->total_id = srv->hooks.total_id;
 		}
 	}
+	/* node mode: the steps that asked, unless the owner listed them */
+	if (!rep->status && srv->steps &&
+	    !(s->flags & ENERGY_SNAPSHOT_SHARE) && !s->n_steps)
+		energy_query_steps_snapshot(srv->steps, se_mono_ns(),
+					    st.last_sample_ns,
+					    ENERGY_QUERY_STEPS_LINGER_PERIODS *
+					    srv->period_ns, _energy_at, srv->s,
+					    srv->hooks.gpus, srv->hooks.arg, s);
 	if (s->n_steps > ENERGY_SNAPSHOT_STEPS_MAX) {
 		s->n_steps = ENERGY_SNAPSHOT_STEPS_MAX;
 		s->flags |= ENERGY_SNAPSHOT_TRUNCATED;
@@ -520,6 +558,7 @@ static bool _serve(energy_query_server_t *srv, int fd)
 	 */
 	if ((req.v3.flags & ENERGY_QUERY_REQ_HOLD) && !srv->nholds)
 		(void) _drain_landed(srv);
+	_steps_heard(srv, &req, version);
 	open = _answer(srv, &req, version, true, &rep);
 	if (open && (req.v3.flags & ENERGY_QUERY_REQ_HOLD) &&
 	    _hold(srv, fd, version, &req, rep.v3.flags & ENERGY_QUERY_KICKED))
@@ -659,6 +698,7 @@ static void _server_free(energy_query_server_t *srv)
 		close(srv->landed);
 	}
 	free(srv->snap_rep);
+	energy_query_steps_free(srv->steps);
 	if (srv->wake[0] >= 0)
 		close(srv->wake[0]);
 	if (srv->wake[1] >= 0)
@@ -703,6 +743,10 @@ energy_query_server_t *energy_query_server_start(
 	srv->generation = energy_query_random_id();
 	if (hooks)
 		srv->hooks = *hooks;
+	/* node mode: the server alone knows which steps run (they ask it);
+	 * without the table the snapshot lists none, as before */
+	if (!srv->hooks.share && !srv->hooks.steps_unlisted)
+		srv->steps = energy_query_steps_new();
 	srv->euid = geteuid();
 	srv->rl = (se_ratelimit_t) SE_RATELIMIT_INIT(
 		ENERGY_QUERY_LOG_INTERVAL_NS, ENERGY_QUERY_LOG_BURST);

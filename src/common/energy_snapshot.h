@@ -33,6 +33,11 @@
 					 * is every step's share */
 #define ENERGY_SNAPSHOT_MAX	0x4	/* max_power_mw is configured */
 #define ENERGY_SNAPSHOT_TRUNCATED 0x8	/* more steps than steps[] holds */
+#define ENERGY_SNAPSHOT_NODE_STEPS 0x10	/* EnergyAttribution=node: steps[] is
+					 * every step that asked the query
+					 * socket, with the node counter's
+					 * increase since its start
+					 * (energy_query_steps.h) */
 
 /* gpu flags */
 #define ENERGY_SNAPSHOT_GPU_VALID	0x1	/* read: power, energy hold */

@@ -13,11 +13,15 @@ Without the cluster (the staged binary, about 2.5 s):
 - with RequireAndVerifyClientCert, no client certificate is 403 and one
   the client CA signed gets the exposition.
 
-On the test cluster (node1 on the Modbus rig's meter, share mode under
-PrologFlags=Contain, one exporter in node1's namespace, about 35 s):
+On the test cluster (node1 on the Modbus rig's meter, node mode, Slurm's
+default EnergyAttribution, under PrologFlags=Contain; one exporter in
+node1's namespace, about 35 s; share mode is test_prometheus.py's):
 - a job's last scraped step counters (scrapes every 0.25 s, faster than
   the sampler's 1 s period) equal its sacct energy to sacct's whole
-  joule, and its series are gone three periods after the job;
+  joule: in node mode a step's series is the node counter's increase
+  since its start, which slurmd's query server lists for the steps that
+  asked it (energy_query_steps.h), and the settle's figure once its end
+  is read; its series are gone three periods after the job;
 - promtool check metrics is clean on the live exposition with job series;
 - slurmd restarted: the scrapes meanwhile say slurmd_up 0 with no series
   of slurmd's (nothing stale shown as fresh), and after it the node
@@ -279,7 +283,8 @@ def run(cluster, tmp_path_factory):
         pytest.fail("%s not built" % exporter_path())
     workdir = str(tmp_path_factory.mktemp("exporter"))
     epoch = time.time()
-    extra = "EnergyAttribution=share\nEnergyIdle=share\n"
+    # node mode (the default): share mode is test_prometheus.py's
+    extra = ""
     out = {}
     with cluster.configured(plugin_dirs=[PLUGIN_DIR],
                             energy_type="acct_gather_energy/modbus",
@@ -331,8 +336,9 @@ def _restart_slurmd(c, exporters, scraper):
 
 
 def test_last_counter_is_the_sacct_energy(run):
-    """Each step's last scraped value against its sacct figure (whole J;
-    the series lists a step's final share for one sampler period, and the
+    """Each step's last scraped value against its sacct figure (whole J:
+    sacct truncates the settle's E(t1) - E(t0), the series lists that
+    figure for two sampler periods after the reading past the end, and the
     scrapes come four times a period)."""
     jobid, sacct = run["jobid"], run["sacct"]
     last = _last_job_values(run["texts"], jobid)

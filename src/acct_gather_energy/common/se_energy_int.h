@@ -240,8 +240,9 @@ int se_step_get_data(int data_type, void *data);
 void se_step_profile(void);
 
 /*
- * Share mode, a step ending (fini): tell slurmd the step's end, so that
- * its job stops being charged there even without the settle plugin.
+ * A step ending (fini): tell slurmd the step's end.  Share mode: its job
+ * stops being charged there even without the settle plugin.  Node mode:
+ * the exporter's snapshot lists its final figure and then drops it.
  */
 void se_step_tell_end(void);
 

@@ -337,6 +337,9 @@ static const energy_query_hooks_t *_node_hooks(void)
 	}
 	hooks.total = _node_total;
 	hooks.total_id = total_id;
+	/* node mode's step series are the sampler's increase over the step:
+	 * not the figure of a source that settles from its own history */
+	hooks.steps_unlisted = se_energy_plugin.window_energy != NULL;
 	if (gpus)
 		hooks.gpus = se_gpus_node_part;
 	return &hooks;

@@ -643,12 +643,40 @@ void se_step_start(void)
 			 plugin_type, se_step.last_node_j);
 }
 
+/*
+ * Node mode: the step's end, said to slurmd's query server so that the
+ * snapshot (slurm-energy-exporter) lists the step with its final figure,
+ * E(end) - E(t0), and then drops it (energy_query_steps.h).  The answer
+ * changes nothing here (the settle asks its own); a question in flight is
+ * left alone.
+ */
+static void _step_tell_end_node(void)
+{
+	energy_query_answer_t a;
+	energy_query_step_t q;
+	uint64_t t0 = step_energy_t0(&se_step);
+	uint64_t t1 = step_energy_live_t1(&se_step, se_mono_ns());
+
+	if (!_step_ids(&q))
+		return;
+	q.end = true;
+	(void) energy_query_ask(se_step.energy_query_path, t0,
+				t1 > t0 ? t1 : t0, &q, ENERGY_QUERY_NO_KICK,
+				LIVE_POLL_QUERY_TIMEOUT_NS, &a);
+}
+
 void se_step_tell_end(void)
 {
 	energy_query_answer_t a;
 
-	if (se_role != ROLE_STEPD || !se_share_mode() || se_step.settled ||
-	    !se_step.start_ns || !se_step.energy_query_path[0])
+	if (se_role != ROLE_STEPD || !se_step.start_ns ||
+	    !se_step.energy_query_path[0])
+		return;
+	if (!se_share_mode()) {
+		_step_tell_end_node();
+		return;
+	}
+	if (se_step.settled)
 		return;
 	(void) se_step_share(se_step.end_ns > se_step.start_ns ?
 			     se_step.end_ns : se_mono_ns(), true, 0,
