@@ -696,6 +696,17 @@ void sampler_config_init(sampler_config_t *cfg, uint64_t period_ns,
 	cfg->acc.max_extrapolate_ns = period_ns + deadline_ns;
 }
 
+void sampler_describe_timing(char *buf, size_t len, uint64_t period_ns,
+			     uint64_t timeout_ns)
+{
+	size_t n = strnlen(buf, len);
+
+	if (n + 1 < len)
+		snprintf(buf + n, len - n, ", every %gs, timeout %llums",
+			 (double) period_ns / 1e9,
+			 (unsigned long long) (timeout_ns / SE_NS_PER_MS));
+}
+
 sampler_t *sampler_start(const meter_ops_t *ops, void *dev,
 			 const sampler_config_t *cfg)
 {

@@ -80,6 +80,11 @@ typedef struct sampler sampler_t;
 void sampler_config_init(sampler_config_t *cfg, uint64_t period_ns,
 			 uint64_t deadline_ns);
 
+/* Append ", every Ps, timeout Tms" to the string in buf (size len): the
+ * configured timing, as the plugins' load lines say it after the meter. */
+void sampler_describe_timing(char *buf, size_t len, uint64_t period_ns,
+			     uint64_t timeout_ns);
+
 /*
  * Start the sampler thread on an opened-or-not device.  ops and dev must
  * outlive the sampler.  ops->read is required; ops->open and ops->close

@@ -29,7 +29,6 @@
 #include "rf_meter.h"
 #endif
 #include "se_energy.h"
-#include "se_time.h"
 
 const char plugin_name[] = "AcctGatherEnergy BMC plugin (slurm-energy-plugins)";
 const char plugin_type[] = "acct_gather_energy/bmc";
@@ -57,12 +56,8 @@ static void _sampler_config(sampler_config_t *cfg, const char *label)
 
 static void _describe_period(void)
 {
-	int n = strlen(describe);
-
-	snprintf(describe + n, sizeof(describe) - n,
-		 ", every %gs, timeout %llums",
-		 (double) bconf.period_ns / 1e9,
-		 (unsigned long long) (bconf.timeout_ns / SE_NS_PER_MS));
+	sampler_describe_timing(describe, sizeof(describe), bconf.period_ns,
+				bconf.timeout_ns);
 }
 
 #ifdef SE_HAVE_REDFISH

@@ -80,11 +80,12 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	out->dev_free = _meter_free;
 	_sampler_config(m, &t, &out->cfg);
 	modbus_meter_describe(m, describe, sizeof(describe));
+	sampler_describe_timing(describe, sizeof(describe), mconf.period_ns,
+				mconf.timeout_ns);
 	n = strlen(describe);
-	snprintf(describe + n, sizeof(describe) - n, ", every %gs, timeout %llums%s",
-		 (double) mconf.period_ns / 1e9,
-		 (unsigned long long) (mconf.timeout_ns / SE_NS_PER_MS),
-		 out->cfg.use_counter ? "" : ", power path (integrated)");
+	if (!out->cfg.use_counter)
+		snprintf(describe + n, sizeof(describe) - n,
+			 ", power path (integrated)");
 	out->describe = describe;
 	return 0;
 }

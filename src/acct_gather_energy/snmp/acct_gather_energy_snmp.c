@@ -20,7 +20,6 @@
 #include "slurm_compat_energy.h"
 
 #include "se_energy.h"
-#include "se_time.h"
 #include "snmp_conf.h"
 #include "snmp_dl.h"
 #include "snmp_meter.h"
@@ -46,7 +45,7 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	snmp_meter_config_t mc;
 	snmp_target_t *t;	/* 64 outlets and their PDUs: not on a stack */
 	snmp_meter_t *m;
-	int rc, n;
+	int rc;
 
 	(void) arg;
 	if ((rc = snmp_conf_read_files(&sconf, err, err_len)))
@@ -83,10 +82,8 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 		(uint64_t) (snmp_meter_max_power_w(m) * 1000.0);
 	out->cfg.label = snmp_meter_label(m);
 	snmp_meter_describe(m, describe, sizeof(describe));
-	n = strlen(describe);
-	snprintf(describe + n, sizeof(describe) - n,
-		 ", every %gs, timeout %llums", (double) sconf.period_ns / 1e9,
-		 (unsigned long long) (sconf.timeout_ns / SE_NS_PER_MS));
+	sampler_describe_timing(describe, sizeof(describe), sconf.period_ns,
+				sconf.timeout_ns);
 	out->describe = describe;
 	return 0;
 }
