@@ -276,7 +276,7 @@ static void _give(attrib_t *a, const uint64_t *part)
 {
 	for (size_t i = 0; i < a->n; i++)
 		a->jobs[i].part_mj += part[i];
-	a->unattributed_mj += part[a->n];
+	a->tot.unattributed_mj += part[a->n];
 }
 
 /* The idle part: by allocated CPUs x presence, or unattributed. */
@@ -284,7 +284,7 @@ static void _split_idle(attrib_t *a, uint64_t idle, uint32_t node_cpus,
 			uint64_t dt)
 {
 	if (a->p.idle == ATTRIB_IDLE_NONE) {
-		a->unattributed_mj += idle;
+		a->tot.unattributed_mj += idle;
 		return;
 	}
 	_presence_weights(a, node_cpus, dt, true);
@@ -308,7 +308,7 @@ static void _split_rest(attrib_t *a, uint64_t rest, uint32_t node_cpus,
 	}
 	a->w[a->n] = 0;
 	if (!any && !_presence_weights(a, node_cpus, dt, false)) {
-		a->unattributed_mj += rest;
+		a->tot.unattributed_mj += rest;
 		return;
 	}
 	attrib_apportion(rest, a->w, a->n + 1, a->out);
@@ -322,7 +322,7 @@ static void _split_job(attrib_t *a, at_job_t *j, uint64_t t0, uint64_t t1)
 	uint64_t *w = a->w, *out = a->out;
 
 	j->share_mj += j->part_mj;
-	a->charged_mj += j->part_mj;
+	a->tot.charged_mj += j->part_mj;
 	if (!j->part_mj || !j->n)
 		goto done;
 	for (size_t k = 0; k < j->n; k++) {
@@ -448,7 +448,7 @@ static int _interval_open(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
 		a->jobs[i].part_mj = 0;
 		a->any_job |= a->jobs[i].present_ns != 0;
 	}
-	a->measured_mj += a->e;
+	a->tot.measured_mj += a->e;
 	*split = true;
 	return 0;
 }
@@ -493,7 +493,7 @@ static void _interval_close(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
 	if (!a->any_job && !gp->cut)
 		_learn_idle(a, a->e - gp->read_mj, a->dt);
 
-	a->intervals++;
+	a->tot.intervals++;
 	a->t_ns = t_ns;
 	a->energy_mj = energy_mj;
 	_retire(a, t_ns);
@@ -564,7 +564,7 @@ int attrib_step_end(attrib_t *a, uint32_t job_id, uint32_t step_id,
 		s->end_ns = t_ns;
 	s->end_told_ns = a->started ? a->t_ns : 0;
 	/* told after a split passed it: the settle reads the share now */
-	if (a->started && a->intervals)
+	if (a->started && a->tot.intervals)
 		_step_settled(j, s, a->t_ns);
 	return 0;
 }
@@ -629,7 +629,7 @@ static bool _step_running(const attrib_t *a, const at_step_t *s,
 			  uint64_t linger_ns)
 {
 	if (s->end_ns)
-		return !a->intervals ||
+		return !a->tot.intervals ||
 		       a->t0 < (s->end_ns > s->end_told_ns ? s->end_ns :
 							      s->end_told_ns) +
 			       linger_ns;
@@ -640,7 +640,7 @@ static bool _step_running(const attrib_t *a, const at_step_t *s,
 static bool _step_final(const attrib_t *a, const at_step_t *s)
 {
 	if (s->end_ns)
-		return a->intervals && a->t_ns >= s->end_ns;
+		return a->tot.intervals && a->t_ns >= s->end_ns;
 	return !s->seen && s->ever_seen && !s->begin_ns;
 }
 
@@ -676,19 +676,7 @@ size_t attrib_running_steps(const attrib_t *a, attrib_step_row_t *out,
 
 void attrib_totals(const attrib_t *a, attrib_totals_t *out)
 {
-	memset(out, 0, sizeof(*out));
-	out->measured_mj = a->measured_mj;
-	out->charged_mj = a->charged_mj;
-	out->unattributed_mj = a->unattributed_mj;
+	*out = a->tot;
 	out->idle_mw = _idle_mw(a, &out->idle_learned);
-	out->intervals = a->intervals;
 	out->jobs = a->n;
-	out->gpu_raw_mj = a->gpu_raw_mj;
-	out->gpu_charged_mj = a->gpu_charged_mj;
-	out->gpu_unowned_mj = a->gpu_unowned_mj;
-	out->gpu_to_rest_mj = a->gpu_to_rest_mj;
-	out->gpu_clipped_mj = a->gpu_clipped_mj;
-	out->gpu_held_mj = a->gpu_held_mj;
-	out->gpu_clipped_intervals = a->gpu_clipped_intervals;
-	out->gpu_out_intervals = a->gpu_out_intervals;
 }

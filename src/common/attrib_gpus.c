@@ -68,8 +68,8 @@ static void _give_gpu(attrib_t *a, at_job_t *j, at_step_t *s, uint64_t mj)
 {
 	j->share_mj += mj;
 	j->gpu_mj += mj;
-	a->charged_mj += mj;
-	a->gpu_charged_mj += mj;
+	a->tot.charged_mj += mj;
+	a->tot.gpu_charged_mj += mj;
 	if (s && s->step_id != CG_STEP_EXTERN) {
 		s->share_mj += mj;
 		s->gpu_mj += mj;
@@ -81,8 +81,8 @@ static void _count_gpus(attrib_t *a, at_gpu_part_t *gp, uint64_t clipped,
 			size_t n)
 {
 	gp->cut = clipped != 0;
-	a->gpu_clipped_mj += clipped;
-	a->gpu_clipped_intervals += gp->cut;
+	a->tot.gpu_clipped_mj += clipped;
+	a->tot.gpu_clipped_intervals += gp->cut;
 	for (size_t i = 0; i < n; i++)
 		gp->read_mj += a->w[i];
 }
@@ -94,7 +94,7 @@ void attrib_gpus_split_owned(attrib_t *a, const attrib_gpu_t *g, size_t n,
 {
 	for (size_t i = 0; i < n; i++) {
 		a->w[i] = g[i].energy_mj;
-		a->gpu_raw_mj += g[i].energy_mj;
+		a->tot.gpu_raw_mj += g[i].energy_mj;
 	}
 	_count_gpus(a, gp, _cut_gpus(a, a->e, a->w, n), n);
 	for (size_t i = 0; i < n; i++) {
@@ -108,8 +108,8 @@ void attrib_gpus_split_owned(attrib_t *a, const attrib_gpu_t *g, size_t n,
 			_give_gpu(a, j, s, a->w[i]);
 			continue;
 		}
-		a->unattributed_mj += a->w[i];
-		a->gpu_unowned_mj += a->w[i];
+		a->tot.unattributed_mj += a->w[i];
+		a->tot.gpu_unowned_mj += a->w[i];
 	}
 }
 
@@ -362,7 +362,7 @@ static void _hold_gpu(attrib_t *a, size_t i, uint64_t mj)
 		a->held[i].t0 = a->t0;
 	a->held[i].t1 = a->t0 + a->dt;
 	a->held[i].mj += mj;
-	a->gpu_held_mj += mj;
+	a->tot.gpu_held_mj += mj;
 }
 
 /* GPU i's held energy to who held it over the held span, as the masks
@@ -393,11 +393,11 @@ static void _give_nobody(attrib_t *a, at_gpu_part_t *gp, uint64_t mj,
 {
 	if (unknown) {
 		gp->rest_mj += mj;
-		a->gpu_to_rest_mj += mj;
+		a->tot.gpu_to_rest_mj += mj;
 		return;
 	}
-	a->unattributed_mj += mj;
-	a->gpu_unowned_mj += mj;
+	a->tot.unattributed_mj += mj;
+	a->tot.gpu_unowned_mj += mj;
 }
 
 /*
@@ -410,7 +410,7 @@ static void _release_held(attrib_t *a, bool pending, bool unknown,
 {
 	uint64_t t1 = a->t0 + a->dt;
 
-	for (size_t i = 0; a->gpu_held_mj && i < ATTRIB_MAX_GPUS; i++) {
+	for (size_t i = 0; a->tot.gpu_held_mj && i < ATTRIB_MAX_GPUS; i++) {
 		uint64_t left;
 
 		if (!a->held[i].mj ||
@@ -418,7 +418,7 @@ static void _release_held(attrib_t *a, bool pending, bool unknown,
 			continue;
 		left = _give_held_span(a, i);
 		_give_nobody(a, gp, left, unknown);
-		a->gpu_held_mj -= a->held[i].mj;
+		a->tot.gpu_held_mj -= a->held[i].mj;
 		a->held[i].mj = 0;
 	}
 }
@@ -435,10 +435,10 @@ void attrib_gpus_split_read(attrib_t *a, const attrib_gpu_energy_t *g,
 	for (size_t i = 0; i < n; i++) {
 		a->w[i] = g[i].valid ? g[i].energy_mj : 0;
 		if (g[i].valid)
-			a->gpu_raw_mj += g[i].raw_mj;
+			a->tot.gpu_raw_mj += g[i].raw_mj;
 		out |= !g[i].valid;
 	}
-	a->gpu_out_intervals += out;
+	a->tot.gpu_out_intervals += out;
 	_count_gpus(a, gp, _cut_gpus(a, a->e, a->w, n), n);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t unowned;

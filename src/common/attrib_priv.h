@@ -72,15 +72,12 @@ struct attrib {
 	uint64_t t_ns, energy_mj;	/* the previous sample */
 	bool have_root;
 	uint64_t root_cpu_ns;
-	uint64_t measured_mj, charged_mj, unattributed_mj;
-	unsigned long intervals;
-	uint64_t gpu_raw_mj, gpu_charged_mj, gpu_unowned_mj, gpu_to_rest_mj;
-	uint64_t gpu_clipped_mj;
-	unsigned long gpu_clipped_intervals, gpu_out_intervals;
+	/* the running totals, as attrib_totals() gives them; its idle_mw,
+	 * idle_learned and jobs are not kept here (0), but found there */
+	attrib_totals_t tot;
 	/* GPU energy nobody was known to hold while a new step's GPUs were
 	 * not told yet (attrib.h, 1.): per GPU, over [t0, t1] */
 	struct { uint64_t mj, t0, t1; } held[ATTRIB_MAX_GPUS];
-	uint64_t gpu_held_mj;
 	bool past;	/* the holders of a held span are being found */
 	at_job_t *jobs;
 	size_t n, cap;
