@@ -31,7 +31,10 @@
 #define ENERGY_SNAPSHOT_TOTAL	0x1	/* total_* hold the node's total */
 #define ENERGY_SNAPSHOT_SHARE	0x2	/* EnergyAttribution=share: steps[]
 					 * is every step's share */
-#define ENERGY_SNAPSHOT_MAX	0x4	/* max_power_mw is configured */
+#define ENERGY_SNAPSHOT_MAX	0x4	/* max_power_mw is configured (set by
+					 * slurm-energy-exporter's --max-watts:
+					 * slurmd's plugins have plausibility
+					 * bounds only, never served) */
 #define ENERGY_SNAPSHOT_TRUNCATED 0x8	/* more steps than steps[] holds */
 #define ENERGY_SNAPSHOT_NODE_STEPS 0x10	/* EnergyAttribution=node: steps[] is
 					 * every step that asked the query

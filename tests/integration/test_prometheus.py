@@ -24,8 +24,10 @@ exposition; after they end it checks, from Prometheus:
 - no series of an ended job after one scrape;
 - `promtool check metrics` clean on a live exposition (with job series);
 - contribs/prometheus' rules, loaded in this Prometheus: the per-account
-  recording rule against sacct's job lines; every query of the Grafana
-  dashboard answers, with data;
+  recording rule against sacct's job lines; the alert of a node above its
+  --max-watts (node1's 1 W: pending or firing; node2's 100 kW and node3
+  without one: not); every query of the Grafana dashboard answers, with
+  data;
 - a meter stalled mid-job (its Modbus unit stops answering) shows as not
   ok (stale, or failed once slurmd's reads time out) within two scrapes,
   and the other nodes stay ok.
@@ -60,6 +62,7 @@ WINDOW_S = 15                   # the increase() window, inside the jobs
 # (slurm-energy-exporter(8)), seen in one scrape more, and a second of slack
 LINGER_MAX_S = 2 * METER_PERIOD_S + SCRAPE_S + 1.0
 JOBS = "slurm_energy_job_energy_joules_total"
+MAX_WATTS = {"node1": ["--max-watts=1"], "node2": ["--max-watts=100000"]}
 CONTRIB = os.path.join(REPO, "contribs", "prometheus")
 RULES = os.path.join(CONTRIB, "slurm-energy.rules.yml")
 DASHBOARD = os.path.join(CONTRIB, "grafana-slurm-energy.json")
@@ -94,7 +97,9 @@ def run(cluster, tmp_path_factory):
                             slurm_conf="PrologFlags=Contain\n") as c:
         meter = ModbusSim(TRACE, epoch, UNITS, SDM630_SIM, tcp=METER,
                           workdir=workdir).start()
-        exporters = Exporters(c, NODES, workdir)
+        # the max-watts alert, live: node1 below its power, node2 far
+        # above it, node3 without a maximum (slurm-energy-exporter(8))
+        exporters = Exporters(c, NODES, workdir, node_args=MAX_WATTS)
         prom = PrometheusRig([exporter_target(n) for n in NODES],
                              interval="%gs" % SCRAPE_S, rule_files=[RULES])
         try:
@@ -305,13 +310,26 @@ def test_dashboard_queries_answer(run):
         if expr is None or where.startswith("variable"):
             continue
         if where in ("panel 'GPU power' A",      # no GPUs here
-                     "panel 'Meters not ok' A",   # every meter is ok
-                     # served where slurmd knows a node's maximum
-                     "panel 'Node power' B"):
+                     "panel 'Meters not ok' A"):  # every meter is ok
             continue
         if not run["prom"].query(expr):
             empty.append("%s: %s" % (where, expr))
     assert not empty, "\n".join(empty)
+
+
+def test_max_watts_alert(run):
+    """SlurmEnergyNodeAboveMaxWatts, evaluated by this Prometheus over the
+    live series: node1 (--max-watts=1) is pending or firing (its `for` is
+    a minute); node2 (100 kW) and node3 (no maximum, no series) are not."""
+    prom = run["prom"]
+    maxima = {l["node"]: v for l, v in prom.query(
+        "slurm_energy_node_max_watts")}
+    assert maxima == {"node1": 1.0, "node2": 100000.0}, maxima
+    alerts = {l["node"]: l["alertstate"] for l, _ in prom.query(
+        'ALERTS{alertname="SlurmEnergyNodeAboveMaxWatts"}')}
+    assert set(alerts) == {"node1"}, alerts
+    assert alerts["node1"] in ("pending", "firing"), alerts
+    print("max-watts alert: %s" % alerts)
 
 
 def test_stalled_meter_is_not_ok_within_two_scrapes(run):

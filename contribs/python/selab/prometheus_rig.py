@@ -251,10 +251,11 @@ class Exporters:
     nsenter execs the exporter: the PIDs we keep are the exporters'."""
 
     def __init__(self, cluster, nodes, workdir, exporter=None,
-                 extra_args=()):
+                 extra_args=(), node_args=None):
         self.c, self.nodes, self.workdir = cluster, list(nodes), workdir
         self.exporter = exporter or exporter_path()
         self.extra_args = list(extra_args)
+        self.node_args = dict(node_args or {})   # node: [more args]
         self.procs = {}
 
     def argv(self, node):
@@ -263,7 +264,8 @@ class Exporters:
                 "--spool-dir=" + os.path.join(self.c.state, "nodes", node,
                                               "spool"),
                 "--web.listen-address=" + exporter_target(node),
-                "--web.allow-insecure-listen", *self.extra_args]
+                "--web.allow-insecure-listen", *self.extra_args,
+                *self.node_args.get(node, ())]
 
     def _log_path(self, node):
         return os.path.join(self.workdir, "exporter-%s.log" % node)

@@ -276,9 +276,11 @@ static int _node_total(void *arg, uint64_t *total_mj, uint64_t *power_mw,
  * The node's snapshot for slurm-energy-exporter (energy_snapshot.h), in
  * the query server's thread after it filled the sampler's part: the
  * node's total as _node_total gives it (both modes), then the steps'
- * shares (share mode) and the GPUs.  No maximum power: no plugin has a
- * node rating (EnergyModbusMaxPower is a plausibility bound for counter
- * wraps, 100 kW by default); the exporter's --max-watts says it.  The
+ * shares (share mode) and the GPUs.  No maximum power: the plugins'
+ * maxima (EnergyBMCMaxWatts, EnergyModbusMaxPower, a map's MaxPower) are
+ * plausibility bounds, above which a reading is refused, so the power
+ * served never exceeds them and an alert on them could never fire; the
+ * exporter's --max-watts gives the node's rating.  The
  * same lock rules as _node_total: -EBUSY when se_state_lock stays taken (the scrape then
  * fails, nothing stale is served).
  */
