@@ -185,6 +185,10 @@ def test_plugins_in_their_own_directory():
     assert [f for f in exporter
             if f.endswith("/systemd/system/slurm-energy-exporter.service")], \
         exporter
+    for f in ("slurm-energy.rules.yml", "slurm-energy.rules.test.yml",
+              "grafana-slurm-energy.json", "README.md"):
+        path = "/usr/share/slurm-energy/prometheus/" + f
+        assert path in exporter and os.path.isfile(on_system(path)), path
 
 
 @installed

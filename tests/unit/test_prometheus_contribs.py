@@ -13,7 +13,10 @@ dashboard of contribs/prometheus/ (issue #43), with no Prometheus server:
    EXPORTER_METRICS below (the names issue #43 fixed before the exporter
    landed).  The names are found by a small PromQL tokenizer (promtool
    2.42 has no command that prints a parse tree), itself checked first on
-   expressions whose names are known.
+   expressions whose names are known;
+4. under make check, `make install` (its target for these files alone,
+   into a scratch DESTDIR) puts the rules, their tests, the dashboard and
+   the README in $(datadir)/slurm-energy/prometheus, byte for byte.
 
 Run by make check (about 0.3 s), or alone: python3
 tests/unit/test_prometheus_contribs.py.  Exit 0 when every check passes,
@@ -250,6 +253,41 @@ def check_promql_parses(queries):
         shutil.rmtree(tmp)
 
 
+INSTALLED = ("slurm-energy.rules.yml", "slurm-energy.rules.test.yml",
+             "grafana-slurm-energy.json", "README.md")
+
+
+def check_install_tree():
+    """make's install target of contribs/prometheus' files, into a scratch
+    DESTDIR, run in the build tree make check runs us in (srcdir set)."""
+    if "srcdir" not in os.environ:
+        print("---- install tree not checked: run by make check")
+        return
+    tmp = tempfile.mkdtemp(prefix="se-prom-install-")
+    try:
+        p = subprocess.run(["make", "-s", "install-dist_prometheusDATA",
+                            "DESTDIR=" + tmp], capture_output=True,
+                           text=True)
+        check(p.returncode == 0, "make install-dist_prometheusDATA%s" % (
+            "" if p.returncode == 0 else ": " + p.stdout + p.stderr))
+        found = {}
+        for d, _, files in os.walk(tmp):
+            for f in files:
+                found[os.path.relpath(os.path.join(d, f), tmp)] = \
+                    os.path.join(d, f)
+        for name in INSTALLED:
+            where = [k for k in found
+                     if k.endswith("/share/slurm-energy/prometheus/" + name)]
+            same = len(where) == 1 and open(found[where[0]], "rb").read() \
+                == open(os.path.join(DIR, name), "rb").read()
+            check(same, "installed as %s, as in contribs/prometheus"
+                  % (where or ["nothing: " + name]))
+        check(len(found) == len(INSTALLED), "nothing else installed: %s"
+              % sorted(found))
+    finally:
+        shutil.rmtree(tmp)
+
+
 def main():
     if not shutil.which("promtool"):
         print("FAIL promtool not found: install Debian's prometheus "
@@ -292,6 +330,7 @@ def main():
     check(unknown_names(metric_names(
         "ipmi_power_watts + slurm_energy_node_power_watts"), known)
         == {"ipmi_power_watts"}, "an unknown metric is caught")
+    check_install_tree()
     print("%d failed" % len(FAILS))
     return 1 if FAILS else 0
 
