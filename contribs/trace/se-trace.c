@@ -5,6 +5,8 @@
  *
  *   se-trace joules FILE COLUMN T0 T1   true energy (J) over [T0, T1] s
  *   se-trace watts FILE COLUMN T        power (W) at trace time T s
+ *   se-trace capped FILE COLUMN T0 T1 CAP_W
+ *                                       energy (J) of min(power, CAP_W)
  *   se-trace columns FILE               column names, one per line
  *
  * Exit status: 0 success, 2 bad usage or input (message on stderr naming
@@ -28,6 +30,7 @@
 static const char *const usage =
 	"usage: se-trace joules FILE COLUMN T0 T1\n"
 	"       se-trace watts FILE COLUMN T\n"
+	"       se-trace capped FILE COLUMN T0 T1 CAP_W\n"
 	"       se-trace series FILE COLUMN T0 T1 STEP\n"
 	"       se-trace columns FILE\n";
 
@@ -56,6 +59,20 @@ static double _seconds(const char *what, const char *s)
 	if (end == s || *end || errno || !isfinite(v))
 		_die(EXIT_BAD_INPUT, "%s '%s' is not a number of seconds",
 		     what, s);
+	return v;
+}
+
+/* CAP_W: watts >= 0. */
+static double _watts_arg(const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(v) || v < 0)
+		_die(EXIT_BAD_INPUT, "CAP_W '%s' is not a number of watts >= 0",
+		     s);
 	return v;
 }
 
@@ -134,6 +151,17 @@ int main(int argc, char **argv)
 		tr = _load(argv[2]);
 		_print(power_trace_joules(tr, _column(tr, argv[2], argv[3]),
 					  t0, t1));
+	} else if (!strcmp(cmd, "capped") && argc == 7) {
+		double cap = _watts_arg(argv[6]);
+
+		t0 = _seconds("T0", argv[4]);
+		t1 = _seconds("T1", argv[5]);
+		if (t1 < t0)
+			_die(EXIT_BAD_INPUT, "T1 %s is before T0 %s",
+			     argv[5], argv[4]);
+		tr = _load(argv[2]);
+		_print(power_trace_joules_capped(
+			tr, _column(tr, argv[2], argv[3]), t0, t1, cap));
 	} else if (!strcmp(cmd, "series") && argc == 7) {
 		t0 = _seconds("T0", argv[4]);
 		t1 = _seconds("T1", argv[5]);

@@ -21,6 +21,7 @@ import subprocess
 import pytest
 
 from selab import energy
+from selab.capped import capped_joules
 from selab.meters import tool
 from selab.trace import Trace
 
@@ -103,6 +104,35 @@ def random_trace(rng, path):
         last = t
     path.write_text("\n".join(lines) + "\n")
     return cols, period, written
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_capped_agrees_with_se_trace(seed, tmp_path):
+    """min(P, cap) (the load-following meter's energy, issue #45): selab.
+    capped against power_trace_joules_capped through se-trace capped, on
+    the same random traces and windows (those up to 50 periods or spans
+    long: the Python cuts every row), caps from under the lowest row to
+    over the highest."""
+    rng = random.Random(1000 + seed)
+    path = tmp_path / ("c%d.trace" % seed)
+    cols, period, times = random_trace(rng, path)
+    tr = Trace(str(path))
+    scale = period or max(times[-1] - times[0], 1.0)
+    bad, checked = [], 0
+    for a, b in random_windows(rng, period, times):
+        if b - a > 50 * scale:
+            continue
+        col = rng.choice(cols)
+        ws = tr.knots(col)[1]
+        cap = round(rng.uniform(0.8 * min(ws), 1.1 * max(ws) + 1), 3)
+        py = capped_joules(tr, col, a, b, [(a, cap)])
+        c = float(c_trace("capped", str(path), col, a, b, cap))
+        checked += 1
+        if not agree(py, c):
+            bad.append((col, a, b, cap, py, c))
+    assert checked >= 10
+    assert not bad, "selab.capped and se-trace capped disagree on " \
+        "%s:\n%s\n%s" % (path, path.read_text(), "\n".join(map(repr, bad)))
 
 
 def random_windows(rng, period, times):
