@@ -86,8 +86,9 @@ struct energy_query_server {
 	energy_query_hooks_t hooks;	/* fixed at start */
 	energy_query_wire_rep5_t *snap_rep; /* server thread only: made at
 				 * the first snapshot request */
-	energy_query_steps_t *steps;	/* node mode (no share hook): the
-				 * steps that asked, server thread only */
+	bool list_steps;	/* node mode (no share hook): list ... */
+	energy_query_steps_t *steps;	/* ... the steps that asked (made at
+				 * the first), server thread only */
 	uid_t euid;
 	unsigned long answered;	/* atomic builtins */
 	unsigned long refused;
@@ -170,8 +171,10 @@ static void _steps_heard(energy_query_server_t *srv,
 	energy_query_step_t step;
 	sampler_status_t st;
 
-	if (!srv->steps || !(req->v3.flags & ENERGY_QUERY_REQ_STEP))
+	if (!srv->list_steps || !(req->v3.flags & ENERGY_QUERY_REQ_STEP))
 		return;
+	if (!srv->steps && !(srv->steps = energy_query_steps_new()))
+		return;		/* out of memory: its series are missing */
 	_request_step(req, version, &step);
 	sampler_status(srv->s, &st);
 	energy_query_steps_heard(srv->steps, &step, req->v3.t0_ns,
@@ -349,7 +352,7 @@ static void _serve_snapshot(energy_query_server_t *srv, int fd)
 		}
 	}
 	/* node mode: the steps that asked, unless the owner listed them */
-	if (!rep->status && srv->steps &&
+	if (!rep->status && srv->list_steps &&
 	    !(s->flags & ENERGY_SNAPSHOT_SHARE) && !s->n_steps)
 		energy_query_steps_snapshot(srv->steps, se_mono_ns(),
 					    st.last_sample_ns,
@@ -745,8 +748,7 @@ energy_query_server_t *energy_query_server_start(
 		srv->hooks = *hooks;
 	/* node mode: the server alone knows which steps run (they ask it);
 	 * without the table the snapshot lists none, as before */
-	if (!srv->hooks.share && !srv->hooks.steps_unlisted)
-		srv->steps = energy_query_steps_new();
+	srv->list_steps = !srv->hooks.share && !srv->hooks.steps_unlisted;
 	srv->euid = geteuid();
 	srv->rl = (se_ratelimit_t) SE_RATELIMIT_INIT(
 		ENERGY_QUERY_LOG_INTERVAL_NS, ENERGY_QUERY_LOG_BURST);

@@ -337,7 +337,7 @@ def _restart_slurmd(c, exporters, scraper):
 
 def test_last_counter_is_the_sacct_energy(run):
     """Each step's last scraped value against its sacct figure (whole J:
-    sacct truncates the settle's E(t1) - E(t0), the series lists that
+    sacct rounds the settle's E(t1) - E(t0), the series lists that
     figure for two sampler periods after the reading past the end, and the
     scrapes come four times a period)."""
     jobid, sacct = run["jobid"], run["sacct"]
