@@ -17,7 +17,12 @@
  * getrusage), slurmd's CPU per scrape (the child's threads' schedstat,
  * its sampler's one read a second included), the exposition's size.
  *
- *   se-bench-exporter [SCRAPES]     (default 2000 per row)
+ * With "node" (EnergyAttribution=node, Slurm's default) the child has no
+ * split: its server lists the steps that asked it (energy_query_steps.h),
+ * each step registered by one question as a step's first poll sends, and
+ * each scrape computes every step's E(newest sample) - E(t0).
+ *
+ *   se-bench-exporter [SCRAPES [share|node]]  (default 2000 per row, share)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -47,6 +52,7 @@
 static attrib_t *split;
 static pthread_mutex_t split_lock = PTHREAD_MUTEX_INITIALIZER;
 static attrib_step_row_t rows[ENERGY_SNAPSHOT_STEPS_MAX];
+static bool node_mode;	/* "node": no split, the server lists the steps */
 
 static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
 		 char *msg, size_t msg_len)
@@ -84,6 +90,19 @@ static int _snapshot(void *arg, energy_snapshot_t *out)
 	return 0;
 }
 
+/* Node mode's total hook, as _node_total. */
+static int _total(void *arg, uint64_t *total_mj, uint64_t *power_mw,
+		  uint64_t *sample_ns)
+{
+	sampler_status_t st;
+
+	sampler_status(arg, &st);
+	*total_mj = st.energy_mj;
+	*power_mw = st.power_mw;
+	*sample_ns = st.last_sample_ns;
+	return st.last_sample_ns ? 0 : -ENODATA;
+}
+
 /* The child: serve path until killed. */
 static void _slurmd(const char *path, unsigned steps)
 {
@@ -98,8 +117,14 @@ static void _slurmd(const char *path, unsigned steps)
 		attrib_step_begin(split, 1000 + i / 2,
 				  i % 2 ? 0 : CG_STEP_EXTERN, 1, 2);
 	sampler_config_init(&cfg, SE_NS_PER_SEC, 200 * SE_NS_PER_MS);
-	if (!(s = sampler_start(&ops, NULL, &cfg)) ||
-	    !energy_query_server_start(path, s, cfg.period_ns,
+	if (!(s = sampler_start(&ops, NULL, &cfg))) {
+		fprintf(stderr, "se-bench-exporter: slurmd side: sampler\n");
+		_exit(1);
+	}
+	if (node_mode)
+		hooks = (energy_query_hooks_t) { .total = _total, .arg = s,
+						 .total_id = 1 };
+	if (!energy_query_server_start(path, s, cfg.period_ns,
 				       cfg.deadline_ns, &hooks, err,
 				       sizeof(err))) {
 		fprintf(stderr, "se-bench-exporter: slurmd side: %s\n", err);
@@ -124,6 +149,30 @@ static int _lookup(void *arg, uint32_t job_id, char **user, char **account,
 		return -ENOMEM;
 	*account = strdup("physics");
 	*partition = strdup("cpu");
+	return 0;
+}
+
+/* Node mode: each step asks once, as its first poll does (its start, the
+ * step named); their E(t0) final after the sampler's next reading. */
+static int _register_steps(const char *path, unsigned steps)
+{
+	uint64_t t0 = se_mono_ns();
+
+	for (unsigned i = 0; i < steps; i++) {
+		energy_query_step_t q = { .job_id = 1000 + i / 2,
+					  .step_id = i % 2 ? 0 : CG_STEP_EXTERN,
+					  .begin = true };
+		energy_query_answer_t a;
+		int rc = energy_query_step(path, t0, t0, &q,
+					   100 * SE_NS_PER_MS, &a);
+
+		if (rc) {
+			fprintf(stderr, "se-bench-exporter: step question: %s\n",
+				strerror(-rc));
+			return -1;
+		}
+	}
+	se_sleep_ns(1200 * SE_NS_PER_MS);
 	return 0;
 }
 
@@ -228,6 +277,8 @@ static int _row(unsigned steps, unsigned scrapes)
 	for (int i = 0; i < 500 && access(path, F_OK); i++)
 		se_sleep_ns(10 * SE_NS_PER_MS);
 	se_sleep_ns(200 * SE_NS_PER_MS);
+	if (node_mode && _register_steps(path, steps))
+		return -1;
 	if (exp_conf_parse(&conf, 3, argv, err, sizeof(err)) ||
 	    exp_listen("127.0.0.1", 0, &fd, err, sizeof(err)) ||
 	    getsockname(fd, (struct sockaddr *) &sa, &sl)) {
@@ -287,13 +338,16 @@ int main(int argc, char **argv)
 {
 	static const unsigned steps[] = { 1, 16, 128 };
 	unsigned scrapes = argc > 1 ? (unsigned) atoi(argv[1]) : 2000;
+	const char *mode = argc > 2 ? argv[2] : "share";
 
-	if (scrapes < 10) {
-		fprintf(stderr, "usage: se-bench-exporter [SCRAPES >= 10]\n");
+	node_mode = !strcmp(mode, "node");
+	if (scrapes < 10 || (!node_mode && strcmp(mode, "share"))) {
+		fprintf(stderr, "usage: se-bench-exporter [SCRAPES >= 10 [share|node]]\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	printf("slurm-energy-exporter: GET /metrics over loopback HTTP, one at a time (CPU: us per scrape)\n");
+	printf("slurm-energy-exporter: GET /metrics over loopback HTTP, one at a time, %s mode (CPU: us per scrape)\n",
+	       mode);
 	printf("| steps | scrapes | p50 (ms) | p99 (ms) | max (ms) | exporter CPU | slurmd CPU | bytes |\n");
 	printf("|------:|--------:|---------:|---------:|---------:|------------:|-----------:|------:|\n");
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
