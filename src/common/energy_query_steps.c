@@ -186,10 +186,13 @@ static int _figure(eq_step_t *e, uint64_t now_ns, uint64_t last_sample_ns,
 	return 0;
 }
 
-/* Whether entry e is done with: final and lingered, or silent too long. */
+/* Whether entry e is done with: final and lingered, ended without a
+ * figure (never listed), or silent too long. */
 static bool _expired(const eq_step_t *e, uint64_t now_ns, uint64_t linger_ns)
 {
 	if (e->final_ns && now_ns - e->final_ns > linger_ns)
+		return true;
+	if (e->lost && e->end_ns)
 		return true;
 	return now_ns > e->heard_ns &&
 	       now_ns - e->heard_ns > ENERGY_QUERY_STEPS_IDLE_NS;

@@ -324,6 +324,13 @@ START_TEST(test_node_steps_lost_idle_full)
 	_snap(t, 10 * S_NS, 10 * S_NS, out);
 	ck_assert_uint_eq(out->n_steps, 1);
 	ck_assert_uint_eq(_listed_mj(out, 2, NULL), 6 * 250000);
+	ck_assert_uint_eq(energy_query_steps_count(t), 2);
+	/* the unlisted one ends: forgotten at once */
+	q = _step(1, true, true);
+	energy_query_steps_heard(t, &q, S_NS / 2, 11 * S_NS, 11 * S_NS,
+				 _linear_at, NULL, 10 * S_NS);
+	_snap(t, 11 * S_NS, 10 * S_NS, out);
+	ck_assert_uint_eq(energy_query_steps_count(t), 1);
 	_snap(t, idle_end, idle_end, out);
 	ck_assert_uint_eq(out->n_steps, 1);
 	_snap(t, idle_end + 1, idle_end, out);
