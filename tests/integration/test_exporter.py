@@ -18,7 +18,7 @@ default EnergyAttribution, under PrologFlags=Contain; one exporter in
 node1's namespace, about 35 s; share mode is test_prometheus.py's):
 - a job's last scraped step counters (scrapes every 0.25 s, faster than
   the sampler's 1 s period) equal its sacct energy to sacct's whole
-  joule: in node mode a step's series is the node counter's increase
+  joule, for an srun job and a batch job with an srun step beside it: in node mode a step's series is the node counter's increase
   since its start, which slurmd's query server lists for the steps that
   asked it (energy_query_steps.h), and the settle's figure once its end
   is read; its series are gone three periods after the job;
@@ -302,11 +302,19 @@ def run(cluster, tmp_path_factory):
             scraper = Scraper(exporters, "node1")
             scraper.start()
             proc = energy.run_timed(c, "exp-one", ["-w", "node1"], 5)
+            # beside it, a batch job with an srun step: in node mode each
+            # is charged the node's whole energy over its own steps
+            script = "#!/bin/sh\nsrun %s\n" % " ".join(
+                "'%s'" % a for a in energy.timed_command(4))
+            out["batch"] = c.sbatch("-w", "node1", "-J", "exp-batch", "-o",
+                                    os.path.join(workdir, "batch.out"),
+                                    script=script)
             time.sleep(3)
             out["live"] = exporters.text("node1")
             jobid, windows = energy.finish(c, proc, "exp-one", 90)
             out["jobid"], out["task_end"] = jobid, windows["node1"][1]
             out["sacct"] = energy.consumed_energy(c, jobid)
+            out["batch_sacct"] = energy.consumed_energy(c, out["batch"])
             out["ended"] = time.time()
             time.sleep(3 * METER_PERIOD_S + 1.0)
             out["after_end"] = exporters.text("node1")
@@ -359,6 +367,22 @@ def test_last_counter_is_the_sacct_energy(run):
     assert set(last) == {"0", "extern"}, last
 
 
+def test_batch_job_steps_end_at_their_sacct_energy(run):
+    """The batch job beside it (node mode: each job the node's whole
+    energy over its steps): its batch, srun and extern steps' last scraped
+    values against sacct, to sacct's whole joule."""
+    jobid, sacct = run["batch"], run["batch_sacct"]
+    last = _last_job_values(run["texts"], jobid)
+    assert set(last) == {"batch", "0", "extern"}, last
+    report = []
+    for step, (_, got) in sorted(last.items()):
+        want = sacct["%d.%s" % (jobid, step)]
+        report.append("%d.%s: last scrape %.3f J, sacct %s J"
+                      % (jobid, step, got, want))
+        assert want is not None and abs(got - want) <= 1.0, report
+    print("\n".join(report))
+
+
 def test_series_end_with_the_job(run):
     """No series of the job three sampler periods after it left the queue
     (a step's final figure is served for two periods after its end, and
@@ -379,7 +403,8 @@ def test_live_exposition(run):
     states = {lab["state"]: v for n, lab, v in series(text)
               if n == "slurm_energy_meter_state"}
     assert states == {"ok": 1, "stale": 0, "failed": 0}, states
-    steps = {lab["step"]: lab for n, lab, v in series(text) if n == JOBS}
+    steps = {lab["step"]: lab for n, lab, v in series(text)
+             if n == JOBS and lab["jobid"] != str(run["batch"])}
     assert set(steps) == {"0", "extern"}, steps
     assert steps["0"]["partition"] and steps["0"]["user"] == "root", steps
 
