@@ -55,19 +55,21 @@ static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
 
 static const meter_ops_t ops = { .name = "fake-node-power", .read = _read };
 
-/* slurmd's total: the energy since the sampler began, at its newest
- * sample (the snapshot's last_sample_ns). */
+/* slurmd's total as se_energy_node.c's snapshot gives it: the energy
+ * since the sampler began at the answer (sampler_status: the newest
+ * sample carried on at its power), not at the newest sample, as Slurm's
+ * energy RPC answers it (energy_snapshot.h). */
 static int _snapshot(void *arg, energy_snapshot_t *out)
 {
-	uint64_t mj;
+	sampler_status_t st;
 
 	(void) arg;
-	if (!out->last_sample_ns ||
-	    sampler_energy_at(sampler, out->last_sample_ns, &mj))
+	if (!out->last_sample_ns)
 		return 0;
+	sampler_status(sampler, &st);
 	out->flags |= ENERGY_SNAPSHOT_TOTAL;
 	out->total_id = 1;
-	out->total_mj = mj;
+	out->total_mj = st.energy_mj;
 	return 0;
 }
 
