@@ -43,6 +43,8 @@ time n1
 
 workdir = fixtures.workdir("se-rfmeter-")
 trace_file = fixtures.trace_file(TRACE_TEXT)
+CLUSTER_TRACE = os.path.join(REPO, "contribs", "trace", "examples",
+                             "cluster.trace")
 certs = fixtures.certs()
 
 
@@ -71,7 +73,8 @@ def probe(url, *args, reads=3, period_ms=300):
                          "power_mw": int(f[4]), "has_counter": f[5] == "1",
                          "raw": int(f[6]), "mj_per_unit": float(f[7]),
                          "energy_mj": int(f[8]), "t": float(f[9]),
-                         "requests": int(f[10]), "msg": msg})
+                         "requests": int(f[10]), "rounds": int(f[14]),
+                         "msg": msg})
         elif line.startswith("requests "):
             f = line.split()
             counts = {"requests": int(f[1]), "logins": int(f[3])}
@@ -160,8 +163,12 @@ def test_pdu_outlet_by_uri(trace_file):
                         sensing_interval=0.1)
     try:
         sim.start()
+        # --no-tick-sync: reads 0.5 s apart, as the step trace needs (a
+        # tick watch on readings that stand still between the steps
+        # stretches the first reads; test_reading_stamped_at_tick)
         source, rows, _, err = probe(sim.url, *auth(sim), "--source",
-                                     outlet, reads=10, period_ms=500)
+                                     outlet, "--no-tick-sync", reads=10,
+                                     period_ms=500)
     finally:
         sim.stop()
     assert source == ("EnergykWh (counter) + PowerWatts at %s" % outlet), \
@@ -195,7 +202,7 @@ def test_pdu_two_outlets_one_request_per_pdu(trace_file):
         two_pdus = "%sA1,%s%sB2" % (OUTLETS, b.url, OUTLETS)
         procs = [subprocess.Popen(
             [PROBE, "--base", a.url, *auth(a), "--source", src,
-             "--reads", "10", "--period-ms", "500"],
+             "--reads", "10", "--period-ms", "500", "--no-tick-sync"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for src in (one_pdu, two_pdus)]
         outs = [p.communicate(timeout=60) for p in procs]
@@ -215,7 +222,10 @@ def test_pdu_two_outlets_one_request_per_pdu(trace_file):
         assert len(rows) == 10 and all(
             r[2] == "0" and r[5] == "1" and r[3] == "1" for r in rows), \
             (where, out)
-        assert [int(r[10]) for r in rows] == [per_read] * 10, (where, out)
+        # a read makes rounds while it watches for the BMC's sensing tick
+        # (src/meters/redfish/rf_meter.c): each round one GET a PDU
+        assert all(int(r[10]) == per_read * int(r[14]) for r in rows), \
+            (where, out)
         # the sum of two counters, each truncating by its 1 Wh: the
         # accumulator is told, to hold energy within two steps, not one
         assert all(r[13] == "2" for r in rows), (where, out)
@@ -228,6 +238,37 @@ def test_pdu_two_outlets_one_request_per_pdu(trace_file):
         assert abs(e - truth) <= 2 * 0.1 * 1800 + 2, (where, e, truth)
     assert "2 of them in one GET of %s?$expand=.($levels=1)" % \
         OUTLETS.rstrip("/") in outs[0][0], outs[0][0]
+
+
+@pytest.mark.parametrize("sensing", (0.1, 0.5))
+def test_reading_stamped_at_tick(sensing):
+    """A BMC refreshes its readings once a sensing interval and
+    EnvironmentMetrics says not when: the meter watches for the reading
+    to change and stamps it at that tick, so the counter read equals the
+    trace's energy at the reading's instant to a few ms of power (not up
+    to one interval late: --no-tick-sync, the mutant, fails this by about
+    half the interval).  The joules counter on the cluster's sine trace,
+    reads 1.1 s apart, so their phase to the ticks varies."""
+    trace = Trace(CLUSTER_TRACE)
+    epoch = time.time()
+    sim = rr.start_sim(CLUSTER_TRACE, epoch, column="node1",
+                       profile="joules", sensing_interval=sensing)
+    try:
+        _, rows, counts, err = probe(sim.url, *auth(sim), reads=8,
+                                     period_ms=1100)
+    finally:
+        sim.stop()
+    assert len(rows) == 8 and all(r["rc"] == 0 for r in rows), (rows, err)
+    # the counter's reading as joules since the epoch (it starts at
+    # --energy-start-kwh, 8765.4321 kWh by default)
+    lags = [(trace.joules("node1", 0, r["t"] - epoch) -
+             (r["raw"] * r["mj_per_unit"] / 1000.0 - 8765.4321 * 3.6e6)) /
+            trace.watts("node1", r["t"] - epoch) for r in rows[1:]]
+    print("sensing %g s: reading's lag %s ms; %.1f rounds a read" % (
+        sensing, " ".join("%.1f" % (1e3 * l) for l in lags),
+        sum(r["rounds"] for r in rows) / len(rows)))
+    # 1 J truncation (4 ms at 250 W) plus a bracket of a few ms
+    assert all(-0.006 <= l <= 0.012 for l in lags), lags
 
 
 def test_no_source_is_an_error(trace_file):

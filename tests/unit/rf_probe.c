@@ -10,16 +10,19 @@
  *            [--reads N] [--period-ms P] [--timeout-ms T] [--reconnect]
  * --reconnect closes the meter after each read (a new connection, TLS
  * handshake and session each time: what keep-alive saves).
+ * --no-tick-sync: rf_meter_set_tick_sync(m, false) (the bench: HTTP alone).
  * --open-retries N tries a failed open again, a second apart, N times.
  * Prints:
  *   source <description>            or  open-error <rc> <message>
  *   read <i> <rc> <has_power> <power_mw> <has_counter> <counter_raw>
  *        <mj_per_unit> <energy_mj> <t_unix_s> <requests> <ms> <cpu_us>
- *        <registers> | <message>
+ *        <registers> <rounds> | <message>
  *   (requests: HTTP requests the read made, over every service; ms: the
  *   read's wall time; cpu_us: the thread's CPU for the read, its
  *   accumulator sample and, with --reconnect, the close: bench/redfish;
- *   registers: the counters the reading sums, counter_spec_t.registers)
+ *   registers: the counters the reading sums, counter_spec_t.registers;
+ *   rounds: rounds of GETs, several while the meter watches for the
+ *   BMC's sensing tick; --no-tick-sync: one, stamped at its midpoint)
  *   requests <n> logins <n>
  * Exit status 0 after the reads, 1 when open failed, 2 on bad arguments.
  */
@@ -81,7 +84,7 @@ int main(int argc, char **argv)
 		{ "chassis", 1, NULL, 'C' }, { "source", 1, NULL, 's' },
 		{ "reads", 1, NULL, 'n' }, { "period-ms", 1, NULL, 'P' },
 		{ "timeout-ms", 1, NULL, 'T' }, { "reconnect", 0, NULL, 'R' },
-		{ "open-retries", 1, NULL, 'O' },
+		{ "open-retries", 1, NULL, 'O' }, { "no-tick-sync", 0, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	rf_meter_conf_t c = { .tls_verify = true, .pick = RF_PICK_AUTO,
@@ -90,6 +93,7 @@ int main(int argc, char **argv)
 	energy_acc_config_t ac = { .history = 4096,
 				   .max_power_mw = 100000000 };
 	long reads = 3, period_ms = 1000, open_retries = 0;
+	bool tick_sync = true;
 	bool reconnect = false;
 	double read_ms_sum = 0;
 	energy_acc_t *acc;
@@ -122,6 +126,7 @@ int main(int argc, char **argv)
 		case 'T': c.timeout_ns = atol(optarg) * SE_NS_PER_MS; break;
 		case 'R': reconnect = true; break;
 		case 'O': open_retries = atol(optarg); break;
+		case 'N': tick_sync = false; break;
 		default: _usage();
 		}
 	}
@@ -130,6 +135,7 @@ int main(int argc, char **argv)
 	if (rf_http_global_init() || !(m = rf_meter_create(&c)) ||
 	    !(acc = energy_acc_create(&ac)))
 		return 2;
+	rf_meter_set_tick_sync(m, tick_sync);
 	rc = rf_meter_ops.open(m, se_mono_ns() + 2 * c.timeout_ns * 8);
 	while (rc && open_retries-- > 0) {	/* as the sampler, sooner */
 		rf_meter_ops.close(m);
@@ -146,9 +152,11 @@ int main(int argc, char **argv)
 	for (i = 0; i < reads; i++) {
 		meter_reading_t rd;
 		uint64_t t0 = se_mono_ns(), e_mj = 0, cpu0 = _thread_cpu_ns();
+		uint64_t end;
 		unsigned long req0 = rf_meter_requests(m);
+		unsigned long rounds0 = rf_meter_rounds(m);
 		double ms;
-		double t_unix = _unix_now();
+		double t_unix;
 
 		memset(&rd, 0, sizeof(rd));
 		msg[0] = '\0';
@@ -156,8 +164,12 @@ int main(int argc, char **argv)
 				       sizeof(msg));
 		ms = (se_mono_ns() - t0) / 1e6;
 		read_ms_sum += ms;
-		t0 += (se_mono_ns() - t0) / 2;
-		t_unix += (_unix_now() - t_unix) / 2;
+		/* stamped as the sampler does: the meter's instant (a BMC's
+		 * sensing tick), else the read's midpoint */
+		t_unix = _unix_now();
+		end = se_mono_ns();
+		t0 = rd.t_ns ? rd.t_ns : t0 + (end - t0) / 2;
+		t_unix -= (end - t0) / 1e9;
 		if (!rc && rd.has_counter)
 			energy_acc_add_counter(acc, t0, rd.counter_raw,
 					       &rd.counter_spec,
@@ -170,14 +182,15 @@ int main(int argc, char **argv)
 			rf_meter_ops.close(m);
 			rf_meter_ops.open(m, se_mono_ns() + 8 * c.timeout_ns);
 		}
-		printf("read %ld %d %d %llu %d %llu %.9g %llu %.6f %lu %.3f %.1f %u | %s\n",
+		printf("read %ld %d %d %llu %d %llu %.9g %llu %.6f %lu %.3f %.1f %u %lu | %s\n",
 		       i, rc, rd.has_power, (unsigned long long) rd.power_mw,
 		       rd.has_counter, (unsigned long long) rd.counter_raw,
 		       rd.counter_spec.mj_per_unit,
 		       (unsigned long long) e_mj, t_unix,
 		       rf_meter_requests(m) - req0, ms,
 		       (_thread_cpu_ns() - cpu0) / 1e3,
-		       rd.counter_spec.registers, msg);
+		       rd.counter_spec.registers,
+		       rf_meter_rounds(m) - rounds0, msg);
 		fflush(stdout);
 		if (i + 1 < reads)
 			usleep(period_ms * 1000);

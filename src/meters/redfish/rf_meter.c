@@ -20,6 +20,29 @@
 #define RF_MAX_DOCS		(2 * RF_MAX_PROBES)
 /* Documents discovery keeps between attempts (a chassis, its sensors) */
 #define RF_DISC_CACHE		(RF_MAX_MEMBERS + 32)
+/*
+ * The BMC's sensing ticks.  A BMC refreshes its readings once a
+ * SensingInterval and answers from that cache: a reading is up to one
+ * interval old when read, and EnvironmentMetrics and Outlets say nothing
+ * of when it was taken (no ReadingTime; a BMC's clock is not the node's
+ * anyway).  So a read watches for the reading to change: the tick lies
+ * between the last GET that saw the old values and the first that saw the
+ * new ones, and the reading is stamped there.  GETs are a fiftieth of the
+ * interval apart (at least RF_SYNC_PACE_NS), so a tick is known to a few
+ * ms and a read costs some 25 GETs whatever the interval; the interval is
+ * learned from two changes in a row on the first reads.  No prediction of
+ * the next tick: a BMC's clock drifts from the node's, a tick seen does
+ * not.  Watching stops after an interval and a quarter, at RF_SYNC_MAX_NS,
+ * or at the read's deadline, and is not tried when a GET takes over a
+ * quarter of the interval (a 3 s BMC) or the readings stand still (a flat
+ * power with a kWh counter, tried again one read in 20): the reading is
+ * then stamped at its GET's midpoint, as before, up to one interval late.
+ */
+#define RF_SYNC_MAX_NS		(1500 * SE_NS_PER_MS)
+#define RF_SYNC_MAX_GETS	1000
+#define RF_SYNC_PACE_NS		(2 * SE_NS_PER_MS)	/* GETs apart, at least */
+#define RF_SYNC_LEARN_PACE_NS	(5 * SE_NS_PER_MS)
+#define RF_SYNC_GUARD_NS	(10 * SE_NS_PER_MS)	/* headroom to the limit */
 
 /* A document discovery read: kept until discovery is over, so that an
  * attempt cut by its deadline (a BMC answering in 3 s) is resumed by the
@@ -61,7 +84,23 @@ struct rf_meter {
 	uint64_t prev_t_ns;
 	unsigned decimals;		/* finest seen: the counter's step */
 	uint64_t derived_mw;		/* the counter's own power */
+
+	/* the BMC's sensing ticks (RF_SYNC_MAX_NS) */
+	uint64_t tick_ns;		/* the last tick seen; 0: none */
+	uint64_t sense_ns;		/* their interval; 0: not learned */
+	unsigned sync_misses;		/* reads in a row with no tick seen */
+	unsigned learn_fails;		/* reads that saw one tick, not two */
+	unsigned learn_reads;		/* reads while the interval is unknown */
+	bool no_tick_sync;
+	unsigned long rounds;
 };
+
+/* One round of GETs: the source's values and when they were read. */
+typedef struct {
+	bool has_power, has_energy;
+	rf_value_t pv, ev;
+	uint64_t start_ns, end_ns;
+} rf_round_t;
 
 static int _open(void *dev, uint64_t deadline_ns);
 static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
@@ -226,6 +265,16 @@ unsigned long rf_meter_logins(const rf_meter_t *m)
 	return n;
 }
 
+unsigned long rf_meter_rounds(const rf_meter_t *m)
+{
+	return m->rounds;
+}
+
+void rf_meter_set_tick_sync(rf_meter_t *m, bool on)
+{
+	m->no_tick_sync = !on;
+}
+
 /* GET uri, a path on base or a URL of another service of the list. */
 static int _get(rf_meter_t *m, const char *uri, uint64_t deadline_ns,
 		json_object **doc, char *msg, size_t msg_len)
@@ -329,7 +378,7 @@ static void _derive_power(rf_meter_t *m, double value, uint64_t now)
 static int _counter(rf_meter_t *m, const rf_value_t *v, meter_reading_t *out,
 		    char *msg, size_t msg_len)
 {
-	uint64_t now = se_mono_ns();
+	uint64_t now = out->t_ns;
 	bool restarted = m->have_prev &&
 		rf_counter_restarted(m->prev_value, m->prev_reset, v->value,
 				     v->reset_time);
@@ -432,33 +481,153 @@ static int _get_docs(rf_meter_t *m, const char *uris[], json_object *docs[],
 	return rc;
 }
 
+/* One round: every document of the source, read into r.  0 or -errno
+ * (-EAGAIN: a value missing; -ENODEV: the source is gone). */
+static int _round(rf_meter_t *m, rf_round_t *r, uint64_t deadline_ns,
+		  char *msg, size_t msg_len)
+{
+	const char *uris[RF_MAX_DOCS];
+	json_object *docs[RF_MAX_DOCS] = { NULL };
+	size_t n, i;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	m->rounds++;
+	n = rf_source_uris(&m->src, uris, RF_MAX_DOCS);
+	r->start_ns = se_mono_ns();
+	rc = _get_docs(m, uris, docs, n, deadline_ns, msg, msg_len);
+	r->end_ns = se_mono_ns();
+	if (!rc && m->src.has_power) {
+		rc = rf_series_read(&m->src.power, uris, docs, n, &r->pv,
+				    msg, msg_len);
+		r->has_power = !rc;
+	}
+	if (!rc && m->src.has_energy) {
+		rc = rf_series_read(&m->src.energy, uris, docs, n, &r->ev,
+				    msg, msg_len);
+		r->has_energy = !rc;
+	}
+	if (rc == -ENODATA)
+		rc = -EAGAIN;
+	for (i = 0; i < n; i++)
+		json_object_put(docs[i]);
+	return rc;
+}
+
+static bool _round_changed(const rf_round_t *a, const rf_round_t *b)
+{
+	return (a->has_power && a->pv.value != b->pv.value) ||
+	       (a->has_energy && a->ev.value != b->ev.value) ||
+	       strcmp(a->ev.reset_time, b->ev.reset_time);
+}
+
+/* The interval, from two ticks seen in a row (it bounds how long and
+ * how finely a read watches; the stamp comes from the tick seen). */
+static void _learn_tick(rf_meter_t *m, uint64_t tick, bool in_a_row)
+{
+	if (in_a_row && !m->sense_ns && m->tick_ns && tick > m->tick_ns)
+		m->sense_ns = tick - m->tick_ns;
+	m->tick_ns = tick;
+}
+
+/*
+ * Watch the source until its reading changes (RF_SYNC_MAX_NS): *cur
+ * becomes the first round with the new values and *tick_ns the instant
+ * between it and the round before (0: no change seen in the budget, *cur
+ * the last good round).
+ */
+static void _sync_to_tick(rf_meter_t *m, rf_round_t *cur, uint64_t deadline_ns,
+			  uint64_t *tick_ns)
+{
+	uint64_t get_ns = cur->end_ns - cur->start_ns;
+	uint64_t limit = cur->end_ns + RF_SYNC_MAX_NS;
+	rf_round_t prev, next;
+	char msg[256];
+	unsigned gets = 0, changes = 0;
+	/* a tick to a fiftieth of the interval, a few ms: some 25 GETs a
+	 * read on average, whatever the interval */
+	uint64_t pace = !m->sense_ns ? RF_SYNC_LEARN_PACE_NS :
+			m->sense_ns / 50 > RF_SYNC_PACE_NS ?
+			m->sense_ns / 50 : RF_SYNC_PACE_NS;
+
+	*tick_ns = 0;
+	if (m->no_tick_sync)
+		return;
+	if (deadline_ns < limit)
+		limit = deadline_ns;
+	/* too slow to bracket a tick to a small part of an interval */
+	if (m->sense_ns && get_ns > m->sense_ns / 4)
+		return;
+	/* readings that stand still, or change too seldom for the interval
+	 * to be learned (a flat power, a kWh counter alone): tried again on
+	 * one read in 20, not watched for RF_SYNC_MAX_NS on every read */
+	if (m->sync_misses >= 3 && m->sync_misses % 20)
+		goto missed;
+	if (!m->sense_ns && ++m->learn_reads > 3 && m->learn_reads % 20)
+		return;
+	/* an interval and a bit: a reading that does not change (flat
+	 * power, a kWh counter between steps) is not watched for longer */
+	if (m->sense_ns && cur->end_ns + m->sense_ns + m->sense_ns / 4 +
+			   2 * get_ns < limit)
+		limit = cur->end_ns + m->sense_ns + m->sense_ns / 4 + 2 * get_ns;
+	prev = *cur;
+	while (gets++ < RF_SYNC_MAX_GETS &&
+	       se_mono_ns() + 2 * get_ns + RF_SYNC_GUARD_NS < limit) {
+		/* a few ms apart: as fine as a tick needs, light on the BMC */
+		if (se_mono_ns() < prev.start_ns + pace)
+			se_sleep_ns(prev.start_ns + pace - se_mono_ns());
+		if (_round(m, &next, deadline_ns, msg, sizeof(msg)))
+			break;
+		if (next.end_ns - next.start_ns > get_ns)
+			get_ns = next.end_ns - next.start_ns;
+		if (!_round_changed(&prev, &next)) {
+			prev = next;
+			continue;
+		}
+		/* the BMC looked at its cache when each request arrived */
+		*tick_ns = prev.start_ns + (next.start_ns - prev.start_ns) / 2;
+		*cur = next;
+		/* several services (a node's two PDUs), read one after the
+		 * other: the change may be the last one's alone; a round more
+		 * reads every one after the tick (services that tick
+		 * together; independent ones: acct_gather_energy_bmc(5)) */
+		if (m->n_others && !_round(m, &next, deadline_ns, msg,
+					   sizeof(msg)))
+			*cur = next;
+		_learn_tick(m, *tick_ns, changes++ > 0);
+		if (m->sense_ns || m->learn_fails >= 3)
+			break;
+		prev = next;	/* the interval: watch for a second change */
+	}
+	if (*tick_ns) {
+		m->sync_misses = 0;
+		m->learn_fails += !m->sense_ns;
+		return;
+	}
+	*cur = prev;
+missed:
+	m->sync_misses++;
+}
+
 static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
 		 char *msg, size_t msg_len)
 {
 	rf_meter_t *m = dev;
-	const char *uris[RF_MAX_DOCS];
-	json_object *docs[RF_MAX_DOCS] = { NULL };
-	rf_value_t ev, pv;
-	size_t n, i;
+	rf_round_t r;
+	uint64_t tick = 0;
 	int rc;
 
 	if (!m->discovered)
 		return -ENODEV;
-	n = rf_source_uris(&m->src, uris, RF_MAX_DOCS);
-	rc = _get_docs(m, uris, docs, n, deadline_ns, msg, msg_len);
-	if (!rc && m->src.has_power &&
-	    !(rc = rf_series_read(&m->src.power, uris, docs, n, &pv, msg,
-				  msg_len)))
-		rc = _power(m, &pv, out, msg, msg_len);
-	else if (rc == -ENODATA)
-		rc = -EAGAIN;
-	if (!rc && m->src.has_energy) {
-		rc = rf_series_read(&m->src.energy, uris, docs, n, &ev, msg,
-				    msg_len);
-		rc = rc ? -EAGAIN : _counter(m, &ev, out, msg, msg_len);
-	}
-	for (i = 0; i < n; i++)
-		json_object_put(docs[i]);
+	rc = _round(m, &r, deadline_ns, msg, msg_len);
+	if (rc)
+		return rc;
+	_sync_to_tick(m, &r, deadline_ns, &tick);
+	out->t_ns = tick ? tick : r.start_ns + (r.end_ns - r.start_ns) / 2;
+	if (r.has_power)
+		rc = _power(m, &r.pv, out, msg, msg_len);
+	if (!rc && r.has_energy)
+		rc = _counter(m, &r.ev, out, msg, msg_len);
 	return rc;
 }
 

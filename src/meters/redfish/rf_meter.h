@@ -77,4 +77,12 @@ const rf_http_t *rf_meter_http(const rf_meter_t *m);
 unsigned long rf_meter_requests(const rf_meter_t *m);
 unsigned long rf_meter_logins(const rf_meter_t *m);
 
+/* Rounds of GETs made (one GET of each document of the source; a read
+ * makes several while it watches for the BMC's sensing tick). */
+unsigned long rf_meter_rounds(const rf_meter_t *m);
+
+/* Watch for the BMC's sensing tick (default on; rf_meter.c): off, a
+ * reading is one round stamped at its midpoint (bench: HTTP alone). */
+void rf_meter_set_tick_sync(rf_meter_t *m, bool on);
+
 #endif
