@@ -31,7 +31,9 @@ void pcap_slurm_jobs_free(pcap_slurm_jobs_t *j)
 static size_t _job_nodes(pcap_slurm_jobs_t *j, size_t *used,
 			 const char *list, pcap_node_find_fn find, void *arg)
 {
-	hostlist_t hl = slurm_hostlist_create(list);
+	/* hostlist_t is the pointer up to 23.05 and the struct from 23.11:
+	 * struct hostlist * is the pointer in every release */
+	struct hostlist *hl = slurm_hostlist_create(list);
 	size_t n = 0;
 	char *h;
 
@@ -61,10 +63,14 @@ int pcap_slurm_jobs_load(pcap_slurm_jobs_t *j, time_t *last,
 	size_t n_nodes = 0, used = 0, *starts;
 
 	if (slurm_load_jobs(*last, &msg, SHOW_ALL) != SLURM_SUCCESS) {
-		if (slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA)
+		/* errno, which slurm_get_errno() returned until 24.11
+		 * removed it */
+		int e = errno;
+
+		if (e == SLURM_NO_CHANGE_IN_DATA)
 			return 1;
 		snprintf(err, err_len, "slurm_load_jobs: %s",
-			 slurm_strerror(slurm_get_errno()));
+			 slurm_strerror(e));
 		return -1;
 	}
 	*last = msg->last_update;
@@ -111,7 +117,7 @@ int pcap_slurm_record(uint32_t job_id, const char *old, const char *token,
 		      char *err, size_t err_len)
 {
 	job_desc_msg_t d;
-	char *comment = pcap_jobrec_comment(old, token);
+	char *comment = pcap_jobrec_comment(old, token), id[16];
 	int rc;
 
 	if (!comment) {
@@ -119,12 +125,14 @@ int pcap_slurm_record(uint32_t job_id, const char *old, const char *token,
 		return -1;
 	}
 	slurm_init_job_desc_msg(&d);
-	d.job_id = job_id;
+	/* job_id_str: job_desc_msg_t has no job_id in 24.11 */
+	snprintf(id, sizeof(id), "%u", job_id);
+	d.job_id_str = id;
 	d.admin_comment = comment;
 	rc = slurm_update_job(&d);
 	if (rc != SLURM_SUCCESS)
 		snprintf(err, err_len, "job %u: AdminComment=%s: %s", job_id,
-			 comment, slurm_strerror(slurm_get_errno()));
+			 comment, slurm_strerror(errno));
 	free(comment);
 	return rc == SLURM_SUCCESS ? 0 : -1;
 }
