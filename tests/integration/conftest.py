@@ -71,7 +71,8 @@ def _worker_cluster_identity(worker, env):
     n = int(worker[2:])
     get = lambda k, d: env.get("SE_CLUSTER_" + k, d)  # noqa: E731
     net = get("NET", "10.199.0").rsplit(".", 1)
-    octet = (int(net[1]) + 100 * n - 1) % 250 + 1 if n else int(net[1])
+    # a subnet of its own, gw0 too (a cluster outside xdist keeps the base)
+    octet = (int(net[1]) + 100 * (n + 1) - 1) % 250 + 1
     ident = {
         "STATE": "%s-w%d" % (get("STATE", "/var/tmp/slurm-energy-cluster"), n),
         "NET": "%s.%d" % (net[0], octet),
@@ -80,12 +81,15 @@ def _worker_cluster_identity(worker, env):
         "VETH_PREFIX": "%sw%d" % (get("VETH_PREFIX", "seveth")[:6], n),
         "NAME": "%sw%d" % (get("NAME", "secluster"), n),
     }
-    # +1000 a worker: below the kernel's ephemeral ports (32768 on), which
-    # outgoing connections (the fuzz stage's thousands among them) hold in
-    # TIME_WAIT for a minute, so that a daemon's listening port is free
+    # +1000 a worker, gw0 too (a cluster outside xdist, e.g. the package
+    # smoke's or one by hand, keeps the base ports: gw0 on them clashed with
+    # one, "TCP port 16817 already in use"): below the kernel's ephemeral
+    # ports (32768 on), which outgoing connections (the fuzz stage's
+    # thousands among them) hold in TIME_WAIT for a minute, so that a
+    # daemon's listening port is free
     for key, default in (("CTLD_PORT", 16817), ("SLURMD_PORT", 16818),
                          ("DBD_PORT", 16819), ("DB_PORT", 16306)):
-        ident[key] = str(int(get(key, default)) + 1000 * n)
+        ident[key] = str(int(get(key, default)) + 1000 * (n + 1))
     return {"SE_CLUSTER_" + k: v for k, v in ident.items()}
 
 
