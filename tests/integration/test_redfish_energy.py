@@ -22,13 +22,17 @@ spank_energy_settle.so listed (a slow BMC's settle does not hold srun).
 The truth of a job is the trace's exact integral over each task's own
 start and end (selab.energy).
 
-Bound: 1 %.  Measured (30 s jobs; three runs of one profile per bring-up,
-then four runs of this file): joules -0.021 % to +0.607 %, kwh -0.011 %
-to +0.455 %, power -0.028 % to +0.376 %, PDU outlets +0.042 % to
-+0.565 % (the worst on node1, whose outlets are on two PDUs read one
-after the other): not yet the counter paths' 0.1 % (the BMC's 0.1 s
-refresh lag, unstamped in EnvironmentMetrics, is one part; a loaded host
-another); twice the worst would be 1.2 %, so 1 % stays.
+Bounds: the counter paths (joules, kwh, pdu) 0.15 %, the power path its
+documented 1 %.  Measured after 157184d (a reading stamped at the BMC's
+sensing tick, which the meter watches for: src/meters/redfish/rf_meter.c),
+30 s jobs, four runs of this file's jobs: joules +0.019 % to +0.031 %, kwh
++0.000 % to +0.037 %, PDU outlets -0.032 % to +0.053 %, power -0.009 % to
++0.029 %; twice the worst counter figure is 0.11 %, and 0.15 % leaves
+room for CI's load (BENCHMARKS.md, Redfish).  Before it (readings stamped
+at the GET's midpoint, up to one 0.1 s tick late): joules -0.021 % to
++0.607 %, kwh -0.011 % to +0.455 %, power -0.028 % to +0.376 %, PDU
+outlets +0.042 % to +0.565 %.  60 s jobs: bench/redfish/jobs-60s.sh
+(SE_REDFISH_JOB_SECONDS=60; not in CI).
 """
 import os
 import tempfile
@@ -42,14 +46,17 @@ from selab.bmc_rig import BMC_ADDR, NODES, PORT_BASE, TRACE
 from selab.cluster import PLUGIN_DIR, poll, slurmd_log
 from selab.files import write_file
 
-JOB_SECONDS = 30
+# 30 s in CI; bench/redfish/jobs-60s.sh runs this file's jobs at 60 s
+JOB_SECONDS = int(os.environ.get("SE_REDFISH_JOB_SECONDS", "30"))
 FINISH_S = JOB_SECONDS + 90
-TOLERANCE = 0.01
-# The BMC's sensors refresh every SENSING_S: a reading is up to that old
-# when read, a lag the meter cannot see in EnvironmentMetrics (it has no
-# ReadingTime) and that moves a boundary by up to SENSING_S x the power's
-# change there.  0.1 s here, to measure the meter itself; real BMCs refresh
-# every 1 s or more (acct_gather_energy_bmc(5), REDFISH).
+# the counter paths: about twice the worst measured (docstring); the power
+# path: its documented sampling bound (acct_gather_energy_bmc(5), REDFISH:
+# the change of power over a 5 s read, here 1 %)
+TOLERANCE = {"joules": 0.0015, "kwh": 0.0015, "pdu": 0.0015, "power": 0.01}
+# The BMC's sensors refresh every SENSING_S; EnvironmentMetrics says not
+# when, so the meter watches for the reading to change and stamps it at
+# that tick (rf_meter.c).  0.1 s here, to measure the meter itself; real
+# BMCs refresh every 1 s or more (acct_gather_energy_bmc(5), REDFISH).
 SENSING_S = 0.1
 # apart from test_bmc_energy's ports (PORT_BASE + 1..3)
 PORT_OF = {n: PORT_BASE + 8 + i for i, n in enumerate(NODES, 1)}
@@ -204,7 +211,7 @@ def test_jobs_on_every_path(rf_cluster):
             jobid, kind, path, ",".join(sorted(windows)), step, truth,
             100 * energy.relative_error(step or 0, truth)))
         assert step is not None, recorded
-        if abs(step - truth) > TOLERANCE * truth:
+        if abs(step - truth) > TOLERANCE[path] * truth:
             errors.append((node, path, step, truth))
     assert not errors, errors
 

@@ -29,7 +29,7 @@
  * between the last GET that saw the old values and the first that saw the
  * new ones, and the reading is stamped there.  GETs are a fiftieth of the
  * interval apart (at least RF_SYNC_PACE_NS), so a tick is known to a few
- * ms and a read costs some 25 GETs whatever the interval; the interval is
+ * ms and a read costs some 25-40 GETs whatever the interval; the interval is
  * learned from two changes in a row on the first reads.  No prediction of
  * the next tick: a BMC's clock drifts from the node's, a tick seen does
  * not.  Watching stops after an interval and a quarter, at RF_SYNC_MAX_NS,
@@ -544,7 +544,7 @@ static void _sync_to_tick(rf_meter_t *m, rf_round_t *cur, uint64_t deadline_ns,
 	rf_round_t prev, next;
 	char msg[256];
 	unsigned gets = 0, changes = 0;
-	/* a tick to a fiftieth of the interval, a few ms: some 25 GETs a
+	/* a tick to a fiftieth of the interval, a few ms: some 25-40 GETs a
 	 * read on average, whatever the interval */
 	uint64_t pace = !m->sense_ns ? RF_SYNC_LEARN_PACE_NS :
 			m->sense_ns / 50 > RF_SYNC_PACE_NS ?
