@@ -269,9 +269,11 @@ def test_reading_stamped_at_tick(sensing):
         sum(r["rounds"] for r in rows) / len(rows)))
     # the bracket: GETs a fiftieth of the interval apart (2 ms at 0.1 s,
     # 10 ms at 0.5 s), stamped in its middle, +-5 ms; the counter's 1 J
-    # truncation 0-4 ms at 250 W; a few ms for a loaded host.  Measured
-    # -5.1 .. +6.3 ms (two runs); the mutant 0-100 / 0-500 ms.
-    assert all(-0.010 <= l <= 0.014 for l in lags), lags
+    # truncation 0-4 ms at 250 W; a loaded host's slower GETs widen it.
+    # Measured -6.2 .. +9.9 ms (three runs, one beside a cluster test);
+    # the mutant lags 0-100 / 0-500 ms, all 7 reads inside this band
+    # about once in 10^5 runs.
+    assert all(-0.015 <= l <= 0.020 for l in lags), lags
 
 
 def test_no_source_is_an_error(trace_file):

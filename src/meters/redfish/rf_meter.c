@@ -41,7 +41,7 @@
 #define RF_SYNC_MAX_NS		(1500 * SE_NS_PER_MS)
 #define RF_SYNC_MAX_GETS	1000
 #define RF_SYNC_PACE_NS		(2 * SE_NS_PER_MS)	/* GETs apart, at least */
-#define RF_SYNC_LEARN_PACE_NS	(5 * SE_NS_PER_MS)
+#define RF_SYNC_LEARN_PACE_NS	(10 * SE_NS_PER_MS)	/* 150 GETs at most */
 #define RF_SYNC_GUARD_NS	(10 * SE_NS_PER_MS)	/* headroom to the limit */
 
 /* A document discovery read: kept until discovery is over, so that an
