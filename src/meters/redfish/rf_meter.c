@@ -33,9 +33,10 @@
  * learned from two changes in a row on the first reads.  No prediction of
  * the next tick: a BMC's clock drifts from the node's, a tick seen does
  * not.  Watching stops after an interval and a quarter, at RF_SYNC_MAX_NS,
- * or at the read's deadline, and is not tried when a GET takes over a
- * quarter of the interval (a 3 s BMC) or the readings stand still (a flat
- * power with a kWh counter, tried again one read in 20): the reading is
+ * or at the read's deadline, and is not tried when a round of GETs takes
+ * over half the interval (a 3 s BMC) or the readings stand still (a flat
+ * power with a kWh counter: 10 reads in a row with no change seen, then
+ * tried again one read in 20; a loaded host misses a few): the reading is
  * then stamped at its GET's midpoint, as before, up to one interval late.
  */
 #define RF_SYNC_MAX_NS		(1500 * SE_NS_PER_MS)
@@ -555,13 +556,14 @@ static void _sync_to_tick(rf_meter_t *m, rf_round_t *cur, uint64_t deadline_ns,
 		return;
 	if (deadline_ns < limit)
 		limit = deadline_ns;
-	/* too slow to bracket a tick to a small part of an interval */
-	if (m->sense_ns && get_ns > m->sense_ns / 4)
+	/* too slow to bracket a tick to a small part of an interval (a
+	 * bracket of half an interval is still better than a midpoint) */
+	if (m->sense_ns && get_ns > m->sense_ns / 2)
 		return;
 	/* readings that stand still, or change too seldom for the interval
 	 * to be learned (a flat power, a kWh counter alone): tried again on
 	 * one read in 20, not watched for RF_SYNC_MAX_NS on every read */
-	if (m->sync_misses >= 3 && m->sync_misses % 20)
+	if (m->sync_misses >= 10 && m->sync_misses % 20)
 		goto missed;
 	if (!m->sense_ns && ++m->learn_reads > 3 && m->learn_reads % 20)
 		return;
