@@ -25,10 +25,12 @@ start and end (selab.energy).
 Bounds: the counter paths (joules, kwh, pdu) 0.15 %, the power path its
 documented 1 %.  Measured after 157184d (a reading stamped at the BMC's
 sensing tick, which the meter watches for: src/meters/redfish/rf_meter.c),
-30 s jobs, four runs of this file's jobs: joules +0.019 % to +0.031 %, kwh
-+0.000 % to +0.037 %, PDU outlets -0.032 % to +0.053 %, power -0.009 % to
-+0.029 %; twice the worst counter figure is 0.11 %, and 0.15 % leaves
-room for CI's load (BENCHMARKS.md, Redfish).  Before it (readings stamped
+30 s jobs, six runs of this file's jobs (157184d..4fc7e29): joules
++0.019 % to +0.074 %, kwh +0.000 % to +0.041 %, PDU outlets -0.032 % to
++0.053 %, power -0.009 % to +0.029 %; twice the worst counter figure is
+0.15 % (BENCHMARKS.md, Redfish; one run at 898603f had a PDU job at
++0.350 %, its boundary reads stamped at the midpoint, which 4fc7e29
+addresses).  Before it (readings stamped
 at the GET's midpoint, up to one 0.1 s tick late): joules -0.021 % to
 +0.607 %, kwh -0.011 % to +0.455 %, power -0.028 % to +0.376 %, PDU
 outlets +0.042 % to +0.565 %.  60 s jobs: bench/redfish/jobs-60s.sh
