@@ -176,6 +176,8 @@ static const row_t bmc_rows[] = {
 	{ "EnergyBMCRedfishChassis", "1U",
 	  "/Chassis/1U", "a URI starts with /redfish/v1/",
 	  "1 U", "a chassis Id (1U) or URI" },
+	{ "EnergyBMCRedfishTickWatch", "no",
+	  "off", "must be one of: yes, no", NULL, NULL },
 	{ "EnergyBMCRedfishSource", "/redfish/v1/Chassis/1U/Sensors/TotalEnergy",
 	  "counter", "must be auto, energy, power or a resource URI",
 	  "/redfish/v1/Chassis?$expand=.", "must be auto, energy, power" },

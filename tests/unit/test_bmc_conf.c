@@ -67,6 +67,10 @@ START_TEST(defaults)
 					 sizeof(_err)), 0);
 	ck_assert_ptr_null(_c.host);	/* in-band */
 	ck_assert(!_c.have_password);
+	/* Redfish: the BMC's tick watched unless told not to */
+	ck_assert_int_eq(_c.rf_tick_watch, BMC_TICK_WATCH_YES);
+	ck_assert_int_eq(_set("EnergyBMCRedfishTickWatch", "no"), 0);
+	ck_assert_int_eq(_c.rf_tick_watch, BMC_TICK_WATCH_NO);
 }
 END_TEST
 
@@ -76,7 +80,7 @@ START_TEST(every_key_in_the_table)
 
 	for (i = 0; se_conf_key(&bmc_conf_desc, i); i++)
 		ck_assert_int_ne(_set(se_conf_key(&bmc_conf_desc, i), ""), -ENOENT);
-	ck_assert_uint_eq(i, 19);
+	ck_assert_uint_eq(i, 20);
 	ck_assert_int_eq(_set("EnergyBMCColour", "blue"), -ENOENT);
 	ck_assert_str_eq(_err, FILE_NAME ": EnergyBMCColour=blue: unknown key");
 }

@@ -129,6 +129,7 @@ static int _make_redfish(const char *path, const char *node,
 		snprintf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
+	rf_meter_set_tick_sync(m, bconf.rf_tick_watch == BMC_TICK_WATCH_YES);
 	out->ops = &rf_meter_ops;
 	out->dev = m;
 	out->dev_free = _rf_meter_free;

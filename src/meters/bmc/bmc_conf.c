@@ -66,6 +66,12 @@ static const char *const _tls_names[] = {
 	NULL,
 };
 
+static const char *const _tick_watch_names[] = {
+	[BMC_TICK_WATCH_YES] = "yes",
+	[BMC_TICK_WATCH_NO] = "no",
+	NULL,
+};
+
 static const char *const _priv_names[] = {
 	[BMC_PRIV_USER] = "user",
 	[BMC_PRIV_OPERATOR] = "operator",
@@ -766,6 +772,8 @@ static const se_conf_key_t _keys[] = {
 	SE_KEY_STR("EnergyBMCRedfishChassis", bmc_conf_t, rf_chassis,
 		   _check_chassis, "(the only outermost chassis)"),
 	SE_KEY_FN("EnergyBMCRedfishSource", _set_rf_source, _show_rf_source),
+	SE_KEY_ENUM("EnergyBMCRedfishTickWatch", bmc_conf_t, rf_tick_watch,
+		    _tick_watch_names),
 };
 
 /*

@@ -61,6 +61,12 @@ typedef enum {
 } bmc_tls_t;
 
 typedef enum {
+	BMC_TICK_WATCH_YES = 0,	/* stamp a reading at the BMC's refresh */
+	BMC_TICK_WATCH_NO,	/* one GET a read: for BMCs that mind the
+				 * watch's 25-40 GETs (stamped at the GET) */
+} bmc_tick_watch_t;
+
+typedef enum {
 	BMC_RF_SOURCE_AUTO = 0,	/* the best the chassis has */
 	BMC_RF_SOURCE_ENERGY,	/* an energy counter, or fail */
 	BMC_RF_SOURCE_POWER,	/* power only */
@@ -119,6 +125,7 @@ typedef struct {
 	bmc_tls_t tls_verify;		/* EnergyBMCTLSVerify */
 	char *rf_chassis;		/* EnergyBMCRedfishChassis */
 	bmc_rf_source_t rf_source;	/* EnergyBMCRedfishSource */
+	bmc_tick_watch_t rf_tick_watch;	/* EnergyBMCRedfishTickWatch */
 	char *rf_source_uri;		/* ... when a URI */
 	bool period_given, timeout_given; /* else the method's defaults */
 
