@@ -25,31 +25,7 @@
 #include "se_time.h"
 
 /* exact names and comma lists only (no Slurm here) */
-static int _contains(void *arg, const char *expr, const char *node)
-{
-	char buf[1024], *save = NULL, *tok;
-
-	(void) arg;
-	snprintf(buf, sizeof(buf), "%s", expr);
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save))
-		if (!strcmp(tok, node))
-			return 1;
-	return 0;
-}
-
-static long _count(void *arg, const char *const *exprs, size_t n)
-{
-	long k = 0;
-
-	(void) arg;
-	for (size_t i = 0; i < n; i++) {
-		k++;
-		for (const char *p = exprs[i]; *p; p++)
-			k += *p == ',';
-	}
-	return k;
-}
+#include "comma_hostlist.h"
 
 /* One read into the accumulator; prints its line. */
 static void _read_once(snmp_meter_t *m, energy_acc_t *acc,
@@ -88,7 +64,8 @@ static void _read_once(snmp_meter_t *m, energy_acc_t *acc,
 
 int main(int argc, char **argv)
 {
-	snmp_hostlist_ops_t hl = { _contains, _count, NULL };
+	snmp_hostlist_ops_t hl = { comma_hostlist_contains,
+				   comma_hostlist_count, NULL };
 	energy_acc_config_t ac = { .history = 4096 };
 	snmp_meter_config_t mc;
 	counter_spec_t spec;

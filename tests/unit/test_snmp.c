@@ -25,6 +25,7 @@
 #include "snmp_meter.h"
 #include "snmp_models.h"
 #include "snmp_transport.h"
+#include "comma_hostlist.h"
 
 #define NS		1000000000ULL
 #define KWH		3.6e6
@@ -529,33 +530,8 @@ END_TEST
 /* ------------------------------------------------------ configuration */
 
 /* Hostlists here: a comma list of names, or "c[1-4]" written out. */
-static int _hl_contains(void *arg, const char *expr, const char *node)
-{
-	char buf[256], *save = NULL, *tok;
-
-	(void) arg;
-	snprintf(buf, sizeof(buf), "%s", expr);
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save))
-		if (!strcmp(tok, node))
-			return 1;
-	return 0;
-}
-
-static long _hl_count(void *arg, const char *const *exprs, size_t n)
-{
-	long k = 0;
-
-	(void) arg;
-	for (size_t i = 0; i < n; i++) {
-		k++;
-		for (const char *p = exprs[i]; *p; p++)
-			k += *p == ',';
-	}
-	return k;
-}
-
-static const snmp_hostlist_ops_t hl = { _hl_contains, _hl_count, NULL };
+static const snmp_hostlist_ops_t hl = { comma_hostlist_contains,
+					comma_hostlist_count, NULL };
 
 static char *_write(const char *text, mode_t mode)
 {

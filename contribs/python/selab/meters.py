@@ -33,6 +33,19 @@ def tool(name):
     return os.path.join(bin_dir(), name)
 
 
+def stop_process(proc, timeout=10):
+    """SIGTERM to a process we started (by its Popen, never by name), then
+    SIGKILL after timeout; reaped either way."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout)
+
+
 def _wait_for_file(path, proc, timeout, what):
     deadline = time.monotonic() + timeout
     while not os.path.exists(path):
@@ -71,13 +84,7 @@ class _Process:
         return self.proc is not None and self.proc.poll() is None
 
     def stop(self, timeout=10):
-        if self.running():
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout)
+        stop_process(self.proc, timeout)
         if self.owns_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 

@@ -29,6 +29,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from selab.meters import stop_process
+
 PROMETHEUS = os.environ.get("SE_PROMETHEUS", "/usr/bin/prometheus")
 PROMTOOL = os.path.join(os.path.dirname(PROMETHEUS), "promtool")
 # contribs/cluster/cluster's names (SE_CLUSTER_* as there)
@@ -118,13 +120,7 @@ class PrometheusRig:
     def stop(self, timeout=15):
         """SIGTERM to our own PID (SIGKILL after timeout); the storage goes
         with the work dir when the rig made it."""
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout)
+        stop_process(self.proc, timeout)
         if self.owns_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
