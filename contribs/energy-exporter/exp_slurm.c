@@ -8,6 +8,8 @@
  * ran slurm_init() once.
  */
 #define _GNU_SOURCE	/* strcasestr, asprintf */
+#include "config.h"	/* Slurm's: slurm_compat.h's headers depend on it */
+
 #include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include "slurm/slurm_errno.h"
 
 #include "exporter.h"
+#include "slurm_compat.h"
 
 static char *_user_name(uint32_t uid)
 {
@@ -48,18 +51,6 @@ static void _say_failed(uint32_t job_id, int err)
 		job_id, slurm_strerror(err));
 }
 
-static int _load(job_info_msg_t **msg, uint32_t job_id)
-{
-#ifdef SE_SLURM_LOAD_JOB_STEP_ID
-	slurm_step_id_t id = SLURM_STEP_ID_INITIALIZER;
-
-	id.job_id = job_id;
-	return slurm_load_job(msg, id, SHOW_ALL);
-#else
-	return slurm_load_job(msg, job_id, SHOW_ALL);
-#endif
-}
-
 int exp_slurm_lookup(void *arg, uint32_t job_id, char **user,
 		     char **account, char **partition)
 {
@@ -68,10 +59,8 @@ int exp_slurm_lookup(void *arg, uint32_t job_id, char **user,
 	int rc;
 
 	(void) arg;
-	if (_load(&msg, job_id) != SLURM_SUCCESS) {
-		/* errno, not slurm_get_errno(): that only returned errno and
-		 * is gone in 24.11 (src/common/slurm_compat.h) */
-		int err = errno;
+	if (se_slurm_load_job(&msg, job_id, SHOW_ALL) != SLURM_SUCCESS) {
+		int err = se_slurm_errno();
 
 		rc = err == ESLURM_INVALID_JOB_ID ? -ENOENT : -EAGAIN;
 		_say_failed(job_id, err);
