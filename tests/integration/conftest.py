@@ -26,6 +26,10 @@ manager, which restores the session's configuration afterwards::
                 slurm_conf="DebugFlags=Energy\\n") as c:
             yield c
 
+A module with several configurations takes ``module_cluster`` (module
+scope) instead and restarts it in each fixture: the session's
+configuration is restored once, after the module's last test.
+
 Every keyword maps to an option of ``cluster up`` (see
 :meth:`Cluster.up_args`).  A restart is a full ``down`` + ``up`` (a few
 seconds) with a fresh state dir: job ids start again at 1 and the
@@ -285,6 +289,19 @@ def cluster():
         # someone else's cluster: hand it back as we found it
         c.down()
         c.up(original)
+
+
+@pytest.fixture(scope="module")
+def module_cluster(cluster):
+    """The session's cluster, for a module whose fixtures restart it with
+    their own configurations (Cluster.restart): the configuration the
+    session had is restored once, after the module's last test, not after
+    each fixture (nested ``configured`` blocks: a restart of 8-20 s each
+    that the next fixture only takes down again)."""
+    before = list(cluster.current_args)
+    yield cluster
+    cluster.down()
+    cluster.up(before)
 
 
 # ------------------------------------------------------------------ hooks

@@ -204,16 +204,6 @@ def check_step_energy(cluster, jobid, truth, tolerance, what):
 
 
 # ------------------------------------------------------------ fixtures
-@pytest.fixture(scope="module")
-def examples_cluster(cluster):
-    """The session's cluster, restarted by each example's fixture and
-    restored once at the end of the module."""
-    before = list(cluster.current_args)
-    yield cluster
-    cluster.down()
-    cluster.up(before)
-
-
 workroot = fixtures.workdir("se-examples-", name="workroot")
 
 
@@ -225,8 +215,8 @@ def _workdir(root, name):
 
 # ---------------------------------- Modbus PDUs per rack + DVFS policy
 @pytest.fixture(scope="module")
-def modbus_dvfs(examples_cluster, workroot):
-    c = examples_cluster
+def modbus_dvfs(module_cluster, workroot):
+    c = module_cluster
     work = _workdir(workroot, "modbus-dvfs")
     files = load_examples(["modbus-pdu-racks", "dvfs-power-budget"], work)
     epoch = time.time()
@@ -333,8 +323,8 @@ def bmc_sims(work, epoch):
 
 
 @pytest.fixture(scope="module")
-def bmc_lan(examples_cluster, workroot):
-    c = examples_cluster
+def bmc_lan(module_cluster, workroot):
+    c = module_cluster
     work = _workdir(workroot, "bmc-lan")
     files = load_examples(["bmc-lan"], work)
     epoch = time.time()
@@ -389,8 +379,8 @@ def source_line(cluster, node):
 
 
 @pytest.fixture(scope="module")
-def redfish_bmc(examples_cluster, workroot):
-    c = examples_cluster
+def redfish_bmc(module_cluster, workroot):
+    c = module_cluster
     work = _workdir(workroot, "redfish-bmc")
     files = load_examples(["redfish-bmc"], work)
     epoch = time.time()
@@ -412,8 +402,8 @@ def test_redfish_bmc_example(redfish_bmc):
 
 
 @pytest.fixture(scope="module")
-def redfish_pdu(examples_cluster, workroot):
-    c = examples_cluster
+def redfish_pdu(module_cluster, workroot):
+    c = module_cluster
     work = _workdir(workroot, "redfish-pdu")
     files = load_examples(["redfish-pdu"], work)
     epoch = time.time()
@@ -441,8 +431,8 @@ def test_redfish_pdu_example(redfish_pdu):
 
 # ------------------------------------------------- SNMP rack PDUs
 @pytest.fixture(scope="module")
-def snmp_pdu_rack(examples_cluster, workroot):
-    c = examples_cluster
+def snmp_pdu_rack(module_cluster, workroot):
+    c = module_cluster
     work = _workdir(workroot, "snmp-pdu-rack")
     files = load_examples(["snmp-pdu-rack"], work)
     os.chmod(os.path.join(work, "snmp.secrets"), 0o600)
@@ -483,8 +473,8 @@ def test_snmp_pdu_rack_example(snmp_pdu_rack):
 
 # -------------------------------------------------- RRD from collectd
 @pytest.fixture(scope="module")
-def rrd_collectd(examples_cluster, workroot):
-    c = examples_cluster
+def rrd_collectd(module_cluster, workroot):
+    c = module_cluster
     work = _workdir(workroot, "rrd-collectd")
     files = load_examples(["rrd-collectd"], work)
     for node in NODES:
@@ -521,11 +511,11 @@ def test_rrd_example(rrd_collectd):
 
 # ------------------------------------------------------------ GPU nodes
 @pytest.fixture(scope="module")
-def gpu_nodes(examples_cluster, workroot, tmp_path_factory):
+def gpu_nodes(module_cluster, workroot, tmp_path_factory):
     if not os.path.exists(os.path.join(FAKE_NVML_DIR,
                                        "libnvidia-ml.so.1")):
         pytest.skip("the fake NVML is not built (SE_FAKE_NVML_DIR)")
-    c = examples_cluster
+    c = module_cluster
     work = _workdir(workroot, "gpu-nodes")
     files = load_examples(["gpu-nodes"], work)
     # the fake GPUs (test_gpu's): 2 per node, a trace column each
@@ -572,8 +562,8 @@ STEP_SLACK_S = 1.0              # a step's life beyond its task's window
 
 
 @pytest.fixture(scope="module")
-def gpu_bmc(examples_cluster, workroot):
-    c = examples_cluster
+def gpu_bmc(module_cluster, workroot):
+    c = module_cluster
     work = _workdir(workroot, "gpu-bmc")
     files = load_examples(["gpu-bmc"], work)
     assert "EnergyGPUFactor=%g" % GPU_BMC_FACTOR in files["acct_gather.conf"]

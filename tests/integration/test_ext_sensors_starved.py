@@ -156,16 +156,6 @@ def rrd_dir():
         shutil.rmtree(work, ignore_errors=True)
 
 
-@pytest.fixture(scope="module")
-def module_cluster(cluster):
-    """The session's cluster, restarted for each run and restored once, at
-    the end of the module (not between the two runs: about 8 s of CI)."""
-    before = list(cluster.current_args)
-    yield cluster
-    cluster.down()
-    cluster.up(before)
-
-
 @pytest.fixture(scope="module", params=["1", "unset"])
 def es(request, module_cluster, rrd_dir):
     """The cluster with ext_sensors/meters; AcctGatherNodeFreq=1 or unset.

@@ -325,18 +325,6 @@ class ModbusMeters:
 
 
 @pytest.fixture(scope="module")
-def module_cluster(cluster):
-    """The session's cluster, restarted by the modbus and the bmc fixture
-    and restored once, at the end of the module (nested `configured`
-    blocks brought the Modbus configuration back up only to take it down
-    again: about 8 s of CI)."""
-    before = list(cluster.current_args)
-    yield cluster
-    cluster.down()
-    cluster.up(before)
-
-
-@pytest.fixture(scope="module")
 def modbus(module_cluster):
     workdir = tempfile.mkdtemp(prefix="se-faults-modbus-", dir="/var/tmp")
     epoch = time.time()

@@ -164,18 +164,6 @@ def _trace_span(trace, node, epoch, t0, t1):
 
 
 @pytest.fixture(scope="module")
-def module_cluster(cluster):
-    """The session's cluster, restarted by the rrd and the gpu fixture and
-    restored once, at the end of the module (nested `configured` blocks
-    brought the RRD configuration back up only to take it down again:
-    about 8 s of CI)."""
-    before = list(cluster.current_args)
-    yield cluster
-    cluster.down()
-    cluster.up(before)
-
-
-@pytest.fixture(scope="module")
 def rrd(module_cluster):
     """Each node's source is unusable as its slurmd starts: node1's file
     is missing, node2's is not an RRD, node3's path is a directory; the

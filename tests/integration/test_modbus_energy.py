@@ -56,17 +56,6 @@ def plugin_log_line(cluster, node):
             and "started on node" in l]
 
 
-@pytest.fixture(scope="module")
-def module_cluster(cluster):
-    """The session's cluster, restarted for each configuration and
-    restored once, at the end of the module (not after each of the four:
-    about 8 s of CI each)."""
-    before = list(cluster.current_args)
-    yield cluster
-    cluster.down()
-    cluster.up(before)
-
-
 @pytest.fixture(scope="module", params=[("ours", "counter"),
                                         ("ours", "power"),
                                         ("pymodbus", "counter"),

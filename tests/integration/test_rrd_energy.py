@@ -229,17 +229,6 @@ def gpu_nodes(cluster, work):
 
 
 @pytest.fixture(scope="module")
-def module_cluster(cluster):
-    """The session's cluster, restarted by rrd_cluster and es_cluster and
-    restored once, at the end of the module (nested `configured` blocks
-    restored twice: about 8 s of CI)."""
-    before = list(cluster.current_args)
-    yield cluster
-    cluster.down()
-    cluster.up(before)
-
-
-@pytest.fixture(scope="module")
 def rrd_cluster(module_cluster, feed):
     cluster = module_cluster
     gpus = gpu_nodes(cluster, feed["work"])
