@@ -111,19 +111,11 @@ static int _check_reply(const energy_query_wire_rep_t *rep, ssize_t n,
 	return -EPROTO;		/* an old server's answer is no answer */
 }
 
-/*
- * A connection with req sent in version asked: its fd in *fdp (the
- * caller's to close), or -errno.
- */
-static int _send(const struct sockaddr_un *sa, energy_query_wire_req_t *req,
-		 unsigned asked, int *fdp)
+int energy_query_dial(const struct sockaddr_un *sa, const void *req,
+		      size_t size, int *fdp)
 {
-	size_t size = energy_query_req_size(asked);
 	int fd, rc;
 
-	req->v3.magic = ENERGY_QUERY_MAGIC_REQ;
-	req->v3.version = asked;
-	req->v3.size = size;
 	/* Non-blocking: a full backlog is -EAGAIN at once, not a wait. */
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
@@ -147,6 +139,36 @@ static int _send(const struct sockaddr_un *sa, energy_query_wire_req_t *req,
 	return 0;
 }
 
+int energy_query_recv(int fd, void *buf, size_t cap, uint64_t deadline_ns,
+		      ssize_t *n)
+{
+	int rc = energy_query_wait_fd(fd, POLLIN, deadline_ns);
+
+	if (rc <= 0)
+		return rc ? rc : -ETIMEDOUT;
+	*n = recv(fd, buf, cap, MSG_TRUNC);
+	if (*n < 0)
+		return -errno;
+	if (*n == 0)
+		return -ECONNRESET;	/* closed unanswered (slurmd stopping) */
+	return 0;
+}
+
+/*
+ * A connection with req sent in version asked: its fd in *fdp (the
+ * caller's to close), or -errno.
+ */
+static int _send(const struct sockaddr_un *sa, energy_query_wire_req_t *req,
+		 unsigned asked, int *fdp)
+{
+	size_t size = energy_query_req_size(asked);
+
+	req->v3.magic = ENERGY_QUERY_MAGIC_REQ;
+	req->v3.version = asked;
+	req->v3.size = size;
+	return energy_query_dial(sa, req, size, fdp);
+}
+
 /* The reply on fd to a request of version asked, into rep; fd closed. */
 static int _receive(int fd, unsigned asked, energy_query_wire_rep_t *rep,
 		    uint64_t deadline_ns, bool *old_server)
@@ -155,19 +177,10 @@ static int _receive(int fd, unsigned asked, energy_query_wire_rep_t *rep,
 	int rc;
 
 	*old_server = false;
-	if ((rc = energy_query_wait_fd(fd, POLLIN, deadline_ns)) <= 0) {
-		rc = rc ? rc : -ETIMEDOUT;
-		goto out;
-	}
 	memset(rep, 0, sizeof(*rep));
-	n = recv(fd, rep, sizeof(*rep), MSG_TRUNC);
-	if (n < 0)
-		rc = -errno;
-	else if (n == 0)
-		rc = -ECONNRESET;	/* closed unanswered */
-	else
+	rc = energy_query_recv(fd, rep, sizeof(*rep), deadline_ns, &n);
+	if (!rc)
 		rc = _check_reply(rep, n, asked, old_server);
-out:
 	close(fd);
 	return rc;
 }

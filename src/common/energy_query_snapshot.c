@@ -18,7 +18,6 @@
 #endif
 
 #include <errno.h>
-#include <poll.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +29,8 @@
 #include "energy_query_wire.h"
 #include "se_time.h"
 
-/* A connection to path with the snapshot request sent: fd or -errno. */
+/* A connection to path with the snapshot request sent: 0 and its fd, or
+ * -errno. */
 static int _ask(const char *path, int *fdp)
 {
 	energy_query_wire_req3_t req = {
@@ -39,27 +39,13 @@ static int _ask(const char *path, int *fdp)
 		.size = sizeof(req),
 	};
 	struct sockaddr_un sa;
-	int fd, rc;
+	int rc;
 
 	if ((rc = energy_query_fill_addr(path, &sa)))
 		return rc;
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (const struct sockaddr *) &sa, sizeof(sa))) {
-		rc = -errno;
-		close(fd);
-		return rc == -EAGAIN ? -ETIMEDOUT : rc;
-	}
-	/* a server refusing us may reply and close before this is sent */
-	if (send(fd, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t) sizeof(req) &&
-	    errno != EPIPE && errno != ECONNRESET) {
-		rc = errno == EAGAIN ? -ETIMEDOUT : -errno;
-		close(fd);
-		return rc;
-	}
-	*fdp = fd;
-	return 0;
+	rc = energy_query_dial(&sa, &req, sizeof(req), fdp);
+	/* a full backlog: the scrape's time is up as much as a late reply */
+	return rc == -EAGAIN ? -ETIMEDOUT : rc;
 }
 
 /* The reply's verdict: 0 (a whole snapshot), the server's status, or
@@ -103,27 +89,15 @@ int energy_query_snapshot(const char *path, uint64_t timeout_ns,
 		close(fd);
 		return -ENOMEM;
 	}
-	rc = energy_query_wait_fd(fd, POLLIN, deadline);
-	if (rc <= 0) {
-		rc = rc ? rc : -ETIMEDOUT;
-		goto out;
-	}
-	n = recv(fd, rep, sizeof(*rep), MSG_TRUNC);
-	if (n < 0)
-		rc = -errno;
-	else if (n == 0)
-		rc = -ECONNRESET;	/* closed unanswered (slurmd stopping) */
-	else if (n > (ssize_t) sizeof(*rep))
-		rc = -EPROTO;
-	else
-		rc = _check(rep, n);
+	rc = energy_query_recv(fd, rep, sizeof(*rep), deadline, &n);
+	if (!rc)
+		rc = n > (ssize_t) sizeof(*rep) ? -EPROTO : _check(rep, n);
 	if (!rc) {
 		/* the steps past n_steps were not sent: left zero */
 		memset(out, 0, sizeof(*out));
 		memcpy(out, &rep->snap, n - offsetof(energy_query_wire_rep5_t,
 						     snap));
 	}
-out:
 	free(rep);
 	close(fd);
 	return rc;

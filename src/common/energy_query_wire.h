@@ -38,10 +38,10 @@
 #define ENERGY_QUERY_VERSION	4	/* 2: a step's share (attribution);
 				 * 3: the owner's total;
 				 * 4: the step's GPUs and their part */
-/* still served, and asked when refused */
 #define ENERGY_QUERY_VERSION_SNAPSHOT	5	/* the node's snapshot
 					 * (energy_snapshot.h): a request of
 					 * its own, not a step's question */
+/* still served, and asked when refused */
 #define ENERGY_QUERY_VERSION_OLD	3
 
 /* reply flags */
@@ -204,6 +204,20 @@ static inline int energy_query_wait_fd(int fd, short events,
 			return -errno;
 	}
 }
+
+/*
+ * The clients' two socket steps (energy_query.c): a non-blocking
+ * connection to sa with the size bytes of req sent, its fd in *fdp (the
+ * caller's to close), or -errno (-EAGAIN: the server's backlog is full;
+ * -ETIMEDOUT: its socket buffer is); and the one reply on fd by the
+ * monotonic deadline_ns into buf (cap bytes; *n its whole size, maybe
+ * more than cap: MSG_TRUNC), 0 or -ETIMEDOUT, -ECONNRESET (closed
+ * unanswered), -errno.
+ */
+int energy_query_dial(const struct sockaddr_un *sa, const void *req,
+		      size_t size, int *fdp);
+int energy_query_recv(int fd, void *buf, size_t cap, uint64_t deadline_ns,
+		      ssize_t *n);
 
 static inline size_t energy_query_req_size(unsigned version)
 {
