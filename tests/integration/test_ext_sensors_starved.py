@@ -38,6 +38,7 @@ import pytest
 
 from selab import energy
 from selab.cluster import PLUGIN_DIR, poll
+from selab.meters import kill_unfinished
 
 NODES = ("node1", "node2", "node3")
 WATTS = {"node1": 250, "node2": 300, "node3": 350}
@@ -191,14 +192,11 @@ def job_procs(es):
     CI a run."""
     c = es["cluster"]
     tag = "starved%s" % es["freq"]
-    procs = {n: c.popen(["srun", "-J", "%s-%s" % (tag, n), "-w", n,
-                         *energy.timed_command(JOB_SECONDS)])
+    procs = {n: energy.run_timed(c, "%s-%s" % (tag, n), ["-w", n],
+                                 JOB_SECONDS)
              for n in NODES}
     yield procs
-    for proc in procs.values():
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    kill_unfinished(procs.values())
 
 
 @pytest.fixture(scope="module")
@@ -208,11 +206,9 @@ def jobs(es, job_procs):
     tag = "starved%s" % es["freq"]
     out = {}
     for node, proc in job_procs.items():
-        stdout, stderr = proc.communicate(timeout=JOB_SECONDS + 120)
-        assert proc.returncode == 0, "srun on %s: %s" % (node, stderr)
-        jobid = int(c.run(["sacct", "-n", "-X", "-P", "-o", "JobID",
-                           "--name", "%s-%s" % (tag, node)]).stdout.split()[-1])
-        (t0, t1), = energy.windows(stdout).values()
+        jobid, windows = energy.finish(c, proc, "%s-%s" % (tag, node),
+                                       JOB_SECONDS + 120)
+        (t0, t1), = windows.values()
         recorded = energy.consumed_energy(c, jobid)
         out[node] = (recorded["%d.0" % jobid], WATTS[node] * (t1 - t0),
                      recorded[str(jobid)])

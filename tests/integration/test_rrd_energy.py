@@ -46,7 +46,7 @@ from selab.cluster import PLUGIN_DIR, poll
 from selab.gpu_rig import GPU_DIR, TRACE as GPU_TRACE
 from selab.gpu_rig import (nvml_env, played_j, profile_gpu_power,
                            profile_joules)
-from selab.meters import tool
+from selab.meters import kill_unfinished, tool
 from selab.trace import Trace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -395,9 +395,7 @@ def side_jobs(rrd_cluster):
     jobs["batch"] = c.sbatch("-J", "rrd-batch", "-w", "node2",
                              "-o", "/dev/null", script=script)
     yield jobs
-    if jobs["maps"].poll() is None:
-        jobs["maps"].kill()
-        jobs["maps"].wait()
+    kill_unfinished([jobs["maps"]])
 
 
 def side_output(side_jobs, name):
@@ -529,10 +527,7 @@ def es_procs(es_cluster):
     for slurmctld's first update call (~10 s) falls inside them."""
     procs = parallel_start(es_cluster, "es")
     yield procs
-    for proc in procs.values():
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    kill_unfinished(procs.values())
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,8 @@ import subprocess
 import threading
 import time
 
+from selab.meters import kill_unfinished
+
 SHOW_NODE_BOUND_S = 1.0
 
 
@@ -302,10 +304,7 @@ class Round:
                     job.finish()
         finally:
             self.dog.__exit__()
-            for job in self.jobs.values():
-                if job.proc.poll() is None:
-                    job.proc.kill()
-                    job.proc.wait()
+            kill_unfinished(job.proc for job in self.jobs.values())
         if exc_type is None:
             self.dog.check()
             print("%s: watchdog %d answers, worst %.3f s" % (

@@ -46,6 +46,16 @@ def stop_process(proc, timeout=10):
         proc.wait(timeout)
 
 
+def kill_unfinished(procs):
+    """SIGKILL to those of our Popens (srun clients a fixture started) still
+    running, each reaped: a fixture's teardown after a test that failed
+    before it waited for them."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def _wait_for_file(path, proc, timeout, what):
     deadline = time.monotonic() + timeout
     while not os.path.exists(path):
