@@ -241,29 +241,26 @@ const char *rf_meter_source(const rf_meter_t *m)
 	return m->discovered ? m->describe : "";
 }
 
-const rf_http_t *rf_meter_http(const rf_meter_t *m)
+/* count summed over every service's client: base's and the others' */
+static unsigned long _sum_clients(const rf_meter_t *m,
+				  unsigned long (*count)(const rf_http_t *))
 {
-	return m->http;
+	unsigned long n = count(m->http);
+	size_t i;
+
+	for (i = 0; i < m->n_others; i++)
+		n += count(m->others[i].http);
+	return n;
 }
 
 unsigned long rf_meter_requests(const rf_meter_t *m)
 {
-	unsigned long n = rf_http_requests(m->http);
-	size_t i;
-
-	for (i = 0; i < m->n_others; i++)
-		n += rf_http_requests(m->others[i].http);
-	return n;
+	return _sum_clients(m, rf_http_requests);
 }
 
 unsigned long rf_meter_logins(const rf_meter_t *m)
 {
-	unsigned long n = rf_http_logins(m->http);
-	size_t i;
-
-	for (i = 0; i < m->n_others; i++)
-		n += rf_http_logins(m->others[i].http);
-	return n;
+	return _sum_clients(m, rf_http_logins);
 }
 
 unsigned long rf_meter_rounds(const rf_meter_t *m)

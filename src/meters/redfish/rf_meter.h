@@ -69,9 +69,6 @@ void rf_meter_describe(const rf_meter_t *m, char *buf, size_t len);
 /* The source chosen ("" before discovery), for slurm-energy-check. */
 const char *rf_meter_source(const rf_meter_t *m);
 
-/* The transport, for tests (requests and logins made). */
-const rf_http_t *rf_meter_http(const rf_meter_t *m);
-
 /* Requests and logins made, over every service of the meter (base's and
  * those a source list names by URL), for tests and the bench. */
 unsigned long rf_meter_requests(const rf_meter_t *m);
