@@ -376,10 +376,6 @@ def test_rrd_job_is_its_tasks_and_the_settle(rrd_cluster, rrd_jobs):
 # libraries, then the batch job; node3: the truncated file), about 60 s
 # of CI instead of 100 s one after the other.  After the three-node step,
 # which needs every node.
-MAPS_COMMAND = ["sh", "-c",
-                "cat /proc/$PPID/maps; echo; cat /proc/$PPID/comm"]
-
-
 @pytest.fixture(scope="module")
 def side_jobs(rrd_cluster):
     """Starts the side round's jobs on node2; each test waits for its
@@ -388,7 +384,7 @@ def side_jobs(rrd_cluster):
     jobs = {
         # the task's parent is its slurmstepd (Cluster.step_libraries)
         "maps": c.popen(["srun", "-J", "rrd-maps", "-w", "node2", "-N1",
-                         "-n1", *MAPS_COMMAND]),
+                         "-n1", *c.STEP_MAPS_COMMAND]),
     }
     script = "#!/bin/sh\nsrun %s\n" % " ".join(
         shlex.quote(a) for a in energy.timed_command(15))
@@ -434,9 +430,8 @@ def test_librrd_not_in_a_running_step(rrd_cluster, side_jobs):
     and when its settle reads the files, after the tasks: never while they
     run (librrd brings cairo, pango, X11: about 5.5 ms to map, in every step)."""
     daemon = rrd_cluster.mapped_libraries(rrd_cluster.pids()["slurmd-node2"])
-    maps, _, comm = side_output(side_jobs, "maps").rpartition("\n\n")
-    assert comm.strip() == "slurmstepd", comm
-    step = rrd_cluster._shared_objects(maps)
+    comm, step = rrd_cluster.step_maps(side_output(side_jobs, "maps"))
+    assert comm == "slurmstepd", comm
     assert any(f.startswith("librrd.so") for f in daemon), sorted(daemon)
     assert "acct_gather_energy_rrd.so" in step, sorted(step)
     assert not [f for f in step if f.startswith(("librrd", "libcairo"))], \

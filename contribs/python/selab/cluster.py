@@ -343,17 +343,28 @@ class Cluster:
         with open("/proc/%d/maps" % pid) as f:
             return self._shared_objects(f.read())
 
+    # A step's task that prints its parent's (its slurmstepd's) maps, a
+    # blank line and the parent's name: step_maps reads its output.
+    STEP_MAPS_COMMAND = ("sh", "-c",
+                         "cat /proc/$PPID/maps; echo; cat /proc/$PPID/comm")
+
+    @classmethod
+    def step_maps(cls, out):
+        """(the task's parent's name, file names of the shared objects it
+        has mapped) from STEP_MAPS_COMMAND's output."""
+        maps, _, comm = out.rpartition("\n\n")
+        return comm.strip(), cls._shared_objects(maps)
+
     def step_libraries(self, node):
         """File names of the shared objects the slurmstepd of a step on
         *node* has mapped while its task runs (the task's parent)."""
-        out = self.srun("-w", node, "-N1", "-n1", "sh", "-c",
-                        "cat /proc/$PPID/maps; echo; cat /proc/$PPID/comm",
+        out = self.srun("-w", node, "-N1", "-n1", *self.STEP_MAPS_COMMAND,
                         timeout=60).stdout
-        maps, _, comm = out.rpartition("\n\n")
-        if comm.strip() != "slurmstepd":
+        parent, libraries = self.step_maps(out)
+        if parent != "slurmstepd":
             raise ClusterError("the task's parent is %r, not slurmstepd"
-                               % comm.strip())
-        return self._shared_objects(maps)
+                               % parent)
+        return libraries
 
     def logs(self, tail=None):
         args = [self.script, "logs"] + (["-n", str(tail)] if tail else [])
