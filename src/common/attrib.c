@@ -453,6 +453,13 @@ static int _interval_open(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,
 	return 0;
 }
 
+/* Step s's share so far: the extern step's is its job's (as
+ * attrib_step_share answers it). */
+static uint64_t _step_share_mj(const at_job_t *j, const at_step_t *s)
+{
+	return s->step_id == CG_STEP_EXTERN ? j->share_mj : s->share_mj;
+}
+
 /*
  * A step whose end this split passed: its share now is the one its
  * settle reads (its held question is answered at this split), kept for
@@ -464,7 +471,7 @@ static void _step_settled(const at_job_t *j, at_step_t *s, uint64_t t_ns)
 	if (s->final_set || !s->end_ns || t_ns < s->end_ns)
 		return;
 	s->final_set = true;
-	s->final_mj = s->step_id == CG_STEP_EXTERN ? j->share_mj : s->share_mj;
+	s->final_mj = _step_share_mj(j, s);
 }
 
 /* After the GPU part: the idle part, the rest, the jobs' parts to their
@@ -665,8 +672,7 @@ size_t attrib_running_steps(const attrib_t *a, attrib_step_row_t *out,
 						 (!s->seen && s->ever_seen),
 					.final = _step_final(a, s),
 					.share_mj = s->final_set ? s->final_mj :
-						    s->step_id == CG_STEP_EXTERN ?
-						    j->share_mj : s->share_mj,
+						    _step_share_mj(j, s),
 				};
 			n++;
 		}
