@@ -90,6 +90,31 @@ class Rig:
     def zone(self, node):
         return os.path.join(self.dir, node, "intel-rapl:0")
 
+    def fake_zone(self, node, max_uw, limit_uw):
+        """The node's RAPL tree: one package zone, one long_term
+        constraint."""
+        z = self.zone(node)
+        os.makedirs(z)
+        for f, v in (("name", "package-0"),
+                     ("constraint_0_name", "long_term"),
+                     ("constraint_0_max_power_uw", max_uw),
+                     ("constraint_0_power_limit_uw", limit_uw)):
+            put(os.path.join(z, f), "%s\n" % v)
+
+    def start_munged(self, munged):
+        """A munged of the rig's own: a fresh key, its socket, pid, log
+        and seed files in the rig's directory (self.munge the socket)."""
+        key = os.path.join(self.dir, "munge.key")
+        fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, os.urandom(1024))
+        os.close(fd)
+        self.munge = os.path.join(self.dir, "munge.socket")
+        files = ["--%s-file=%s" % (k, os.path.join(self.dir, "munged." + k))
+                 for k in ("pid", "log", "seed")]
+        self.start("munged", [munged, "--foreground",
+                              "--socket=" + self.munge,
+                              "--key-file=" + key] + files)
+
     def limit_w(self, node):
         """The zone's limit in W.  A regular file, not sysfs: the knob's
         write truncates it first, so an empty read is read again."""
@@ -123,26 +148,11 @@ def rig():
     if not os.access(munged, os.X_OK):
         pytest.fail("munged not installed (package munge)")
     r = Rig()
-    key = os.path.join(r.dir, "munge.key")
-    fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    os.write(fd, os.urandom(1024))
-    os.close(fd)
-    r.munge = os.path.join(r.dir, "munge.socket")
-    r.start("munged", [munged, "--foreground", "--socket=" + r.munge,
-                       "--key-file=" + key,
-                       "--pid-file=" + os.path.join(r.dir, "munged.pid"),
-                       "--log-file=" + os.path.join(r.dir, "munged.log"),
-                       "--seed-file=" + os.path.join(r.dir, "munged.seed")])
+    r.start_munged(munged)
     try:
         r.wait_for(r.munge, "munged socket")
         for n in NODES:
-            z = r.zone(n)
-            os.makedirs(z)
-            for f, v in (("name", "package-0"),
-                         ("constraint_0_name", "long_term"),
-                         ("constraint_0_max_power_uw", DEFAULT_UW),
-                         ("constraint_0_power_limit_uw", 123000000)):
-                put(os.path.join(z, f), "%s\n" % v)
+            r.fake_zone(n, DEFAULT_UW, 123000000)
             put(os.path.join(r.dir, n + ".watts"), "%d\n" % DEMAND_W[n])
             put(os.path.join(r.dir, n + ".conf"),
                 conf("rapl:root=%s:min_pct=50" % os.path.join(r.dir, n)))

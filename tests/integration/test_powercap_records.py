@@ -31,16 +31,7 @@ def capped(cluster):
             pytest.fail("%s not built (make; or set SE_BUILD_OBJ)" % prog)
     munged = shutil.which("munged") or "/usr/sbin/munged"
     r = pcd.Rig()
-    key = os.path.join(r.dir, "munge.key")
-    fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    os.write(fd, os.urandom(1024))
-    os.close(fd)
-    r.munge = os.path.join(r.dir, "munge.socket")
-    r.start("munged", [munged, "--foreground", "--socket=" + r.munge,
-                       "--key-file=" + key,
-                       "--pid-file=" + os.path.join(r.dir, "munged.pid"),
-                       "--log-file=" + os.path.join(r.dir, "munged.log"),
-                       "--seed-file=" + os.path.join(r.dir, "munged.seed")])
+    r.start_munged(munged)
     conf = ("PowerCapWatts=%d\nPowerCapPeriod=0.2\nPowerCapRaiseGate=100\n"
             "PowerCapHoldSeconds=2\nPowerCapFloorWatts=100\n"
             "PowerCapMaxWatts=200\nPowerCapNodes=%s\n"
@@ -49,13 +40,7 @@ def capped(cluster):
     try:
         r.wait_for(r.munge, "munged socket")
         for n in NODES:
-            z = r.zone(n)
-            os.makedirs(z)
-            for f, v in (("name", "package-0"),
-                         ("constraint_0_name", "long_term"),
-                         ("constraint_0_max_power_uw", 200000000),
-                         ("constraint_0_power_limit_uw", 200000000)):
-                pcd.put(os.path.join(z, f), "%s\n" % v)
+            r.fake_zone(n, 200000000, 200000000)
             pcd.put(os.path.join(r.dir, n + ".watts"), "180\n")
             pcd.put(os.path.join(r.dir, n + ".conf"), conf +
                     "PowerCapKnobs=rapl:root=%s:min_pct=50\n"
