@@ -31,10 +31,9 @@
 #include "se_energy_int.h"
 
 /*
- * The query server's total hook (_node_total) runs in the server's
- * thread, which _node_stop joins under se_state_lock: it tries the lock for
- * at most this long (then the step asks Slurm's RPC instead), in these
- * steps.
+ * The query server's hooks (_node_hook_lock) run in the server's thread,
+ * which _node_stop joins under se_state_lock: they try the lock for at
+ * most this long (then the step asks Slurm's RPC instead), in these steps.
  */
 #define TOTAL_LOCK_WAIT_NS	(5 * SE_NS_PER_MS)
 #define TOTAL_LOCK_RETRY_NS	(100 * SE_NS_PER_US)
@@ -239,55 +238,15 @@ static time_t _node_last_poll(void)
 }
 
 /*
- * The node's total for a step's energy query: what _node_fill answers
- * Slurm's energy RPC, so that the step needs no RPC (energy_query.h).  It
- * runs in the query server's thread, which _node_stop joins under
- * se_state_lock: it never waits long for that lock, and a server of a
- * sampler being replaced answers without it.  0, or -errno (the step then
- * asks Slurm's RPC).
+ * se_state_lock for a query server hook, and the check that arg is the
+ * sampler still served.  The hooks run in the server's thread, which
+ * _node_stop joins under se_state_lock: they never wait long for it, and
+ * a server of a sampler being replaced answers without it.  0 with the
+ * lock held, or -EBUSY (taken for TOTAL_LOCK_WAIT_NS) / -ESTALE, not held.
  */
-static int _node_total(void *arg, uint64_t *total_mj, uint64_t *power_mw,
-		       uint64_t *sample_ns)
+static int _node_hook_lock(void *arg)
 {
 	uint64_t until = se_mono_ns() + TOTAL_LOCK_WAIT_NS;
-	sampler_status_t st;
-	int rc = 0;
-
-	while (pthread_mutex_trylock(&se_state_lock)) {
-		if (se_mono_ns() >= until)
-			return -EBUSY;
-		se_sleep_ns(TOTAL_LOCK_RETRY_NS);
-	}
-	if (!node.sampler || node.sampler != arg) {
-		rc = -ESTALE;
-	} else {
-		sampler_status(node.sampler, &st);
-		*total_mj = _node_energy_mj(&st);
-		*power_mw = st.power_mw;
-		*sample_ns = st.last_sample_ns;
-		if (!st.last_sample_ns)
-			rc = -ENODATA;
-	}
-	slurm_mutex_unlock(&se_state_lock);
-	return rc;
-}
-
-/*
- * The node's snapshot for slurm-energy-exporter (energy_snapshot.h), in
- * the query server's thread after it filled the sampler's part: the
- * node's total as _node_total gives it (both modes), then the steps'
- * shares (share mode) and the GPUs.  No maximum power: the plugins'
- * maxima (EnergyBMCMaxWatts, EnergyModbusMaxPower, a map's MaxPower) are
- * plausibility bounds, above which a reading is refused, so the power
- * served never exceeds them and an alert on them could never fire; the
- * exporter's --max-watts gives the node's rating.  The
- * same lock rules as _node_total: -EBUSY when se_state_lock stays taken (the scrape then
- * fails, nothing stale is served).
- */
-static int _node_snapshot(void *arg, energy_snapshot_t *out)
-{
-	uint64_t until = se_mono_ns() + TOTAL_LOCK_WAIT_NS;
-	sampler_status_t st;
 
 	while (pthread_mutex_trylock(&se_state_lock)) {
 		if (se_mono_ns() >= until)
@@ -298,6 +257,50 @@ static int _node_snapshot(void *arg, energy_snapshot_t *out)
 		slurm_mutex_unlock(&se_state_lock);
 		return -ESTALE;
 	}
+	return 0;
+}
+
+/*
+ * The node's total for a step's energy query: what _node_fill answers
+ * Slurm's energy RPC, so that the step needs no RPC (energy_query.h).
+ * Taken under _node_hook_lock.  0, or -errno (the step then asks Slurm's
+ * RPC).
+ */
+static int _node_total(void *arg, uint64_t *total_mj, uint64_t *power_mw,
+		       uint64_t *sample_ns)
+{
+	sampler_status_t st;
+	int rc = _node_hook_lock(arg);
+
+	if (rc)
+		return rc;
+	sampler_status(node.sampler, &st);
+	*total_mj = _node_energy_mj(&st);
+	*power_mw = st.power_mw;
+	*sample_ns = st.last_sample_ns;
+	slurm_mutex_unlock(&se_state_lock);
+	return st.last_sample_ns ? 0 : -ENODATA;
+}
+
+/*
+ * The node's snapshot for slurm-energy-exporter (energy_snapshot.h), in
+ * the query server's thread after it filled the sampler's part: the
+ * node's total as _node_total gives it (both modes), then the steps'
+ * shares (share mode) and the GPUs.  No maximum power: the plugins'
+ * maxima (EnergyBMCMaxWatts, EnergyModbusMaxPower, a map's MaxPower) are
+ * plausibility bounds, above which a reading is refused, so the power
+ * served never exceeds them and an alert on them could never fire; the
+ * exporter's --max-watts gives the node's rating.  The same lock as
+ * _node_total: -EBUSY when se_state_lock stays taken (the scrape then
+ * fails, nothing stale is served).
+ */
+static int _node_snapshot(void *arg, energy_snapshot_t *out)
+{
+	sampler_status_t st;
+	int rc = _node_hook_lock(arg);
+
+	if (rc)
+		return rc;
 	sampler_status(node.sampler, &st);
 	out->total_mj = _node_energy_mj(&st);
 	out->total_id = total_id;
