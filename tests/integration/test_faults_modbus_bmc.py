@@ -45,7 +45,6 @@ import datetime
 import os
 import re
 import shutil
-import tempfile
 import time
 
 import pytest
@@ -54,7 +53,7 @@ from selab import energy, faults
 from selab.bmc_rig import BMC_SIM, Bmcs, bmc_conf
 from selab.cluster import PLUGIN_DIR, poll
 from selab.meters import ModbusSim, PtyPair
-from selab.files import write_file
+from selab.files import scratch_dir, write_file
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -326,10 +325,9 @@ class ModbusMeters:
 
 @pytest.fixture(scope="module")
 def modbus(module_cluster):
-    workdir = tempfile.mkdtemp(prefix="se-faults-modbus-", dir="/var/tmp")
-    epoch = time.time()
-    meters = ModbusMeters(workdir, epoch)
-    try:
+    with scratch_dir("se-faults-modbus-") as workdir:
+        epoch = time.time()
+        meters = ModbusMeters(workdir, epoch)
         c = module_cluster
         c.restart(plugin_dirs=[PLUGIN_DIR],
                   energy_type="acct_gather_energy/modbus",
@@ -340,8 +338,6 @@ def modbus(module_cluster):
             yield c, epoch, meters, workdir
         finally:
             meters.stop()
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _meters_up(modbus):
@@ -494,12 +490,11 @@ def test_modbus_daemons_and_clock(modbus, tmp_path):
 def bmc(module_cluster):
     if not os.access(BMC_SIM, os.X_OK) or not shutil.which("ipmi_sim"):
         pytest.skip("bmc-sim not built or ipmi_sim not installed")
-    workdir = tempfile.mkdtemp(prefix="se-faults-bmc-", dir="/var/tmp")
-    pwfile = write_file(os.path.join(workdir, "bmc.password"),
-                        "%s\n" % os.urandom(8).hex(), 0o600)
-    epoch = time.time()
-    bmcs = Bmcs(workdir, epoch, pwfile)
-    try:
+    with scratch_dir("se-faults-bmc-") as workdir:
+        pwfile = write_file(os.path.join(workdir, "bmc.password"),
+                            "%s\n" % os.urandom(8).hex(), 0o600)
+        epoch = time.time()
+        bmcs = Bmcs(workdir, epoch, pwfile)
         c = module_cluster
         c.restart(plugin_dirs=[PLUGIN_DIR],
                   energy_type="acct_gather_energy/bmc",
@@ -510,8 +505,6 @@ def bmc(module_cluster):
             yield c, epoch, bmcs, workdir
         finally:
             bmcs.stop()
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _bmcs_up(bmc):
