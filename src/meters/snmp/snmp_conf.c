@@ -448,6 +448,18 @@ static int _read_secrets(snmp_conf_t *c, char *err, size_t len)
 	return rc;
 }
 
+/* A custom model's OIDs are its PDU line's: pointed at once the map is
+ * read (c->pdus moves while it grows), not by every resolve. */
+static void _custom_oids(snmp_conf_t *c)
+{
+	for (size_t i = 0; i < c->n_pdus; i++) {
+		snmp_conf_pdu_t *p = &c->pdus[i];
+
+		p->custom.power_oid = p->power_oid;
+		p->custom.energy_oid = p->energy_oid[0] ? p->energy_oid : NULL;
+	}
+}
+
 int snmp_conf_read_files(snmp_conf_t *c, char *err, size_t err_len)
 {
 	map_ctx_t mc = { c, c->n_pdus, c->n_lines };
@@ -461,6 +473,7 @@ int snmp_conf_read_files(snmp_conf_t *c, char *err, size_t err_len)
 			 c->map_path);
 		return -EINVAL;
 	}
+	_custom_oids(c);
 	/* every outlet names a PDU of the map */
 	for (size_t i = 0; i < c->n_lines; i++) {
 		char *dup = strdup(c->lines[i].outlets), *save = NULL, *tok;
@@ -612,18 +625,6 @@ int snmp_conf_resolve(const snmp_conf_t *c, const char *node,
 		snprintf(err, err_len, "%s: no Nodes= line names %s",
 			 c->map_path, node);
 		return -ENOENT;
-	}
-	/* a custom model's OIDs are the PDU line's */
-	for (size_t i = 0; !rc && i < t->n_outlets; i++) {
-		snmp_outlet_t *o = &t->outlets[i];
-		const snmp_conf_pdu_t *p = _pdu(c, t->pdus[o->pdu].name);
-
-		if (o->model == &p->custom) {
-			snmp_model_t *m = (snmp_model_t *) &p->custom;
-
-			m->power_oid = p->power_oid;
-			m->energy_oid = p->energy_oid[0] ? p->energy_oid : NULL;
-		}
 	}
 	return rc;
 }
