@@ -38,11 +38,33 @@ static void _meter_free(void *dev)
 	snmp_meter_destroy(dev);
 }
 
+/* The secrets leave no copy behind, whichever way _make_meter ends. */
+static void _target_free(snmp_target_t *t)
+{
+	memset(t, 0, sizeof(*t));
+	xfree(t);
+}
+
+/* The meter of this node's outlets t (libnetsnmp loaded first). */
+static int _meter_create(const char *node, const snmp_target_t *t,
+			 snmp_meter_t **m, char *err, size_t err_len)
+{
+	snmp_meter_config_t mc = {
+		.node = node, .pdus = t->pdus, .n_pdus = t->n_pdus,
+		.outlets = t->outlets, .n_outlets = t->n_outlets,
+		.timeout_ns = sconf.timeout_ns,
+	};
+
+	/* libnetsnmp is opened here, in slurmd, and nowhere else */
+	if (snmp_dl_load(err, err_len))
+		return -ELIBACC;
+	return snmp_meter_create(&mc, m, err, err_len);
+}
+
 /* se_energy_make_meter_fn: this node's meter, in slurmd only. */
 static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 		       char *err, size_t err_len)
 {
-	snmp_meter_config_t mc;
 	snmp_target_t *t;	/* 64 outlets and their PDUs: not on a stack */
 	snmp_meter_t *m;
 	int rc;
@@ -51,25 +73,13 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	if ((rc = snmp_conf_read_files(&sconf, err, err_len)))
 		return rc;
 	t = xmalloc(sizeof(*t));
-	if ((rc = snmp_conf_resolve(&sconf, node, &se_slurm_hostlist_ops, t,
-				    err, err_len))) {
-		xfree(t);
-		return rc == -ENOENT ? SE_ENERGY_NO_METER : rc;
-	}
-	/* libnetsnmp is opened here, in slurmd, and nowhere else */
-	if (snmp_dl_load(err, err_len)) {
-		memset(t, 0, sizeof(*t));
-		xfree(t);
-		return -ELIBACC;
-	}
-	mc = (snmp_meter_config_t) {
-		.node = node, .pdus = t->pdus, .n_pdus = t->n_pdus,
-		.outlets = t->outlets, .n_outlets = t->n_outlets,
-		.timeout_ns = sconf.timeout_ns,
-	};
-	rc = snmp_meter_create(&mc, &m, err, err_len);
-	memset(t, 0, sizeof(*t));	/* the secrets are the meter's now */
-	xfree(t);
+	rc = snmp_conf_resolve(&sconf, node, &se_slurm_hostlist_ops, t, err,
+			       err_len);
+	if (rc == -ENOENT)
+		rc = SE_ENERGY_NO_METER;
+	else if (!rc)
+		rc = _meter_create(node, t, &m, err, err_len);
+	_target_free(t);	/* the secrets are the meter's now */
 	if (rc)
 		return rc;
 
