@@ -446,9 +446,9 @@ bool step_energy_live_outage(const step_energy_t *s,
 
 	memset(o, 0, sizeof(*o));
 	/* only an answer that lacks the reading after t1 (not another
-	 * sampler's, nor a start older than the history) */
-	if (a->complete1 || !step_energy_live_verdict(s, a, &done) || done ||
-	    t1_ns <= t0)
+	 * sampler's, nor a start older than the history: done then) */
+	(void) step_energy_live_verdict(s, a, &done);
+	if (done || a->complete1 || t1_ns <= t0)
 		return false;
 	reach = a->last_sample_ns + a->period_ns + a->deadline_ns;
 	if (a->last_sample_ns && reach >= t1_ns)
@@ -463,12 +463,10 @@ bool step_energy_live_outage(const step_energy_t *s,
 
 bool step_energy_settle_waits_outage(const step_energy_t *s,
 				     const energy_query_answer_t *a,
-				     uint64_t t1_ns)
+				     uint64_t t1_ns, step_outage_t *o)
 {
-	step_outage_t o;
-
-	return s->settle_tried && !s->settle_in_fini &&
-	       step_energy_live_outage(s, a, t1_ns, &o);
+	return step_energy_live_outage(s, a, t1_ns, o) && s->settle_tried &&
+	       !s->settle_in_fini;
 }
 
 uint64_t step_energy_live_joules(const step_energy_t *s,

@@ -491,11 +491,12 @@ bool step_energy_live_outage(const step_energy_t *s,
  * only a settle that runs after srun was told the tasks ended (the SPANK
  * plugin's, not fini()'s: a wait there holds srun and the job), and only
  * with time left.  Readings that bracket t1 then give E(t1) exactly
- * (counter path) or filled linearly (power path), as for any gap.
+ * (counter path) or filled linearly (power path), as for any gap.  *o as
+ * step_energy_live_outage fills it (the outage's spans, for the log).
  */
 bool step_energy_settle_waits_outage(const step_energy_t *s,
 				     const energy_query_answer_t *a,
-				     uint64_t t1_ns);
+				     uint64_t t1_ns, step_outage_t *o);
 
 /* The live settle's energy from a final answer a: E(t1) - E(t0), in J. */
 uint64_t step_energy_live_joules(const step_energy_t *s,

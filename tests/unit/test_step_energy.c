@@ -514,14 +514,14 @@ START_TEST(test_outage_not_late_reading)
 	ck_assert(step_energy_live_outage(&s, &a, S(121), &o));
 	/* the SPANK settle (after srun was told) waits for the meter's
 	 * return up to its bound; fini()'s (holding srun) waits one read */
-	ck_assert(!step_energy_settle_waits_outage(&s, &a, S(121)));
+	ck_assert(!step_energy_settle_waits_outage(&s, &a, S(121), &o));
 	s.settle_tried = true;
 	s.settle_in_fini = true;
-	ck_assert(!step_energy_settle_waits_outage(&s, &a, S(121)));
+	ck_assert(!step_energy_settle_waits_outage(&s, &a, S(121), &o));
 	s.settle_in_fini = false;
-	ck_assert(step_energy_settle_waits_outage(&s, &a, S(121)));
+	ck_assert(step_energy_settle_waits_outage(&s, &a, S(121), &o));
 	a.last_sample_ns = S(119.5);	/* merely late: one read */
-	ck_assert(!step_energy_settle_waits_outage(&s, &a, S(121)));
+	ck_assert(!step_energy_settle_waits_outage(&s, &a, S(121), &o));
 }
 END_TEST
 

@@ -188,6 +188,7 @@ static int _live_ask(void *arg, energy_query_answer_t *a, bool *done,
 		     bool *outage)
 {
 	live_ask_t *q = arg;
+	step_outage_t o;
 	bool kick = se_mono_ns() >= q->read_due_ns;
 	int rc = se_step_query(q->t1_ns, ENERGY_QUERY_HOLD |
 			       (kick ? 0 : ENERGY_QUERY_NO_KICK),
@@ -196,11 +197,10 @@ static int _live_ask(void *arg, energy_query_answer_t *a, bool *done,
 	if (!rc) {
 		q->why = step_energy_live_verdict(&se_step, a, done);
 		*outage = step_energy_settle_waits_outage(&se_step, a,
-							  q->t1_ns);
+							  q->t1_ns, &o);
 		if (*outage && !q->outage) {
 			q->outage = true;
-			(void) step_energy_live_outage(&se_step, a, q->t1_ns,
-						       &q->first_outage);
+			q->first_outage = o;
 		}
 	}
 	return rc;
