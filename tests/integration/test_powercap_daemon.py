@@ -56,6 +56,19 @@ def put(path, text):
         f.write(text)
 
 
+def fake_rapl_zone(root, max_uw, limit_uw):
+    """A RAPL tree under root for the rapl knob (root=ROOT): one package
+    zone, intel-rapl:0, one long_term constraint.  Its limit file's path."""
+    zone = os.path.join(root, "intel-rapl:0")
+    os.makedirs(zone)
+    for f, v in (("name", "package-0"),
+                 ("constraint_0_name", "long_term"),
+                 ("constraint_0_max_power_uw", max_uw),
+                 ("constraint_0_power_limit_uw", limit_uw)):
+        put(os.path.join(zone, f), "%s\n" % v)
+    return os.path.join(zone, "constraint_0_power_limit_uw")
+
+
 class Rig:
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix="se-powercapd-")
@@ -91,15 +104,7 @@ class Rig:
         return os.path.join(self.dir, node, "intel-rapl:0")
 
     def fake_zone(self, node, max_uw, limit_uw):
-        """The node's RAPL tree: one package zone, one long_term
-        constraint."""
-        z = self.zone(node)
-        os.makedirs(z)
-        for f, v in (("name", "package-0"),
-                     ("constraint_0_name", "long_term"),
-                     ("constraint_0_max_power_uw", max_uw),
-                     ("constraint_0_power_limit_uw", limit_uw)):
-            put(os.path.join(z, f), "%s\n" % v)
+        fake_rapl_zone(os.path.join(self.dir, node), max_uw, limit_uw)
 
     def start_munged(self, munged):
         """A munged of the rig's own: a fresh key, its socket, pid, log

@@ -24,6 +24,7 @@ import pytest
 from selab.capped import capped_joules, capped_watts, read_cap_log
 from selab.meters import ModbusSim, tool
 from selab.trace import Trace
+from test_powercap_daemon import fake_rapl_zone
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -71,18 +72,6 @@ def _read_sdm630(ctx):
     return _f32(buf[0:2]), _f32(buf[20:22]) * 3.6e6
 
 
-def _zone(root):
-    zone = os.path.join(root, "intel-rapl:0")
-    os.makedirs(zone)
-    for name, value in (("name", "package-0"),
-                        ("constraint_0_name", "long_term"),
-                        ("constraint_0_max_power_uw", MAX_W * 1000000),
-                        ("constraint_0_power_limit_uw", MAX_W * 1000000)):
-        with open(os.path.join(zone, name), "w") as f:
-            f.write("%s\n" % value)
-    return os.path.join(zone, "constraint_0_power_limit_uw")
-
-
 def _apply(root, watts):
     """Cap the node through the rapl knob (the agent's code path)."""
     subprocess.run([NODE_TOOL, "--knobs", "rapl:root=%s:min_pct=25" % root,
@@ -104,7 +93,8 @@ def _run(work):
     trace = os.path.join(work, "t.trace")
     with open(trace, "w") as f:
         f.write(TRACE_TEXT)
-    limit = _zone(os.path.join(work, "n1"))
+    limit = fake_rapl_zone(os.path.join(work, "n1"), MAX_W * 1000000,
+                           MAX_W * 1000000)
     epoch = time.time() + 0.3
     port = _free_port()
     sim = ModbusSim(trace, epoch, {1: "n1"}, ["--model", "sdm630"],
