@@ -121,44 +121,44 @@ static int _dup(char **dst, const char *src)
 	return !src || (*dst = strdup(src)) ? 0 : -1;
 }
 
+/* The other service whose "https://host:port" is uri's first blen
+ * characters, or NULL (base's, or a path). */
+static rf_service_t *_other(rf_meter_t *m, const char *uri, size_t blen)
+{
+	size_t i;
+
+	for (i = 0; blen && i < m->n_others; i++)
+		if (strlen(m->others[i].base) == blen &&
+		    !strncmp(m->others[i].base, uri, blen))
+			return &m->others[i];
+	return NULL;
+}
+
 /* The services other than base that the source list names by URL, each
- * with a client made now (the password is not kept here). */
+ * with a client made now (the password is not kept here).  A list
+ * discovery refuses gets none: it is never read. */
 static int _make_others(rf_meter_t *m, const rf_http_conf_t *hc,
 			const char *list)
 {
+	char items[RF_MAX_PROBES][RF_URI_MAX];
 	rf_http_conf_t oc = *hc;
-	const char *p = list;
-	size_t len, i;
+	size_t n = list ? rf_uri_list_split(list, items) : 0, i;
 
-	while (p && *p) {
-		const char *end = strchr(p, ',');
-		const char *path;
-		rf_service_t *o;
+	for (i = 0; i < n; i++) {
+		const char *path = rf_uri_path(items[i]);
+		size_t blen = path - items[i];
+		rf_service_t *o = &m->others[m->n_others];
 
-		len = end ? (size_t) (end - p) : strlen(p);
-		path = strstr(p, "://");
-		if (path && path < p + len &&
-		    (path = memchr(path + 3, '/', p + len - path - 3)) &&
-		    (size_t) (path - p) < RF_URI_MAX) {
-			size_t blen = path - p;
-
-			for (i = 0; i < m->n_others; i++)
-				if (strlen(m->others[i].base) == blen &&
-				    !strncmp(m->others[i].base, p, blen))
-					break;
-			if (i == m->n_others && i < RF_MAX_PROBES &&
-			    (blen != strlen(m->base) ||
-			     strncmp(m->base, p, blen))) {
-				o = &m->others[m->n_others];
-				memcpy(o->base, p, blen);
-				o->base[blen] = '\0';
-				oc.base = o->base;
-				if (!(o->http = rf_http_create(&oc)))
-					return -1;
-				m->n_others++;
-			}
-		}
-		p = end ? end + 1 : NULL;
+		if (!blen || *path != '/' || _other(m, items[i], blen) ||
+		    (blen == strlen(m->base) &&
+		     !strncmp(m->base, items[i], blen)))
+			continue;
+		memcpy(o->base, items[i], blen);
+		o->base[blen] = '\0';
+		oc.base = o->base;
+		if (!(o->http = rf_http_create(&oc)))
+			return -1;
+		m->n_others++;
 	}
 	return 0;
 }
@@ -278,14 +278,10 @@ static int _get(rf_meter_t *m, const char *uri, uint64_t deadline_ns,
 		json_object **doc, char *msg, size_t msg_len)
 {
 	const char *path = rf_uri_path(uri);
-	size_t i, blen = path - uri;
+	rf_service_t *o = _other(m, uri, path - uri);
 
-	for (i = 0; blen && i < m->n_others; i++)
-		if (strlen(m->others[i].base) == blen &&
-		    !strncmp(m->others[i].base, uri, blen))
-			return rf_http_get(m->others[i].http, path,
-					   deadline_ns, doc, msg, msg_len);
-	return rf_http_get(m->http, path, deadline_ns, doc, msg, msg_len);
+	return rf_http_get(o ? o->http : m->http, path, deadline_ns, doc, msg,
+			   msg_len);
 }
 
 /* ------------------------------------------------------------ discovery */

@@ -540,10 +540,7 @@ json_object *rf_batch_member(json_object *coll, const char *uri)
 	return NULL;
 }
 
-/* Split EnergyBMCRedfishSource's list at commas: the count, or 0 with a
- * message (too many, an empty or a too long item). */
-static size_t _split_uris(rf_disc_t *d, const char *list,
-			  char items[][RF_URI_MAX])
+size_t rf_uri_list_split(const char *list, char items[][RF_URI_MAX])
 {
 	size_t n = 0, len;
 	const char *p = list, *comma;
@@ -551,18 +548,27 @@ static size_t _split_uris(rf_disc_t *d, const char *list,
 	for (;;) {
 		comma = strchr(p, ',');
 		len = comma ? (size_t) (comma - p) : strlen(p);
-		if (!len || len >= RF_URI_MAX || n == RF_MAX_PROBES) {
-			snprintf(d->msg, d->msg_len,
-				 "%s: at most %d resource URIs of up to %d characters, separated by commas (EnergyBMCRedfishSource)",
-				 list, RF_MAX_PROBES, RF_URI_MAX - 1);
+		if (!len || len >= RF_URI_MAX || n == RF_MAX_PROBES)
 			return 0;
-		}
 		memcpy(items[n], p, len);
 		items[n++][len] = '\0';
 		if (!comma)
 			return n;
 		p = comma + 1;
 	}
+}
+
+/* rf_uri_list_split, or 0 with a message. */
+static size_t _split_uris(rf_disc_t *d, const char *list,
+			  char items[][RF_URI_MAX])
+{
+	size_t n = rf_uri_list_split(list, items);
+
+	if (!n)
+		snprintf(d->msg, d->msg_len,
+			 "%s: at most %d resource URIs of up to %d characters, separated by commas (EnergyBMCRedfishSource)",
+			 list, RF_MAX_PROBES, RF_URI_MAX - 1);
+	return n;
 }
 
 /*

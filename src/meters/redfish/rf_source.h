@@ -190,6 +190,10 @@ int rf_source_batch_of(const rf_source_t *s, const char *uri);
  * otherwise.  Borrowed from coll. */
 json_object *rf_batch_member(json_object *coll, const char *uri);
 
+/* Split EnergyBMCRedfishSource's list at commas into items: the count,
+ * or 0 (more than RF_MAX_PROBES, an empty or a too long item). */
+size_t rf_uri_list_split(const char *list, char items[][RF_URI_MAX]);
+
 /* The path of a member's URI in its batch's answer ("/redfish/v1/..."
  * of "https://pdu2/redfish/v1/..."). */
 const char *rf_uri_path(const char *uri);
