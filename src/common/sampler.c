@@ -693,7 +693,7 @@ void sampler_config_init(sampler_config_t *cfg, uint64_t period_ns,
 	cfg->acc.history = history < POLICY_HISTORY_MIN ? POLICY_HISTORY_MIN :
 			   history > POLICY_HISTORY_MAX ? POLICY_HISTORY_MAX :
 			   history;
-	cfg->acc.max_extrapolate_ns = period_ns + deadline_ns;
+	cfg->acc.max_extrapolate_ns = sampler_reach_ns(period_ns, deadline_ns);
 }
 
 void sampler_describe_timing(char *buf, size_t len, uint64_t period_ns,

@@ -80,6 +80,17 @@ typedef struct sampler sampler_t;
 void sampler_config_init(sampler_config_t *cfg, uint64_t period_ns,
 			 uint64_t deadline_ns);
 
+/*
+ * That policy's reach past the newest sample: one missed sample (period +
+ * deadline), its acc.max_extrapolate_ns.  Energy past it is held, not
+ * measured: a step ending beyond it ends in an outage (step_energy.h).
+ */
+static inline uint64_t sampler_reach_ns(uint64_t period_ns,
+					uint64_t deadline_ns)
+{
+	return period_ns + deadline_ns;
+}
+
 /* Append ", every Ps, timeout Tms" to the string in buf (size len): the
  * configured timing, as the plugins' load lines say it after the meter. */
 void sampler_describe_timing(char *buf, size_t len, uint64_t period_ns,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sampler.h"
 #include "step_energy.h"
 
 /* ------------------------------------------------------------ units */
@@ -450,7 +451,8 @@ bool step_energy_live_outage(const step_energy_t *s,
 	(void) step_energy_live_verdict(s, a, &done);
 	if (done || a->complete1 || t1_ns <= t0)
 		return false;
-	reach = a->last_sample_ns + a->period_ns + a->deadline_ns;
+	reach = a->last_sample_ns +
+		sampler_reach_ns(a->period_ns, a->deadline_ns);
 	if (a->last_sample_ns && reach >= t1_ns)
 		return false;	/* the reading after t1 is merely late */
 	o->step_ns = t1_ns - t0;

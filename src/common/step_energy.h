@@ -458,7 +458,7 @@ bool step_energy_live_held_answer(const step_energy_t *s, uint64_t t1_ns,
 /*
  * A step whose end lies in a meter outage.  The sampler extrapolates past
  * its newest sample at the last power for one missed read (its period +
- * deadline, sampler_config_init), then holds: energy after that is not
+ * deadline, sampler_reach_ns), then holds: energy after that is not
  * measured, nor guessed, until the meter returns, and then it goes to the
  * node's total (the counter path counts it exactly), not to a step that
  * has ended.  A settle that found no reading after t1 in time keeps the
@@ -478,8 +478,9 @@ typedef struct {
  * for want of a reading after t1 (step_energy_live_verdict not done; a
  * sampler restarted or a start older than the history keep their own
  * reasons), says such an outage: its newest reading plus the sampler's
- * reach (a->period_ns + a->deadline_ns) lies before t1 (a late reading of
- * a working meter lies within it).  True with *o filled.
+ * reach (sampler_reach_ns of the answer's period and deadline) lies
+ * before t1 (a late reading of a working meter lies within it).  True
+ * with *o filled.
  */
 bool step_energy_live_outage(const step_energy_t *s,
 			     const energy_query_answer_t *a, uint64_t t1_ns,

@@ -155,8 +155,9 @@ static uint64_t _node_energy_mj(const sampler_status_t *st)
 	_node_join(st);
 	if (node.carry.valid)
 		mj = energy_carry_pending_mj(&node.carry, se_mono_ns(),
-					     node.meter.cfg.period_ns +
-					     node.meter.cfg.deadline_ns);
+					     sampler_reach_ns(
+						node.meter.cfg.period_ns,
+						node.meter.cfg.deadline_ns));
 	else
 		mj = _node_mj(st->energy_mj);
 	if (mj < node.reported_mj)
