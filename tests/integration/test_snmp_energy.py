@@ -51,8 +51,10 @@ OUTLETS_OF = {
 # shrink with it (a step's ends a few ms around its task's, where the truth
 # is taken: all errors measured here are positive, and grow with the
 # machine's load): 0.4 % on the Wh counters then (measured +0.03..+0.22 %
-# on 20 s jobs over 5 runs, load average 4-5 on 2 cores).
-TOLERANCE = {"node1": 0.005, "node2": 0.001 if JOB_SECONDS >= 60 else 0.004,
+# on 20 s jobs over 5 runs, load average 4-5 on 2 cores).  node1 (two PDUs
+# summed, v3 + v2c): at most +0.12 % on the CI's 20 s jobs, +0.039..+0.053 %
+# over 3 runs here (2026-11-29, load average 0.5-2): 0.25 %, twice the worst.
+TOLERANCE = {"node1": 0.0025, "node2": 0.001 if JOB_SECONDS >= 60 else 0.004,
              "node3": 0.005}
 # slurmd's sampler per sample (test_sampler_cpu_per_sample): measured
 # 486-491 us on node1 (two PDUs, v3 AES + v2c), 203-209 us on node2 (one
