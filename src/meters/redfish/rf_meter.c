@@ -87,7 +87,6 @@ struct rf_meter {
 	uint64_t derived_mw;		/* the counter's own power */
 
 	/* the BMC's sensing ticks (RF_SYNC_MAX_NS) */
-	uint64_t tick_ns;		/* the last tick seen; 0: none */
 	uint64_t sense_ns;		/* their interval; 0: not learned */
 	unsigned sync_misses;		/* reads in a row with no tick seen */
 	unsigned learn_fails;		/* reads that saw one tick, not two */
@@ -515,15 +514,6 @@ static bool _round_changed(const rf_round_t *a, const rf_round_t *b)
 	       strcmp(a->ev.reset_time, b->ev.reset_time);
 }
 
-/* The interval, from two ticks seen in a row (it bounds how long and
- * how finely a read watches; the stamp comes from the tick seen). */
-static void _learn_tick(rf_meter_t *m, uint64_t tick, bool in_a_row)
-{
-	if (in_a_row && !m->sense_ns && m->tick_ns && tick > m->tick_ns)
-		m->sense_ns = tick - m->tick_ns;
-	m->tick_ns = tick;
-}
-
 /*
  * Watch the source until its reading changes (RF_SYNC_MAX_NS): *cur
  * becomes the first round with the new values and *tick_ns the instant
@@ -537,7 +527,8 @@ static void _sync_to_tick(rf_meter_t *m, rf_round_t *cur, uint64_t deadline_ns,
 	uint64_t limit = cur->end_ns + RF_SYNC_MAX_NS;
 	rf_round_t prev, next;
 	char msg[256];
-	unsigned gets = 0, changes = 0;
+	unsigned gets = 0;
+	uint64_t tick;
 	/* a tick to a fiftieth of the interval, a few ms: some 25-40 GETs a
 	 * read on average, whatever the interval */
 	uint64_t pace = !m->sense_ns ? RF_SYNC_LEARN_PACE_NS :
@@ -580,7 +571,13 @@ static void _sync_to_tick(rf_meter_t *m, rf_round_t *cur, uint64_t deadline_ns,
 			continue;
 		}
 		/* the BMC looked at its cache when each request arrived */
-		*tick_ns = prev.start_ns + (next.start_ns - prev.start_ns) / 2;
+		tick = prev.start_ns + (next.start_ns - prev.start_ns) / 2;
+		/* a second change in this watch: the interval, two ticks in
+		 * a row (it bounds how long and how finely a read watches;
+		 * the stamp comes from the tick seen) */
+		if (*tick_ns && !m->sense_ns)
+			m->sense_ns = tick - *tick_ns;
+		*tick_ns = tick;
 		*cur = next;
 		/* several services (a node's two PDUs), read one after the
 		 * other: the change may be the last one's alone; a round more
@@ -589,7 +586,6 @@ static void _sync_to_tick(rf_meter_t *m, rf_round_t *cur, uint64_t deadline_ns,
 		if (m->n_others && !_round(m, &next, deadline_ns, msg,
 					   sizeof(msg)))
 			*cur = next;
-		_learn_tick(m, *tick_ns, changes++ > 0);
 		if (m->sense_ns || m->learn_fails >= 3)
 			break;
 		prev = next;	/* the interval: watch for a second change */
