@@ -2,8 +2,10 @@
  * pcap_knob_nvml.c - the "nvml" knob: each GPU's power management limit
  * (NVML "Device Commands": nvmlDeviceSetPowerManagementLimit, in mW,
  * within nvmlDeviceGetPowerManagementLimitConstraints; root only on real
- * drivers).  libnvidia-ml.so.1 is opened here, at the knob's open, with
- * RTLD_LOCAL (no NVML at build time; the agent alone loads it).  A GPU's
+ * drivers).  libnvidia-ml.so.1 is opened at the knob's open by the GPU
+ * meter's loader, nvml_lib_open (src/meters/nvml: RTLD_LOCAL, nothing of
+ * NVML at build time, process-wide and counted), the power-limit calls
+ * among its optional entry points, required here.  A GPU's
  * range is [its constraint's min, its default limit]: the default limit is
  * "uncapped" and what restore writes back.  Options:
  *   lib=PATH   default libnvidia-ml.so.1 (tests: the fake NVML, tests/gpu)
@@ -13,84 +15,65 @@
 #include "se_config.h"
 #endif
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
+#include "nvml_lib.h"
 #include "pcap_knob_priv.h"
-#include "se_nvml.h"
-
-#define NVML_LIB	"libnvidia-ml.so.1"
-
-/* The calls of NVML's API this knob uses. */
-typedef struct {
-	void *dl;
-	nvmlReturn_t (*Init)(void);
-	nvmlReturn_t (*Shutdown)(void);
-	const char *(*ErrorString)(nvmlReturn_t);
-	nvmlReturn_t (*GetCount)(unsigned int *);
-	nvmlReturn_t (*GetHandle)(unsigned int, nvmlDevice_t *);
-	nvmlReturn_t (*Constraints)(nvmlDevice_t, unsigned int *,
-				    unsigned int *);
-	nvmlReturn_t (*DefaultLimit)(nvmlDevice_t, unsigned int *);
-	nvmlReturn_t (*GetLimit)(nvmlDevice_t, unsigned int *);
-	nvmlReturn_t (*SetLimit)(nvmlDevice_t, unsigned int);
-	bool inited;
-} nvml_t;
 
 /* ---------------------------------------------------- private functions */
 
-static int _nvml_fail(const pcap_knob_t *k, const nvml_t *n, size_t gpu,
+static int _nvml_fail(const pcap_knob_t *k, const nvml_lib_t *n, size_t gpu,
 		      const char *call, nvmlReturn_t rc, char *err,
 		      size_t err_len)
 {
 	snprintf(err, err_len, "%s: GPU %zu: %s: %s", k->ops->name, gpu, call,
-		 n->ErrorString ? n->ErrorString(rc) : "error");
+		 nvml_lib_strerror(n, rc));
 	return rc == NVML_ERROR_NO_PERMISSION ? -EACCES :
 	       rc == NVML_ERROR_INVALID_ARGUMENT ? -EINVAL : -EIO;
 }
 
-static int _load(pcap_knob_t *k, nvml_t *n, const char *lib, char *err,
-		 size_t err_len)
+/* The first power-limit call the library lacks (optional to the meter,
+ * what this knob is made of), or NULL. */
+static const char *_missing_call(const nvml_lib_t *n)
 {
-	const struct {
-		const char *name;
-		void **slot;
-	} syms[] = {
-		{ "nvmlInit_v2", (void **)&n->Init },
-		{ "nvmlShutdown", (void **)&n->Shutdown },
-		{ "nvmlErrorString", (void **)&n->ErrorString },
-		{ "nvmlDeviceGetCount_v2", (void **)&n->GetCount },
-		{ "nvmlDeviceGetHandleByIndex_v2", (void **)&n->GetHandle },
-		{ "nvmlDeviceGetPowerManagementLimitConstraints",
-		  (void **)&n->Constraints },
-		{ "nvmlDeviceGetPowerManagementDefaultLimit",
-		  (void **)&n->DefaultLimit },
-		{ "nvmlDeviceGetPowerManagementLimit", (void **)&n->GetLimit },
-		{ "nvmlDeviceSetPowerManagementLimit", (void **)&n->SetLimit },
-	};
+	if (!n->DeviceGetPowerManagementLimitConstraints)
+		return "nvmlDeviceGetPowerManagementLimitConstraints";
+	if (!n->DeviceGetPowerManagementDefaultLimit)
+		return "nvmlDeviceGetPowerManagementDefaultLimit";
+	if (!n->DeviceGetPowerManagementLimit)
+		return "nvmlDeviceGetPowerManagementLimit";
+	if (!n->DeviceSetPowerManagementLimit)
+		return "nvmlDeviceSetPowerManagementLimit";
+	return NULL;
+}
 
-	if (!(n->dl = dlopen(lib, RTLD_NOW | RTLD_LOCAL))) {
-		snprintf(err, err_len, "%s: cannot load %s: %s", k->ops->name,
-			 lib, dlerror());
+/* The library, initialised, into k->priv: 0, or -errno with err. */
+static int _load(pcap_knob_t *k, const char *path, char *err, size_t err_len)
+{
+	char why[400];
+	const nvml_lib_t *n = nvml_lib_open(path, why, sizeof(why));
+	const char *missing;
+	int e = errno;
+
+	if (!n) {
+		snprintf(err, err_len, "%s: %s", k->ops->name, why);
+		return -e;
+	}
+	k->priv = (void *)n;
+	if ((missing = _missing_call(n))) {
+		snprintf(err, err_len, "%s: %s has no %s", k->ops->name,
+			 path ? path : NVML_LIB_DEFAULT, missing);
 		return -ENOENT;
 	}
-	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
-		if (!(*syms[i].slot = dlsym(n->dl, syms[i].name))) {
-			snprintf(err, err_len, "%s: %s has no %s",
-				 k->ops->name, lib, syms[i].name);
-			return -ENOENT;
-		}
 	return 0;
 }
 
-static int _add_gpus(pcap_knob_t *k, nvml_t *n, uint32_t min_w, char *err,
+static int _add_gpus(pcap_knob_t *k, const nvml_lib_t *n, uint32_t min_w, char *err,
 		     size_t err_len)
 {
 	unsigned count = 0;
-	nvmlReturn_t rc = n->GetCount(&count);
+	nvmlReturn_t rc = n->DeviceGetCount(&count);
 
 	if (rc != NVML_SUCCESS)
 		return _nvml_fail(k, n, 0, "nvmlDeviceGetCount", rc, err,
@@ -105,9 +88,10 @@ static int _add_gpus(pcap_knob_t *k, nvml_t *n, uint32_t min_w, char *err,
 		nvmlDevice_t d;
 		unsigned lo, hi, dflt;
 
-		if ((rc = n->GetHandle(i, &d)) ||
-		    (rc = n->Constraints(d, &lo, &hi)) ||
-		    (rc = n->DefaultLimit(d, &dflt)))
+		if ((rc = n->DeviceGetHandleByIndex(i, &d)) ||
+		    (rc = n->DeviceGetPowerManagementLimitConstraints(d, &lo,
+								       &hi)) ||
+		    (rc = n->DeviceGetPowerManagementDefaultLimit(d, &dflt)))
 			return _nvml_fail(k, n, i, "reading its power limits",
 					  rc, err, err_len);
 		if (min_w * 1000 > lo)
@@ -132,16 +116,18 @@ static int _add_gpus(pcap_knob_t *k, nvml_t *n, uint32_t min_w, char *err,
 
 static int _write_all(pcap_knob_t *k, double f, char *err, size_t err_len)
 {
-	nvml_t *n = k->priv;
+	const nvml_lib_t *n = k->priv;
 
 	for (size_t i = 0; i < k->n_zones; i++) {
 		pcap_zone_t *z = &k->zone[i];
 		unsigned mw = z->lo + (unsigned)(f * (z->hi - z->lo) + 0.5);
 		unsigned back = 0;
-		nvmlReturn_t rc = n->SetLimit(z->handle, mw);
+		nvmlReturn_t rc = n->DeviceSetPowerManagementLimit(z->handle,
+								    mw);
 
 		if (rc == NVML_SUCCESS)
-			rc = n->GetLimit(z->handle, &back);
+			rc = n->DeviceGetPowerManagementLimit(z->handle,
+							      &back);
 		if (rc != NVML_SUCCESS) {
 			char call[80];
 
@@ -163,37 +149,22 @@ static int _write_all(pcap_knob_t *k, double f, char *err, size_t err_len)
 
 static void _nvml_close(pcap_knob_t *k)
 {
-	nvml_t *n = k->priv;
-
-	if (!n)
-		return;
-	if (n->inited)
-		n->Shutdown();
-	if (n->dl)
-		dlclose(n->dl);
-	free(n);
+	if (k->priv)
+		nvml_lib_close();	/* nvmlShutdown with the last user */
 	k->priv = NULL;
 }
 
 static int _nvml_open(pcap_knob_t *k, char *err, size_t err_len)
 {
-	const char *lib = pcap_knob_opt(k, "lib");
-	nvml_t *n = calloc(1, sizeof(*n));
 	uint32_t min_w;
-	nvmlReturn_t rc;
-	int ret;
+	int ret = pcap_opt_u32(k, "min_w", 0, 0, 100000, &min_w, err,
+			       err_len);
 
-	if (!(k->priv = n))
-		return -ENOMEM;
-	ret = pcap_opt_u32(k, "min_w", 0, 0, 100000, &min_w, err, err_len);
 	if (!ret)
-		ret = _load(k, n, lib ? lib : NVML_LIB, err, err_len);
-	if (ret)
-		return ret;
-	if ((rc = n->Init()) != NVML_SUCCESS)
-		return _nvml_fail(k, n, 0, "nvmlInit", rc, err, err_len);
-	n->inited = true;
-	return _add_gpus(k, n, min_w, err, err_len);
+		ret = _load(k, pcap_knob_opt(k, "lib"), err, err_len);
+	if (!ret)
+		ret = _add_gpus(k, k->priv, min_w, err, err_len);
+	return ret;
 }
 
 static int _nvml_apply(pcap_knob_t *k, uint32_t cap_mw, char *err,
@@ -205,12 +176,13 @@ static int _nvml_apply(pcap_knob_t *k, uint32_t cap_mw, char *err,
 static int _nvml_read(pcap_knob_t *k, uint32_t *cap_mw, char *err,
 		      size_t err_len)
 {
-	nvml_t *n = k->priv;
+	const nvml_lib_t *n = k->priv;
 	uint64_t sum = 0;
 
 	for (size_t i = 0; i < k->n_zones; i++) {
 		unsigned mw;
-		nvmlReturn_t rc = n->GetLimit(k->zone[i].handle, &mw);
+		nvmlReturn_t rc = n->DeviceGetPowerManagementLimit(
+			k->zone[i].handle, &mw);
 
 		if (rc != NVML_SUCCESS)
 			return _nvml_fail(k, n, i,

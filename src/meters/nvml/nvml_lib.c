@@ -67,6 +67,14 @@ static const nvml_sym_t syms[] = {
 	SYM(DeviceGetNvLinkState, "nvmlDeviceGetNvLinkState", false),
 	SYM(DeviceGetNvLinkRemotePciInfo,
 	    "nvmlDeviceGetNvLinkRemotePciInfo_v2", false),
+	SYM(DeviceGetPowerManagementLimitConstraints,
+	    "nvmlDeviceGetPowerManagementLimitConstraints", false),
+	SYM(DeviceGetPowerManagementDefaultLimit,
+	    "nvmlDeviceGetPowerManagementDefaultLimit", false),
+	SYM(DeviceGetPowerManagementLimit,
+	    "nvmlDeviceGetPowerManagementLimit", false),
+	SYM(DeviceSetPowerManagementLimit,
+	    "nvmlDeviceSetPowerManagementLimit", false),
 };
 #undef SYM
 

@@ -49,6 +49,15 @@ typedef struct {
 		DeviceResetMemoryLockedClocks;				/* opt */
 	se_nvmlDeviceGetNvLinkState_f DeviceGetNvLinkState;		/* opt */
 	se_nvmlDeviceGetNvLinkRemotePciInfo_f DeviceGetNvLinkRemotePciInfo; /* opt */
+	/* Power limits (the power cap's nvml knob checks them; opt) */
+	se_nvmlDeviceGetPowerManagementLimitConstraints_f
+		DeviceGetPowerManagementLimitConstraints;		/* opt */
+	se_nvmlDeviceGetPowerManagementDefaultLimit_f
+		DeviceGetPowerManagementDefaultLimit;			/* opt */
+	se_nvmlDeviceGetPowerManagementLimit_f
+		DeviceGetPowerManagementLimit;				/* opt */
+	se_nvmlDeviceSetPowerManagementLimit_f
+		DeviceSetPowerManagementLimit;				/* opt */
 } nvml_lib_t;
 
 /*

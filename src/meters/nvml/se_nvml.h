@@ -121,5 +121,17 @@ typedef nvmlReturn_t (*se_nvmlDeviceGetNvLinkState_f)(nvmlDevice_t,
 						      nvmlEnableState_t *);
 typedef nvmlReturn_t (*se_nvmlDeviceGetNvLinkRemotePciInfo_f)(
 	nvmlDevice_t, unsigned int, nvmlPciInfo_t *);
+/*
+ * Power management limits (Device Commands, mW; setting needs root on
+ * real drivers): the cluster power cap's nvml knob (src/powercap).
+ */
+typedef nvmlReturn_t (*se_nvmlDeviceGetPowerManagementLimitConstraints_f)(
+	nvmlDevice_t, unsigned int *min_mw, unsigned int *max_mw);
+typedef nvmlReturn_t (*se_nvmlDeviceGetPowerManagementDefaultLimit_f)(
+	nvmlDevice_t, unsigned int *mw);
+typedef nvmlReturn_t (*se_nvmlDeviceGetPowerManagementLimit_f)(
+	nvmlDevice_t, unsigned int *mw);
+typedef nvmlReturn_t (*se_nvmlDeviceSetPowerManagementLimit_f)(
+	nvmlDevice_t, unsigned int mw);
 
 #endif
