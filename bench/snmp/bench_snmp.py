@@ -46,12 +46,8 @@ def pct(values, p):
 
 
 def rows_of(out):
-    rows = []
-    for line in out.splitlines():
-        if line.startswith("read "):
-            f = line.split(" | ")[0].split()
-            rows.append((int(f[1]), float(f[6])))
-    return rows
+    """(rc, ms) of each read."""
+    return [(r["rc"], r["ms"]) for r in sr.probe_output(out)[1]]
 
 
 def probe_cmd(work, name, map_text, node, reads, period_ms):

@@ -131,18 +131,7 @@ def probe(map_path, secrets, node, reads, timeout_ms=1000, period_ms=250):
     res = subprocess.run([PROBE, map_path, secrets, node, str(reads),
                           str(timeout_ms), str(period_ms)],
                          capture_output=True, text=True, timeout=120)
-    meter, rows = None, []
-    for line in res.stdout.splitlines():
-        if line.startswith(("meter ", "config-error ")):
-            meter = line
-        elif line.startswith("read "):
-            head, _, msg = line.partition(" | ")
-            f = head.split()
-            rows.append({"rc": int(f[1]), "power_mw": int(f[2]),
-                         "counter": None if f[3].startswith("-") else
-                         int(f[3]), "energy_mj": int(f[4]),
-                         "t": float(f[5]), "ms": float(f[6]),
-                         "requests": int(f[7]), "msg": msg})
+    meter, rows = sr.probe_output(res.stdout)
     # net-snmp stays quiet: stderr holds only the meter's own log lines
     # (the core's default sink), each naming its node
     for line in res.stderr.splitlines():

@@ -54,6 +54,25 @@ def live_rows(rows):
             for oid, args in rows.items()}
 
 
+def probe_output(stdout):
+    """tests/unit/snmp_probe's output: (its "meter ..." or "config-error
+    ..." line, [a dict a read: rc, power_mw, counter (None: none carried),
+    energy_mj, t, ms, requests, msg])."""
+    meter, rows = None, []
+    for line in stdout.splitlines():
+        if line.startswith(("meter ", "config-error ")):
+            meter = line
+        elif line.startswith("read "):
+            head, _, msg = line.partition(" | ")
+            f = head.split()
+            rows.append({"rc": int(f[1]), "power_mw": int(f[2]),
+                         "counter": None if f[3].startswith("-") else
+                         int(f[3]), "energy_mj": int(f[4]),
+                         "t": float(f[5]), "ms": float(f[6]),
+                         "requests": int(f[7]), "msg": msg})
+    return meter, rows
+
+
 class SnmpSim(_Process):
     """snmpsim with recordings {name: {OID: module args}}: each recording is
     apc-8641's rows (base=True) or none, with the given rows live.  v2c
