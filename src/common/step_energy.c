@@ -391,7 +391,8 @@ uint64_t step_energy_settle_read_limit(uint64_t begin_ns,
 				       const energy_query_answer_t *a,
 				       uint64_t limit_ns)
 {
-	uint64_t read_limit = begin_ns + a->period_ns + a->deadline_ns +
+	uint64_t read_limit = begin_ns +
+			      sampler_reach_ns(a->period_ns, a->deadline_ns) +
 			      LIVE_MARGIN_NS;
 
 	return read_limit < limit_ns ? read_limit : limit_ns;

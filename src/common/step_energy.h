@@ -429,7 +429,8 @@ uint64_t step_energy_settle_pause(uint64_t *pause_ns, uint64_t limit_ns,
 				  uint64_t now_ns);
 
 /* The first answer a of a wait that began at begin_ns brings its limit in
- * to one read: the sampler's period + deadline + LIVE_MARGIN_NS. */
+ * to one read: the sampler's reach (sampler_reach_ns, within which a
+ * reading is late, not lost) + LIVE_MARGIN_NS. */
 uint64_t step_energy_settle_read_limit(uint64_t begin_ns,
 				       const energy_query_answer_t *a,
 				       uint64_t limit_ns);
