@@ -34,12 +34,14 @@
 #include "pcap_munge.h"
 #include "pcap_prog.h"
 #include "se_log.h"
+#include "se_resolve.h"
 #include "se_time.h"
 
 #define PROG		"slurm-energy-powercap-agent"
 #define TICK_NS		((int64_t)(100 * SE_NS_PER_MS))	/* the lease's timer */
 #define RETRY_NS	((int64_t)SE_NS_PER_SEC)	/* reconnect */
 #define QUERY_NS	(200 * SE_NS_PER_MS)	/* the query socket's wait */
+#define RESOLVE_NS	(500 * SE_NS_PER_MS)	/* the controller's name */
 
 typedef struct {
 	const char *conf_path, *node, *query_path, *munge_socket, *user;
@@ -150,22 +152,43 @@ static void _drop(agent_t *a, const char *why)
 	a->retry_ns = (int64_t)se_mono_ns() + RETRY_NS;
 }
 
-static void _connect(agent_t *a)
+/* The controller's address: its name looked up by se_resolve, bounded (a
+ * resolver that does not answer must not hold the lease's timer), then
+ * the numeric address and port into res.  0, or -1 (logged). */
+static int _controller_addr(agent_t *a, struct addrinfo **res)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
-	char host[256], *colon;
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
+				  .ai_socktype = SOCK_STREAM };
+	char host[256], addr[SE_RESOLVE_ADDR_LEN], *colon;
 	int rv;
 
 	snprintf(host, sizeof(host), "%s", a->conf.controller);
 	colon = strrchr(host, ':');
 	*colon = '\0';
-	a->retry_ns = (int64_t)se_mono_ns() + RETRY_NS;
-	if ((rv = getaddrinfo(host, colon + 1, &hints, &res))) {
+	if ((rv = se_resolve(host, SOCK_STREAM, se_mono_ns() + RESOLVE_NS,
+			     addr, sizeof(addr)))) {
+		se_log_limited(&a->rl_conn, se_mono_ns(), SE_LOG_ERROR,
+			       "PowerCapController=%s: looking up %s: %s",
+			       a->conf.controller, host, rv == -ENOENT ?
+			       "no such host" : strerror(-rv));
+		return -1;
+	}
+	if ((rv = getaddrinfo(addr, colon + 1, &hints, res))) {
 		se_log_limited(&a->rl_conn, se_mono_ns(), SE_LOG_ERROR,
 			       "PowerCapController=%s: %s",
 			       a->conf.controller, gai_strerror(rv));
-		return;
+		return -1;
 	}
+	return 0;
+}
+
+static void _connect(agent_t *a)
+{
+	struct addrinfo *res = NULL;
+
+	a->retry_ns = (int64_t)se_mono_ns() + RETRY_NS;
+	if (_controller_addr(a, &res))
+		return;
 	a->fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK |
 		       SOCK_CLOEXEC, 0);
 	if (a->fd >= 0 && connect(a->fd, res->ai_addr, res->ai_addrlen) &&
