@@ -557,11 +557,18 @@ static void _sync_to_tick(rf_meter_t *m, rf_round_t *cur, uint64_t deadline_ns,
 			   2 * get_ns < limit)
 		limit = cur->end_ns + m->sense_ns + m->sense_ns / 4 + 2 * get_ns;
 	prev = *cur;
-	while (gets++ < RF_SYNC_MAX_GETS &&
-	       se_mono_ns() + 2 * get_ns + RF_SYNC_GUARD_NS < limit) {
-		/* a few ms apart: as fine as a tick needs, light on the BMC */
-		if (se_mono_ns() < prev.start_ns + pace)
-			se_sleep_ns(prev.start_ns + pace - se_mono_ns());
+	for (;;) {
+		/* a few ms apart: as fine as a tick needs, light on the BMC;
+		 * the wait counts against the limit as the rounds do */
+		uint64_t now = se_mono_ns();
+		uint64_t at = prev.start_ns + pace > now ?
+			      prev.start_ns + pace : now;
+
+		if (gets++ >= RF_SYNC_MAX_GETS ||
+		    at + 2 * get_ns + RF_SYNC_GUARD_NS >= limit)
+			break;
+		if (at > now)
+			se_sleep_ns(at - now);
 		if (_round(m, &next, deadline_ns, msg, sizeof(msg)))
 			break;
 		if (next.end_ns - next.start_ns > get_ns)
@@ -588,7 +595,9 @@ static void _sync_to_tick(rf_meter_t *m, rf_round_t *cur, uint64_t deadline_ns,
 			*cur = next;
 		if (m->sense_ns || m->learn_fails >= 3)
 			break;
-		prev = next;	/* the interval: watch for a second change */
+		/* the interval: watch for a second change, from the last
+		 * good round (not a failed extra one's zeroed values) */
+		prev = *cur;
 	}
 	if (*tick_ns) {
 		m->sync_misses = 0;
