@@ -203,6 +203,14 @@ def check_step_energy(cluster, jobid, truth, tolerance, what):
     return got
 
 
+def check_job_on_trace(cluster, epoch, name, args, seconds, what):
+    """One srun job NAME on ARGS (timed_jobs): its step's sacct energy
+    within 2 % of the trace's joules over its task's windows."""
+    (jobid, win), = timed_jobs(cluster, {name: args}, seconds).values()
+    check_step_energy(cluster, jobid, energy.true_energy(TRACE, epoch, win),
+                      0.02, what)
+
+
 # ------------------------------------------------------------ fixtures
 workroot = fixtures.workdir("se-examples-", name="workroot")
 
@@ -340,10 +348,8 @@ def test_bmc_example(bmc_lan):
         assert lines, "no start line of our plugin in slurmd-%s.log" % node
         assert "dcmi over lan 2.0 to %s:%d" % (BMC_ADDR, PORT_OF[node]) \
             in lines[-1], lines[-1]
-    jobs = timed_jobs(c, {"ex-bmc": ["-N2", "-w", "node[1-2]"]}, 10)
-    jobid, win = jobs["ex-bmc"]
-    check_step_energy(c, jobid, energy.true_energy(TRACE, epoch, win),
-                      0.02, "bmc dcmi, 2 nodes")
+    check_job_on_trace(c, epoch, "ex-bmc", ["-N2", "-w", "node[1-2]"], 10,
+                       "bmc dcmi, 2 nodes")
 
 
 # ------------------------------------------------ Redfish BMCs and PDUs
@@ -395,10 +401,8 @@ def test_redfish_bmc_example(redfish_bmc):
     for node in NODES:
         assert "EnvironmentMetrics EnergyJoules (counter)" in \
             source_line(c, node)
-    jobs = timed_jobs(c, {"ex-rf-bmc": ["-N3", "-w", "node[1-3]"]}, 10)
-    jobid, win = jobs["ex-rf-bmc"]
-    check_step_energy(c, jobid, energy.true_energy(TRACE, epoch, win),
-                      0.02, "redfish bmc, 3 nodes")
+    check_job_on_trace(c, epoch, "ex-rf-bmc", ["-N3", "-w", "node[1-3]"], 10,
+                       "redfish bmc, 3 nodes")
 
 
 @pytest.fixture(scope="module")
@@ -423,10 +427,8 @@ def test_redfish_pdu_example(redfish_pdu):
     for node in NODES:
         assert "summed over the resources" in source_line(c, node)
     assert "2 of them in one GET" in source_line(c, "node3")
-    jobs = timed_jobs(c, {"ex-rf-pdu": ["-N3", "-w", "node[1-3]"]}, 10)
-    jobid, win = jobs["ex-rf-pdu"]
-    check_step_energy(c, jobid, energy.true_energy(TRACE, epoch, win),
-                      0.02, "redfish pdu outlets, 3 nodes")
+    check_job_on_trace(c, epoch, "ex-rf-pdu", ["-N3", "-w", "node[1-3]"], 10,
+                       "redfish pdu outlets, 3 nodes")
 
 
 # ------------------------------------------------- SNMP rack PDUs
@@ -465,10 +467,8 @@ def test_snmp_pdu_rack_example(snmp_pdu_rack):
     c, epoch = snmp_pdu_rack
     for node in NODES:
         assert start_line(c, node, "acct_gather_energy/snmp"), node
-    jobs = timed_jobs(c, {"ex-snmp": ["-N3", "-w", "node[1-3]"]}, 10)
-    jobid, win = jobs["ex-snmp"]
-    check_step_energy(c, jobid, energy.true_energy(TRACE, epoch, win),
-                      0.02, "snmp pdu outlets, 3 nodes")
+    check_job_on_trace(c, epoch, "ex-snmp", ["-N3", "-w", "node[1-3]"], 10,
+                       "snmp pdu outlets, 3 nodes")
 
 
 # -------------------------------------------------- RRD from collectd
@@ -503,10 +503,8 @@ def test_rrd_example(rrd_collectd):
     c, epoch = rrd_collectd
     for node in NODES:
         assert start_line(c, node, "acct_gather_energy/rrd"), node
-    jobs = timed_jobs(c, {"ex-rrd": ["-w", "node1"]}, 30)
-    jobid, win = jobs["ex-rrd"]
-    check_step_energy(c, jobid, energy.true_energy(TRACE, epoch, win),
-                      0.02, "rrd energy-counter rows + settle")
+    check_job_on_trace(c, epoch, "ex-rrd", ["-w", "node1"], 30,
+                       "rrd energy-counter rows + settle")
 
 
 # ------------------------------------------------------------ GPU nodes
