@@ -63,18 +63,17 @@ def probe(url, sim, args, reads, period_ms, ca=None):
     if ca:
         argv += ["--ca", ca]
     res = subprocess.run(argv, capture_output=True, text=True, timeout=600)
-    rows = [l.partition(" | ")[0].split() for l in res.stdout.splitlines()
-            if l.startswith("read ")]
-    bad = [r for r in rows if r[2] != "0"]
+    _, rows, _ = rr.probe_output(res.stdout)
+    bad = [r for r in rows if r["rc"] != 0]
     if len(rows) != reads or bad:
         raise SystemExit("rf_probe %s: %d reads, %d failed:\n%s%s" % (
             " ".join(args), len(rows), len(bad), res.stdout[-2000:],
             res.stderr[-2000:]))
     # the first read of a kept connection made it: left out of both modes
     rows = rows[1:]
-    ms = sorted(float(r[11]) for r in rows)
-    cpu = [float(r[12]) for r in rows]
-    req = [int(r[10]) for r in rows]
+    ms = sorted(r["ms"] for r in rows)
+    cpu = [r["cpu_us"] for r in rows]
+    req = [r["requests"] for r in rows]
     return {"p50": statistics.median(ms),
             "p95": ms[int(0.95 * (len(ms) - 1))], "max": ms[-1],
             "cpu": statistics.mean(cpu), "req": statistics.mean(req)}

@@ -60,24 +60,7 @@ def probe(url, *args, reads=3, period_ms=300):
     res = subprocess.run([PROBE, "--base", url, "--reads", str(reads),
                           "--period-ms", str(period_ms), *args],
                          capture_output=True, text=True, timeout=120)
-    source, rows, counts = None, [], {}
-    for line in res.stdout.splitlines():
-        if line.startswith("source "):
-            source = line[7:]
-        elif line.startswith("open-error "):
-            source = line
-        elif line.startswith("read "):
-            head, _, msg = line.partition(" | ")
-            f = head.split()
-            rows.append({"rc": int(f[2]), "has_power": f[3] == "1",
-                         "power_mw": int(f[4]), "has_counter": f[5] == "1",
-                         "raw": int(f[6]), "mj_per_unit": float(f[7]),
-                         "energy_mj": int(f[8]), "t": float(f[9]),
-                         "requests": int(f[10]), "rounds": int(f[14]),
-                         "msg": msg})
-        elif line.startswith("requests "):
-            f = line.split()
-            counts = {"requests": int(f[1]), "logins": int(f[3])}
+    source, rows, counts = rr.probe_output(res.stdout)
     return source, rows, counts, res.stderr
 
 

@@ -186,6 +186,32 @@ def start_sim(trace, epoch, **kw):
     return sim
 
 
+def probe_output(stdout):
+    """tests/unit/rf_probe's output, as its header comment says: (the
+    source line, or the open-error line; [a dict per read]; {"requests",
+    "logins"} of the run)."""
+    source, rows, counts = None, [], {}
+    for line in stdout.splitlines():
+        if line.startswith("source "):
+            source = line[7:]
+        elif line.startswith("open-error "):
+            source = line
+        elif line.startswith("read "):
+            head, _, msg = line.partition(" | ")
+            f = head.split()
+            rows.append({"rc": int(f[2]), "has_power": f[3] == "1",
+                         "power_mw": int(f[4]), "has_counter": f[5] == "1",
+                         "raw": int(f[6]), "mj_per_unit": float(f[7]),
+                         "energy_mj": int(f[8]), "t": float(f[9]),
+                         "requests": int(f[10]), "ms": float(f[11]),
+                         "cpu_us": float(f[12]), "registers": int(f[13]),
+                         "rounds": int(f[14]), "msg": msg})
+        elif line.startswith("requests "):
+            f = line.split()
+            counts = {"requests": int(f[1]), "logins": int(f[3])}
+    return source, rows, counts
+
+
 class SushyStatic(_Process):
     """sushy-static (PyPI sushy-tools) serving a mockup folder as it is:
     GET only, no authentication."""
