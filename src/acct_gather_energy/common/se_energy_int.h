@@ -115,21 +115,8 @@ static inline time_t _mono_to_wall_s(uint64_t t_ns)
 	return t_ns ? (time_t) (se_mono_to_wall_ns(t_ns) / SE_NS_PER_SEC) : 0;
 }
 
-/* mW -> W, rounded; a watt figure never reads NO_VAL by accident. */
-static inline uint32_t _mw_to_w(uint64_t power_mw)
-{
-	uint64_t w = (power_mw + 500) / 1000;
-
-	return (w >= NO_VAL) ? NO_VAL - 1 : (uint32_t) w;
-}
-
-/* Average watts of energy_mj over t_ns (mJ/ns = 1e6 W). */
-static inline uint32_t _avg_w(uint64_t energy_mj, uint64_t t_ns)
-{
-	if (!t_ns)
-		return 0;
-	return _mw_to_w((uint64_t) ((double) energy_mj * 1e9 / (double) t_ns));
-}
+/* Slurm's NO_VAL is what step_energy.h's watts keep clear of. */
+_Static_assert(STEP_WATTS_NO_VAL == NO_VAL, "STEP_WATTS_NO_VAL is NO_VAL");
 
 /* slurmd's SlurmdSpoolDir (%n expanded), shared with its slurmstepds. */
 static inline const char *_spool_dir(void)

@@ -194,7 +194,7 @@ static int _node_fill(acct_gather_energy_t *e)
 	if (!st.last_sample_ns)
 		return SLURM_ERROR;
 
-	e->current_watts = _mw_to_w(st.power_mw);
+	e->current_watts = step_energy_mw_to_w(st.power_mw);
 	e->poll_time = _mono_to_wall_s(st.last_sample_ns);
 	/*
 	 * The average between two samples' instants and energies, not the
@@ -221,8 +221,8 @@ static int _node_fill(acct_gather_energy_t *e)
 	}
 	if (node.have_first && t_ns >= node.first_ns + SE_NS_PER_SEC &&
 	    at_mj >= node.first_mj)
-		e->ave_watts = _avg_w(at_mj - node.first_mj,
-				      t_ns - node.first_ns);
+		e->ave_watts = step_energy_avg_w(at_mj - node.first_mj,
+						 t_ns - node.first_ns);
 	else
 		e->ave_watts = e->current_watts;
 	return SLURM_SUCCESS;
