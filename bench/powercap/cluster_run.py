@@ -26,7 +26,6 @@ Needs the build (make; make install into _build/stage) and munged.
 import argparse
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -53,8 +52,9 @@ sys.path.insert(0, os.path.join(REPO, "contribs", "python"))
 from selab import energy                                   # noqa: E402
 from selab.capped import capped_joules, read_cap_log       # noqa: E402
 from selab.cluster import Cluster                          # noqa: E402
-from selab.meters import ModbusSim                         # noqa: E402
+from selab.meters import ModbusSim, stop_process           # noqa: E402
 from selab.modbus_rig import METER, modbus_conf            # noqa: E402
+from selab.powercap_rig import fake_rapl_zone, start_munged  # noqa: E402
 from selab.trace import Trace                              # noqa: E402
 
 DAEMON = os.path.join(OBJ, "src", "powercap", "slurm-energy-powercapd")
@@ -89,13 +89,7 @@ class Procs:
 
     def stop_all(self):
         for name, p in list(self.procs.items()):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            stop_process(p)
             del self.procs[name]
 
     def log(self, name):
@@ -109,39 +103,12 @@ def put(path, text):
         f.write(text)
 
 
-def zone(workdir, node):
-    z = os.path.join(workdir, node, "intel-rapl:0")
-    os.makedirs(z)
-    for name, value in (("name", "package-0"),
-                        ("constraint_0_name", "long_term"),
-                        ("constraint_0_max_power_uw", MAX_W * 1000000),
-                        ("constraint_0_power_limit_uw", MAX_W * 1000000)):
-        put(os.path.join(z, name), "%s\n" % value)
-    return os.path.join(z, "constraint_0_power_limit_uw")
-
-
 def wait_for(pred, what, timeout=30):
     end = time.monotonic() + timeout
     while not pred():
         if time.monotonic() > end:
             raise RuntimeError("timed out waiting for " + what)
         time.sleep(0.1)
-
-
-def start_munged(procs):
-    key = os.path.join(procs.dir, "munge.key")
-    fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    os.write(fd, os.urandom(1024))
-    os.close(fd)
-    sock = os.path.join(procs.dir, "munge.socket")
-    procs.start("munged", [
-        shutil.which("munged") or "/usr/sbin/munged", "--foreground",
-        "--socket=" + sock, "--key-file=" + key,
-        "--pid-file=" + os.path.join(procs.dir, "munged.pid"),
-        "--log-file=" + os.path.join(procs.dir, "munged.log"),
-        "--seed-file=" + os.path.join(procs.dir, "munged.seed")])
-    wait_for(lambda: os.path.exists(sock), "munged")
-    return sock
 
 
 def powercap_conf(args, port):
@@ -198,7 +165,8 @@ def run(args, c, procs):
     work = procs.dir
     trace_path = os.path.join(work, "demand.trace")
     put(trace_path, TRACE)
-    limits = {n: zone(work, n) for n in NODES}
+    limits = {n: fake_rapl_zone(os.path.join(work, n), MAX_W * 1000000,
+                                MAX_W * 1000000) for n in NODES}
     c.restart(plugin_dirs=[os.environ["SE_PLUGIN_DIR"]],
               energy_type="acct_gather_energy/modbus",
               acct_gather_conf=modbus_conf(
@@ -215,7 +183,8 @@ def run(args, c, procs):
     sim.start()
     try:
         energy.wait_for_power(c, NODES)
-        munge = start_munged(procs)
+        munge = start_munged(work, procs.start)
+        wait_for(lambda: os.path.exists(munge), "munged")
         port = 21400
         conf = powercap_conf(args, port)
         put(os.path.join(work, "powercapd.conf"), conf + "PowerCapKnobs=rapl\n")

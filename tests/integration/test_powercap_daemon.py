@@ -26,6 +26,8 @@ import time
 
 import pytest
 
+from selab.powercap_rig import fake_rapl_zone, start_munged
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 OBJ = os.environ.get("SE_BUILD_OBJ", os.path.join(REPO, "_build", "obj"))
@@ -54,19 +56,6 @@ def conf(knobs):
 def put(path, text):
     with open(path, "w") as f:
         f.write(text)
-
-
-def fake_rapl_zone(root, max_uw, limit_uw):
-    """A RAPL tree under root for the rapl knob (root=ROOT): one package
-    zone, intel-rapl:0, one long_term constraint.  Its limit file's path."""
-    zone = os.path.join(root, "intel-rapl:0")
-    os.makedirs(zone)
-    for f, v in (("name", "package-0"),
-                 ("constraint_0_name", "long_term"),
-                 ("constraint_0_max_power_uw", max_uw),
-                 ("constraint_0_power_limit_uw", limit_uw)):
-        put(os.path.join(zone, f), "%s\n" % v)
-    return os.path.join(zone, "constraint_0_power_limit_uw")
 
 
 class Rig:
@@ -107,18 +96,7 @@ class Rig:
         fake_rapl_zone(os.path.join(self.dir, node), max_uw, limit_uw)
 
     def start_munged(self, munged):
-        """A munged of the rig's own: a fresh key, its socket, pid, log
-        and seed files in the rig's directory (self.munge the socket)."""
-        key = os.path.join(self.dir, "munge.key")
-        fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.write(fd, os.urandom(1024))
-        os.close(fd)
-        self.munge = os.path.join(self.dir, "munge.socket")
-        files = ["--%s-file=%s" % (k, os.path.join(self.dir, "munged." + k))
-                 for k in ("pid", "log", "seed")]
-        self.start("munged", [munged, "--foreground",
-                              "--socket=" + self.munge,
-                              "--key-file=" + key] + files)
+        self.munge = start_munged(self.dir, self.start, munged)
 
     def limit_w(self, node):
         """The zone's limit in W.  A regular file, not sysfs: the knob's

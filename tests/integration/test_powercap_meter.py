@@ -23,8 +23,8 @@ import pytest
 
 from selab.capped import capped_joules, capped_watts, read_cap_log
 from selab.meters import ModbusSim, tool
+from selab.powercap_rig import fake_rapl_zone
 from selab.trace import Trace
-from test_powercap_daemon import fake_rapl_zone
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
