@@ -21,7 +21,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -30,6 +29,7 @@ import urllib.parse
 import urllib.request
 
 from selab.meters import stop_process
+from selab.redfish_rig import free_port
 
 PROMETHEUS = os.environ.get("SE_PROMETHEUS", "/usr/bin/prometheus")
 PROMTOOL = os.path.join(os.path.dirname(PROMETHEUS), "promtool")
@@ -37,13 +37,6 @@ PROMTOOL = os.path.join(os.path.dirname(PROMETHEUS), "promtool")
 NET = os.environ.get("SE_CLUSTER_NET", "10.199.0")
 NS_PREFIX = os.environ.get("SE_CLUSTER_NS_PREFIX", "se-")
 EXPORTER_PORT = 9945        # the exporter's default port
-
-
-def free_port(host="127.0.0.1"):
-    """A TCP port free on host now (the kernel's pick)."""
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 def config_text(targets, interval="1s", job="slurm-energy", rule_files=(),
