@@ -20,7 +20,6 @@ Nothing leaves the machine (loopback and the bridge's /24).
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -321,14 +320,7 @@ class Exporters:
     def stop(self, timeout=10):
         """SIGTERM to each exporter's own PID, SIGKILL after timeout."""
         for proc in self.procs.values():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout)
+            stop_process(proc, timeout)
 
     def __enter__(self):
         return self.start()
