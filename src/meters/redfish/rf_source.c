@@ -581,48 +581,41 @@ static size_t _split_uris(rf_disc_t *d, const char *list,
 static int _batch_docs(rf_disc_t *d, char items[][RF_URI_MAX], size_t n,
 		       json_object *docs[], rf_source_t *src)
 {
-	char q[RF_URI_MAX + 24], qi[RF_URI_MAX + 24];
+	/* each item's batch GET, as rf_batch_t.uri */
+	char q[RF_MAX_PROBES][sizeof(((rf_batch_t *) 0)->uri)];
 	json_object *coll;
-	size_t i, j, k;
+	size_t i, j, members;
 	int rc;
 
+	for (i = 0; i < n; i++)
+		_batch_uri(items[i], q[i], sizeof(q[i]));
 	for (i = 0; i < n; i++) {
-		size_t members = 0;
-
-		_batch_uri(items[i], q, sizeof(q));
-		if (docs[i] || !q[0] || rf_source_batch_of(src, items[i]) >= 0)
+		if (docs[i] || !q[i][0] ||
+		    rf_source_batch_of(src, items[i]) >= 0)
 			continue;
-		for (j = i; j < n; j++) {
-			_batch_uri(items[j], qi, sizeof(qi));
-			members += !strcmp(q, qi);
-		}
+		for (members = 0, j = i; j < n; j++)
+			members += !strcmp(q[i], q[j]);
 		if (members < 2)
 			continue;
-		rc = d->f->fetch(d->f->arg, q, &coll, d->msg, d->msg_len);
+		rc = d->f->fetch(d->f->arg, q[i], &coll, d->msg, d->msg_len);
 		if (rc == -EACCES || rc == -EPROTO || rc == -ETIMEDOUT ||
 		    rc == -ECONNREFUSED || rc == -EIO)
 			return rc;
 		d->msg[0] = '\0';
 		if (rc)
 			continue;	/* refused: one by one */
-		for (k = j = i; j < n; j++) {
-			_batch_uri(items[j], qi, sizeof(qi));
-			if (strcmp(q, qi))
-				continue;
-			if (!rf_batch_member(coll, items[j]))
+		for (j = i; j < n; j++)
+			if (!strcmp(q[i], q[j]) &&
+			    !rf_batch_member(coll, items[j]))
 				break;
-			k++;
-		}
 		if (j == n) {	/* every one expanded: the batch holds */
-			for (j = i; j < n; j++) {
-				_batch_uri(items[j], qi, sizeof(qi));
-				if (!strcmp(q, qi))
+			for (j = i; j < n; j++)
+				if (!strcmp(q[i], q[j]))
 					docs[j] = json_object_get(
 						rf_batch_member(coll, items[j]));
-			}
-			snprintf(src->batches[src->n_batches].uri,
-				 sizeof(src->batches[0].uri), "%s", q);
-			src->batches[src->n_batches++].n = k - i;
+			memcpy(src->batches[src->n_batches].uri, q[i],
+			       sizeof(src->batches[0].uri));
+			src->batches[src->n_batches++].n = members;
 		}
 		json_object_put(coll);
 	}
