@@ -678,7 +678,6 @@ void se_step_tell_end(void)
 	}
 	if (se_step.settled)
 		return;
-	(void) se_step_share(se_step.end_ns > se_step.start_ns ?
-			     se_step.end_ns : se_mono_ns(), true, 0,
-			     LIVE_POLL_QUERY_TIMEOUT_NS, &a);
+	(void) se_step_share(step_energy_share_t1(&se_step, se_mono_ns()),
+			     true, 0, LIVE_POLL_QUERY_TIMEOUT_NS, &a);
 }
