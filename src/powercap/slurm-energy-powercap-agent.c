@@ -31,7 +31,8 @@
 #include "energy_snapshot.h"
 #include "pcap_agent.h"
 #include "pcap_conf.h"
-#include "pcap_munge.h"
+#include "pcap_wire.h"
+#include "se_munge.h"
 #include "pcap_prog.h"
 #include "se_log.h"
 #include "se_resolve.h"
@@ -58,7 +59,7 @@ typedef struct {
 	int fd;			/* the controller; -1: none */
 	bool connecting;
 	int64_t retry_ns;
-	pcap_lines_t lines;
+	se_lines_t lines;
 	/* the last snapshot's total, for the mean power since */
 	bool have_prev;
 	uint64_t prev_id, prev_mj, prev_ns;
@@ -217,7 +218,7 @@ static void _report(agent_t *a)
 		se_log(SE_LOG_ERROR, "report: %s", strerror(-len));
 		return;
 	}
-	if (pcap_munge_send(a->munge, a->fd, buf, len, err, sizeof(err)))
+	if (se_munge_send(a->munge, a->fd, buf, len, err, sizeof(err)))
 		_drop(a, err);
 	else
 		se_log(SE_LOG_DEBUG, "report seq %llu: %u mW over %u ms, cap "
@@ -237,7 +238,7 @@ static void _message(agent_t *a, const char *cred)
 	uid_t uid;
 	int rv;
 
-	if (pcap_munge_open(a->munge, cred, buf, &len, &uid, err,
+	if (se_munge_open(a->munge, cred, buf, &len, &uid, err,
 			    sizeof(err))) {
 		se_log(SE_LOG_ERROR, "a message refused: %s", err);
 		return;
@@ -270,15 +271,15 @@ static void _message(agent_t *a, const char *cred)
 
 static void _readable(agent_t *a)
 {
-	char line[PCAP_LINE_MAX];
-	int rv = pcap_lines_fill(&a->lines, a->fd);
+	char line[SE_LINE_MAX];
+	int rv = se_lines_fill(&a->lines, a->fd);
 
 	if (rv <= 0) {
 		_drop(a, rv ? strerror(-rv) : "connection closed");
 		return;
 	}
 	while (a->fd >= 0 &&
-	       (rv = pcap_lines_next(&a->lines, line, sizeof(line))) > 0)
+	       (rv = se_lines_next(&a->lines, line, sizeof(line))) > 0)
 		_message(a, line);
 	if (rv < 0)
 		_drop(a, "a line too long");
@@ -415,7 +416,7 @@ static int _setup(agent_t *a, const opts_t *o, char *err, size_t len)
 			 strerror(-rv));
 		return rv;
 	}
-	if (!(a->munge = pcap_munge_new(o->munge_socket, err, len)))
+	if (!(a->munge = se_munge_new(o->munge_socket, err, len)))
 		return -EINVAL;
 	if ((rv = pcap_node_open(&a->knobs, a->conf.knobs,
 				 (uint32_t)(a->conf.floor_w * 1000 + 0.5),
@@ -458,7 +459,7 @@ int main(int argc, char **argv)
 	if (a.fd >= 0)
 		close(a.fd);
 	pcap_node_close(&a.knobs);
-	pcap_munge_free(a.munge);
+	se_munge_free(a.munge);
 	pcap_conf_free(&a.conf);
 	return 0;
 }

@@ -4,7 +4,7 @@
  *
  * The I/O around pcap_ctl.c: it listens on PowerCapController's port for
  * the agents (slurm-energy-powercap-agent, one TCP connection per node,
- * each message a MUNGE credential: pcap_munge.h), runs a round every
+ * each message a MUNGE credential: se_munge.h), runs a round every
  * PowerCapPeriod over PowerCapNodes (pcap_ctl_round, then every node not
  * sent a new cap is sent its cap again: its lease renewed, its answer
  * asked), sends the held raises when pcap_ctl_tick says, and feeds the
@@ -36,7 +36,8 @@
 #include "pcap_ctl.h"
 #include "pcap_jobrec.h"
 #include "pcap_slurm.h"
-#include "pcap_munge.h"
+#include "pcap_wire.h"
+#include "se_munge.h"
 #include "pcap_prog.h"
 #include "pcap_state.h"
 #include "se_log.h"
@@ -57,7 +58,7 @@
 
 typedef struct {
 	int fd;
-	pcap_lines_t lines;
+	se_lines_t lines;
 	char node[PCAP_WIRE_NAME_MAX];	/* "" until its first REPORT */
 	long index;			/* in nodes[]; -1: none */
 } conn_t;
@@ -272,7 +273,7 @@ static void _send(void *arg, size_t i, uint32_t cap_mw, uint64_t seq)
 	snprintf(m.node, sizeof(m.node), "%s", d->g.names[i]);
 	if ((len = pcap_wire_cap(&m, buf, sizeof(buf))) < 0)
 		return;
-	if (pcap_munge_send(d->munge, d->conns[c].fd, buf, len, err,
+	if (se_munge_send(d->munge, d->conns[c].fd, buf, len, err,
 			    sizeof(err))) {
 		se_log(SE_LOG_ERROR, "node %s: %s", m.node, err);
 		shutdown(d->conns[c].fd, SHUT_RDWR);	/* closed by poll */
@@ -316,7 +317,7 @@ static void _message(daemon_t *d, size_t c, const char *cred)
 	char err[256];
 	uid_t uid;
 
-	if (pcap_munge_open(d->munge, cred, buf, &len, &uid, err,
+	if (se_munge_open(d->munge, cred, buf, &len, &uid, err,
 			    sizeof(err)) ||
 	    ((uid != 0 && uid != d->user_uid) &&
 	     snprintf(err, sizeof(err), "sent by uid %u (root or uid %u "
@@ -331,12 +332,12 @@ static void _message(daemon_t *d, size_t c, const char *cred)
 /* 0, or the connection is to be closed. */
 static int _readable(daemon_t *d, size_t c)
 {
-	char line[PCAP_LINE_MAX];
-	int rv = pcap_lines_fill(&d->conns[c].lines, d->conns[c].fd);
+	char line[SE_LINE_MAX];
+	int rv = se_lines_fill(&d->conns[c].lines, d->conns[c].fd);
 
 	if (rv <= 0)
 		return -1;
-	while ((rv = pcap_lines_next(&d->conns[c].lines, line,
+	while ((rv = se_lines_next(&d->conns[c].lines, line,
 				     sizeof(line))) > 0)
 		_message(d, c, line);
 	return rv;
@@ -698,7 +699,7 @@ int main(int argc, char **argv)
 	}
 	if (_group_load(&d.g, d.o.conf_path, err, sizeof(err)) ||
 	    pcap_prog_uid(d.o.user, &d.user_uid, err, sizeof(err)) ||
-	    !(d.munge = pcap_munge_new(d.o.munge_socket, err, sizeof(err))) ||
+	    !(d.munge = se_munge_new(d.o.munge_socket, err, sizeof(err))) ||
 	    _listen(&d, err, sizeof(err))) {
 		se_log(SE_LOG_ERROR, "%s", err);
 		return 2;
@@ -715,7 +716,7 @@ int main(int argc, char **argv)
 		_close(&d, d.n_conns - 1);
 	close(d.listen_fd);
 	free(d.conns);
-	pcap_munge_free(d.munge);
+	se_munge_free(d.munge);
 	pcap_slurm_jobs_free(&d.jobs);
 	pcap_jobrecs_free(&d.recs);
 	free(d.caps);

@@ -1,6 +1,5 @@
 /*
- * pcap_munge.c - pcap_wire's messages in MUNGE credentials, one a line
- * (pcap_munge.h).
+ * se_munge.c - messages in MUNGE credentials, one a line (se_munge.h).
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"
@@ -13,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pcap_munge.h"
+#include "se_munge.h"
 
-int pcap_lines_fill(pcap_lines_t *l, int fd)
+int se_lines_fill(se_lines_t *l, int fd)
 {
 	ssize_t got;
 
@@ -30,15 +29,15 @@ int pcap_lines_fill(pcap_lines_t *l, int fd)
 	return 1;
 }
 
-int pcap_lines_next(pcap_lines_t *l, char *line, size_t len)
+int se_lines_next(se_lines_t *l, char *line, size_t len)
 {
 	char *nl = memchr(l->buf, '\n', l->len);
 	size_t n;
 
 	if (!nl)
-		return l->len >= PCAP_LINE_MAX ? -EMSGSIZE : 0;
+		return l->len >= SE_LINE_MAX ? -EMSGSIZE : 0;
 	n = nl - l->buf;
-	if (n >= len || n >= PCAP_LINE_MAX)
+	if (n >= len || n >= SE_LINE_MAX)
 		return -EMSGSIZE;
 	memcpy(line, l->buf, n);
 	line[n] = '\0';
@@ -47,7 +46,7 @@ int pcap_lines_next(pcap_lines_t *l, char *line, size_t len)
 	return 1;
 }
 
-void *pcap_munge_new(const char *socket, char *err, size_t err_len)
+void *se_munge_new(const char *socket, char *err, size_t err_len)
 {
 	munge_ctx_t ctx = munge_ctx_create();
 
@@ -65,7 +64,7 @@ void *pcap_munge_new(const char *socket, char *err, size_t err_len)
 	return ctx;
 }
 
-void pcap_munge_free(void *ctx)
+void se_munge_free(void *ctx)
 {
 	if (ctx)
 		munge_ctx_destroy(ctx);
@@ -86,14 +85,13 @@ static int _write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-int pcap_munge_send(void *ctx, int fd, const uint8_t *buf, size_t len,
-		    char *err, size_t err_len)
+static int _seal(void *ctx, const uint8_t *buf, size_t len, char **text,
+		 char *err, size_t err_len)
 {
 	char *cred = NULL;
 	munge_err_t e = munge_encode(&cred, ctx, buf, (int)len);
-	size_t n;
-	int rv;
 
+	*text = NULL;
 	if (e != EMUNGE_SUCCESS) {
 		snprintf(err, err_len, "munge_encode: %s",
 			 munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) :
@@ -101,6 +99,19 @@ int pcap_munge_send(void *ctx, int fd, const uint8_t *buf, size_t len,
 		free(cred);
 		return -EACCES;
 	}
+	*text = cred;
+	return 0;
+}
+
+int se_munge_send(void *ctx, int fd, const uint8_t *buf, size_t len,
+		  char *err, size_t err_len)
+{
+	char *cred = NULL;
+	size_t n;
+	int rv;
+
+	if ((rv = _seal(ctx, buf, len, &cred, err, err_len)))
+		return rv;
 	n = strlen(cred);
 	cred[n] = '\n';	/* over its NUL: n + 1 bytes go out */
 	rv = _write_all(fd, cred, n + 1);
@@ -110,8 +121,8 @@ int pcap_munge_send(void *ctx, int fd, const uint8_t *buf, size_t len,
 	return rv;
 }
 
-int pcap_munge_open(void *ctx, const char *cred, uint8_t *buf, size_t *len,
-		    uid_t *uid, char *err, size_t err_len)
+int se_munge_open(void *ctx, const char *cred, uint8_t *buf, size_t *len,
+		  uid_t *uid, char *err, size_t err_len)
 {
 	void *payload = NULL;
 	int plen = 0;
@@ -133,4 +144,10 @@ int pcap_munge_open(void *ctx, const char *cred, uint8_t *buf, size_t *len,
 	*len = plen;
 	free(payload);
 	return 0;
+}
+
+se_sealer_t se_munge_sealer(void *ctx)
+{
+	return (se_sealer_t){ .seal = _seal, .open = se_munge_open,
+			      .ctx = ctx };
 }

@@ -1,0 +1,73 @@
+/*
+ * se_munge.h - messages between our programs over TCP, each the payload of
+ * a MUNGE credential sent as the credential's text and a newline: the
+ * power cap's daemon and agents (issue #45) and the PDU poller and the
+ * nodes' SNMP meters (issue #44).  MUNGE says who sent a message (its uid)
+ * and refuses a replayed or expired credential, so a forged or replayed
+ * message is never taken.
+ *
+ * The line reader (se_lines_t) is munge-free; the seal/open pair wraps
+ * libmunge (a context per program, its socket configurable, as Slurm's
+ * AuthInfo=socket=).  se_sealer_t puts seal/open behind a small interface
+ * so that a unit test can talk to a peer without munged.  Slurm-free; this
+ * file alone links libmunge (libsemunge.la), the rest of the core does not.
+ */
+#ifndef SE_MUNGE_H
+#define SE_MUNGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A MUNGE credential of a few hundred bytes of payload is well under
+ * this. */
+#define SE_LINE_MAX	4096
+
+typedef struct {
+	char buf[2 * SE_LINE_MAX];
+	size_t len;
+} se_lines_t;
+
+/* Read what fd has (non-blocking).  1 while open, 0 at EOF, -errno. */
+int se_lines_fill(se_lines_t *l, int fd);
+
+/* The next whole line (its newline cut) into line: 1, 0 none yet, or
+ * -EMSGSIZE for a line longer than SE_LINE_MAX (the peer is broken). */
+int se_lines_next(se_lines_t *l, char *line, size_t len);
+
+/* A context over the socket at path (NULL: MUNGE's default), or NULL with
+ * err. */
+void *se_munge_new(const char *socket, char *err, size_t err_len);
+void se_munge_free(void *ctx);
+
+/* buf[0..len) sealed in a credential, written to fd with its newline (a
+ * blocking write of a few hundred bytes).  0, or -errno with err. */
+int se_munge_send(void *ctx, int fd, const uint8_t *buf, size_t len,
+		  char *err, size_t err_len);
+
+/* A credential's payload into buf (at most *len bytes; *len set to its
+ * length) and its uid: 0, or -EACCES (MUNGE refused it: err says why,
+ * replayed, expired, bad key) / -EMSGSIZE. */
+int se_munge_open(void *ctx, const char *cred, uint8_t *buf, size_t *len,
+		  uid_t *uid, char *err, size_t err_len);
+
+/*
+ * Who sealed a message, behind two calls: MUNGE (se_munge_sealer) in the
+ * programs and plugins, a clear one in unit tests.
+ */
+typedef struct {
+	/* buf[0..len) sealed into *text (malloc'd, NUL-terminated, no
+	 * newline): 0, or -errno with err. */
+	int (*seal)(void *ctx, const uint8_t *buf, size_t len, char **text,
+		    char *err, size_t err_len);
+	/* As se_munge_open. */
+	int (*open)(void *ctx, const char *text, uint8_t *buf, size_t *len,
+		    uid_t *uid, char *err, size_t err_len);
+	void *ctx;
+} se_sealer_t;
+
+/* The MUNGE sealer over ctx (se_munge_new's). */
+se_sealer_t se_munge_sealer(void *ctx);
+
+#endif /* SE_MUNGE_H */
