@@ -35,7 +35,6 @@ const char plugin_type[] = "acct_gather_energy/bmc";
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 static bmc_conf_t bconf;
-static char describe[512];	/* the meter, for se_energy's load line */
 
 /* --------------------------------------------------------- the meter */
 
@@ -44,20 +43,19 @@ static void _meter_free(void *dev)
 	bmc_meter_destroy(dev);
 }
 
-static void _sampler_config(sampler_config_t *cfg, const char *label)
+/*
+ * The meter m handed to the glue under the suite's policy
+ * (acct_gather_energy_bmc(5)): a read per EnergyBMCFrequency, each within
+ * EnergyBMCTimeout, its power bound EnergyBMCMaxWatts; out->describe
+ * already says the meter.
+ */
+static void _give(se_energy_meter_t *out, const meter_ops_t *ops, void *m,
+		  void (*m_free)(void *dev), const char *label)
 {
-	/* the suite's policy (acct_gather_energy_bmc(5)): a read per
-	 * EnergyBMCFrequency, each within EnergyBMCTimeout; BMCs give
-	 * power, not energy (no counter) */
-	sampler_config_init(cfg, bconf.period_ns, bconf.timeout_ns);
-	cfg->acc.max_power_mw = bconf.max_power_mw;
-	cfg->label = label;
-}
-
-static void _describe_period(void)
-{
-	sampler_describe_timing(describe, sizeof(describe), bconf.period_ns,
-				bconf.timeout_ns);
+	se_energy_meter_give(out, ops, m, m_free, bconf.period_ns,
+			     bconf.timeout_ns);
+	out->cfg.acc.max_power_mw = bconf.max_power_mw;
+	out->cfg.label = label;
 }
 
 #ifdef SE_HAVE_REDFISH
@@ -130,16 +128,11 @@ static int _make_redfish(const char *path, const char *node,
 		return -ENOMEM;
 	}
 	rf_meter_set_tick_sync(m, bconf.rf_tick_watch == BMC_TICK_WATCH_YES);
-	out->ops = &rf_meter_ops;
-	out->dev = m;
-	out->dev_free = _rf_meter_free;
-	_sampler_config(&out->cfg, bconf.host);
+	rf_meter_describe(m, out->describe, sizeof(out->describe));
+	_give(out, &rf_meter_ops, m, _rf_meter_free, bconf.host);
 	out->cfg.deadline_ns = 2 * bconf.timeout_ns;
 	out->cfg.use_counter = true;
 	out->cfg.counter = any;	/* each reading brings its own */
-	rf_meter_describe(m, describe, sizeof(describe));
-	_describe_period();
-	out->describe = describe;
 	return 0;
 }
 #endif
@@ -176,13 +169,10 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	/* the meter has its own copy; keep no secret here */
 	explicit_bzero(bconf.password, sizeof(bconf.password));
 
-	out->ops = &bmc_meter_ops;
-	out->dev = m;
-	out->dev_free = _meter_free;
-	_sampler_config(&out->cfg, bconf.host ? bconf.host : "in-band");
-	bmc_meter_describe(m, describe, sizeof(describe));
-	_describe_period();
-	out->describe = describe;
+	/* BMCs give power, not energy: no counter */
+	bmc_meter_describe(m, out->describe, sizeof(out->describe));
+	_give(out, &bmc_meter_ops, m, _meter_free,
+	      bconf.host ? bconf.host : "in-band");
 	return 0;
 }
 

@@ -52,14 +52,29 @@ extern const char se_energy_version[];
 extern const char se_energy_slurm_version[];
 
 /* The meter a plugin hands to the glue in slurmd. */
+#define SE_ENERGY_DESCRIBE_MAX	1024	/* an SNMP node of 64 outlets */
 typedef struct {
 	const meter_ops_t *ops;
 	void *dev;			/* given to ops; owned by the glue */
 	void (*dev_free)(void *dev);	/* after the sampler has stopped */
 	sampler_config_t cfg;		/* cfg.label is copied */
-	const char *describe;		/* for the load line: "tcp://h:502
-					 * unit 1, counter reg 0x48" (copied) */
+	char describe[SE_ENERGY_DESCRIBE_MAX]; /* for the load line:
+					 * "tcp://h:502 unit 1, counter reg
+					 * 0x48, every 1s, timeout 500ms" */
 } se_energy_meter_t;
+
+/*
+ * What every make_meter() of a live meter does once it has built dev and
+ * written the meter's own description into out->describe: hand dev to the
+ * glue (read through ops, freed by dev_free once the sampler has stopped)
+ * under the suite's sampler policy for period_ns and timeout_ns
+ * (sampler_config_init), and append that timing to out->describe
+ * (", every Ps, timeout Tms").  The plugin then sets what is its own in
+ * out->cfg (counter, power bound, label).
+ */
+void se_energy_meter_give(se_energy_meter_t *out, const meter_ops_t *ops,
+			  void *dev, void (*dev_free)(void *dev),
+			  uint64_t period_ns, uint64_t timeout_ns);
 
 /*
  * Build the meter of node `node` (slurmd only).  Returns 0; SE_ENERGY_NO_METER

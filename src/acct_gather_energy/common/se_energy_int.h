@@ -11,6 +11,8 @@
  *                      role of the process that makes it
  *  se_energy_plugin.c  the plugins' own entry points and keys, over
  *                      se_energy.c
+ *  se_energy_meter.c   the plugins' make_meter(): a built meter handed to
+ *                      the glue (se_energy_meter_give), calling no role
  *  se_energy_node.c    slurmd: the sampler, the node's figure, its carry
  *                      over a reload, the energy query server
  *  se_energy_share.c   slurmd, EnergyAttribution=share: the split of each
@@ -250,6 +252,10 @@ int se_step_query(uint64_t t1_ns, unsigned how, uint64_t timeout_ns,
  * -ENOENT none in flight, or the question's -errno.
  */
 int se_step_collect(energy_query_answer_t *a);
+
+/* The same, waited for no later than the monotonic deadline_ns either
+ * (a settle's bound): past it, the answer is dropped (-ETIMEDOUT). */
+int se_step_collect_by(uint64_t deadline_ns, energy_query_answer_t *a);
 
 /* Close a question in flight whose answer no one will read (fini). */
 void se_step_drop_question(void);

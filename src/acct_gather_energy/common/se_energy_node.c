@@ -89,7 +89,6 @@ static void _node_stop(void)
 	 * finishing its on_sample finds the GPUs gone. */
 	se_gpus_stop();
 	xfree(node.meter.cfg.label);
-	xfree(node.meter.describe);
 }
 
 /*
@@ -413,7 +412,6 @@ void se_node_start(const char *meter_name, se_energy_make_meter_fn make,
 
 	node.meter = m;
 	node.meter.cfg.label = xstrdup(m.cfg.label);
-	node.meter.describe = xstrdup(m.describe);
 	se_share_start(name, &node.meter.cfg);
 	node.start_ns = se_mono_ns();
 	if (!(node.sampler = sampler_start(m.ops, m.dev, &node.meter.cfg)))

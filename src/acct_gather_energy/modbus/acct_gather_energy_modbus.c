@@ -28,7 +28,6 @@ const char plugin_type[] = "acct_gather_energy/modbus";
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 static modbus_conf_t mconf;
-static char describe[512];	/* the meter, for se_energy's load line */
 
 /* --------------------------------------------------------- the meter */
 
@@ -37,12 +36,12 @@ static void _meter_free(void *dev)
 	modbus_meter_destroy(dev);
 }
 
+/* The meter's own part of the sampler's policy, after the suite's
+ * (acct_gather_energy_modbus(5): a read per EnergyModbusFrequency, each
+ * within EnergyModbusTimeout, set by se_energy_meter_give). */
 static void _sampler_config(const modbus_meter_t *m,
 			    const modbus_target_t *t, sampler_config_t *cfg)
 {
-	/* the suite's policy (acct_gather_energy_modbus(5)): a read per
-	 * EnergyModbusFrequency, each within EnergyModbusTimeout */
-	sampler_config_init(cfg, mconf.period_ns, mconf.timeout_ns);
 	cfg->use_counter = modbus_meter_counter_spec(m, &cfg->counter);
 	/* The bound is per channel; the node sees its share of it. */
 	cfg->acc.max_power_mw = (uint64_t) (t->max_power_w * t->share *
@@ -57,7 +56,8 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	modbus_meter_config_t mc;
 	modbus_meter_t *m;
 	modbus_target_t t;
-	int rc, n;
+	int rc;
+	size_t n;
 
 	if ((rc = modbus_conf_read_map(&mconf, err, err_len)) ||
 	    (rc = modbus_conf_resolve(&mconf, node,
@@ -75,18 +75,14 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	    (rc = modbus_meter_create(&mc, &m, err, err_len)))
 		return rc;
 
-	out->ops = &modbus_meter_ops;
-	out->dev = m;
-	out->dev_free = _meter_free;
+	modbus_meter_describe(m, out->describe, sizeof(out->describe));
+	se_energy_meter_give(out, &modbus_meter_ops, m, _meter_free,
+			     mconf.period_ns, mconf.timeout_ns);
 	_sampler_config(m, &t, &out->cfg);
-	modbus_meter_describe(m, describe, sizeof(describe));
-	sampler_describe_timing(describe, sizeof(describe), mconf.period_ns,
-				mconf.timeout_ns);
-	n = strlen(describe);
+	n = strlen(out->describe);
 	if (!out->cfg.use_counter)
-		snprintf(describe + n, sizeof(describe) - n,
+		snprintf(out->describe + n, sizeof(out->describe) - n,
 			 ", power path (integrated)");
-	out->describe = describe;
 	return 0;
 }
 

@@ -32,7 +32,6 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 #define DEADLINE_MAX_NS	(5 * SE_NS_PER_SEC)
 
 static rrd_conf_t rconf;
-static char describe[512];	/* the meter, for se_energy's load line */
 
 /* --------------------------------------------------------- the meter */
 
@@ -75,13 +74,13 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	out->ops = &rrd_meter_ops;
 	out->dev = m;
 	out->dev_free = _meter_free;
+	/* its own timing: a file's rows have an age, not a timeout */
 	_sampler_config(m, &out->cfg);
-	snprintf(describe, sizeof(describe), "%s DS %s CF %s, every %gs, "
-		 "max age %gs", rrd_meter_path(m),
+	snprintf(out->describe, sizeof(out->describe),
+		 "%s DS %s CF %s, every %gs, max age %gs", rrd_meter_path(m),
 		 rconf.ds ? rconf.ds : "(first)", rrd_cf_name(rconf.cf),
 		 (double) rconf.period_ns / SE_NS_PER_SEC,
 		 (double) rconf.max_age_ns / SE_NS_PER_SEC);
-	out->describe = describe;
 	return 0;
 }
 

@@ -29,7 +29,6 @@ const char plugin_type[] = "acct_gather_energy/snmp";
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 static snmp_conf_t sconf;
-static char describe[1024];	/* the meter, for se_energy's load line */
 
 /* --------------------------------------------------------- the meter */
 
@@ -83,18 +82,13 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	if (rc)
 		return rc;
 
-	out->ops = &snmp_meter_ops;
-	out->dev = m;
-	out->dev_free = _meter_free;
-	sampler_config_init(&out->cfg, sconf.period_ns, sconf.timeout_ns);
+	snmp_meter_describe(m, out->describe, sizeof(out->describe));
+	se_energy_meter_give(out, &snmp_meter_ops, m, _meter_free,
+			     sconf.period_ns, sconf.timeout_ns);
 	out->cfg.use_counter = snmp_meter_counter_spec(m, &out->cfg.counter);
 	out->cfg.acc.max_power_mw =
 		(uint64_t) (snmp_meter_max_power_w(m) * 1000.0);
 	out->cfg.label = snmp_meter_label(m);
-	snmp_meter_describe(m, describe, sizeof(describe));
-	sampler_describe_timing(describe, sizeof(describe), sconf.period_ns,
-				sconf.timeout_ns);
-	out->describe = describe;
 	return 0;
 }
 
