@@ -7,6 +7,7 @@
 #endif
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -79,6 +80,52 @@ static int _get_str(const uint8_t **p, char *out, size_t n, const char *what,
 	return 0;
 }
 
+/*
+ * A message's layout: its fields in wire order.  A field with a name
+ * (what) is a string of its full size, NUL-padded; the others are
+ * integers of their size (4 or 8 bytes).  Encoder and decoder both walk
+ * this one list, so they cannot disagree on the order.
+ */
+typedef struct {
+	size_t off, size;
+	const char *what;	/* a string field, as a decoder names it */
+} wire_field_t;
+
+typedef struct {
+	uint16_t type;
+	size_t len;		/* PCAP_WIRE_*_LEN */
+	const wire_field_t *fields;
+	size_t n_fields;
+} wire_layout_t;
+
+#define WIRE_NUM(T, f)	{ offsetof(T, f), sizeof(((T *)0)->f), NULL }
+#define WIRE_STR(T, f, what) \
+	{ offsetof(T, f), sizeof(((T *)0)->f), what }
+#define WIRE_LAYOUT(type, len, fields) \
+	{ type, len, fields, sizeof(fields) / sizeof(fields[0]) }
+
+static const wire_field_t cap_fields[] = {
+	WIRE_NUM(pcap_cap_msg_t, seq),
+	WIRE_NUM(pcap_cap_msg_t, cap_mw),
+	WIRE_NUM(pcap_cap_msg_t, lease_ms),
+	WIRE_NUM(pcap_cap_msg_t, flags),
+	WIRE_STR(pcap_cap_msg_t, node, "node name"),
+};
+static const wire_layout_t cap_layout =
+	WIRE_LAYOUT(PCAP_WIRE_CAP, PCAP_WIRE_CAP_LEN, cap_fields);
+
+static const wire_field_t report_fields[] = {
+	WIRE_NUM(pcap_report_msg_t, seq),
+	WIRE_NUM(pcap_report_msg_t, power_mw),
+	WIRE_NUM(pcap_report_msg_t, window_ms),
+	WIRE_NUM(pcap_report_msg_t, cap_mw),
+	WIRE_NUM(pcap_report_msg_t, flags),
+	WIRE_STR(pcap_report_msg_t, node, "node name"),
+	WIRE_STR(pcap_report_msg_t, error, "error text"),
+};
+static const wire_layout_t report_layout =
+	WIRE_LAYOUT(PCAP_WIRE_REPORT, PCAP_WIRE_REPORT_LEN, report_fields);
+
 static int _check(const uint8_t *buf, size_t len, uint16_t want,
 		  size_t want_len, char *err, size_t err_len)
 {
@@ -95,40 +142,73 @@ static int _check(const uint8_t *buf, size_t len, uint16_t want,
 	return 0;
 }
 
+/* m (a struct of w's type) into buf: its length, -ENOSPC, or -EINVAL for
+ * a string that would not decode (no room for its NUL). */
+static int _encode(const wire_layout_t *w, const void *m, uint8_t *buf,
+		   size_t len)
+{
+	uint8_t *p = buf;
+
+	if (len < w->len)
+		return -ENOSPC;
+	p = _header(p, w->type, w->len);
+	for (size_t i = 0; i < w->n_fields; i++) {
+		const wire_field_t *f = &w->fields[i];
+		const char *src = (const char *)m + f->off;
+		uint64_t v64;
+		uint32_t v32;
+
+		if (f->what) {
+			if (_put_str(&p, src, f->size))
+				return -EINVAL;
+		} else if (f->size == sizeof(v64)) {
+			memcpy(&v64, src, sizeof(v64));
+			p = _put64(p, v64);
+		} else {
+			memcpy(&v32, src, sizeof(v32));
+			p = _put32(p, v32);
+		}
+	}
+	return (int)(p - buf);
+}
+
+/* buf, a whole message of w's type, into m: 0 or -EBADMSG with err. */
+static int _decode(const wire_layout_t *w, const uint8_t *buf, size_t len,
+		   void *m, char *err, size_t err_len)
+{
+	const uint8_t *p = buf + PCAP_WIRE_HDR_LEN;
+	int ret = _check(buf, len, w->type, w->len, err, err_len);
+
+	for (size_t i = 0; !ret && i < w->n_fields; i++) {
+		const wire_field_t *f = &w->fields[i];
+		char *dst = (char *)m + f->off;
+		uint64_t v64;
+		uint32_t v32;
+
+		if (f->what) {
+			ret = _get_str(&p, dst, f->size, f->what, err,
+				       err_len);
+		} else if (f->size == sizeof(v64)) {
+			v64 = _get64(&p);
+			memcpy(dst, &v64, sizeof(v64));
+		} else {
+			v32 = _get32(&p);
+			memcpy(dst, &v32, sizeof(v32));
+		}
+	}
+	return ret;
+}
+
 /* ----------------------------------------------------- public functions */
 
 int pcap_wire_cap(const pcap_cap_msg_t *m, uint8_t *buf, size_t len)
 {
-	uint8_t *p = buf;
-
-	if (len < PCAP_WIRE_CAP_LEN)
-		return -ENOSPC;
-	p = _header(p, PCAP_WIRE_CAP, PCAP_WIRE_CAP_LEN);
-	p = _put64(p, m->seq);
-	p = _put32(p, m->cap_mw);
-	p = _put32(p, m->lease_ms);
-	p = _put32(p, m->flags);
-	if (_put_str(&p, m->node, PCAP_WIRE_NAME_MAX))
-		return -EINVAL;
-	return (int)(p - buf);
+	return _encode(&cap_layout, m, buf, len);
 }
 
 int pcap_wire_report(const pcap_report_msg_t *m, uint8_t *buf, size_t len)
 {
-	uint8_t *p = buf;
-
-	if (len < PCAP_WIRE_REPORT_LEN)
-		return -ENOSPC;
-	p = _header(p, PCAP_WIRE_REPORT, PCAP_WIRE_REPORT_LEN);
-	p = _put64(p, m->seq);
-	p = _put32(p, m->power_mw);
-	p = _put32(p, m->window_ms);
-	p = _put32(p, m->cap_mw);
-	p = _put32(p, m->flags);
-	if (_put_str(&p, m->node, PCAP_WIRE_NAME_MAX) ||
-	    _put_str(&p, m->error, PCAP_WIRE_ERR_MAX))
-		return -EINVAL;
-	return (int)(p - buf);
+	return _encode(&report_layout, m, buf, len);
 }
 
 int pcap_wire_type(const uint8_t *buf, size_t len, char *err,
@@ -179,38 +259,11 @@ int pcap_wire_type(const uint8_t *buf, size_t len, char *err,
 int pcap_wire_read_cap(const uint8_t *buf, size_t len, pcap_cap_msg_t *m,
 		       char *err, size_t err_len)
 {
-	const uint8_t *p = buf + PCAP_WIRE_HDR_LEN;
-	int ret = _check(buf, len, PCAP_WIRE_CAP, PCAP_WIRE_CAP_LEN, err,
-			 err_len);
-
-	if (ret)
-		return ret;
-	m->seq = _get64(&p);
-	m->cap_mw = _get32(&p);
-	m->lease_ms = _get32(&p);
-	m->flags = _get32(&p);
-	return _get_str(&p, m->node, PCAP_WIRE_NAME_MAX, "node name", err,
-			err_len);
+	return _decode(&cap_layout, buf, len, m, err, err_len);
 }
 
 int pcap_wire_read_report(const uint8_t *buf, size_t len,
 			  pcap_report_msg_t *m, char *err, size_t err_len)
 {
-	const uint8_t *p = buf + PCAP_WIRE_HDR_LEN;
-	int ret = _check(buf, len, PCAP_WIRE_REPORT, PCAP_WIRE_REPORT_LEN, err,
-			 err_len);
-
-	if (ret)
-		return ret;
-	m->seq = _get64(&p);
-	m->power_mw = _get32(&p);
-	m->window_ms = _get32(&p);
-	m->cap_mw = _get32(&p);
-	m->flags = _get32(&p);
-	ret = _get_str(&p, m->node, PCAP_WIRE_NAME_MAX, "node name", err,
-		       err_len);
-	if (!ret)
-		ret = _get_str(&p, m->error, PCAP_WIRE_ERR_MAX, "error text",
-			       err, err_len);
-	return ret;
+	return _decode(&report_layout, buf, len, m, err, err_len);
 }
