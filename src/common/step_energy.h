@@ -123,6 +123,22 @@
 #define LIVE_MARGIN_NS		(250 * SE_NS_PER_MS)
 /* How often a settling step asks its window source again. */
 #define SETTLE_POLL_NS		SE_NS_PER_SEC
+/*
+ * fini()'s settle holds the step's end: srun on every release up to 25.11
+ * (slurmstepd tells srun the tasks ended after fini()), the step's
+ * completion on 26.05, the job's end for batch and extern steps.  It waits
+ * for the meter's reading after the step's end at most this long after
+ * the end (t1), then settles the end from what is known
+ * (step_energy_live_estimate).  A Modbus or SNMP meter on a LAN reads in
+ * milliseconds: its reading is in long before (DebugFlags=Energy's "reading
+ * after the end" lines; test_step_boundaries.py keeps its exact bounds).
+ * A meter whose reads take longer than this (a BMC answering in seconds,
+ * Redfish's tick watch) has its end estimated instead of holding srun for
+ * a read: 50 ms keeps `srun sleep 5` under 5.2 s with a 3 s BMC, srun's own
+ * overhead being 0.09-0.14 s on the test cluster.  spank_energy_settle.so,
+ * where listed, settles after srun was told and waits for the reading.
+ */
+#define STEP_FINI_WAIT_NS	(50 * SE_NS_PER_MS)
 
 /* slurmstepd: the step's energy, relative to its start */
 typedef struct {
@@ -170,6 +186,12 @@ typedef struct {
 	uint64_t e0_gen;	/* ... from this server generation */
 	uint64_t e0_t_ns;	/* ... for this t0 (the start's answer comes
 				 * before the tasks' start is known) */
+	/* the meter's two newest readings seen in slurmd's answers (their
+	 * instants and power, [1] the newer), of one sampler generation:
+	 * the trend an estimated end carries (step_energy_live_estimate) */
+	uint64_t seen_gen;
+	uint64_t seen_sample_ns[2];
+	uint64_t seen_power_mw[2];
 	/* EnergyAttribution=share: the step's share from slurmd */
 	energy_carry_share_t share;
 	uint64_t share_t_ns;	/* end of the last split interval */
@@ -435,6 +457,20 @@ uint64_t step_energy_settle_read_limit(uint64_t begin_ns,
 				       const energy_query_answer_t *a,
 				       uint64_t limit_ns);
 
+/*
+ * The limit of a live or share settle's wait that began at begin_ns for
+ * the step's end t1_ns, given its own limit_ns (max_wait): fini()'s is cut
+ * to t1_ns + STEP_FINI_WAIT_NS (at least LIVE_RETRY_NS after begin_ns, for
+ * the answer already there), the SPANK settle's is limit_ns.
+ */
+uint64_t step_energy_settle_limit(const step_energy_t *s, uint64_t t1_ns,
+				  uint64_t begin_ns, uint64_t limit_ns);
+
+/* Whether a settle's question at now_ns may be held by slurmd: only when
+ * the server's hold and the round trip (LIVE_QUERY_TIMEOUT_NS) fit before
+ * limit_ns; else it is answered at once. */
+bool step_energy_settle_holds(uint64_t limit_ns, uint64_t now_ns);
+
 /* The live settle's t1: the step's end, else now_ns (no poll after t0). */
 uint64_t step_energy_live_t1(const step_energy_t *s, uint64_t now_ns);
 
@@ -499,6 +535,39 @@ bool step_energy_live_outage(const step_energy_t *s,
 bool step_energy_settle_waits_outage(const step_energy_t *s,
 				     const energy_query_answer_t *a,
 				     uint64_t t1_ns, step_outage_t *o);
+
+/* A step's end settled from what is known (step_energy_live_estimate). */
+typedef struct {
+	uint64_t joules;	/* E(t1) - E(t0), E(t1) extrapolated */
+	uint64_t span_ns;	/* t1 - the newest reading */
+	uint32_t watts;		/* the newest reading's power ... */
+	int64_t trend_mj;	/* ... and what its trend added (J x 1000) */
+} step_estimate_t;
+
+/*
+ * A live settle's last answer a for t1_ns that is not final for want of
+ * the reading after t1 only (step_energy_live_verdict not done), while
+ * the newest reading is within the sampler's reach of t1 (a late reading,
+ * not an outage: step_energy_live_outage): E(t1) as slurmd gives it (the
+ * newest reading's energy carried at its power to t1), plus the power's
+ * trend between the two newest readings the step saw (step_energy_trend_mj),
+ * minus E(t0) (the step's final one, else the answer's).  True with *e
+ * filled.
+ */
+bool step_energy_live_estimate(const step_energy_t *s,
+			       const energy_query_answer_t *a, uint64_t t1_ns,
+			       step_estimate_t *e);
+
+/*
+ * What the power's trend adds to an energy carried at the newest reading's
+ * power p1_mw (at t1_ns) for span_ns, the reading before it being p0_mw at
+ * t0_ns: the power goes on moving as it moved between the two, for at most
+ * as long as it was seen moving (t1 - t0), then stays (a step of load is
+ * not taken for a ramp that never ends), and never below 0 W.  In mJ,
+ * signed.
+ */
+int64_t step_energy_trend_mj(uint64_t t0_ns, uint64_t p0_mw, uint64_t t1_ns,
+			     uint64_t p1_mw, uint64_t span_ns);
 
 /* The live settle's energy from a final answer a: E(t1) - E(t0), in J. */
 uint64_t step_energy_live_joules(const step_energy_t *s,

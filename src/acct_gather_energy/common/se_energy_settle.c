@@ -177,6 +177,8 @@ static void _settle_gpu_note(stepd_step_rec_t *job, uint64_t joules)
  * nothing (slurmd kicks once itself if that read does not cover t1). */
 typedef struct {
 	uint64_t t1_ns;
+	uint64_t limit_ns;	/* the wait's limit: a question held past it
+				 * is asked unheld (step_energy_settle_holds) */
 	uint64_t read_due_ns;	/* 0: no read in flight for t1 */
 	const char *why;	/* the last answer's verdict
 				 * (step_energy_live_verdict) */
@@ -189,10 +191,13 @@ static int _live_ask(void *arg, energy_query_answer_t *a, bool *done,
 {
 	live_ask_t *q = arg;
 	step_outage_t o;
-	bool kick = se_mono_ns() >= q->read_due_ns;
-	int rc = se_step_query(q->t1_ns, ENERGY_QUERY_HOLD |
+	uint64_t now = se_mono_ns();
+	bool kick = now >= q->read_due_ns;
+	bool hold = step_energy_settle_holds(q->limit_ns, now);
+	int rc = se_step_query(q->t1_ns, (hold ? ENERGY_QUERY_HOLD : 0) |
 			       (kick ? 0 : ENERGY_QUERY_NO_KICK),
-			       LIVE_QUERY_TIMEOUT_NS, a);
+			       hold ? LIVE_QUERY_TIMEOUT_NS :
+			       LIVE_POLL_QUERY_TIMEOUT_NS, a);
 
 	if (!rc) {
 		q->why = step_energy_live_verdict(&se_step, a, done);
@@ -246,6 +251,26 @@ static void _settle_filled_note(stepd_step_rec_t *job, const step_outage_t *o,
 }
 
 /*
+ * A step whose end came before the meter's reading after it, fini()'s wait
+ * being bounded (STEP_FINI_WAIT_NS, a slow meter): its end settled from
+ * the newest reading carried at its power (step_energy_live_estimate).
+ * Said once, at info level: the figure is an estimate over that span.
+ */
+static void _settle_estimate_note(stepd_step_rec_t *job,
+				  const step_estimate_t *e, uint64_t waited_ns,
+				  uint64_t running_j)
+{
+	char id[64];
+
+	log_build_step_id_str(&job->step_id, id, sizeof(id),
+			      STEP_ID_FLAG_NO_PREFIX);
+	info("%s: step %s: the meter's reading after the step's end was not in %.3f s after it; its end is estimated from the reading %.3f s before it, carried at its %u W and its trend (%+.1f J): %"PRIu64" J (running figure %"PRIu64" J)",
+	     plugin_type, id, (double) waited_ns / 1e9,
+	     (double) e->span_ns / 1e9, e->watts, (double) e->trend_mj / 1e3,
+	     e->joules, running_j);
+}
+
+/*
  * The live settle: E(t1) - E(t0) from slurmd's sampler history once a
  * reading after t1 exists.  Normally the step's last poll's answer, held
  * by slurmd, already says it (step_energy_live_held_answer); else the
@@ -258,17 +283,21 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 	live_ask_t q = { 0 };
 	energy_query_answer_t a = { 0 };
 	step_outage_t outage;
+	step_estimate_t est;
 	unsigned asked;
 	bool collected;
 	int rc;
 
 	limit = begin + _settle_cap(max_wait_s) * SE_NS_PER_SEC;
 	slurm_mutex_lock(&se_state_lock);
+	q.t1_ns = step_energy_live_t1(&se_step, se_mono_ns());
+	/* fini()'s wait holds srun: a slow meter's end is estimated */
+	limit = step_energy_settle_limit(&se_step, q.t1_ns, begin, limit);
+	q.limit_ns = limit;
 	/* the tasks' end poll's question, normally answered by now */
-	collected = !se_step_collect(&a);
+	collected = !se_step_collect_by(limit, &a);
 	asked = se_step.queries;
 	t0 = step_energy_t0(&se_step);
-	q.t1_ns = step_energy_live_t1(&se_step, se_mono_ns());
 	q.read_due_ns = step_energy_live_read_due(&se_step, q.t1_ns);
 	running_j = se_step.step_j;
 	/* the held answer: the end poll's, final, asks nothing more */
@@ -283,6 +312,15 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 		slurm_mutex_unlock(&se_state_lock);
 		_settle_outage_note(job, &outage, running_j);
 		return -ETIMEDOUT;
+	}
+	if (!rc && q.why && step_energy_live_estimate(&se_step, &a, q.t1_ns,
+						      &est)) {
+		_settle_store(job, est.joules, t0, q.t1_ns);
+		_settle_gpu_note(job, est.joules);
+		slurm_mutex_unlock(&se_state_lock);
+		_settle_estimate_note(job, &est, se_mono_ns() - q.t1_ns,
+				      running_j);
+		return 0;
 	}
 	if (rc || q.why) {
 		if (collected)

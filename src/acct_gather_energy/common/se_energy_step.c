@@ -334,6 +334,13 @@ int se_step_collect(energy_query_answer_t *a)
 	return 0;
 }
 
+int se_step_collect_by(uint64_t deadline_ns, energy_query_answer_t *a)
+{
+	if (se_step.asking && se_step.question.deadline_ns > deadline_ns)
+		se_step.question.deadline_ns = deadline_ns;
+	return se_step_collect(a);
+}
+
 void se_step_drop_question(void)
 {
 	if (se_step.asking)
