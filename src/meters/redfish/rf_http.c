@@ -26,12 +26,20 @@
 #define RF_CLOSE_MS	500
 #define RF_MIN_MS	10
 
+/* acct_gather_energy/bmc's settings, the names when the caller gives none */
+static const rf_http_names_t bmc_names = {
+	.credentials = "EnergyBMCUser, EnergyBMCPasswordFile",
+	.ca_file = "EnergyBMCCAFile",
+	.basic = "EnergyBMCAuth=basic",
+};
+
 struct rf_http {
 	char *base, *user, *password, *ca_file;
 	bool tls_verify;
 	rf_auth_t auth;
 	uint64_t timeout_ns;
 	size_t max_bytes;
+	rf_http_names_t names;		/* string constants, not copied */
 
 	CURL *curl;			/* kept: its connection is reused */
 	char token[RF_TOKEN_MAX];	/* X-Auth-Token, "" none */
@@ -72,6 +80,7 @@ rf_http_t *rf_http_create(const rf_http_conf_t *conf)
 	h->auth = conf->auth;
 	h->timeout_ns = conf->timeout_ns;
 	h->max_bytes = conf->max_bytes ? conf->max_bytes : RF_JSON_MAX_BYTES;
+	h->names = conf->names ? *conf->names : bmc_names;
 	if (!h->base || !h->password || (conf->user && !h->user) ||
 	    (conf->ca_file && !h->ca_file)) {
 		rf_http_destroy(h);
@@ -187,8 +196,8 @@ static int _curl_error(rf_http_t *h, CURLcode cc, const char *method,
 	case CURLE_SSL_CACERT_BADFILE:
 	case CURLE_SSL_CONNECT_ERROR:
 		snprintf(msg, msg_len,
-			 "%s %s%s: TLS: %s (EnergyBMCCAFile=%s)", method,
-			 h->base, uri, why,
+			 "%s %s%s: TLS: %s (%s=%s)", method, h->base, uri,
+			 why, h->names.ca_file,
 			 h->ca_file ? h->ca_file : "(the system's CAs)");
 		return -EPROTO;
 	case CURLE_COULDNT_CONNECT:
@@ -203,15 +212,30 @@ static int _curl_error(rf_http_t *h, CURLcode cc, const char *method,
 	}
 }
 
-/*
- * One request on the kept handle; *status the HTTP status.  body: a POST
- * with that JSON body, else a GET (DELETE when del).
- */
-static int _perform(rf_http_t *h, const char *uri, const char *body,
-		    bool del, long timeout_ms, long *status, char *msg,
-		    size_t msg_len)
+/* How method goes to libcurl: POST and GET are its own, others named. */
+static void _set_method(CURL *curl, const char *method, const char *body)
 {
-	const char *method = body ? "POST" : del ? "DELETE" : "GET";
+	bool own = !strcmp(method, body ? "POST" : "GET");
+
+	if (body) {
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE,
+				 (long) strlen(body));
+	} else {
+		curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+	}
+	curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, own ? NULL : method);
+}
+
+/*
+ * One request on the kept handle; *status the HTTP status.  body: sent as
+ * JSON (POST, PATCH), else none (GET, DELETE).  A login goes without the
+ * token or basic credentials (its body carries them).
+ */
+static int _perform(rf_http_t *h, const char *method, const char *uri,
+		    const char *body, bool login, long timeout_ms,
+		    long *status, char *msg, size_t msg_len)
+{
 	struct curl_slist *hdrs = NULL, *l;
 	char url[1024], tok[RF_TOKEN_MAX + 16];
 	CURLcode cc;
@@ -231,7 +255,7 @@ static int _perform(rf_http_t *h, const char *uri, const char *body,
 	if (hdrs && body &&
 	    (l = curl_slist_append(hdrs, "Content-Type: application/json")))
 		hdrs = l;
-	if (hdrs && h->token[0] && !body) {
+	if (hdrs && h->token[0] && !login) {
 		snprintf(tok, sizeof(tok), "X-Auth-Token: %s", h->token);
 		if ((l = curl_slist_append(hdrs, tok)))
 			hdrs = l;
@@ -258,7 +282,7 @@ static int _perform(rf_http_t *h, const char *uri, const char *body,
 			 h->tls_verify ? 2L : 0L);
 	if (h->ca_file)
 		curl_easy_setopt(h->curl, CURLOPT_CAINFO, h->ca_file);
-	if (h->auth == RF_AUTH_BASIC && h->user && !body) {
+	if (h->auth == RF_AUTH_BASIC && h->user && !login) {
 		curl_easy_setopt(h->curl, CURLOPT_HTTPAUTH,
 				 (long) CURLAUTH_BASIC);
 		curl_easy_setopt(h->curl, CURLOPT_USERNAME, h->user);
@@ -269,16 +293,7 @@ static int _perform(rf_http_t *h, const char *uri, const char *body,
 		curl_easy_setopt(h->curl, CURLOPT_USERNAME, NULL);
 		curl_easy_setopt(h->curl, CURLOPT_PASSWORD, NULL);
 	}
-	if (body) {
-		curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST, NULL);
-		curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(h->curl, CURLOPT_POSTFIELDSIZE,
-				 (long) strlen(body));
-	} else {
-		curl_easy_setopt(h->curl, CURLOPT_HTTPGET, 1L);
-		curl_easy_setopt(h->curl, CURLOPT_CUSTOMREQUEST,
-				 del ? "DELETE" : NULL);
-	}
+	_set_method(h->curl, method, body);
 
 	h->requests++;
 	cc = curl_easy_perform(h->curl);
@@ -346,24 +361,24 @@ static int _login(rf_http_t *h, uint64_t deadline_ns, char *msg,
 		return -ENOMEM;
 	h->token[0] = '\0';
 	h->logins++;
-	rc = _perform(h, RF_SESSIONS, body, false, _ms_left(h, deadline_ns),
-		      &status, msg, msg_len);
+	rc = _perform(h, "POST", RF_SESSIONS, body, true,
+		      _ms_left(h, deadline_ns), &status, msg, msg_len);
 	explicit_bzero(body, strlen(body));
 	free(body);
 	if (rc)
 		return rc;
 	if (status == 401 || status == 403) {
 		snprintf(msg, msg_len,
-			 "POST %s%s: HTTP %ld: user '%s' or its password (EnergyBMCUser, EnergyBMCPasswordFile) refused",
-			 h->base, RF_SESSIONS, status,
-			 h->user ? h->user : "");
+			 "login as %s at %s: HTTP %ld: the user or its password (%s) refused",
+			 h->user, h->base, status, h->names.credentials);
 		return -EACCES;
 	}
 	if ((status != 200 && status != 201) || !h->hdr_token[0]) {
 		snprintf(msg, msg_len,
-			 "POST %s%s: HTTP %ld%s: no session (EnergyBMCAuth=basic for a service without sessions)",
-			 h->base, RF_SESSIONS, status,
-			 h->hdr_token[0] ? "" : ", no X-Auth-Token");
+			 "login as %s at %s: HTTP %ld%s: no session (%s for a service without sessions)",
+			 h->user, h->base, status,
+			 h->hdr_token[0] ? "" : ", no X-Auth-Token",
+			 h->names.basic);
 		return status >= 500 ? -EAGAIN : -EACCES;
 	}
 	snprintf(h->token, sizeof(h->token), "%s", h->hdr_token);
@@ -377,9 +392,10 @@ static bool _sessions(const rf_http_t *h)
 	return h->auth == RF_AUTH_SESSION && h->user;
 }
 
-/* A GET, logging in first (sessions) and once more on a 401. */
-static int _get_status(rf_http_t *h, const char *uri, uint64_t deadline_ns,
-		       long *status, char *msg, size_t msg_len)
+/* A request, logging in first (sessions) and once more on a 401. */
+static int _request(rf_http_t *h, const char *method, const char *uri,
+		    const char *body, uint64_t deadline_ns, long *status,
+		    char *msg, size_t msg_len)
 {
 	int rc, attempt;
 
@@ -387,14 +403,49 @@ static int _get_status(rf_http_t *h, const char *uri, uint64_t deadline_ns,
 		if (_sessions(h) && !h->token[0] &&
 		    (rc = _login(h, deadline_ns, msg, msg_len)))
 			return rc;
-		rc = _perform(h, uri, NULL, false, _ms_left(h, deadline_ns),
-			      status, msg, msg_len);
+		rc = _perform(h, method, uri, body, false,
+			      _ms_left(h, deadline_ns), status, msg, msg_len);
 		if (rc || *status != 401 || !_sessions(h))
 			return rc;
 		h->token[0] = '\0';	/* expired, or the BMC rebooted */
 		h->session[0] = '\0';
 	}
 	return 0;
+}
+
+/* ": " and the message of the Redfish error in the answer, or "". */
+static void _service_words(const rf_http_t *h, char *out, size_t out_len)
+{
+	json_object *doc = NULL;
+	const char *words = NULL;
+	char ignored[64];
+
+	if (h->body && h->len && !rf_json_parse(h->body, h->len, "", 0, &doc,
+						ignored, sizeof(ignored)))
+		words = rf_json_string(doc, "error/message");
+	snprintf(out, out_len, "%s%s", words && *words ? ": " : "",
+		 words ? words : "");
+	json_object_put(doc);
+}
+
+/* An HTTP status that is not the answer wanted: the code and msg. */
+static int _status_error(const rf_http_t *h, const char *method,
+			 const char *uri, long status, char *msg,
+			 size_t msg_len)
+{
+	char words[256];
+
+	_service_words(h, words, sizeof(words));
+	if (status == 401 || status == 403) {
+		snprintf(msg, msg_len,
+			 "%s %s%s: HTTP %ld%s: user '%s' or its password (%s) refused",
+			 method, h->base, uri, status, words,
+			 h->user ? h->user : "", h->names.credentials);
+		return -EACCES;
+	}
+	snprintf(msg, msg_len, "%s %s%s: HTTP %ld%s", method, h->base, uri,
+		 status, words);
+	return status == 404 ? -ENOENT : -EAGAIN;
 }
 
 int rf_http_get(rf_http_t *h, const char *uri, uint64_t deadline_ns,
@@ -404,26 +455,28 @@ int rf_http_get(rf_http_t *h, const char *uri, uint64_t deadline_ns,
 	int rc;
 
 	*doc = NULL;
-	if ((rc = _get_status(h, uri, deadline_ns, &status, msg, msg_len)))
+	if ((rc = _request(h, "GET", uri, NULL, deadline_ns, &status, msg,
+			   msg_len)))
 		return rc;
-	if (status == 404) {
-		snprintf(msg, msg_len, "GET %s%s: HTTP 404", h->base, uri);
-		return -ENOENT;
-	}
-	if (status == 401 || status == 403) {
-		snprintf(msg, msg_len,
-			 "GET %s%s: HTTP %ld: user '%s' or its password (EnergyBMCUser, EnergyBMCPasswordFile) refused",
-			 h->base, uri, status, h->user ? h->user : "");
-		return -EACCES;
-	}
-	if (status != 200) {
-		snprintf(msg, msg_len, "GET %s%s: HTTP %ld", h->base, uri,
-			 status);
-		return -EAGAIN;
-	}
+	if (status != 200)
+		return _status_error(h, "GET", uri, status, msg, msg_len);
 	rc = rf_json_parse(h->body ? h->body : "", h->len, uri, 0, doc, msg,
 			   msg_len);
 	return rc ? -EAGAIN : 0;
+}
+
+int rf_http_patch(rf_http_t *h, const char *uri, const char *json,
+		  uint64_t deadline_ns, char *msg, size_t msg_len)
+{
+	long status;
+	int rc;
+
+	if ((rc = _request(h, "PATCH", uri, json, deadline_ns, &status, msg,
+			   msg_len)))
+		return rc;
+	if (status < 200 || status > 299)
+		return _status_error(h, "PATCH", uri, status, msg, msg_len);
+	return 0;
 }
 
 void rf_http_close(rf_http_t *h)
@@ -434,8 +487,8 @@ void rf_http_close(rf_http_t *h)
 	if (!h)
 		return;
 	if (h->curl && h->token[0] && h->session[0])
-		_perform(h, h->session, NULL, true, RF_CLOSE_MS, &status, msg,
-			 sizeof(msg));
+		_perform(h, "DELETE", h->session, NULL, false, RF_CLOSE_MS,
+			 &status, msg, sizeof(msg));
 	explicit_bzero(h->token, sizeof(h->token));
 	h->session[0] = '\0';
 	if (h->curl)
