@@ -207,7 +207,7 @@ static void _stepd_feed(unsigned i, uint64_t j, uint32_t w, uint64_t now)
 
 	if (gpu_step_feed(&step_gpu[i], j, w, now, step_start_ns,
 			  STEP_LATE_NS, &bridged))
-		info("%s: GPU %u: slurmd's figure went from %"PRIu64" J to %"PRIu64" J, below the step's base (the GPU's counter went back while slurmd was down?): counting goes on from it, the %.1f s since the last figure bridged at its power (%"PRIu64" J)",
+		info("%s: GPU %u: slurmd's total went from %"PRIu64" J to %"PRIu64" J, below the step's base (the GPU's counter went back while slurmd was down?): counting goes on from it, the %.1f s since the last reading bridged at its power (%"PRIu64" J)",
 		     plugin_type, i, before, j, (double) since / 1e9, bridged);
 }
 

@@ -328,7 +328,7 @@ def test_rrd_settled_each_step(rrd_cluster, rrd_jobs):
     for node, (step_j, _, _) in rrd_jobs.items():
         text = log_text(rrd_cluster, "slurmd-" + node)
         settled = re.findall(r"step energy settled: (\d+) J over ([0-9.]+) "
-                             r"s \(running figure \d+ J\), data complete",
+                             r"s \(running total \d+ J\), data complete",
                              text)
         assert settled, "no settle line in slurmd-%s.log" % node
         assert int(settled[-1][0]) == step_j, (node, settled[-1], step_j)

@@ -8,10 +8,10 @@
  * process that makes it, in the file of that role, which lists what Slurm
  * 22.05 asks there and so what each answer must be:
  *
- *  slurmd      se_energy_node.c   (the sampler, the node's figure and its
+ *  slurmd      se_energy_node.c   (the sampler, the node's total and its
  *                                  carry over a reload)
  *              se_energy_share.c  (EnergyAttribution=share: the split)
- *  slurmstepd  se_energy_step.c   (the step's running figure)
+ *  slurmstepd  se_energy_step.c   (the step's running total)
  *              se_energy_settle.c (the step's energy at its end, called by
  *                                  spank_energy_settle.so)
  *  elsewhere   (slurmctld, clients) the configuration only.

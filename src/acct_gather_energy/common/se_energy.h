@@ -15,7 +15,7 @@
  *
  *  slurmstepd asks slurmd for the node energy (slurm_get_node_energy(), one
  *             cheap RPC) and reports the step's energy relative to its start
- *             (the running figure; the settle below may replace it at the
+ *             (the running total; the settle below may replace it at the
  *             end with the energy between the step's exact boundaries):
  *             the first answer (taken when the step's plugin is configured,
  *             before its tasks start) is the base.  The step's energy never
@@ -200,9 +200,9 @@ int se_energy_set_data(int data_type, void *data);
  *    It waits for the reading after t1 at most the sampler's period +
  *    deadline + 0.25 s (and max_wait_s).  Every step settles: the wait is
  *    one read.  Incomplete data or a restarted slurmd keep the running
- *    figure, logged once.
+ *    total, logged once.
  * Returns 0 when the energy was set, 1 when there was nothing to do, a
- * negative errno on failure (the running figure is then kept).  Never waits
+ * negative errno on failure (the running total is then kept).  Never waits
  * past max_wait_s (cut clear of UnkillableStepTimeout).
  */
 int se_energy_step_settle(unsigned max_wait_s);

@@ -13,13 +13,13 @@
  *                      se_energy.c
  *  se_energy_meter.c   the plugins' make_meter(): a built meter handed to
  *                      the glue (se_energy_meter_give), calling no role
- *  se_energy_node.c    slurmd: the sampler, the node's figure, its carry
+ *  se_energy_node.c    slurmd: the sampler, the node's total, its carry
  *                      over a reload, the energy query server
  *  se_energy_share.c   slurmd, EnergyAttribution=share: the split of each
  *                      interval among the steps (attrib.h)
  *  se_energy_gpus.c    slurmd, EnergyGPU=nvml: the node's GPUs on the
  *                      meter's clock, in the split and in node mode
- *  se_energy_step.c    slurmstepd: the step's running figure, from slurmd's
+ *  se_energy_step.c    slurmstepd: the step's running total, from slurmd's
  *                      query socket or, as a fallback, Slurm's energy RPC
  *  se_energy_step_gpus.c  slurmstepd: the GPUs the step holds (Slurm's
  *                      device cgroup rule), sent with its queries
@@ -231,7 +231,7 @@ void se_step_profile(void);
 /*
  * A step ending (fini): tell slurmd the step's end.  Share mode: its job
  * stops being charged there even without the settle plugin.  Node mode:
- * the exporter's snapshot lists its final figure and then drops it.
+ * the exporter's snapshot lists its final total and then drops it.
  */
 void se_step_tell_end(void);
 
@@ -247,7 +247,7 @@ int se_step_query(uint64_t t1_ns, unsigned how, uint64_t timeout_ns,
 /*
  * The answer of the poll's question in flight (sent as the step's tasks
  * started or were all reaped), waited for within its own timeout and
- * accounted as that poll's answer (its node figure at its instant, and in
+ * accounted as that poll's answer (its node total at its instant, and in
  * se_step.poll_answer when that poll is the step's end).  0 with it in *a,
  * -ENOENT none in flight, or the question's -errno.
  */

@@ -343,7 +343,7 @@ static const energy_query_hooks_t *_node_hooks(void)
 	hooks.total = _node_total;
 	hooks.total_id = total_id;
 	/* node mode's step series are the sampler's increase over the step:
-	 * not the figure of a source that settles from its own history */
+	 * not the total of a source that settles from its own history */
 	hooks.steps_unlisted = se_energy_plugin.window_energy != NULL;
 	if (gpus)
 		hooks.gpus = se_gpus_node_part;
@@ -367,12 +367,12 @@ static void _node_serve(const char *name)
 		return;
 	rc = energy_query_socket_path(_spool_dir(), name, path, sizeof(path));
 	if (rc == -ENAMETOOLONG) {
-		error("%s: node %s: energy query socket path too long for AF_UNIX (at most 107 bytes): %s; choose a shorter SlurmdSpoolDir. Steps keep their running energy figure",
+		error("%s: node %s: energy query socket path too long for AF_UNIX (at most 107 bytes): %s; choose a shorter SlurmdSpoolDir. Steps keep their running energy total",
 		      plugin_type, name, path);
 		return;
 	}
 	if (rc) {
-		error("%s: node %s: no SlurmdSpoolDir for the energy query socket; steps keep their running energy figure",
+		error("%s: node %s: no SlurmdSpoolDir for the energy query socket; steps keep their running energy total",
 		      plugin_type, name);
 		return;
 	}
@@ -380,7 +380,7 @@ static void _node_serve(const char *name)
 		path, node.sampler, node.meter.cfg.period_ns,
 		node.meter.cfg.deadline_ns, _node_hooks(), err, sizeof(err));
 	if (!node.query_server)
-		error("%s: node %s: %s; steps keep their running energy figure",
+		error("%s: node %s: %s; steps keep their running energy total",
 		      plugin_type, name, err);
 	else
 		debug("%s: node %s: serving step energy queries on %s",

@@ -212,7 +212,7 @@ static int _live_ask(void *arg, energy_query_answer_t *a, bool *done,
 }
 
 /*
- * A step whose end lies in a meter outage keeps its running figure, which
+ * A step whose end lies in a meter outage keeps its running total, which
  * misses the outage's part of the step (step_energy_live_outage): said at
  * error level as a lower bound, with the span, since Slurm's record has no
  * way to mark it.  The outage's energy goes to the node's total when the
@@ -225,7 +225,7 @@ static void _settle_outage_note(stepd_step_rec_t *job,
 
 	log_build_step_id_str(&job->step_id, id, sizeof(id),
 			      STEP_ID_FLAG_NO_PREFIX);
-	error("%s: step %s: energy not known: the meter has not been read for the last %.1f s of the step's %.1f s (%.1f s past the sampler's reach, not in the figure); keeping the running figure %"PRIu64" J, a lower bound",
+	error("%s: step %s: energy not known: the meter has not been read for the last %.1f s of the step's %.1f s (%.1f s past the sampler's reach, not in the total); keeping the running total %"PRIu64" J, a lower bound",
 	      plugin_type, id, (double) o->silent_ns / 1e9,
 	      (double) o->step_ns / 1e9, (double) o->unknown_ns / 1e9,
 	      running_j);
@@ -245,7 +245,7 @@ static void _settle_filled_note(stepd_step_rec_t *job, const step_outage_t *o,
 
 	log_build_step_id_str(&job->step_id, id, sizeof(id),
 			      STEP_ID_FLAG_NO_PREFIX);
-	info("%s: step %s: its end lay in a meter outage: energy at the end filled between the readings %.1f s before and %.1f s after it (an estimate over that gap); %"PRIu64" J (running figure %"PRIu64" J)",
+	info("%s: step %s: its end lay in a meter outage: energy at the end filled between the readings %.1f s before and %.1f s after it (an estimate over that gap); %"PRIu64" J (running total %"PRIu64" J)",
 	     plugin_type, id, (double) o->silent_ns / 1e9,
 	     (double) after_ns / 1e9, joules, running_j);
 }
@@ -254,7 +254,7 @@ static void _settle_filled_note(stepd_step_rec_t *job, const step_outage_t *o,
  * A step whose end came before the meter's reading after it, fini()'s wait
  * being bounded (STEP_FINI_WAIT_NS, a slow meter): its end settled from
  * the newest reading carried at its power (step_energy_live_estimate).
- * Said once, at info level: the figure is an estimate over that span.
+ * Said once, at info level: the total is an estimate over that span.
  */
 static void _settle_estimate_note(stepd_step_rec_t *job,
 				  const step_estimate_t *e, uint64_t waited_ns,
@@ -264,7 +264,7 @@ static void _settle_estimate_note(stepd_step_rec_t *job,
 
 	log_build_step_id_str(&job->step_id, id, sizeof(id),
 			      STEP_ID_FLAG_NO_PREFIX);
-	info("%s: step %s: the meter's reading after the step's end was not in %.3f s after it; its end is estimated from the reading %.3f s before it, carried at its %u W and its trend (%+.1f J): %"PRIu64" J (running figure %"PRIu64" J)",
+	info("%s: step %s: the meter's reading after the step's end was not in %.3f s after it; its end is estimated from the reading %.3f s before it, carried at its %u W and its trend (%+.1f J): %"PRIu64" J (running total %"PRIu64" J)",
 	     plugin_type, id, (double) waited_ns / 1e9,
 	     (double) e->span_ns / 1e9, e->watts, (double) e->trend_mj / 1e3,
 	     e->joules, running_j);
@@ -326,7 +326,7 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 		if (collected)
 			_settle_keep_running(job);
 		slurm_mutex_unlock(&se_state_lock);
-		info("%s: step energy not settled: %s%s; keeping the running figure %"PRIu64" J",
+		info("%s: step energy not settled: %s%s; keeping the running total %"PRIu64" J",
 		     plugin_type, rc ? "energy query to slurmd failed: " : q.why,
 		     rc ? strerror(-rc) : "", running_j);
 		return rc ? rc : -ETIMEDOUT;
@@ -339,7 +339,7 @@ static int _settle_live(stepd_step_rec_t *job, unsigned max_wait_s)
 		_settle_filled_note(job, &q.first_outage,
 				    a.last_sample_ns - q.t1_ns, joules,
 				    running_j);
-	log_flag(ENERGY, "%s: step energy settled: %"PRIu64" J over %.3f s from the tasks' start (%.3f s after the step's) (running figure %"PRIu64" J, %u energy RPCs, %u queries), reading after the end %.3f s after it, settled in %.3f s (%u queries)",
+	log_flag(ENERGY, "%s: step energy settled: %"PRIu64" J over %.3f s from the tasks' start (%.3f s after the step's) (running total %"PRIu64" J, %u energy RPCs, %u queries), reading after the end %.3f s after it, settled in %.3f s (%u queries)",
 		 plugin_type, joules, (double) (q.t1_ns - t0) / 1e9,
 		 (double) (t0 - se_step.start_ns) / 1e9, running_j,
 		 se_step.rpcs, asked,
@@ -391,7 +391,7 @@ static int _settle_share(stepd_step_rec_t *job, unsigned max_wait_s)
 	_settle_store(job, se_step.step_j, se_step.start_ns, t1);
 	_settle_gpu_note(job, se_step.step_j);
 	slurm_mutex_unlock(&se_state_lock);
-	log_flag(ENERGY, "%s: step share settled: %"PRIu64" J (running figure %"PRIu64" J), split %.3f s after the end, settled in %.3f s",
+	log_flag(ENERGY, "%s: step share settled: %"PRIu64" J (running total %"PRIu64" J), split %.3f s after the end, settled in %.3f s",
 		 plugin_type, se_step.step_j, running_j,
 		 (double) (a.share_last_ns - t1) / 1e9,
 		 (double) (se_mono_ns() - begin) / 1e9);
@@ -446,12 +446,12 @@ static int _settle_window(stepd_step_rec_t *job, se_energy_window_fn window,
 	rc = _settle_wait(window, t0_ns, t1_ns, max_wait_s, &energy_mj,
 			  &complete, msg, sizeof(msg));
 	if (rc) {
-		error("%s: step energy not settled: %s; keeping the running figure %"PRIu64" J",
+		error("%s: step energy not settled: %s; keeping the running total %"PRIu64" J",
 		      plugin_type, msg, running_j);
 		return rc;
 	}
 	if (!complete)
-		info("%s: the data did not cover the step's window after %u s; ends held at the nearest row (%"PRIu64" J, running figure %"PRIu64" J)",
+		info("%s: the data did not cover the step's window after %u s; ends held at the nearest row (%"PRIu64" J, running total %"PRIu64" J)",
 		     plugin_type, max_wait_s, step_energy_mj_to_j(energy_mj),
 		     running_j);
 
@@ -459,7 +459,7 @@ static int _settle_window(stepd_step_rec_t *job, se_energy_window_fn window,
 	_settle_store(job, step_energy_mj_to_j(energy_mj), t0_ns, t1_ns);
 	_settle_gpu_note(job, step_energy_mj_to_j(energy_mj));
 	slurm_mutex_unlock(&se_state_lock);
-	log_flag(ENERGY, "%s: step energy settled: %"PRIu64" J over %.3f s (running figure %"PRIu64" J), data %s after %.1f s",
+	log_flag(ENERGY, "%s: step energy settled: %"PRIu64" J over %.3f s (running total %"PRIu64" J), data %s after %.1f s",
 		 plugin_type, step_energy_mj_to_j(energy_mj),
 		 (double) (t1_ns - t0_ns) / 1e9, running_j,
 		 complete ? "complete" : "incomplete",

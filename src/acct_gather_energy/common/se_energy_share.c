@@ -52,7 +52,7 @@ static char split_status[PATH_MAX];	/* the totals file, "" none */
 static uint64_t split_period_ns;	/* the sampler's (se_share_start) */
 /* An ended step's final share stays in the snapshot this many sampler
  * periods (attrib_running_steps' linger): its end kicks extra samples, so
- * without it the final figure might be listed for milliseconds, and an
+ * without it the final total might be listed for milliseconds, and an
  * exporter scraped every period would miss it. */
 #define SNAPSHOT_LINGER_PERIODS	2
 

@@ -485,7 +485,7 @@ static int _step_refresh(const energy_query_answer_t *a)
 			return 0;
 		}
 		if (!se_step.rpcs)
-			log_flag(ENERGY, "%s: node energy through Slurm's RPC: the energy query socket gave no figure (%s)",
+			log_flag(ENERGY, "%s: node energy through Slurm's RPC: the energy query socket gave no reading (%s)",
 				 plugin_type, strerror(-rc));
 	}
 	_step_ask_gpu_part();
@@ -652,7 +652,7 @@ void se_step_start(void)
 
 /*
  * Node mode: the step's end, said to slurmd's query server so that the
- * snapshot (slurm-energy-exporter) lists the step with its final figure,
+ * snapshot (slurm-energy-exporter) lists the step with its final total,
  * E(end) - E(t0), and then drops it (energy_query_steps.h).  The answer
  * changes nothing here (the settle asks its own); a question in flight is
  * left alone.
