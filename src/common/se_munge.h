@@ -6,7 +6,7 @@
  * and refuses a replayed or expired credential, so a forged or replayed
  * message is never taken.
  *
- * The line reader (se_lines_t) is munge-free; the seal/open pair wraps
+ * The line reader (se_lines.h) is munge-free; the seal/open pair wraps
  * libmunge (a context per program, its socket configurable, as Slurm's
  * AuthInfo=socket=).  se_sealer_t puts seal/open behind a small interface
  * so that a unit test can talk to a peer without munged.  Slurm-free; this
@@ -20,21 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* A MUNGE credential of a few hundred bytes of payload is well under
- * this. */
-#define SE_LINE_MAX	4096
-
-typedef struct {
-	char buf[2 * SE_LINE_MAX];
-	size_t len;
-} se_lines_t;
-
-/* Read what fd has (non-blocking).  1 while open, 0 at EOF, -errno. */
-int se_lines_fill(se_lines_t *l, int fd);
-
-/* The next whole line (its newline cut) into line: 1, 0 none yet, or
- * -EMSGSIZE for a line longer than SE_LINE_MAX (the peer is broken). */
-int se_lines_next(se_lines_t *l, char *line, size_t len);
+#include "se_lines.h"
 
 /* A context over the socket at path (NULL: MUNGE's default), or NULL with
  * err. */

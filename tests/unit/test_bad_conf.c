@@ -289,6 +289,9 @@ static const row_t snmp_rows[] = {
 	{ "EnergySNMPMaxPower", "3680",
 	  "lots", "not a number",
 	  "0.5", "must be between 1 and 1e+06" },
+	{ "EnergySNMPPoller", "10.0.0.2:6820",
+	  "pollerhost", "not HOST:PORT",
+	  "pollerhost:70000", "bad port (1-65535)" },
 	{ NULL }
 };
 #endif

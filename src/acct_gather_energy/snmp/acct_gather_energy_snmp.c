@@ -19,10 +19,14 @@
 #include "src/common/slurm_xlator.h"
 #include "slurm_compat_energy.h"
 
+#include "src/common/read_config.h"	/* slurm_conf: AuthInfo, SlurmUser */
+
 #include "se_energy.h"
+#include "se_munge.h"
 #include "snmp_conf.h"
 #include "snmp_dl.h"
 #include "snmp_meter.h"
+#include "snmp_poll_meter.h"
 
 const char plugin_name[] = "AcctGatherEnergy SNMP plugin (slurm-energy-plugins)";
 const char plugin_type[] = "acct_gather_energy/snmp";
@@ -60,6 +64,90 @@ static int _meter_create(const char *node, const snmp_target_t *t,
 	return snmp_meter_create(&mc, m, err, err_len);
 }
 
+/* The meter of t without libnetsnmp: never opened (the poller reads). */
+static int _meter_describe_only(const char *node, const snmp_target_t *t,
+				snmp_meter_t **m, char *err, size_t err_len)
+{
+	snmp_meter_config_t mc = {
+		.node = node, .pdus = t->pdus, .n_pdus = t->n_pdus,
+		.outlets = t->outlets, .n_outlets = t->n_outlets,
+		.timeout_ns = sconf.timeout_ns,
+	};
+
+	return snmp_meter_create(&mc, m, err, err_len);
+}
+
+/* -------------------------------------------- through the PDU poller */
+
+static void *poll_munge;		/* the poll meter's MUNGE context */
+static char poll_label[300];		/* the outlets, once m is gone */
+
+static void _poll_meter_free(void *dev)
+{
+	snmp_poll_meter_destroy(dev);
+	se_munge_free(poll_munge);
+	poll_munge = NULL;
+}
+
+/* munged's socket as Slurm's auth/munge takes it: AuthInfo=socket=PATH
+ * (NULL: MUNGE's default). */
+static const char *_munge_socket(char *buf, size_t len)
+{
+	const char *s = slurm_conf.authinfo ?
+			strstr(slurm_conf.authinfo, "socket=") : NULL;
+
+	if (!s)
+		return NULL;
+	s += strlen("socket=");
+	snprintf(buf, len, "%.*s", (int) strcspn(s, ","), s);
+	return buf;
+}
+
+/*
+ * With EnergySNMPPoller: the node's meter asks slurm-energy-pdu-poller(8)
+ * and never a PDU.  m, this node's SNMP meter as the map makes it (never
+ * opened: no secrets here, no libnetsnmp), gives the counter's spec, the
+ * power bound and the description, the same as the poller's reading.
+ */
+static int _give_poll_meter(const char *node, snmp_meter_t *m,
+			    se_energy_meter_t *out, char *err,
+			    size_t err_len)
+{
+	char sock[256];
+	snmp_poll_meter_config_t pc = {
+		.node = node, .poller = sconf.poller,
+		.poller_uid = slurm_conf.slurm_user_id,
+		.timeout_ns = sconf.timeout_ns,
+		.max_age_ns = 2 * sconf.period_ns + sconf.timeout_ns,
+	};
+	snmp_poll_meter_t *pm;
+	size_t n;
+	int rc;
+
+	if (!(poll_munge = se_munge_new(_munge_socket(sock, sizeof(sock)),
+					err, err_len)))
+		return -EINVAL;
+	pc.sealer = se_munge_sealer(poll_munge);
+	if ((rc = snmp_poll_meter_create(&pc, &pm, err, err_len))) {
+		se_munge_free(poll_munge);
+		poll_munge = NULL;
+		return rc;
+	}
+	n = (size_t) snprintf(out->describe, sizeof(out->describe),
+			      "through the PDU poller %s: ", sconf.poller);
+	if (n < sizeof(out->describe))
+		snmp_meter_describe(m, out->describe + n,
+				    sizeof(out->describe) - n);
+	se_energy_meter_give(out, &snmp_poll_meter_ops, pm, _poll_meter_free,
+			     sconf.period_ns, sconf.timeout_ns);
+	out->cfg.use_counter = snmp_meter_counter_spec(m, &out->cfg.counter);
+	out->cfg.acc.max_power_mw =
+		(uint64_t) (snmp_meter_max_power_w(m) * 1000.0);
+	snprintf(poll_label, sizeof(poll_label), "%s", snmp_meter_label(m));
+	out->cfg.label = poll_label;
+	return 0;
+}
+
 /* se_energy_make_meter_fn: this node's meter, in slurmd only. */
 static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 		       char *err, size_t err_len)
@@ -69,18 +157,27 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	int rc;
 
 	(void) arg;
-	if ((rc = snmp_conf_read_files(&sconf, err, err_len)))
+	/* with the poller, the map alone: the secrets are the poller's */
+	if ((rc = sconf.poller ? snmp_conf_read_map(&sconf, err, err_len) :
+				 snmp_conf_read_files(&sconf, err, err_len)))
 		return rc;
 	t = xmalloc(sizeof(*t));
 	rc = snmp_conf_resolve(&sconf, node, &se_slurm_hostlist_ops, t, err,
 			       err_len);
 	if (rc == -ENOENT)
 		rc = SE_ENERGY_NO_METER;
+	else if (!rc && sconf.poller)
+		rc = _meter_describe_only(node, t, &m, err, err_len);
 	else if (!rc)
 		rc = _meter_create(node, t, &m, err, err_len);
 	_target_free(t);	/* the secrets are the meter's now */
 	if (rc)
 		return rc;
+	if (sconf.poller) {
+		rc = _give_poll_meter(node, m, out, err, err_len);
+		snmp_meter_destroy(m);
+		return rc;
+	}
 
 	snmp_meter_describe(m, out->describe, sizeof(out->describe));
 	se_energy_meter_give(out, &snmp_meter_ops, m, _meter_free,

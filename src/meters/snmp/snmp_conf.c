@@ -21,6 +21,26 @@
 
 /* ------------------------------------------------- acct_gather.conf keys */
 
+/* EnergySNMPPoller=HOST:PORT ([V6]:PORT), PORT 1-65535. */
+static int _check_poller(const conf_where_t *w, const char *value,
+			 char *err, size_t len)
+{
+	const char *colon = strrchr(value, ':');
+	char *end = NULL;
+	unsigned long port;
+
+	if (!colon || colon == value || strchr(value, ' ') ||
+	    strchr(value, '\t'))
+		return conf_fail(w, value, err, len, -EINVAL,
+				 "not HOST:PORT (the PDU poller's address)");
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (!colon[1] || *end || errno || port < 1 || port > 65535)
+		return conf_fail(w, value, err, len, -EINVAL,
+				 "bad port (1-65535)");
+	return 0;
+}
+
 static const se_conf_key_t keys[] = {
 	SE_KEY_PATH("EnergySNMPMap", snmp_conf_t, map_path, NULL, ""),
 	SE_KEY_PATH("EnergySNMPSecrets", snmp_conf_t, secrets_path, NULL, ""),
@@ -28,6 +48,8 @@ static const se_conf_key_t keys[] = {
 		       100 * SE_NS_PER_MS, 3600 * SE_NS_PER_SEC),
 	SE_KEY_MILLIS("EnergySNMPTimeout", snmp_conf_t, timeout_ns, 10, 60000),
 	SE_KEY_REAL("EnergySNMPMaxPower", snmp_conf_t, max_power_w, 1, 1e6),
+	SE_KEY_STR("EnergySNMPPoller", snmp_conf_t, poller, _check_poller,
+		   ""),
 };
 
 void snmp_conf_init(snmp_conf_t *c)
@@ -42,6 +64,7 @@ void snmp_conf_free(snmp_conf_t *c)
 {
 	free(c->map_path);
 	free(c->secrets_path);
+	free(c->poller);
 	if (c->pdus)
 		memset(c->pdus, 0, c->n_pdus * sizeof(*c->pdus));
 	free(c->pdus);
@@ -60,9 +83,9 @@ int snmp_conf_check(snmp_conf_t *c, const char *file, char *err,
 		snprintf(err, err_len, "%s: EnergySNMPMap is required", file);
 		return -EINVAL;
 	}
-	if (!c->secrets_path) {
-		snprintf(err, err_len, "%s: EnergySNMPSecrets is required",
-			 file);
+	if (!c->secrets_path && !c->poller) {
+		snprintf(err, err_len, "%s: EnergySNMPSecrets is required "
+			 "(unless EnergySNMPPoller is set)", file);
 		return -EINVAL;
 	}
 	if (c->timeout_ns > c->period_ns) {
@@ -77,7 +100,12 @@ int snmp_conf_check(snmp_conf_t *c, const char *file, char *err,
 
 static int _check_files(void *conf, char *err, size_t err_len)
 {
-	return snmp_conf_read_files(conf, err, err_len);
+	snmp_conf_t *c = conf;
+
+	/* with a poller, a node reads the map only: the poller has the
+	 * secrets */
+	return c->poller ? snmp_conf_read_map(c, err, err_len) :
+			   snmp_conf_read_files(c, err, err_len);
 }
 
 SE_CONF_DESC_DEFINE(snmp_conf_desc, snmp_conf, snmp_conf_t, "snmp",
@@ -462,6 +490,20 @@ static void _custom_oids(snmp_conf_t *c)
 
 int snmp_conf_read_files(snmp_conf_t *c, char *err, size_t err_len)
 {
+	int rc = snmp_conf_read_map(c, err, err_len);
+
+	if (rc)
+		return rc;
+	if (!c->secrets_path) {
+		snprintf(err, err_len, "%s: EnergySNMPSecrets is required",
+			 SNMP_CONF_FILE);
+		return -EINVAL;
+	}
+	return _read_secrets(c, err, err_len);
+}
+
+int snmp_conf_read_map(snmp_conf_t *c, char *err, size_t err_len)
+{
 	map_ctx_t mc = { c, c->n_pdus, c->n_lines };
 	int rc;
 
@@ -501,7 +543,7 @@ int snmp_conf_read_files(snmp_conf_t *c, char *err, size_t err_len)
 		if (rc)
 			return rc;
 	}
-	return _read_secrets(c, err, err_len);
+	return 0;
 }
 
 /* ------------------------------------------------------------ resolve */

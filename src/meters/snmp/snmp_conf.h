@@ -10,6 +10,9 @@
  *   EnergySNMPFrequency=5        seconds between reads
  *   EnergySNMPTimeout=1000       ms, the longest GET
  *   EnergySNMPMaxPower=10000     W, an outlet's bound (wrap vs reset)
+ *   EnergySNMPPoller=HOST:PORT   read through slurm-energy-pdu-poller(8)
+ *                                 (EnergySNMPSecrets then not needed on
+ *                                 the nodes: the poller has them)
  *
  * Map, one line a PDU or a group of nodes:
  *   PDU=pdua Host=10.0.0.5 Model=apc-rpdu2
@@ -67,6 +70,7 @@ typedef struct {
 typedef struct {
 	char *map_path;
 	char *secrets_path;
+	char *poller;		/* "HOST:PORT" or NULL: the PDUs directly */
 	uint64_t period_ns;
 	uint64_t timeout_ns;
 	double max_power_w;
@@ -99,6 +103,10 @@ int snmp_conf_check(snmp_conf_t *c, const char *file, char *err,
 /* Read the map and the secrets (its mode checked first): 0 or -errno,
  * the message in err naming file, line, key (never a secret's value). */
 int snmp_conf_read_files(snmp_conf_t *c, char *err, size_t err_len);
+
+/* The map alone (a node reading through the poller): as above, without
+ * the secrets (each PDU's secret left empty). */
+int snmp_conf_read_map(snmp_conf_t *c, char *err, size_t err_len);
 
 /* This node's outlets and their PDUs (with secrets): 0, SE's
  * -ENOENT when no line names the node (err says so), or -EINVAL. */

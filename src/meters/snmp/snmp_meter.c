@@ -375,7 +375,6 @@ static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
 		 char *msg, size_t msg_len)
 {
 	snmp_meter_t *m = dev;
-	double mw = 0, one;
 	uint64_t t0 = se_mono_ns();
 	int rc;
 
@@ -384,18 +383,8 @@ static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
 				   msg_len)))
 			return rc;
 	/* the instant of the reading: the middle of the GETs */
-	out->t_ns = t0 + (se_mono_ns() - t0) / 2;
-	for (size_t i = 0; i < m->n_outlets; i++) {
-		if ((rc = _outlet_power(m, &m->outlets[i], &one, msg,
-					msg_len)))
-			return rc;
-		mw += one;
-	}
-	out->has_power = true;
-	out->power_mw = (uint64_t) llround(mw);
-	if (m->counter)
-		return _counters(m, out->t_ns, out, msg, msg_len);
-	return 0;
+	return snmp_meter_reading(m, t0 + (se_mono_ns() - t0) / 2, out, msg,
+				  msg_len);
 }
 
 static void _close(void *dev)
@@ -489,6 +478,46 @@ const char *snmp_meter_label(const snmp_meter_t *m)
 unsigned long snmp_meter_requests(const snmp_meter_t *m)
 {
 	return m->requests;
+}
+
+size_t snmp_meter_n_pdus(const snmp_meter_t *m)
+{
+	return m->n_pdus;
+}
+
+const snmp_pdu_t *snmp_meter_pdu(const snmp_meter_t *m, size_t pdu,
+				 const snmp_oid_t **oids, size_t *n_oids)
+{
+	*oids = m->pdus[pdu].oids;
+	*n_oids = m->pdus[pdu].n_oids;
+	return &m->pdus[pdu].cfg;
+}
+
+void snmp_meter_put_values(snmp_meter_t *m, size_t pdu,
+			   const snmp_value_t *vals)
+{
+	memcpy(m->pdus[pdu].vals, vals,
+	       m->pdus[pdu].n_oids * sizeof(*vals));
+}
+
+int snmp_meter_reading(snmp_meter_t *m, uint64_t t_ns, meter_reading_t *out,
+		       char *msg, size_t msg_len)
+{
+	double mw = 0, one;
+	int rc;
+
+	out->t_ns = t_ns;
+	for (size_t i = 0; i < m->n_outlets; i++) {
+		if ((rc = _outlet_power(m, &m->outlets[i], &one, msg,
+					msg_len)))
+			return rc;
+		mw += one;
+	}
+	out->has_power = true;
+	out->power_mw = (uint64_t) llround(mw);
+	if (m->counter)
+		return _counters(m, t_ns, out, msg, msg_len);
+	return 0;
 }
 
 void snmp_meter_describe(const snmp_meter_t *m, char *buf, size_t len)

@@ -95,4 +95,21 @@ void snmp_meter_describe(const snmp_meter_t *m, char *buf, size_t len);
 /* GET requests sent (one per PDU per read), for tests and the bench. */
 unsigned long snmp_meter_requests(const snmp_meter_t *m);
 
+/*
+ * The meter without its own GETs, for the PDU poller (snmp_poller.h),
+ * which GETs each PDU once for every node on it: the meter's PDUs, the
+ * OIDs the meter would GET from PDU pdu (in the order of its values), its
+ * answers put from the poller's GET, and the node's reading of the values
+ * put, at t_ns (the GETs' instant), exactly as the meter's read computes
+ * it after its own GETs (shares, negative power, the counters unwrapped
+ * and summed, a reset seen).  0 or the read's -errno with msg.
+ */
+size_t snmp_meter_n_pdus(const snmp_meter_t *m);
+const snmp_pdu_t *snmp_meter_pdu(const snmp_meter_t *m, size_t pdu,
+				 const snmp_oid_t **oids, size_t *n_oids);
+void snmp_meter_put_values(snmp_meter_t *m, size_t pdu,
+			   const snmp_value_t *vals);
+int snmp_meter_reading(snmp_meter_t *m, uint64_t t_ns, meter_reading_t *out,
+		       char *msg, size_t msg_len);
+
 #endif
