@@ -227,7 +227,7 @@ def test_check_tool_on_stacked_energy_plugins(tmp_path):
     warn = [line for line in out.splitlines() if line.startswith("WARN ")]
     assert len(warn) == 1, out
     assert warn[0].startswith("WARN %s: AcctGatherEnergyType=%s: Slurm adds "
-                              "the plugins' figures, so every GPU is counted "
+                              "the plugins' totals, so every GPU is counted "
                               "twice" % (tmp_path / "slurm.conf", stacked)), out
     assert ("Use AcctGatherEnergyType=acct_gather_energy/modbus and "
             "EnergyGPU=nvml in acct_gather.conf" in warn[0]), out
