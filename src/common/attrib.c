@@ -337,7 +337,7 @@ static void _split_job(attrib_t *a, at_job_t *j, uint64_t t0, uint64_t t1)
 		by_cpu |= w[k] != 0;
 	}
 	if (!any)
-		goto done;	/* the job's own (extern) figure only */
+		goto done;	/* the job's own (extern) total only */
 	if (!by_cpu)
 		for (size_t k = 0; k < j->n; k++)
 			w[k] = j->steps[k].step_id != CG_STEP_EXTERN &&
@@ -405,7 +405,7 @@ void attrib_free(attrib_t *a)
 
 /*
  * An interval's start: the scan taken, the baselines, the interval's
- * figures (a->t0, dt, e), scratch for n_gpus.  *split false: nothing to
+ * numbers (a->t0, dt, e), scratch for n_gpus.  *split false: nothing to
  * split (first sample, or time or energy went back: rc -EINVAL).
  */
 static int _interval_open(attrib_t *a, uint64_t t_ns, uint64_t energy_mj,

@@ -31,7 +31,7 @@
  *     job present, unattributed.
  *  Within a job, its idle and CPU parts go to its steps by their own CPU
  *  time (equally when none used any); the extern step is not one of them:
- *  its figure is the job's whole share (under PrologFlags=Contain the job
+ *  its total is the job's whole share (under PrologFlags=Contain the job
  *  line of sacct is the extern step's).
  *
  * Every split is in integer mJ by largest remainders, so over any run
@@ -224,7 +224,7 @@ typedef struct {
 	uint32_t job_id, step_id;
 	bool ended;		/* registered its end (or its cgroup went) */
 	bool final;		/* ... and the split has passed it: share_mj
-				 * is its figure for good */
+				 * is its total for good */
 	uint64_t share_mj;	/* as attrib_step_share() (extern: the job's);
 				 * once final, as it was at the first split
 				 * past its end (what its settle read) */
@@ -233,7 +233,7 @@ typedef struct {
 /*
  * The steps running on the node, and those ended until the first split
  * that starts linger_ns after their end (or after it was told, when told
- * late): the live figures an exporter serves, each step's series ending
+ * late): the live totals an exporter serves, each step's series ending
  * at least linger_ns less one interval after its value became final (so
  * that a scrape sees the final value: a step's end kicks extra samples,
  * so "one interval" alone may last milliseconds).  A step is running from its registered begin or

@@ -63,7 +63,7 @@ static uint64_t _cut_gpus(attrib_t *a, uint64_t e, uint64_t *g, size_t n)
 }
 
 /* Charge a GPU's energy to its job and, unless it is the extern step (the
- * job's own figure), to its step. */
+ * job's own total), to its step. */
 static void _give_gpu(attrib_t *a, at_job_t *j, at_step_t *s, uint64_t mj)
 {
 	j->share_mj += mj;
@@ -76,7 +76,7 @@ static void _give_gpu(attrib_t *a, at_job_t *j, at_step_t *s, uint64_t mj)
 	}
 }
 
-/* GPUs cut and counted: the totals' and the interval's GPU figures. */
+/* GPUs cut and counted: the totals' and the interval's GPU energy. */
 static void _count_gpus(attrib_t *a, at_gpu_part_t *gp, uint64_t clipped,
 			size_t n)
 {

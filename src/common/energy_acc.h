@@ -18,7 +18,7 @@
  *    of the power readings and the counter disciplines it: at every
  *    reading the energy is held within one step of what the counter
  *    counted since its base, so a coarse register (0.1 kWh = 360 kJ) does
- *    not make a job's figure jump by its step, while over hours the total
+ *    not make a job's total jump by its step, while over hours the total
  *    is the counter's, within one step, and no step is counted twice;
  *  - power path: trapezoid integration of power over monotonic time.
  * An interval with no sample for longer than gap_ns, or spanning a counter

@@ -216,7 +216,7 @@ typedef struct {
 	uint64_t total_id;	/* sent with total's answer */
 	void *arg;		/* every hook's first argument */
 	/* Without a share hook the server lists the steps that ask it in the
-	 * snapshot (energy_query_steps.h), unless this says their figure is
+	 * snapshot (energy_query_steps.h), unless this says their total is
 	 * not the meter's increase (a source that settles from its own
 	 * history). */
 	bool steps_unlisted;

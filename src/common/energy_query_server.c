@@ -54,7 +54,7 @@
  */
 #define ENERGY_QUERY_HOLDS_MAX	32
 
-/* Node mode: an ended step's final figure stays in the snapshot this many
+/* Node mode: an ended step's final total stays in the snapshot this many
  * sampler periods (as share mode's, se_energy_share.c), so that a scrape
  * every period sees it. */
 #define ENERGY_QUERY_STEPS_LINGER_PERIODS	2

@@ -21,7 +21,7 @@ typedef struct {
 	uint64_t end_ns;		/* its end, 0: running */
 	uint64_t final_ns;		/* first listed as final, 0: not yet */
 	uint64_t heard_ns;		/* its newest question */
-	uint64_t served_mj;		/* the highest figure listed: a t0 that
+	uint64_t served_mj;		/* the highest total listed: a t0 that
 					 * moved later (the step's first poll)
 					 * never lowers it (a counter reset) */
 } eq_step_t;
@@ -146,11 +146,11 @@ static int _gpu_part(const eq_step_t *e, uint64_t t1_ns,
 	return 0;
 }
 
-/* The step's figure now: 0 and *out filled, or -errno left out. */
-static int _figure(eq_step_t *e, uint64_t now_ns, uint64_t last_sample_ns,
-		   energy_query_steps_at_fn at, void *arg,
-		   energy_query_gpu_fn gpus, void *gpus_arg,
-		   energy_snapshot_step_t *out)
+/* The step's total now: 0 and *out filled, or -errno left out. */
+static int _step_total(eq_step_t *e, uint64_t now_ns,
+		       uint64_t last_sample_ns, energy_query_steps_at_fn at,
+		       void *arg, energy_query_gpu_fn gpus, void *gpus_arg,
+		       energy_snapshot_step_t *out)
 {
 	uint64_t t1 = last_sample_ns, e1 = 0, gpu_mj;
 	bool final = e->end_ns && last_sample_ns >= e->end_ns;
@@ -187,7 +187,7 @@ static int _figure(eq_step_t *e, uint64_t now_ns, uint64_t last_sample_ns,
 }
 
 /* Whether entry e is done with: final and lingered, ended without a
- * figure (never listed), or silent too long. */
+ * total (never listed), or silent too long. */
 static bool _expired(const eq_step_t *e, uint64_t now_ns, uint64_t linger_ns)
 {
 	if (e->final_ns && now_ns - e->final_ns > linger_ns)
@@ -217,8 +217,8 @@ void energy_query_steps_snapshot(energy_query_steps_t *t, uint64_t now_ns,
 			continue;
 		}
 		if (n < ENERGY_SNAPSHOT_STEPS_MAX &&
-		    !_figure(e, now_ns, last_sample_ns, at, arg, gpus,
-			     gpus_arg, &out->steps[n]))
+		    !_step_total(e, now_ns, last_sample_ns, at, arg,
+				 gpus, gpus_arg, &out->steps[n]))
 			n++;
 		i++;
 	}

@@ -8,9 +8,9 @@
  * settle: energy_query.h).  Every question a step asks names it and its
  * start t0 (ENERGY_QUERY_REQ_STEP | REQ_BEGIN), and its end question says
  * REQ_END with t1: enough for the server to list the node's running steps
- * with the same figure, E(now) - E(t0) while it runs and E(t1) - E(t0),
+ * with the same total, E(now) - E(t0) while it runs and E(t1) - E(t0),
  * the settle's, once the reading after t1 is in.  Both from the one
- * sampler, at its samples (never extrapolated past the newest: a figure
+ * sampler, at its samples (never extrapolated past the newest: a total
  * the next reading lowers would read as a counter reset).
  *
  * Slurm-free; used by the server thread only (no lock).  Bounded at
@@ -56,7 +56,7 @@ void energy_query_steps_heard(energy_query_steps_t *t,
  * The steps into out->steps (n_steps, ENERGY_SNAPSHOT_NODE_STEPS): each
  * E(min(newest sample, end)) - E(t0), plus the GPU part from gpus (NULL:
  * none) for a step that said its GPUs.  An ended step is listed with its
- * final figure (STEP_ENDED | STEP_FINAL) for linger_ns more, then
+ * final total (STEP_ENDED | STEP_FINAL) for linger_ns more, then
  * forgotten; a step whose E(t0) is lost (older than the history kept) or
  * whose GPU part is not known yet is left out of this snapshot.
  */

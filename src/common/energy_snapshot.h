@@ -49,7 +49,7 @@
 #define ENERGY_SNAPSHOT_STEP_ENDED	0x1	/* ended (attrib.h's
 						 * attrib_running_steps) */
 #define ENERGY_SNAPSHOT_STEP_FINAL	0x2	/* ... and energy_mj is its
-						 * final figure (listed one
+						 * final total (listed one
 						 * sampler period more) */
 
 typedef struct {
