@@ -1,6 +1,8 @@
 /*
  * pcap_wire.c - the controller's and agents' messages as bytes (the
- * layout is pcap_wire.h's, field by field in the order declared).
+ * layout is pcap_wire.h's, field by field in the order declared; the
+ * integers, strings and header as every fixed message of ours writes
+ * them, src/common/se_wire.h).
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"
@@ -12,72 +14,17 @@
 #include <string.h>
 
 #include "pcap_wire.h"
+#include "se_wire.h"
+
+_Static_assert(PCAP_WIRE_HDR_LEN == SE_WIRE_HDR_LEN,
+	       "pcap_wire.h's header is se_wire.h's");
 
 /* ---------------------------------------------------- private functions */
 
-static uint8_t *_put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		*p++ = (uint8_t)(v >> (8 * i));
-	return p;
-}
-
-static uint8_t *_put64(uint8_t *p, uint64_t v)
-{
-	return _put32(_put32(p, (uint32_t)v), (uint32_t)(v >> 32));
-}
-
-static uint32_t _get32(const uint8_t **p)
-{
-	uint32_t v = 0;
-
-	for (int i = 0; i < 4; i++)
-		v |= (uint32_t)(*p)[i] << (8 * i);
-	*p += 4;
-	return v;
-}
-
-static uint64_t _get64(const uint8_t **p)
-{
-	uint64_t lo = _get32(p);
-
-	return lo | (uint64_t)_get32(p) << 32;
-}
-
 static uint8_t *_header(uint8_t *p, uint16_t type, uint32_t len)
 {
-	p = _put32(p, PCAP_WIRE_MAGIC);
-	*p++ = PCAP_WIRE_VERSION & 0xff;
-	*p++ = PCAP_WIRE_VERSION >> 8;
-	*p++ = type & 0xff;
-	*p++ = type >> 8;
-	return _put32(p, len);
-}
-
-/* A string field of n bytes: its text then NULs; -1 if it does not fit. */
-static int _put_str(uint8_t **p, const char *s, size_t n)
-{
-	size_t l = strnlen(s, n);
-
-	if (l == n)
-		return -1;
-	memcpy(*p, s, l);
-	memset(*p + l, 0, n - l);
-	*p += n;
-	return 0;
-}
-
-static int _get_str(const uint8_t **p, char *out, size_t n, const char *what,
-		    char *err, size_t err_len)
-{
-	if (!memchr(*p, '\0', n)) {
-		snprintf(err, err_len, "powercap message: %s without its end "
-			 "(%zu bytes, no NUL)", what, n);
-		return -EBADMSG;
-	}
-	memcpy(out, *p, n);
-	*p += n;
-	return 0;
+	return se_wire_header(p, PCAP_WIRE_MAGIC, PCAP_WIRE_VERSION, type,
+			      len);
 }
 
 /*
@@ -159,14 +106,14 @@ static int _encode(const wire_layout_t *w, const void *m, uint8_t *buf,
 		uint32_t v32;
 
 		if (f->what) {
-			if (_put_str(&p, src, f->size))
+			if (se_wire_put_str(&p, src, f->size))
 				return -EINVAL;
 		} else if (f->size == sizeof(v64)) {
 			memcpy(&v64, src, sizeof(v64));
-			p = _put64(p, v64);
+			p = se_wire_put64(p, v64);
 		} else {
 			memcpy(&v32, src, sizeof(v32));
-			p = _put32(p, v32);
+			p = se_wire_put32(p, v32);
 		}
 	}
 	return (int)(p - buf);
@@ -186,13 +133,14 @@ static int _decode(const wire_layout_t *w, const uint8_t *buf, size_t len,
 		uint32_t v32;
 
 		if (f->what) {
-			ret = _get_str(&p, dst, f->size, f->what, err,
-				       err_len);
+			ret = se_wire_get_str(&p, dst, f->size,
+					      "powercap message", f->what,
+					      err, err_len);
 		} else if (f->size == sizeof(v64)) {
-			v64 = _get64(&p);
+			v64 = se_wire_get64(&p);
 			memcpy(dst, &v64, sizeof(v64));
 		} else {
-			v32 = _get32(&p);
+			v32 = se_wire_get32(&p);
 			memcpy(dst, &v32, sizeof(v32));
 		}
 	}
@@ -214,7 +162,6 @@ int pcap_wire_report(const pcap_report_msg_t *m, uint8_t *buf, size_t len)
 int pcap_wire_type(const uint8_t *buf, size_t len, char *err,
 		   size_t err_len)
 {
-	const uint8_t *p = buf;
 	uint32_t magic, total;
 	unsigned version, type;
 
@@ -223,11 +170,7 @@ int pcap_wire_type(const uint8_t *buf, size_t len, char *err,
 			 "than its header (%d)", len, PCAP_WIRE_HDR_LEN);
 		return -EBADMSG;
 	}
-	magic = _get32(&p);
-	version = p[0] | p[1] << 8;
-	type = p[2] | p[3] << 8;
-	p += 4;
-	total = _get32(&p);
+	se_wire_read_header(buf, &magic, &version, &type, &total);
 	if (magic != PCAP_WIRE_MAGIC) {
 		snprintf(err, err_len, "powercap message: magic 0x%08x, not "
 			 "0x%08x (not a powercap peer)", magic,
