@@ -243,7 +243,7 @@ static void _render_node(const exp_scrape_t *sc, exp_text_t *t)
 	exp_meter_state_t st;
 
 	if (s->meter_state == ENERGY_SNAPSHOT_METER_NONE)
-		return;	/* no meter: no figure of it */
+		return;	/* no meter: no reading of it */
 	if (s->last_sample_ns) {
 		_family(sc, t, &F_POWER);
 		_sample(sc, t, &F_POWER, NULL);
