@@ -98,27 +98,9 @@ void step_energy_query_begin(step_energy_t *s)
 	s->queries++;
 }
 
-/* The newest reading of answer a, if a new one: the trend's two points. */
-static void _seen_reading(step_energy_t *s, const energy_query_answer_t *a)
-{
-	if (!a->total || !a->total_sample_ns)
-		return;
-	if (s->seen_gen != a->generation) {
-		memset(s->seen_sample_ns, 0, sizeof(s->seen_sample_ns));
-		s->seen_gen = a->generation;
-	}
-	if (a->total_sample_ns <= s->seen_sample_ns[1])
-		return;
-	s->seen_sample_ns[0] = s->seen_sample_ns[1];
-	s->seen_power_mw[0] = s->seen_power_mw[1];
-	s->seen_sample_ns[1] = a->total_sample_ns;
-	s->seen_power_mw[1] = a->total_power_mw;
-}
-
 void step_energy_query_answered(step_energy_t *s,
 				const energy_query_answer_t *a, uint64_t t1_ns)
 {
-	_seen_reading(s, a);
 	if (!s->have_e0 && a->complete0) {
 		s->have_e0 = true;
 		s->e0_mj = a->e0_mj;
@@ -528,42 +510,12 @@ bool step_energy_live_estimate(const step_energy_t *s,
 		e0_mj = a->e0_mj;
 	else
 		return false;
+	if (a->e1_mj < e0_mj)
+		return false;
+	e->joules = step_energy_mj_to_j(a->e1_mj - e0_mj);
 	e->span_ns = t1_ns - a->last_sample_ns;
 	e->watts = step_energy_mw_to_w(a->total_power_mw);
-	/* the trend of the two newest readings, when the newest is a's */
-	if (s->seen_gen == a->generation && s->seen_sample_ns[0] &&
-	    s->seen_sample_ns[1] == a->last_sample_ns)
-		e->trend_mj = step_energy_trend_mj(s->seen_sample_ns[0],
-						   s->seen_power_mw[0],
-						   s->seen_sample_ns[1],
-						   s->seen_power_mw[1],
-						   e->span_ns);
-	if (e->trend_mj < 0 && (uint64_t) -e->trend_mj > a->e1_mj)
-		return false;
-	if (a->e1_mj + e->trend_mj < e0_mj)
-		return false;
-	e->joules = step_energy_mj_to_j(a->e1_mj + e->trend_mj - e0_mj);
 	return true;
-}
-
-int64_t step_energy_trend_mj(uint64_t t0_ns, uint64_t p0_mw, uint64_t t1_ns,
-			     uint64_t p1_mw, uint64_t span_ns)
-{
-	double seen = (double) (t1_ns - t0_ns) / 1e9, span = span_ns / 1e9;
-	double dp = (double) p1_mw - (double) p0_mw, ramp, extra;
-
-	if (t1_ns <= t0_ns || !span_ns)
-		return 0;
-	/* the power moves by dp over the span it was seen moving ... */
-	ramp = span < seen ? span : seen;
-	extra = dp / seen * ramp * ramp / 2;
-	/* ... then stays dp above (below) the newest reading's */
-	if (span > seen)
-		extra += dp * (span - seen);
-	/* never below 0 W: at worst the newest reading's energy, no more */
-	if (extra < -(double) p1_mw * span)
-		extra = -(double) p1_mw * span;
-	return (int64_t) (extra >= 0 ? extra + 0.5 : extra - 0.5);
 }
 
 uint64_t step_energy_live_joules(const step_energy_t *s,
