@@ -264,10 +264,9 @@ static void _settle_estimate_note(stepd_step_rec_t *job,
 
 	log_build_step_id_str(&job->step_id, id, sizeof(id),
 			      STEP_ID_FLAG_NO_PREFIX);
-	info("%s: step %s: the meter's reading after the step's end was not in %.3f s after it; its end is estimated from the reading %.3f s before it, carried at its %u W and its trend (%+.1f J): %"PRIu64" J (running total %"PRIu64" J)",
+	info("%s: step %s: the meter's reading after the step's end was not in %.3f s after it; its end is estimated from the reading %.3f s before it, carried at its %u W: %"PRIu64" J (running total %"PRIu64" J)",
 	     plugin_type, id, (double) waited_ns / 1e9,
-	     (double) e->span_ns / 1e9, e->watts, (double) e->trend_mj / 1e3,
-	     e->joules, running_j);
+	     (double) e->span_ns / 1e9, e->watts, e->joules, running_j);
 }
 
 /*
