@@ -13,6 +13,13 @@ meter and an energy accumulator, as slurmd's sampler runs them):
      node's slurmd polling its two outlets every second: 40 probes at once
      for 20 s; latency over all reads and how many failed.
 
+  3. the same rack through slurm-energy-pdu-poller (issue #44): the
+     poller polls both PDUs every second, the 40 nodes ask it (40
+     tests/unit/snmp_poll_probe, MUNGE of a munged of the bench's own)
+     for 20 s: GETs a second at each PDU (counted by the agent), the
+     nodes' read latency over all reads, and the poller's CPU a round
+     (its polling thread; and the whole process, answers included).
+
 snmpsim is a Python agent: its answer time, not the meter's, dominates the
 latencies (a PDU's embedded agent is typically slower still); the CPU
 figure is the meter's.
@@ -21,6 +28,7 @@ Usage: bench/snmp/bench_snmp.py [BUILD_OBJ]   (default _build/obj; needs
 _build/snmp-venv, SE_SNMPSIM_PYTHON, and se-trace in SE_BIN_DIR)
 """
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -33,10 +41,12 @@ sys.path.insert(0, os.path.join(REPO, "contribs", "python"))
 
 from selab import snmp_rig as sr            # noqa: E402
 from selab.files import write_file          # noqa: E402
+from selab.powercap_rig import start_munged  # noqa: E402
 
 OBJ = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, "_build",
                                                          "obj")
 PROBE = os.path.join(OBJ, "tests", "unit", "snmp_probe")
+POLL_PROBE = os.path.join(OBJ, "tests", "unit", "snmp_poll_probe")
 TRACE = os.path.join(REPO, "contribs", "trace", "examples", "cluster.trace")
 
 
@@ -82,6 +92,7 @@ def rack(sim, work, nodes=40, seconds=20):
     s = write_file(os.path.join(work, "rack.secrets"),
                    "PDU=pdu-a Community=pdu-a\nPDU=pdu-b Community=pdu-b\n",
                    mode=0o600)
+    before, t0 = sim.gets(), time.monotonic()
     procs = [subprocess.Popen([PROBE, m, s, "r%02d" % i, str(seconds),
                                "1000", "1000"], stdout=subprocess.PIPE,
                               text=True)
@@ -89,9 +100,84 @@ def rack(sim, work, nodes=40, seconds=20):
     rows = []
     for p in procs:
         rows += rows_of(p.communicate()[0])
+    after, t1 = sim.gets(), time.monotonic()
     ok = [r[1] for r in rows if r[0] == 0]
     return (nodes, len(rows), len(rows) - len(ok), pct(ok, 50), pct(ok, 95),
-            max(ok) if ok else float("nan"))
+            max(ok) if ok else float("nan"),
+            (after.get("pdu-a", 0) - before.get("pdu-a", 0)) / (t1 - t0))
+
+
+def rack_map(sim, nodes):
+    text = ["PDU=pdu-a Host=%s Model=apc-rpdu2" % sim.host,
+            "PDU=pdu-b Host=%s Model=apc-rpdu2" % sim.host]
+    text += ["Nodes=r%02d Outlets=pdu-a:%d,pdu-b:%d" % (i, i, i)
+             for i in range(1, nodes + 1)]
+    return "\n".join(text) + "\n"
+
+
+def _wait_socket(path, timeout=10):
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            raise RuntimeError("no munged socket at %s" % path)
+        time.sleep(0.05)
+
+
+def rack_poller(sim, work, nodes=40, seconds=20):
+    """The rack through the poller: (GETs/s at pdu-a, at pdu-b, reads,
+    failed, p50, p95, max ms, poller thread us a round, process us a
+    round, rounds)."""
+    mdir = os.path.join(work, "munge")
+    os.makedirs(mdir, mode=0o755)
+    procs = []
+    sock = start_munged(mdir, lambda name, argv: procs.append(
+        subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)))
+    addr = "127.0.0.1:%d" % sr.free_udp_port()   # a free port number
+    try:
+        _wait_socket(sock)
+        m = write_file(os.path.join(work, "prack.map"), rack_map(sim, nodes))
+        s = write_file(os.path.join(work, "prack.secrets"),
+                       "PDU=pdu-a Community=pdu-a\n"
+                       "PDU=pdu-b Community=pdu-b\n", mode=0o600)
+        conf = write_file(os.path.join(work, "acct_gather.conf"),
+                          "EnergySNMPMap=%s\nEnergySNMPSecrets=%s\n"
+                          "EnergySNMPFrequency=1\nEnergySNMPTimeout=1000\n"
+                          "EnergySNMPPoller=%s\n" % (m, s, addr))
+        pdir = os.path.join(work, "poller")
+        os.makedirs(pdir)
+        poller = sr.PduPoller(conf, sock, workdir=pdir).start()
+        try:
+            time.sleep(2)       # its first rounds
+            before, t0 = sim.gets(), time.monotonic()
+            probes = [subprocess.Popen(
+                [POLL_PROBE, addr, "r%02d" % i, str(seconds), "1000",
+                 "1000", sock], stdout=subprocess.PIPE, text=True)
+                for i in range(1, nodes + 1)]
+            outs = [p.communicate()[0] for p in probes]
+            after, t1 = sim.gets(), time.monotonic()
+        finally:
+            poller.stop()
+        totals = poller.totals()
+    finally:
+        for p in procs:
+            p.terminate()
+            p.wait()
+    rows = []
+    for out in outs:
+        for line in out.splitlines():
+            if line.startswith("read "):
+                f = line.split()
+                rows.append((int(f[1]), float(f[3])))
+    taken = [r for r in rows if r[0] in (0, -114)]      # -EALREADY
+    ms = [r[1] for r in taken]
+    rate = {k: (after.get(k, 0) - before.get(k, 0)) / (t1 - t0)
+            for k in ("pdu-a", "pdu-b")}
+    cpu_s = float(re.search(r"process CPU ([0-9.]+) s",
+                            poller.text()).group(1))
+    return (rate["pdu-a"], rate["pdu-b"], len(rows), len(rows) - len(taken),
+            pct(ms, 50), pct(ms, 95), max(ms), totals["cpu_us"],
+            cpu_s / totals["rounds"] * 1e6, totals["rounds"])
 
 
 def main():
@@ -117,9 +203,20 @@ def main():
             print("a rack: 40 nodes, two PDUs, each node polling its two "
                   "outlets every 1 s for 20 s")
             r = rack(sim, work)
-            print("%6s %7s %7s %9s %9s %9s" % ("nodes", "reads", "failed",
-                                               "p50 ms", "p95 ms", "max ms"))
-            print("%6d %7d %7d %9.2f %9.2f %9.2f" % r)
+            print("%6s %7s %7s %9s %9s %9s %10s" % (
+                "nodes", "reads", "failed", "p50 ms", "p95 ms", "max ms",
+                "GETs/s a"))
+            print("%6d %7d %7d %9.2f %9.2f %9.2f %10.2f" % r)
+            print()
+            print("the same rack through slurm-energy-pdu-poller (one GET "
+                  "a PDU a second), the 40 nodes asking it every 1 s for "
+                  "20 s")
+            r = rack_poller(sim, work)
+            print("%10s %10s %6s %7s %9s %9s %9s %13s %14s" % (
+                "GETs/s a", "GETs/s b", "reads", "failed", "p50 ms",
+                "p95 ms", "max ms", "poll µs/round", "process µs/round"))
+            print("%10.2f %10.2f %6d %7d %9.2f %9.2f %9.2f %13.0f %14.0f" %
+                  r[:9])
     finally:
         sim.stop()
 

@@ -26,6 +26,11 @@ control file (JSON, optional, re-read when it changes) for faults:
                                            from 0 at WALL
     {"absent": ["<OID>", ...]}             noSuchInstance (an outlet
                                            renumbered away)
+and optionally counts=FILE: the GET requests answered so far, per
+recording ({"pdu-a": 12, ...}, JSON, rewritten at each request), counted
+at a request's first variable (one live row of ours: our maps GET only
+those), for the tests that count the GETs a PDU sees (the PDU poller,
+issue #44).
 """
 import json
 import math
@@ -54,7 +59,8 @@ def init(**context):
             raise ValueError("se_outlets: option %s= is required" % key)
     STATE.update(trace=opts["trace"], epoch=float(opts["epoch"]),
                  se_trace=opts["se_trace"], control=opts.get("control"),
-                 control_mtime=None, faults={}, cache={})
+                 control_mtime=None, faults={}, cache={},
+                 counts=opts.get("counts"), gets={})
 
 
 def _se_trace(*args):
@@ -115,6 +121,16 @@ def _value(settings, oid_text, faults, now):
     return int(math.floor(joules / float(settings.get("unit_j", 3600))))
 
 
+def _count_get(data_file):
+    """One more GET answered from data_file's recording (counts=FILE)."""
+    name = os.path.splitext(os.path.basename(str(data_file)))[0]
+    STATE["gets"][name] = STATE["gets"].get(name, 0) + 1
+    tmp = STATE["counts"] + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(STATE["gets"], f)
+    os.replace(tmp, STATE["counts"])
+
+
 def variate(oid, tag, value, **context):
     if not context["nextFlag"] and not context["exactMatch"]:
         return context["origOid"], tag, context["errorStatus"]
@@ -122,7 +138,10 @@ def variate(oid, tag, value, **context):
         return context["origOid"], tag, context["errorStatus"]
     faults = _faults()
     delay = float(faults.get("delay_s", 0))
-    if delay > 0 and context["varsRemaining"] == context["varsTotal"] - 1:
+    first = context["varsRemaining"] == context["varsTotal"] - 1
+    if first and STATE.get("counts"):
+        _count_get(context.get("dataFile", "?"))
+    if delay > 0 and first:
         time.sleep(delay)      # once per request: its first variable
     oid_text = str(oid)
     if oid_text in faults.get("absent", []):

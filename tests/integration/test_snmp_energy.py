@@ -20,8 +20,14 @@ shaped by power, 0.1 % on the Wh counters (0.4 % on the CI's 20 s jobs,
 TOLERANCE).  spank_energy_settle.so is listed, as for any meter that can
 be slow before Slurm 26.05 (acct_gather_energy_snmp(5)).
 
+Last, the same nodes read through slurm-energy-pdu-poller (issue #44):
+the nodes' acct_gather.conf without secrets, EnergySNMPPoller set; one
+GET per PDU per period at the agent whatever the number of nodes on it,
+and the jobs within the same bounds.
+
 CI runs JOB_SECONDS=20 jobs (SE_SNMP_JOB_SECONDS, default 20: the module
-takes about 100 s); the issue's 60 s jobs:
+takes about 100 s, and the poller's test about 40 s more); the issue's
+60 s jobs:
     SE_SNMP_JOB_SECONDS=60 pytest tests/integration/test_snmp_energy.py
 (BENCHMARKS.md, "SNMP PDUs").
 """
@@ -60,6 +66,7 @@ TOLERANCE = {"node1": 0.0025, "node2": 0.001 if JOB_SECONDS >= 60 else 0.004,
 # 486-491 us on node1 (two PDUs, v3 AES + v2c), 203-209 us on node2 (one
 # GET), two runs at load average 4-5
 BOUND_SAMPLE_US = 1000
+POLLER_PORT = PORT + 1         # the PDU poller's TCP port
 SECRETS = ("PDU=pdu-a User=%s AuthProto=SHA AuthKey=%s PrivProto=AES "
            "PrivKey=%s\nPDU=* Community=IGNORED\n")
 
@@ -97,6 +104,10 @@ def snmp_map(host):
     return "\n".join(lines) + "\n"
 
 
+# The module's configuration, for the poller's test to restart with.
+CONFIG = {}
+
+
 @pytest.fixture(scope="module")
 def snmp_cluster(cluster, workdir):
     epoch = time.time()
@@ -116,12 +127,12 @@ def snmp_cluster(cluster, workdir):
     plugstack = write_file(os.path.join(workdir, "plugstack.conf"),
                            "required %s/spank_energy_settle.so "
                            "max_wait=15\n" % PLUGIN_DIR, 0o644)
+    CONFIG.update(map=smap, conf=conf, kw=dict(
+        plugin_dirs=[PLUGIN_DIR], energy_type="acct_gather_energy/snmp",
+        slurm_conf="DebugFlags=Energy\nPlugStackConfig=%s\n" % plugstack))
     try:
-        with cluster.configured(plugin_dirs=[PLUGIN_DIR],
-                                energy_type="acct_gather_energy/snmp",
-                                acct_gather_conf=conf,
-                                slurm_conf="DebugFlags=Energy\n"
-                                "PlugStackConfig=%s\n" % plugstack) as c:
+        with cluster.configured(acct_gather_conf=conf,
+                                **CONFIG["kw"]) as c:
             sim.start()     # on the bridge, which exists once it is up
             energy.wait_for_power(c, NODES)
             yield c, epoch, sim
@@ -156,7 +167,8 @@ def test_libnetsnmp_only_in_slurmd(snmp_cluster):
 def test_jobs_on_every_node(snmp_cluster):
     """A job on each node at once: node1 two APC PDUs (v3 + v2c), node2
     two Wh outlets, node3 two APC outlets of one PDU."""
-    c, epoch, _ = snmp_cluster
+    c, epoch, sim = snmp_cluster
+    before, t0 = sim.gets(), time.monotonic()
     procs = [(energy.run_timed(c, "snmp-" + n, ["-w", n], JOB_SECONDS),
               "snmp-" + n, n) for n in NODES]
     errors = []
@@ -170,6 +182,8 @@ def test_jobs_on_every_node(snmp_cluster):
         assert step is not None
         if abs(err) > TOLERANCE[node]:
             errors.append((node, step, truth, err))
+    # the GETs each PDU saw meanwhile, for the poller's test to compare
+    CONFIG["direct"] = _rates(before, t0, sim.gets(), time.monotonic())
     assert not errors, errors
 
 
@@ -283,3 +297,87 @@ def test_sampler_cpu_per_sample(snmp_cluster):
         per = (_sampler_ns(pids["slurmd-" + n]) - before[n]) / 10 / 1e3
         print("slurmd-%s's sampler: %.0f us CPU per sample" % (n, per))
         assert 0 < per < BOUND_SAMPLE_US, per
+
+
+def _rates(before, t0, after, t1):
+    """GETs per second each recording (PDU) answered between two counts."""
+    return {pdu: (after.get(pdu, 0) - before.get(pdu, 0)) / (t1 - t0)
+            for pdu in ("pdu-a", "pdu-b", "pdu-r")}
+
+
+def _to_poller(c, addr):
+    """The nodes' acct_gather.conf switched to the poller (the map, no
+    secrets) and reloaded by `scontrol reconfigure` (slurmd reloads the
+    plugin; far quicker than a restart); returns when every slurmd has
+    logged the new meter's load line."""
+    path = os.path.join(c.state, "etc", "acct_gather.conf")
+    with open(path, encoding="utf-8") as f:
+        keep = [l for l in f if not l.startswith("EnergySNMP")]
+    write_file(path, "".join(keep) + "EnergySNMPMap=%s\nEnergySNMPPoller=%s"
+               "\nEnergySNMPFrequency=1\nEnergySNMPTimeout=800\n" % (
+                   CONFIG["map"], addr), atomic=True)
+    c.scontrol("reconfigure")
+    want = "through the PDU poller %s" % addr
+    deadline = time.monotonic() + 30
+    while not all(want in slurmd_log(c, n) for n in NODES):
+        assert time.monotonic() < deadline, slurmd_log(c, "node1")[-2000:]
+        time.sleep(0.2)
+
+
+def test_poller_one_get_per_pdu(snmp_cluster, workdir):
+    """The same nodes through slurm-energy-pdu-poller (issue #44): the
+    nodes' acct_gather.conf has EnergySNMPPoller and no secrets; the poller
+    (on the host, MUNGE of the cluster) GETs each PDU once a second for
+    all its nodes: pdu-a feeds node1 and node3, 2 GETs a second from the
+    slurmds (test_jobs_on_every_node's count), 1 from the poller.  The
+    jobs on the three nodes at once stay within test_jobs_on_every_node's
+    bounds.  Last in the module: the nodes stay on the poller until the
+    module's restore."""
+    c, epoch, sim = snmp_cluster
+    direct = CONFIG.get("direct")
+    if direct is None:          # this test alone (-k): count 3 s here
+        before, t0 = sim.gets(), time.monotonic()
+        time.sleep(3)
+        direct = _rates(before, t0, sim.gets(), time.monotonic())
+    addr = "%s:%d" % (BMC_ADDR, POLLER_PORT)
+    pconf = write_file(os.path.join(workdir, "poller-acct_gather.conf"),
+                       CONFIG["conf"] + "EnergySNMPPoller=%s\n" % addr,
+                       0o600)
+    pdir = os.path.join(workdir, "poller")
+    os.makedirs(pdir, exist_ok=True)
+    poller = sr.PduPoller(pconf, os.path.join(c.state, "munge",
+                                              "munge.socket"),
+                          workdir=pdir).start()
+    try:
+        _to_poller(c, addr)
+        energy.wait_for_power(c, NODES)
+        before, t0 = sim.gets(), time.monotonic()
+        procs = [(energy.run_timed(c, "poll-" + n, ["-w", n], JOB_SECONDS),
+                  "poll-" + n, n) for n in NODES]
+        errors = []
+        for proc, name, node in procs:
+            jobid, windows = energy.finish(c, proc, name, FINISH_S)
+            step = energy.consumed_energy(c, jobid)["%d.0" % jobid]
+            truth = energy.true_energy(TRACE, epoch, windows)
+            err = energy.relative_error(step or 0, truth)
+            print("job %d on %s through the poller: sacct %s J, true %.1f "
+                  "J, %+.3f%%" % (jobid, node, step, truth, 100 * err))
+            assert step is not None
+            if abs(err) > TOLERANCE[node]:
+                errors.append((node, step, truth, err))
+        polled = _rates(before, t0, sim.gets(), time.monotonic())
+    finally:
+        poller.stop()
+    totals = poller.totals()
+    print("GETs a second at each PDU, every slurmd polling: %s; through "
+          "the poller: %s; poller: %s" % (
+              {k: round(v, 2) for k, v in direct.items()},
+              {k: round(v, 2) for k, v in polled.items()}, totals))
+    assert not errors, errors
+    # one GET a round (1 s) for each PDU, pdu-a's two nodes included
+    for pdu, rate in polled.items():
+        assert 0.8 <= rate <= 1.15, (pdu, rate, polled)
+    assert direct["pdu-a"] >= 1.8, direct
+    assert totals and totals["gets"] <= totals["rounds"] * 3, totals
+    assert totals["asks"] >= 3 * JOB_SECONDS, totals
+    assert not totals["failed"], (totals, poller.text()[-2000:])

@@ -111,14 +111,20 @@ class SnmpSim(_Process):
             write_file(os.path.join(data, name + ".snmprec"),
                        "\n".join(lines) + "\n", mode=0o644)
         write_file(self.control, "{}", mode=0o644)
+        # the GETs each recording answered (se_outlets' counts=): in a
+        # directory snmpsim (nobody) may write
+        counts_dir = os.path.join(self.workdir, "counts")
+        os.makedirs(counts_dir, exist_ok=True)
+        os.chmod(counts_dir, 0o777)
+        self.counts = os.path.join(counts_dir, "gets.json")
         self.argv = [
             snmpsim_python(), os.path.join(os.path.dirname(snmpsim_python()),
                                            "snmpsim-command-responder"),
             "--data-dir=" + data, "--cache-dir=" + cache,
             "--variation-modules-dir=" + MODULES,
             "--variation-module-options=se_outlets:trace=%s,epoch=%.6f,"
-            "se_trace=%s,control=%s" % (trace, epoch, tool("se-trace"),
-                                        self.control),
+            "se_trace=%s,control=%s,counts=%s" % (
+                trace, epoch, tool("se-trace"), self.control, self.counts),
             "--agent-udpv4-endpoint=%s:%d" % (addr, self.port),
             "--process-user=nobody", "--process-group=nogroup"]
         if v3:
@@ -146,8 +152,66 @@ class SnmpSim(_Process):
     def host(self):
         return "%s:%d" % (self.addr, self.port)
 
+    def gets(self):
+        """{recording: GET requests answered since the start}."""
+        try:
+            with open(self.counts, encoding="utf-8") as f:
+                return json.load(f)
+        except (FileNotFoundError, ValueError):
+            return {}
+
     def fault(self, **faults):
         """Replace the control file: delay_s=, reset={OID: wall},
         absent=[OID, ...]; no argument clears every fault."""
         write_file(self.control, json.dumps(faults), mode=0o644,
                    atomic=True)
+
+
+def pdu_poller_path():
+    """The staged slurm-energy-pdu-poller (SE_BIN_DIR/../sbin)."""
+    from .meters import bin_dir
+    return os.path.join(os.path.dirname(bin_dir()), "sbin",
+                        "slurm-energy-pdu-poller")
+
+
+class PduPoller(_Process):
+    """slurm-energy-pdu-poller (issue #44) over an acct_gather.conf, with
+    the MUNGE socket of the nodes it answers; started and stopped by its
+    PID.  totals() reads its exit line."""
+
+    name = "pdu-poller"
+
+    def __init__(self, conf, munge_socket, workdir=None, listen=None):
+        super().__init__(workdir)
+        self.argv = [pdu_poller_path(), "-f", conf,
+                     "--munge-socket", munge_socket]
+        if listen:
+            self.argv += ["-l", listen]
+
+    def start(self, timeout=20):
+        self._spawn(self.argv)
+        deadline = time.monotonic() + timeout
+        while "listening on" not in self.text():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                text = self.text()
+                self.stop()
+                raise RuntimeError("the PDU poller did not start:\n" +
+                                   text[-2000:])
+            time.sleep(0.05)
+        return self
+
+    def text(self):
+        with open(self.log, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def totals(self):
+        """The exit line's numbers (after stop(), workdir kept):
+        rounds, gets, failed, asks, cpu_us (a round)."""
+        import re
+        m = re.search(r"(\d+) rounds, (\d+) GETs .* (\d+) PDU polls "
+                      r"failed, (\d+) asks answered; polling thread CPU "
+                      r"(\d+) us a round", self.text())
+        if not m:
+            return None
+        return dict(zip(("rounds", "gets", "failed", "asks", "cpu_us"),
+                        map(int, m.groups())))
