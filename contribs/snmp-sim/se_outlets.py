@@ -15,7 +15,8 @@ each other).  A row of the recording names it:
     energy: floor((base_j + share x joules(epoch, now)) / unit_j): an
             integer register counts only whole units, as a PDU's does
 Keys: column, what (power|energy), share (1), scale_w (1), unit_j (3600),
-base_j (0).
+base_j (0); what=fixed,value=N: the INTEGER N (a bench's many rows that go
+through this module so that counts= counts their GETs).
 
 Options (snmpsim-command-responder
 --variation-module-options=se_outlets:trace=T,epoch=E,se_trace=BIN,control=C):
@@ -105,6 +106,8 @@ def _joules(column, t0, t1):
 
 
 def _value(settings, oid_text, faults, now):
+    if settings.get("what") == "fixed":    # a bench's rows, counted
+        return int(settings["value"])
     share = float(settings.get("share", 1))
     column = settings["column"]
     t = now - STATE["epoch"]
