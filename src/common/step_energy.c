@@ -101,6 +101,8 @@ void step_energy_query_begin(step_energy_t *s)
 void step_energy_query_answered(step_energy_t *s,
 				const energy_query_answer_t *a, uint64_t t1_ns)
 {
+	if (a->deadline_ns)
+		s->read_deadline_ns = a->deadline_ns;
 	if (!s->have_e0 && a->complete0) {
 		s->have_e0 = true;
 		s->e0_mj = a->e0_mj;
@@ -403,8 +405,10 @@ uint64_t step_energy_settle_limit(const step_energy_t *s, uint64_t t1_ns,
 {
 	uint64_t fini_ns = t1_ns + STEP_FINI_WAIT_NS;
 
-	if (!s->settle_in_fini)
-		return limit_ns;
+	if (!s->settle_in_fini || (s->read_deadline_ns &&
+				   s->read_deadline_ns <=
+				   STEP_FINI_FAST_READ_NS))
+		return limit_ns;	/* the SPANK settle's, or a fast meter */
 	/* fini() came late: what slurmd holds for it is read, not waited */
 	if (fini_ns < begin_ns + LIVE_RETRY_NS)
 		fini_ns = begin_ns + LIVE_RETRY_NS;

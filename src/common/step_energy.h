@@ -126,20 +126,27 @@
 /*
  * fini()'s settle holds the step's end: srun on every release up to 25.11
  * (slurmstepd tells srun the tasks ended after fini()), the step's
- * completion on 26.05, the job's end for batch and extern steps.  It waits
- * for the meter's reading after the step's end at most this long after
- * the end (t1), then settles the end from what is known
- * (step_energy_live_estimate).  A Modbus or SNMP meter on a LAN reads in
- * milliseconds: its reading is in long before (DebugFlags=Energy's "reading
- * after the end" lines; test_step_boundaries.py keeps its exact bounds).
- * A meter whose reads take longer than this (a BMC answering in seconds,
- * Redfish's tick watch) has its end estimated instead of holding srun for
- * a read: srun's own overhead is 0.09-0.17 s on the test cluster, and
- * `srun sleep 5` must stay under 5.2 s with a 3 s BMC (issue #41; at 50 ms
- * one run in ten took 5.22 s under load).  spank_energy_settle.so, where
- * listed, settles after srun was told and waits for the reading.
+ * completion on 26.05, the job's end for batch and extern steps.
+ *
+ * A meter whose reads may take longer than STEP_FINI_FAST_READ_NS (its
+ * read deadline in slurmd's answers: a BMC answering in seconds needs one,
+ * Redfish's default is 4 s) is a slow meter: fini() waits for its reading
+ * after the step's end at most STEP_FINI_WAIT_NS after the end (t1), then
+ * settles the end from what is known (step_energy_live_estimate), instead
+ * of holding srun for a read.  srun's own overhead is 0.09-0.17 s on the
+ * test cluster, and `srun sleep 5` must stay under 5.2 s with a 3 s BMC
+ * (issue #41; at 50 ms one run in ten took 5.22 s under load).
+ *
+ * A meter whose reads are bounded by 1 s or less (Modbus, IPMI, SNMP with
+ * their usual timeouts) keeps the wait of one read (the sampler's reach +
+ * LIVE_MARGIN_NS): its reading is normally in within milliseconds, and a
+ * DCMI rolling average's is "after" the end only half its window later,
+ * which test_step_boundaries.py's exact bounds hold it to.
+ * spank_energy_settle.so, where listed, settles after srun was told and
+ * waits for the reading on any meter.
  */
 #define STEP_FINI_WAIT_NS	(30 * SE_NS_PER_MS)
+#define STEP_FINI_FAST_READ_NS	SE_NS_PER_SEC
 
 /* slurmstepd: the step's energy, relative to its start */
 typedef struct {
@@ -187,6 +194,8 @@ typedef struct {
 	uint64_t e0_gen;	/* ... from this server generation */
 	uint64_t e0_t_ns;	/* ... for this t0 (the start's answer comes
 				 * before the tasks' start is known) */
+	uint64_t read_deadline_ns; /* the meter's read deadline, from
+				    * slurmd's answers (0: none yet) */
 	/* EnergyAttribution=share: the step's share from slurmd */
 	energy_carry_share_t share;
 	uint64_t share_t_ns;	/* end of the last split interval */
@@ -453,10 +462,11 @@ uint64_t step_energy_settle_read_limit(uint64_t begin_ns,
 				       uint64_t limit_ns);
 
 /*
- * The limit of a live or share settle's wait that began at begin_ns for
- * the step's end t1_ns, given its own limit_ns (max_wait): fini()'s is cut
- * to t1_ns + STEP_FINI_WAIT_NS (at least LIVE_RETRY_NS after begin_ns, for
- * the answer already there), the SPANK settle's is limit_ns.
+ * The limit of a live settle's wait that began at begin_ns for the step's
+ * end t1_ns, given its own limit_ns (max_wait): fini()'s, for a slow
+ * meter (read deadline above STEP_FINI_FAST_READ_NS, or none known yet),
+ * is cut to t1_ns + STEP_FINI_WAIT_NS (at least LIVE_RETRY_NS after
+ * begin_ns, for the answer already there); else limit_ns.
  */
 uint64_t step_energy_settle_limit(const step_energy_t *s, uint64_t t1_ns,
 				  uint64_t begin_ns, uint64_t limit_ns);

@@ -592,18 +592,39 @@ START_TEST(test_settle_pause)
 }
 END_TEST
 
-/* fini()'s settle holds srun: its wait ends STEP_FINI_WAIT_NS (30 ms)
- * after the step's end, or at once when fini() came later; the SPANK
- * settle's (after srun was told) keeps its own limit.  Near the limit a
+/* fini()'s settle holds srun: for a slow meter (reads allowed over 1 s)
+ * its wait ends STEP_FINI_WAIT_NS (30 ms) after the step's end, or at once
+ * when fini() came later; a fast meter's, and the SPANK settle's (after
+ * srun was told), keep their own limit.  Near the limit a
  * question is not held (the server's hold would outlast it). */
 START_TEST(test_settle_fini_limit)
 {
 	step_energy_t s = live_step();
+	energy_query_answer_t a = answer(0, 0, 0);
 
 	s.settle_tried = true;
 	ck_assert_uint_eq(step_energy_settle_limit(&s, S(106), S(106.001),
 						   S(121)), S(121));
 	s.settle_in_fini = true;
+	/* no answer yet: the deadline unknown, srun not held */
+	ck_assert_uint_eq(step_energy_settle_limit(&s, S(106), S(106.001),
+						   S(121)), S(106.03));
+	/* a fast meter (reads bounded by 0.5 s, then by 1 s): one read */
+	step_energy_query_answered(&s, &a, S(103));
+	ck_assert_uint_eq(s.read_deadline_ns, MS(500));
+	ck_assert_uint_eq(step_energy_settle_limit(&s, S(106), S(106.001),
+						   S(121)), S(121));
+	a.deadline_ns = S(1);
+	step_energy_query_answered(&s, &a, S(104));
+	ck_assert_uint_eq(step_energy_settle_limit(&s, S(106), S(106.001),
+						   S(121)), S(121));
+	/* a slow one (Redfish's 4 s deadline): 30 ms after the end */
+	a.deadline_ns = S(1.001);
+	step_energy_query_answered(&s, &a, S(105));
+	ck_assert_uint_eq(step_energy_settle_limit(&s, S(106), S(106.001),
+						   S(121)), S(106.03));
+	a.deadline_ns = S(4);
+	step_energy_query_answered(&s, &a, S(105));
 	ck_assert_uint_eq(step_energy_settle_limit(&s, S(106), S(106.001),
 						   S(121)), S(106.03));
 	/* fini() 0.3 s after the end: 5 ms for what slurmd already has */
