@@ -243,6 +243,12 @@ static int _make_poller(daemon_t *d, char *err, size_t len)
 	       st.nodes, st.pdus, st.oids, d->conf.period_ns / 1e9,
 	       (unsigned long long)(d->conf.timeout_ns / SE_NS_PER_MS),
 	       d->o.listen);
+	/* the PDUs are polled one after the other (snmp_poller.h) */
+	if (st.pdus * d->conf.timeout_ns > d->conf.period_ns)
+		se_log(SE_LOG_INFO, "%zu PDUs polled one after the other, "
+		       "each up to EnergySNMPTimeout: with PDUs down a round "
+		       "outlasts EnergySNMPFrequency and the readings age; "
+		       "split the map among pollers", st.pdus);
 	return 0;
 }
 
