@@ -43,7 +43,8 @@ int main(int argc, char **argv)
 	}
 	c = (snmp_poll_meter_config_t){
 		.node = argv[2], .poller = argv[1],
-		.sealer = se_munge_sealer(munge), .poller_uid = getuid(),
+		.sealer = se_munge_sealer(munge),
+		.sealer_free = se_munge_free, .poller_uid = getuid(),
 		.timeout_ns = timeout_ns,
 		.max_age_ns = 2 * period_ns + timeout_ns };
 	if (snmp_poll_meter_create(&c, &m, err, sizeof(err))) {
@@ -70,7 +71,6 @@ int main(int argc, char **argv)
 		       msg);
 		fflush(stdout);
 	}
-	snmp_poll_meter_destroy(m);
-	se_munge_free(munge);
+	snmp_poll_meter_destroy(m);	/* with munge */
 	return 0;
 }

@@ -534,13 +534,22 @@ static void _poller_down(void)
 	pthread_join(poller_th, NULL);
 }
 
+static unsigned sealer_frees;
+
+static void _c_free(void *ctx)
+{
+	ck_assert_ptr_eq(ctx, &node_uid);
+	sealer_frees++;
+}
+
 static snmp_poll_meter_t *_node_meter(unsigned short port, char *addr,
 				      size_t len)
 {
 	snmp_poll_meter_config_t c = {
 		.node = "n1", .poller = addr, .poller_uid = 999,
 		.timeout_ns = 300 * MS, .max_age_ns = 3000 * MS,
-		.sealer = { _c_seal, _c_open, &node_uid } };
+		.sealer = { _c_seal, _c_open, &node_uid },
+		.sealer_free = _c_free };
 	snmp_poll_meter_t *m;
 	char err[256];
 
@@ -596,7 +605,9 @@ START_TEST(test_node_reading_stamped)
 	script.stale_first = true;
 	ck_assert_int_eq(_read(m, &r, msg, sizeof(msg), NULL), 0);
 	ck_assert_uint_eq(snmp_poll_meter_asks(m), 3);
-	snmp_poll_meter_destroy(m);
+	sealer_frees = 0;
+	snmp_poll_meter_destroy(m);	/* the sealer's context with it */
+	ck_assert_uint_eq(sealer_frees, 1);
 }
 END_TEST
 

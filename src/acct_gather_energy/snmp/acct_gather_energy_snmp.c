@@ -79,14 +79,11 @@ static int _meter_describe_only(const char *node, const snmp_target_t *t,
 
 /* -------------------------------------------- through the PDU poller */
 
-static void *poll_munge;		/* the poll meter's MUNGE context */
 static char poll_label[300];		/* the outlets, once m is gone */
 
 static void _poll_meter_free(void *dev)
 {
-	snmp_poll_meter_destroy(dev);
-	se_munge_free(poll_munge);
-	poll_munge = NULL;
+	snmp_poll_meter_destroy(dev);	/* with its MUNGE context */
 }
 
 /* munged's socket as Slurm's auth/munge takes it: AuthInfo=socket=PATH
@@ -121,16 +118,17 @@ static int _give_poll_meter(const char *node, snmp_meter_t *m,
 		.max_age_ns = 2 * sconf.period_ns + sconf.timeout_ns,
 	};
 	snmp_poll_meter_t *pm;
+	void *munge;
 	size_t n;
 	int rc;
 
-	if (!(poll_munge = se_munge_new(_munge_socket(sock, sizeof(sock)),
-					err, err_len)))
+	if (!(munge = se_munge_new(_munge_socket(sock, sizeof(sock)), err,
+				   err_len)))
 		return -EINVAL;
-	pc.sealer = se_munge_sealer(poll_munge);
+	pc.sealer = se_munge_sealer(munge);
+	pc.sealer_free = se_munge_free;	/* the meter owns it */
 	if ((rc = snmp_poll_meter_create(&pc, &pm, err, err_len))) {
-		se_munge_free(poll_munge);
-		poll_munge = NULL;
+		se_munge_free(munge);
 		return rc;
 	}
 	n = (size_t) snprintf(out->describe, sizeof(out->describe),

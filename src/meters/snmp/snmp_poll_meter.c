@@ -28,6 +28,7 @@ struct snmp_poll_meter {
 	char poller[256];		/* as configured, for messages */
 	char host[256], port[16];
 	se_sealer_t sealer;
+	void (*sealer_free)(void *ctx);
 	uid_t poller_uid;
 	uint64_t timeout_ns, max_age_ns;
 	int fd;				/* -1: not connected */
@@ -315,6 +316,7 @@ int snmp_poll_meter_create(const snmp_poll_meter_config_t *cfg,
 	}
 	snprintf(m->node, sizeof(m->node), "%s", cfg->node);
 	m->sealer = cfg->sealer;
+	m->sealer_free = cfg->sealer_free;
 	m->poller_uid = cfg->poller_uid;
 	m->timeout_ns = cfg->timeout_ns;
 	m->max_age_ns = cfg->max_age_ns;
@@ -329,6 +331,8 @@ void snmp_poll_meter_destroy(snmp_poll_meter_t *m)
 	if (!m)
 		return;
 	_close(m);
+	if (m->sealer_free)
+		m->sealer_free(m->sealer.ctx);
 	free(m);
 }
 

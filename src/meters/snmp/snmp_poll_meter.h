@@ -33,6 +33,8 @@ typedef struct {
 	const char *node;
 	const char *poller;	/* "HOST:PORT", "[V6ADDR]:PORT" */
 	se_sealer_t sealer;	/* MUNGE (se_munge_sealer) */
+	void (*sealer_free)(void *ctx);	/* NULL, or the meter owns
+					 * sealer.ctx: freed with it */
 	uid_t poller_uid;	/* answers from root or this uid */
 	uint64_t timeout_ns;	/* the longest exchange */
 	uint64_t max_age_ns;	/* an older reading fails */
