@@ -30,8 +30,10 @@
 #include "snmp_poll_wire.h"
 #include "snmp_transport.h"
 
-/* The most OIDs in one GET before any tooBig: an APC NMC answers 64
- * varbinds in one PDU; larger racks are split from the start. */
+/* The most OIDs in one GET before any tooBig: our own bound (a rack's 40
+ * nodes on two outlets each is 80), so that a large map starts from GETs
+ * of a moderate size.  An agent whose message size cannot hold the answer
+ * says tooBig (RFC 3416, 4.2.1) and the poller halves the GET. */
 #define SNMP_POLLER_MAX_OIDS	128
 
 typedef struct snmp_poller snmp_poller_t;
