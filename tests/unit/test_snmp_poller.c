@@ -658,7 +658,7 @@ START_TEST(test_node_poller_silent)
 
 	script.r = (snmp_poll_reading_t){ .seq = 1,
 					  .flags = SNMP_POLL_POWER };
-	script.delay_ms = 1500;
+	script.delay_ms = 700;
 	/* the timeout (300 ms) before the read's deadline (1 s) */
 	ck_assert_int_eq(_read(m, &r, msg, sizeof(msg), &took), -ETIMEDOUT);
 	ck_assert_msg(took >= 290 * MS && took < 400 * MS, "%llu ms",
