@@ -222,7 +222,6 @@ static int _read_conf(daemon_t *d, char *err, size_t len)
 static int _make_poller(daemon_t *d, char *err, size_t len)
 {
 	snmp_poller_config_t pc = { .conf = &d->conf, .hl = &hostlist_ops };
-	snmp_poller_stats_t st;
 	char **names;
 	size_t n;
 	int rc;
@@ -235,8 +234,14 @@ static int _make_poller(daemon_t *d, char *err, size_t len)
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-	if (rc)
-		return rc;
+	return rc;
+}
+
+/* Said once it listens: what it polls, how often, where nodes ask. */
+static void _say_started(const daemon_t *d)
+{
+	snmp_poller_stats_t st;
+
 	snmp_poller_stats(d->poller, &st);
 	se_log(SE_LOG_INFO, "%zu nodes on %zu PDUs (%zu OIDs in all), "
 	       "polled every %g s, timeout %llu ms; listening on %s",
@@ -249,7 +254,6 @@ static int _make_poller(daemon_t *d, char *err, size_t len)
 		       "each up to EnergySNMPTimeout: with PDUs down a round "
 		       "outlasts EnergySNMPFrequency and the readings age; "
 		       "split the map among pollers", st.pdus);
-	return 0;
 }
 
 /* ---------------------------------------------------- the polling thread */
@@ -463,6 +467,7 @@ int main(int argc, char **argv)
 		se_log(SE_LOG_ERROR, "%s", err);
 		return 2;
 	}
+	_say_started(&d);
 	d.conns = calloc(MAX_CONNS, sizeof(*d.conns));
 	d.pfds = calloc(MAX_CONNS, sizeof(*d.pfds));
 	if (!d.conns || !d.pfds ||
