@@ -54,7 +54,7 @@
 
 typedef struct {
 	const char *conf_path, *listen, *munge_socket;
-	bool verbose;
+	bool verbose, check;
 } opts_t;
 
 typedef struct {
@@ -417,7 +417,7 @@ static void _serve(daemon_t *d)
 static void _usage(FILE *f)
 {
 	fprintf(f, "usage: " PROG " [-v] [-f acct_gather.conf] "
-		"[-l HOST:PORT] [--munge-socket path]\n");
+		"[-l HOST:PORT] [--munge-socket path] [--check-config]\n");
 }
 
 static int _options(int argc, char **argv, opts_t *o)
@@ -427,6 +427,7 @@ static int _options(int argc, char **argv, opts_t *o)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "munge-socket", required_argument, NULL, 'm' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "check-config", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -439,6 +440,7 @@ static int _options(int argc, char **argv, opts_t *o)
 		case 'l': o->listen = optarg; break;
 		case 'm': o->munge_socket = optarg; break;
 		case 'v': o->verbose = true; break;
+		case 'c': o->check = true; break;
 		case 'h': _usage(stdout); exit(0);
 		default: _usage(stderr); return -EINVAL;
 		}
@@ -461,8 +463,15 @@ int main(int argc, char **argv)
 	se_log_set_sink_wants(_sink, _wants, &d.o.verbose);
 	_signals();
 	if (_read_conf(&d, err, sizeof(err)) ||
-	    _make_poller(&d, err, sizeof(err)) ||
-	    !(d.munge = se_munge_new(d.o.munge_socket, err, sizeof(err))) ||
+	    _make_poller(&d, err, sizeof(err))) {
+		se_log(SE_LOG_ERROR, "%s", err);
+		return 2;
+	}
+	if (d.o.check) {	/* the map, secrets and every node resolved */
+		printf("%s: ok\n", d.o.conf_path);
+		return 0;
+	}
+	if (!(d.munge = se_munge_new(d.o.munge_socket, err, sizeof(err))) ||
 	    _listen(&d, err, sizeof(err))) {
 		se_log(SE_LOG_ERROR, "%s", err);
 		return 2;
