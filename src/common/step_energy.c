@@ -504,7 +504,8 @@ bool step_energy_live_estimate(const step_energy_t *s,
 	memset(e, 0, sizeof(*e));
 	if (!step_energy_live_verdict(s, a, &done) || done)
 		return false;	/* final, or a reason no wait changes */
-	if (a->rc1 || !a->last_sample_ns || a->last_sample_ns > t1_ns ||
+	if (a->rc1 || a->last_sample_ns < step_energy_t0(s) ||
+	    a->last_sample_ns > t1_ns ||
 	    a->last_sample_ns + sampler_reach_ns(a->period_ns,
 						 a->deadline_ns) < t1_ns)
 		return false;	/* no reading, or an outage: not guessed */

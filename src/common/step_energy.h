@@ -129,16 +129,16 @@
  * completion on 26.05, the job's end for batch and extern steps.
  *
  * A meter whose reads may take longer than STEP_FINI_FAST_READ_NS (its
- * read deadline in slurmd's answers: a BMC answering in seconds needs one,
- * Redfish's default is 4 s) is a slow meter: fini() waits for its reading
+ * read deadline in slurmd's answers: a BMC answering in seconds needs one;
+ * Redfish's default is 8 s, two requests of 4 s) is a slow meter: fini() waits for its reading
  * after the step's end at most STEP_FINI_WAIT_NS after the end (t1), then
  * settles the end from what is known (step_energy_live_estimate), instead
  * of holding srun for a read.  srun's own overhead is 0.09-0.17 s on the
  * test cluster, and `srun sleep 5` must stay under 5.2 s with a 3 s BMC
  * (issue #41; at 50 ms one run in ten took 5.22 s under load).
  *
- * A meter whose reads are bounded by 1 s or less (Modbus, IPMI, SNMP with
- * their usual timeouts) keeps the wait of one read (the sampler's reach +
+ * A meter whose reads are bounded by 2 s or less (Modbus, IPMI, SNMP at
+ * their default timeouts) keeps the wait of one read (the sampler's reach +
  * LIVE_MARGIN_NS): its reading is normally in within milliseconds, and a
  * DCMI rolling average's is "after" the end only half its window later,
  * which test_step_boundaries.py's exact bounds hold it to.
@@ -146,7 +146,7 @@
  * waits for the reading on any meter.
  */
 #define STEP_FINI_WAIT_NS	(30 * SE_NS_PER_MS)
-#define STEP_FINI_FAST_READ_NS	SE_NS_PER_SEC
+#define STEP_FINI_FAST_READ_NS	(2 * SE_NS_PER_SEC)
 
 /* slurmstepd: the step's energy, relative to its start */
 typedef struct {
@@ -552,7 +552,9 @@ typedef struct {
  * A live settle's last answer a for t1_ns that is not final for want of
  * the reading after t1 only (step_energy_live_verdict not done), while
  * the newest reading is within the sampler's reach of t1 (a late reading,
- * not an outage: step_energy_live_outage): E(t1) as slurmd gives it, the
+ * not an outage: step_energy_live_outage) and taken after the step's t0
+ * (a step over which the meter gave nothing is not guessed: it keeps its
+ * running total, said as not settled): E(t1) as slurmd gives it, the
  * newest reading's energy carried at its power to t1 (as the sampler
  * carries the node's total), minus E(t0) (the step's final one, else the
  * answer's).  Its error is what the power's change over that span makes

@@ -609,21 +609,21 @@ START_TEST(test_settle_fini_limit)
 	/* no answer yet: the deadline unknown, srun not held */
 	ck_assert_uint_eq(step_energy_settle_limit(&s, S(106), S(106.001),
 						   S(121)), S(106.03));
-	/* a fast meter (reads bounded by 0.5 s, then by 1 s): one read */
+	/* a fast meter (reads bounded by 0.5 s, then by 2 s): one read */
 	step_energy_query_answered(&s, &a, S(103));
 	ck_assert_uint_eq(s.read_deadline_ns, MS(500));
 	ck_assert_uint_eq(step_energy_settle_limit(&s, S(106), S(106.001),
 						   S(121)), S(121));
-	a.deadline_ns = S(1);
+	a.deadline_ns = S(2);
 	step_energy_query_answered(&s, &a, S(104));
 	ck_assert_uint_eq(step_energy_settle_limit(&s, S(106), S(106.001),
 						   S(121)), S(121));
-	/* a slow one (Redfish's 4 s deadline): 30 ms after the end */
-	a.deadline_ns = S(1.001);
+	/* a slow one (Redfish's 8 s deadline): 30 ms after the end */
+	a.deadline_ns = S(2.001);
 	step_energy_query_answered(&s, &a, S(105));
 	ck_assert_uint_eq(step_energy_settle_limit(&s, S(106), S(106.001),
 						   S(121)), S(106.03));
-	a.deadline_ns = S(4);
+	a.deadline_ns = S(8);
 	step_energy_query_answered(&s, &a, S(105));
 	ck_assert_uint_eq(step_energy_settle_limit(&s, S(106), S(106.001),
 						   S(121)), S(106.03));
@@ -676,6 +676,14 @@ START_TEST(test_live_estimate)
 	}
 	a.last_sample_ns = 0;
 	ck_assert(!step_energy_live_estimate(&s, &a, S(106), &e));
+	/* within the reach but before t0: the meter gave nothing over the
+	 * step, nothing guessed */
+	s.first_poll_ns = S(105.2);
+	a.last_sample_ns = S(105.1);
+	ck_assert(!step_energy_live_estimate(&s, &a, S(106), &e));
+	a.last_sample_ns = S(105.2);
+	ck_assert(step_energy_live_estimate(&s, &a, S(106), &e));
+	s.first_poll_ns = S(101);
 	a.last_sample_ns = S(105);
 	/* E(t1) not known at all */
 	a.rc1 = -ENODATA;
