@@ -19,6 +19,19 @@ average.  One timed job per node runs the whole time; after it:
     sudo bench/powercap/cluster_run.py [--seconds 60] [--cap-w 692]
         [--period 1]
 
+With --compare, jobs whose progress follows the cap (capped_job.py: a
+fixed WORK, done at min(demand, cap)/demand of full speed) on a workload
+of two CPU-bound nodes and one GPU-bound-like node (its package draws
+little), the same demands three times on the same cluster: uncapped (no
+daemon), with the greedy daemon, with the daemon's --uniform (cap/3
+each).  Per phase: each job's runtime, the total slowdown (the sum of the
+runtimes against the uncapped sum), the 1 s windows over the cap while
+the jobs ran, and the controller's reaction (from the daemon's start,
+the cluster then drawing 130 % of the cap, to the end of its last 1 s
+window over the cap).
+
+    sudo bench/powercap/cluster_run.py --compare [--work 20] [--runs 2]
+
 Runs a cluster of its own identity (state /var/tmp/slurm-energy-cluster-
 pc45, network 10.199.145.0/24, ports 21317..) and takes it down at the end.
 Needs the build (make; make install into _build/stage) and munged.
@@ -64,6 +77,14 @@ UNIT = {n: i + 1 for i, n in enumerate(NODES)}
 FLOOR_W, MAX_W = 100, 400
 # demands: flat 350 W; 300 +/- 100 W over 20 s; 150..350 W over 40 s
 # (means 350 + 300 + 250 = 900 W: 130 % of a 692 W cap)
+# --compare: CPU-bound, CPU-bound, GPU-bound-like (the package at 140 W);
+# 900 W in all, 130 % of 692 W, flat, so every phase sees the same demand
+COMPARE_DEMAND = {"node1": 380, "node2": 380, "node3": 140}
+COMPARE_TRACE = "@repeat 10\ntime %s\n0 %s\n10 %s\n" % (
+    " ".join(NODES), " ".join(str(COMPARE_DEMAND[n]) for n in NODES),
+    " ".join(str(COMPARE_DEMAND[n]) for n in NODES))
+JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                   "capped_job.py")
 TRACE = """@repeat 40
 time node1 node2 node3
 0  350 300 150
@@ -86,6 +107,10 @@ class Procs:
         log = open(os.path.join(self.dir, name + ".log"), "ab")
         self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=log,
                                             stdin=subprocess.DEVNULL, env=env)
+
+    def stop(self, names):
+        for name in names:
+            stop_process(self.procs.pop(name, None))
 
     def stop_all(self):
         for name, p in list(self.procs.items()):
@@ -118,6 +143,28 @@ def powercap_conf(args, port):
             "PowerCapController=127.0.0.1:%d\n"
             % (args.cap_w, args.period, int(args.period * 500), FLOOR_W,
                MAX_W, ",".join(NODES), port))
+
+
+def start_powercap(args, c, procs, work, munge, limits, uniform=False):
+    """The daemon (greedy, or --uniform) and one agent per node."""
+    conf = powercap_conf(args, args.port)
+    put(os.path.join(work, "powercapd.conf"), conf + "PowerCapKnobs=rapl\n")
+    env = dict(os.environ, SLURM_CONF=c.env["SLURM_CONF"])
+    procs.start("daemon", [DAEMON, "-v", "-f",
+                           os.path.join(work, "powercapd.conf"),
+                           "-l", "127.0.0.1", "--munge-socket", munge]
+                + (["--uniform"] if uniform else []), env=env)
+    for n in NODES:
+        put(os.path.join(work, n + ".conf"), conf +
+            "PowerCapKnobs=rapl:root=%s:min_pct=25\n"
+            % os.path.join(work, n))
+        sock = os.path.join(c.node_dir(n), "spool",
+                            "slurm-energy-%s.sock" % n)
+        wait_for(lambda: os.path.exists(sock), sock)
+        procs.start("agent-" + n, [AGENT, "-v", "-f",
+                                   os.path.join(work, n + ".conf"),
+                                   "-n", n, "-q", sock, "--munge-socket",
+                                   munge, "-u", "root"])
 
 
 def cluster_power(trace, histories, t0, t1):
@@ -185,25 +232,7 @@ def run(args, c, procs):
         energy.wait_for_power(c, NODES)
         munge = start_munged(work, procs.start)
         wait_for(lambda: os.path.exists(munge), "munged")
-        port = 21400
-        conf = powercap_conf(args, port)
-        put(os.path.join(work, "powercapd.conf"), conf + "PowerCapKnobs=rapl\n")
-        env = dict(os.environ, SLURM_CONF=c.env["SLURM_CONF"])
-        procs.start("daemon", [DAEMON, "-v", "-f",
-                               os.path.join(work, "powercapd.conf"),
-                               "-l", "127.0.0.1", "--munge-socket", munge],
-                    env=env)
-        for n in NODES:
-            put(os.path.join(work, n + ".conf"), conf +
-                "PowerCapKnobs=rapl:root=%s:min_pct=25\n"
-                % os.path.join(work, n))
-            sock = os.path.join(c.node_dir(n), "spool",
-                                "slurm-energy-%s.sock" % n)
-            wait_for(lambda: os.path.exists(sock), sock)
-            procs.start("agent-" + n, [AGENT, "-v", "-f",
-                                       os.path.join(work, n + ".conf"),
-                                       "-n", n, "-q", sock, "--munge-socket",
-                                       munge, "-u", "root"])
+        start_powercap(args, c, procs, work, munge, limits)
         jobs = {n: energy.run_timed(c, "pc-" + n, ["-w", n], args.seconds)
                 for n in NODES}
         done = {n: energy.finish(c, p, "pc-" + n, args.seconds + 120)
@@ -221,11 +250,143 @@ def run(args, c, procs):
            end_t)
 
 
+def read_uw(path):
+    """A fake zone's limit; the knob truncates and writes the file, so an
+    empty read is read again."""
+    for _ in range(50):
+        with open(path, encoding="ascii") as f:
+            text = f.read().strip()
+        if text:
+            return int(text)
+        time.sleep(0.005)
+    raise RuntimeError("%s: empty" % path)
+
+
+def compare_phase(args, c, procs, rig, mode):
+    """One phase of --compare: the jobs under mode (uncapped, greedy,
+    uniform); returns its figures (trace times)."""
+    work, epoch, limits = rig["work"], rig["epoch"], rig["limits"]
+    names = ["daemon"] + ["agent-" + n for n in NODES]
+    t_daemon = time.time() - epoch
+    if mode != "uncapped":
+        start_powercap(args, c, procs, work, rig["munge"], limits,
+                       uniform=mode == "uniform")
+        wait_for(lambda: all(read_uw(limits[n]) < MAX_W * 1000000
+                             for n in NODES), "the first caps", 60)
+    jobs = {n: c.popen(["srun", "-J", "cmp-%s-%s" % (mode, n), "-w", n,
+                        "/usr/bin/python3", JOB, "--trace", rig["trace"],
+                        "--column", n, "--epoch", "%.6f" % epoch,
+                        "--cap-file", limits[n], "--work",
+                        "%g" % args.work]) for n in NODES}
+    runtimes, windows = {}, {}
+    for n, p in jobs.items():
+        out, err = p.communicate(timeout=args.work * 4 + 120)
+        if p.returncode != 0:
+            raise RuntimeError("job on %s failed: %s" % (n, err))
+        fields = [ln.split() for ln in out.splitlines()
+                  if ln.startswith("SE_WORK ")][0]
+        runtimes[n] = float(fields[3])
+        windows[n] = [w - epoch for w in energy.windows(out)[fields[1]]]
+    procs.stop(names)
+    # the agents stopped restore their zones: every knob back at its default
+    wait_for(lambda: all(read_uw(limits[n]) == MAX_W * 1000000
+                         for n in NODES), "the zones' defaults", 30)
+    return {"mode": mode, "runtimes": runtimes, "t_daemon": t_daemon,
+            "t0": min(w[0] for w in windows.values()),
+            "t1": max(w[1] for w in windows.values())}
+
+
+def compare_report(args, trace, histories, phases):
+    print("| run | phase | job runtimes node1 / node2 / node3 (s) | sum (s) "
+          "| slowdown vs uncapped | 1 s windows over the cap while the "
+          "jobs ran | worst excess (W) | reaction (s) | cluster power "
+          "mean / max (W) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    base = None
+    for run, ph in phases:
+        total = sum(ph["runtimes"].values())
+        if ph["mode"] == "uncapped":
+            base = total
+        series = cluster_power(trace, histories, ph["t0"], ph["t1"])
+        over = [w - args.cap_w for _, w in series if w > args.cap_w + 0.5]
+        react = "-"
+        if ph["mode"] != "uncapped":
+            # from the daemon's start (the cluster at 130 % of the cap) to
+            # the end of its last 1 s window over the cap up to the jobs' end
+            pre = cluster_power(trace, histories, ph["t_daemon"], ph["t1"])
+            late = [t for t, w in pre if w > args.cap_w + 0.5]
+            react = "%.1f" % ((late[-1] + 1 - ph["t_daemon"]) if late
+                              else 0.0)
+        ws = [w for _, w in series]
+        print("| %d | %s | %s | %.1f | %s | %d of %d | %.1f | %s | "
+              "%.1f / %.1f |" % (
+                  run, ph["mode"], " / ".join(
+                      "%.1f" % ph["runtimes"][n] for n in NODES), total,
+                  "%+.1f %%" % (100 * (total / base - 1)) if base else "-",
+                  len(over), len(series), max(over, default=0.0), react,
+                  sum(ws) / len(ws), max(ws)))
+    print("\nwork %g s per job; demands %s W (%d W, %.0f %% of the %d W "
+          "cap); period %g s" % (
+              args.work, " / ".join(str(COMPARE_DEMAND[n]) for n in NODES),
+              sum(COMPARE_DEMAND.values()),
+              100 * sum(COMPARE_DEMAND.values()) / args.cap_w, args.cap_w,
+              args.period))
+
+
+def run_compare(args, c, procs):
+    work = procs.dir
+    trace_path = os.path.join(work, "demand.trace")
+    put(trace_path, COMPARE_TRACE)
+    limits = {n: fake_rapl_zone(os.path.join(work, n), MAX_W * 1000000,
+                                MAX_W * 1000000) for n in NODES}
+    c.restart(plugin_dirs=[os.environ["SE_PLUGIN_DIR"]],
+              energy_type="acct_gather_energy/modbus",
+              acct_gather_conf=modbus_conf(
+                  work, "counter", map_lines=["Nodes=%s Unit=%d" % (n, u)
+                                              for n, u in UNIT.items()]),
+              slurm_conf="DebugFlags=Energy\n")
+    epoch = time.time()
+    caplog = os.path.join(work, "caps.log")
+    sim = ModbusSim(trace_path, epoch, {u: n for n, u in UNIT.items()},
+                    ["--model", "sdm630"], tcp=METER, workdir=work,
+                    extra_args=sum((["--cap", "%d:%s" % (UNIT[n], limits[n])]
+                                    for n in NODES), [])
+                    + ["--cap-log", caplog])
+    sim.start()
+    phases = []
+    try:
+        energy.wait_for_power(c, NODES)
+        munge = start_munged(work, procs.start)
+        wait_for(lambda: os.path.exists(munge), "munged")
+        rig = {"work": work, "epoch": epoch, "limits": limits,
+               "munge": munge, "trace": trace_path}
+        for run in range(1, args.runs + 1):
+            for mode in ("uncapped", "greedy", "uniform"):
+                phases.append((run, compare_phase(args, c, procs, rig,
+                                                  mode)))
+                print("run %d %s: %s" % (run, mode, phases[-1][1]),
+                      flush=True)
+    finally:
+        procs.stop_all()
+        sim.stop()
+    histories = {n: read_cap_log(caplog, UNIT[n]) for n in NODES}
+    compare_report(args, Trace(trace_path), histories, phases)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--cap-w", type=int, default=692)
     ap.add_argument("--period", type=float, default=1.0)
+    ap.add_argument("--port", type=int, default=21400,
+                    help="the daemon's port on loopback")
+    ap.add_argument("--compare", action="store_true",
+                    help="jobs whose progress follows the cap: uncapped, "
+                    "greedy and uniform on the same workload")
+    ap.add_argument("--work", type=float, default=20,
+                    help="--compare: each job's work, seconds at full speed")
+    ap.add_argument("--runs", type=int, default=2,
+                    help="--compare: the three phases this many times")
     ap.add_argument("--keep", action="store_true",
                     help="keep the work directory (logs, cap log)")
     args = ap.parse_args()
@@ -234,7 +395,7 @@ def main():
     procs = Procs(work)
     c = Cluster()
     try:
-        run(args, c, procs)
+        (run_compare if args.compare else run)(args, c, procs)
     finally:
         procs.stop_all()
         try:

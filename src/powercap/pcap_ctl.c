@@ -45,10 +45,41 @@ void pcap_ctl_free(pcap_ctl_t *c)
 	c->st = NULL;
 }
 
+/* The uniform baseline: cap/n each, clamped to the node's range (one node
+ * class: the floors' sum <= the cap is checked at load, so the sum holds).
+ * The same out flags as pcap_round's, so the lowers still go first. */
+static void _uniform_round(pcap_ctl_t *c)
+{
+	uint64_t share = c->n ? c->params.cap_mw / c->n : 0;
+
+	c->last = (pcap_stats_t){ .budget_mw = c->params.cap_mw, .level = 0 };
+	for (size_t i = 0; i < c->n; i++) {
+		pcap_node_t *nd = &c->nodes[i];
+		uint64_t cap = share;
+
+		if (cap < nd->floor_mw)
+			cap = nd->floor_mw;
+		if (cap > nd->max_mw)
+			cap = nd->max_mw;
+		nd->new_cap_mw = (uint32_t)cap;
+		nd->out = 0;
+		if (nd->new_cap_mw != nd->cap_mw) {
+			nd->out |= PCAP_CHANGED;
+			c->last.n_changed++;
+		}
+		if (nd->new_cap_mw < nd->cap_mw) {
+			nd->out |= PCAP_LOWER;
+			c->last.n_lower++;
+		}
+		c->last.sum_caps_mw += nd->new_cap_mw;
+		c->last.sum_power_mw += nd->power_mw;
+	}
+}
+
 int pcap_ctl_round(pcap_ctl_t *c, int64_t now_ns, pcap_send_fn send,
 		   void *arg)
 {
-	int ret;
+	int ret = 0;
 
 	for (size_t i = 0; i < c->n; i++) {
 		pcap_ctl_node_t *s = &c->st[i];
@@ -63,8 +94,9 @@ int pcap_ctl_round(pcap_ctl_t *c, int64_t now_ns, pcap_send_fn send,
 			    (alive && s->enforced ? PCAP_ENFORCED : 0);
 		s->answered = false;
 	}
-	ret = pcap_round(&c->params, c->nodes, c->n, &c->last);
-	if (ret)
+	if (c->uniform)
+		_uniform_round(c);
+	else if ((ret = pcap_round(&c->params, c->nodes, c->n, &c->last)))
 		return ret;
 	c->round_ns = now_ns;
 	c->round_seq = c->seq;

@@ -58,6 +58,10 @@ typedef struct {
 	int64_t round_ns;
 	uint64_t round_seq;	/* c->seq when the last round began sending */
 	bool holding;
+	bool uniform;		/* every node cap/n (clamped to its floor and
+				 * max), whatever it draws: the "capped alike
+				 * by hand" baseline greedy is measured
+				 * against; no node charged its maximum */
 	pcap_stats_t last;	/* the last round's */
 } pcap_ctl_t;
 

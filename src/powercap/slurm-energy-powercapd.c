@@ -66,6 +66,7 @@ typedef struct {
 typedef struct {
 	const char *conf_path, *munge_socket, *user, *listen;
 	bool verbose, check;
+	bool uniform;	/* --uniform: every node cap/n, the baseline */
 } opts_t;
 
 typedef struct {
@@ -565,6 +566,7 @@ static void _reload(daemon_t *d)
 		se_log(SE_LOG_ERROR, "reload: PowerCapController's port "
 		       "changes only at a restart");
 	_group_carry(&g, &d->g);
+	g.ctl.uniform = d->o.uniform;
 	_group_free(&d->g);
 	d->g = g;
 	/* the jobs' node indexes were the old group's: asked again */
@@ -636,7 +638,7 @@ static void _run(daemon_t *d)
 static void _usage(FILE *f)
 {
 	fprintf(f, "usage: " PROG " [-v] [-f powercap.conf] [-l address] "
-		"[--munge-socket path] [-u user]\n"
+		"[--munge-socket path] [-u user] [--uniform]\n"
 		"       " PROG " --check-config [-f powercap.conf]\n");
 }
 
@@ -649,6 +651,7 @@ static int _options(int argc, char **argv, opts_t *o)
 		{ "user", required_argument, NULL, 'u' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "check-config", no_argument, NULL, 'C' },
+		{ "uniform", no_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -665,6 +668,7 @@ static int _options(int argc, char **argv, opts_t *o)
 		case 'u': o->user = optarg; break;
 		case 'v': o->verbose = true; break;
 		case 'C': o->check = true; break;
+		case 'U': o->uniform = true; break;
 		case 'h': _usage(stdout); exit(0);
 		default: _usage(stderr); return -EINVAL;
 		}
@@ -704,8 +708,10 @@ int main(int argc, char **argv)
 		se_log(SE_LOG_ERROR, "%s", err);
 		return 2;
 	}
-	se_log(SE_LOG_INFO, "%zu nodes, cap %g W, period %g s, lease %g s, "
+	d.g.ctl.uniform = d.o.uniform;
+	se_log(SE_LOG_INFO, "%zu nodes, cap %g W%s, period %g s, lease %g s, "
 	       "listening on port %s", d.g.n, d.g.conf.cap_w,
+	       d.o.uniform ? " (uniform: cap/n each)" : "",
 	       d.g.conf.period_ns / 1e9, d.g.conf.hold_ns / 1e9,
 	       strrchr(d.g.conf.controller, ':') + 1);
 	_run(&d);

@@ -101,6 +101,45 @@ START_TEST(test_lowers_first_raises_held)
 }
 END_TEST
 
+/* --uniform: every node cap/n whatever it draws (a donor at 150 W keeps
+ * its 400 W share, unlike greedy's test above), the lowers still first. */
+START_TEST(test_uniform_cap_over_n)
+{
+	pcap_node_t nd[2];
+	pcap_ctl_t c;
+	outbox_t o = { 0 };
+	pcap_params_t p = _params(700);
+
+	memset(nd, 0, sizeof(nd));
+	for (int i = 0; i < 2; i++) {
+		nd[i].floor_mw = W(100);
+		nd[i].max_mw = W(500);
+	}
+	ck_assert_int_eq(pcap_ctl_init(&c, &p, nd, 2, 500 * MS, 3000 * MS),
+			 0);
+	c.uniform = true;
+	pcap_ctl_answer(&c, 0, 0, 0, W(480), true);
+	pcap_ctl_answer(&c, 1, 0, 0, W(150), true);
+	ck_assert_int_eq(pcap_ctl_round(&c, 0, _send, &o), 0);
+	ck_assert_uint_eq(o.n_sent, 2);
+	ck_assert_uint_eq(o.cap[0], W(350));
+	ck_assert_uint_eq(o.cap[1], W(350));
+	ck_assert_uint_eq(c.last.sum_caps_mw, W(700));
+	/* the next round changes nothing: no cap sent by the round */
+	memset(&o, 0, sizeof(o));
+	pcap_ctl_answer(&c, 1, 900 * MS, 0, W(150), true);
+	ck_assert_int_eq(pcap_ctl_round(&c, 1000 * MS, _send, &o), 0);
+	ck_assert_uint_eq(o.n_sent, 0);
+	ck_assert(!pcap_ctl_tick(&c, 1100 * MS, _send, &o));
+	/* a cap below the floors' share: each at its floor */
+	c.params.cap_mw = W(150);
+	ck_assert_int_eq(pcap_ctl_round(&c, 2000 * MS, _send, &o), 0);
+	ck_assert_uint_eq(o.cap[0], W(100));
+	ck_assert(c.nodes[0].out & PCAP_LOWER);
+	pcap_ctl_free(&c);
+}
+END_TEST
+
 START_TEST(test_gate_and_next_round)
 {
 	pcap_node_t nd[2];
@@ -304,6 +343,7 @@ int main(void)
 
 	tcase_add_test(tc, test_lowers_first_raises_held);
 	tcase_add_test(tc, test_gate_and_next_round);
+	tcase_add_test(tc, test_uniform_cap_over_n);
 	tcase_add_test(tc, test_held_raise_not_sent_stale);
 	tcase_add_test(tc, test_silent_agent_charged_max);
 	tcase_add_test(tc, test_renew_sends_the_others_their_caps);

@@ -1,0 +1,91 @@
+#!/usr/bin/python3
+"""A job whose progress follows its node's power cap (issue #45).
+
+It has a fixed amount of work, WORK seconds at full speed, and advances at
+the rate the node's power allows: every STEP seconds it reads its demand
+(the node's column of the trace the load-following meter plays, at the
+same trace time) and the cap the node's knob holds (the fake RAPL limit
+file se-modbus-sim --cap reads, in microwatts), and does
+
+    work done += dt * min(demand, cap) / demand
+
+so a job capped to 70 % of its demand takes 1/0.7 times as long, as a
+CPU-bound job on a package-capped node does to first order.  It prints
+the marks of a timed job (SE_T0/SE_T1 HOST TIME, selab.energy.windows)
+and one line
+
+    SE_WORK HOST WORK RUNTIME MEAN_RATE MIN_CAP_W
+
+    capped_job.py --trace FILE --column NODE --epoch T --cap-file FILE
+                  --work SECONDS [--step 0.1]
+
+Run by bench/powercap/cluster_run.py --compare through srun on the node.
+"""
+import argparse
+import os
+import socket
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__)))), "contribs", "python"))
+from selab.trace import Trace                              # noqa: E402
+
+
+def read_cap_w(path, tries=50):
+    """The cap in the knob's limit file (microwatts), in watts.  The fake
+    file is a regular one the knob truncates and writes (a sysfs attribute
+    is never seen empty), so an empty read is tried again 5 ms later."""
+    for _ in range(tries):
+        with open(path, encoding="ascii") as f:
+            text = f.read().strip()
+        if text:
+            break
+        time.sleep(0.005)
+    try:
+        return int(text) / 1e6
+    except ValueError:
+        sys.exit("%s: not a number of microwatts: %r" % (path, text))
+
+
+def rate(demand_w, cap_w):
+    """The fraction of full speed min(demand, cap) allows."""
+    return min(demand_w, cap_w) / demand_w if demand_w > 0 else 1.0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--trace", required=True)
+    ap.add_argument("--column", required=True)
+    ap.add_argument("--epoch", type=float, required=True)
+    ap.add_argument("--cap-file", required=True)
+    ap.add_argument("--work", type=float, required=True)
+    ap.add_argument("--step", type=float, default=0.1)
+    a = ap.parse_args()
+    trace, host = Trace(a.trace), socket.gethostname()
+    done, min_cap = 0.0, float("inf")
+    start = last = time.time()
+    print("SE_T0 %s %.6f" % (host, start), flush=True)
+    while done < a.work:
+        # the rate over the step just slept: demand and cap read now
+        # (a cap changed within the step counts from here: at most one
+        # step early or late, 0.1 s against the tens of seconds run)
+        time.sleep(min(a.step, max((a.work - done), 0.001)))
+        now = time.time()
+        cap = read_cap_w(a.cap_file)
+        min_cap = min(min_cap, cap)
+        r = rate(trace.watts(a.column, now - a.epoch), cap)
+        step_work = (now - last) * r
+        if done + step_work >= a.work:   # the end inside this step
+            now = last + (a.work - done) / r
+            step_work = a.work - done
+        done += step_work
+        last = now
+    print("SE_T1 %s %.6f" % (host, last), flush=True)
+    print("SE_WORK %s %.3f %.3f %.4f %.1f" % (
+        host, a.work, last - start, a.work / (last - start), min_cap),
+        flush=True)
+
+
+if __name__ == "__main__":
+    main()
