@@ -326,8 +326,12 @@ def epoch_line(line):
     return "|".join(f)
 
 
-epoch_jobs = write("epoch.txt", "".join(epoch_line(x) + "\n"
-                                        for x in JOBS.splitlines()))
+# the fake prints the fields the tool asks for: AdminComment last, job 1's
+# with a power cap record among a site's words
+epoch_jobs = write("epoch.txt", "".join(
+    epoch_line(x) + ("|site=x powercap=capped:1800s,min:200W"
+                     if x.startswith("1|") else "|") + "\n"
+    for x in JOBS.splitlines()))
 log = os.path.join(TMP, "sacct.log")
 fake = write("sacct", "#!/bin/sh\necho \"$SLURM_TIME_FORMAT $*\" >> %s\n"
              "cat %s\n" % (log, epoch_jobs))
@@ -340,13 +344,19 @@ if doc:
     check(calls and calls[0].startswith(
         "%s -a -X -P --noheader --format=JobID,User,Account,Partition,QOS,"
         "NodeList,NNodes,Start,End,ElapsedRaw,ConsumedEnergyRaw,AllocTRES,"
-        "State -S 2026-10-01T00:00:00 -E 2026-10-02T00:00:00" % "%s"),
+        "State,AdminComment -S 2026-10-01T00:00:00 -E 2026-10-02T00:00:00"
+        % "%s"),
         "sacct arguments and SLURM_TIME_FORMAT=%%s: %s" % calls[:1])
     p = group(doc, "account", "physics")
     check(doc["total"]["jobs"] == 5 and p["energy_j"] == 63000000,
           "each job once, in the day it ended")
     close(doc["total"]["cost"], 3.375, "same cost as from the file")
     close(doc["total"]["co2_kg"], 4.675, "same CO2 as from the file")
+    check(p["capped_jobs"] == 1 and p["capped_job_s"] == 1800 and
+          p["min_cap_w"] == 200 and doc["total"]["capped_job_s"] == 1800,
+          "sacct's AdminComment read: physics 1 job capped 1800 s at 200 W "
+          "(got %s %s %s)" % (p["capped_jobs"], p["capped_job_s"],
+                              p["min_cap_w"]))
 fail = write("sacct-fail", "#!/bin/sh\necho 'sacct: error: down' >&2\n"
              "exit 1\n")
 os.chmod(fail, 0o755)
@@ -466,7 +476,7 @@ if doc:
 # so the bad line after it is line 2 of the day's query
 cr_out = os.path.join(TMP, "cr-out.txt")
 with open(cr_out, "wb") as h:
-    h.write(job_line(Account="g\reo").encode() + b"\n9|x|y\n")
+    h.write(job_line(Account="g\reo").encode() + b"|\n9|x|y\n")
 cr_sacct = write("sacct-cr", "#!/bin/sh\ncat %s\n" % cr_out)
 os.chmod(cr_sacct, 0o755)
 rc, out, err = run("--sacct", cr_sacct, "--start", "1791000000", "--end",
@@ -539,6 +549,146 @@ rc, _, err = run("--month", "2026-13")
 check(rc == 2 and "--month" in err, "bad --month: exit 2")
 
 
+# ---------------------------------- power cap records (issue #45)
+# slurm-energy-powercapd writes a capped job's AdminComment word
+# powercap=capped:Ns,min:WW, N the wall-clock seconds any of the job's
+# nodes was capped, once per job (src/powercap/pcap_jobrec.c: the interval
+# is charged once per job however many of its nodes were capped): the
+# report sums job-seconds, and its share is over the jobs' ElapsedRaw
+# (job-seconds), not node-seconds.
+CAPS = [
+    # JobID, User, Account, NNodes, ElapsedRaw, AdminComment
+    ("21", "ann", "phys", 4, 3600, "powercap=capped:900s,min:280W"),
+    ("22", "bob", "phys", 2, 1800,
+     "site=foo powercap=capped:600s,min:150W ticket#12"),
+    ("23", "cy", "phys", 1, 7200, "energy_key=cy/app"),
+    ("24", "dee", "chem", 1, 1000, "powercap=capped:0s,min:300W"),
+    ("25", "dee", "chem", 8, 500, ""),
+    # not the daemon's word: after a tab, after a colon, inside a word
+    ("26", "eve", "geo", 2, 2000, "\tpowercap=capped:9s,min:1W "
+     "note:powercap=x xpowercap=capped:9s,min:1W"),
+]
+# By hand.  phys: jobs 21, 22 capped, 900 + 600 = 1500 job-s (per node
+#   it would be 900 x 4 + 600 x 2 = 4800); run time 3600 + 1800 + 7200 =
+#   12600 job-s (node-s: 14400 + 3600 + 7200 = 25200): 1500 / 12600 =
+#   11.904762 %; lowest cap 150 W.
+# chem: job 24 capped 0 s (one capped round) at 300 W, job 25 without a
+#   record: 1 job, 0 s, 0 / 1500 = 0 %, 300 W.
+# geo: no record (job 26's words are the site's): 0 jobs, 0 %, no cap.
+# total: 3 jobs, 1500 s over 16100 job-s = 9.316770 %, lowest 150 W.
+# by user: ann 900 / 3600 = 25 %, bob 600 / 1800 = 33.3 %.
+T = 1791000000
+
+
+def cap_line(jobid, user, acct, nn, el, comment):
+    return "%s|%s|%s|cpu|normal|n[01-%02d]|%d|%d|%d|%d|%d|node=%d|" \
+        "COMPLETED|%s" % (jobid, user, acct, nn, nn, T, T + el, el,
+                          1000 * el, nn, comment)
+
+
+cap_jobs = write("caps.txt", "".join(cap_line(*c) + "\n" for c in CAPS))
+doc = report("--sacct-file", cap_jobs, "--by", "account,user")
+if doc:
+    got = {r["group"]: (r["capped_jobs"], r["capped_job_s"],
+                        r["min_cap_w"]) for r in doc["by"]["account"]}
+    check(got == {"phys": (2, 1500, 150), "chem": (1, 0, 300),
+                  "geo": (0, 0, None)},
+          "capped jobs, job-seconds, lowest cap per account: %s" % got)
+    close(group(doc, "account", "phys")["capped_pct"], 100.0 * 1500 / 12600,
+          "phys capped share of its job-seconds")
+    close(group(doc, "account", "phys")["capped_job_hours"], 1500 / 3600.0,
+          "phys capped job-hours")
+    check(group(doc, "account", "chem")["capped_pct"] == 0.0,
+          "chem: capped 0 s, 0 %")
+    t = doc["total"]
+    check((t["capped_jobs"], t["capped_job_s"], t["min_cap_w"]) ==
+          (3, 1500, 150), "total: 3 capped jobs, 1500 s, 150 W")
+    close(t["capped_pct"], 100.0 * 1500 / 16100, "total capped share")
+    close(group(doc, "user", "ann")["capped_pct"], 25.0, "ann: 900 / 3600")
+    close(group(doc, "user", "bob")["capped_pct"], 100.0 / 3,
+          "bob: 600 / 1800")
+    check(doc["lines_bad"] == 0 and doc["total"]["energy_j"] ==
+          1000 * (3600 + 1800 + 7200 + 1000 + 500 + 2000),
+          "the site's words and the not-daemon words: no bad line")
+# the same lines with a header, AdminComment first
+hdr_caps = write("caps-hdr.txt", "AdminComment|" + "|".join(
+    ["JobID", "User", "Account", "Partition", "QOS", "NodeList", "NNodes",
+     "Start", "End", "ElapsedRaw", "ConsumedEnergyRaw", "AllocTRES",
+     "State"]) + "\n" + "".join(
+    c[5] + "|" + cap_line(*c).rsplit("|", 1)[0] + "\n" for c in CAPS))
+doc = report("--sacct-file", hdr_caps)
+if doc:
+    t = doc["total"]
+    check((t["capped_jobs"], t["capped_job_s"], t["min_cap_w"]) ==
+          (3, 1500, 150), "header, AdminComment first: 3 jobs, 1500 s, "
+          "150 W")
+# files saved before AdminComment was read: no job capped, read as before
+for name, path in (("13 fields", jobs), ("header without AdminComment",
+                                         hdr)):
+    doc = report("--sacct-file", path, "--month", "2026-10")
+    if doc:
+        t = doc["total"]
+        check(t["jobs"] == 5 and t["energy_j"] == 64800000 and
+              doc["lines_bad"] == 0 and t["capped_jobs"] == 0 and
+              t["capped_job_s"] == 0 and t["min_cap_w"] is None and
+              t["capped_pct"] == 0.0,
+              "old file (%s): read as before, none capped" % name)
+# a blank first line: the first line that is not blank tells the format
+doc = report("--sacct-file", write("old-blank.txt", "\n" + JOBS),
+             "--month", "2026-10")
+if doc:
+    check(doc["total"]["jobs"] == 5 and doc["lines_bad"] == 0 and
+          doc["lines_ignored"] == 1, "old file after a blank line: 5 jobs")
+# in a file of 14 fields, a line of 13 is bad (not a job without record)
+rc, out, err = run("--sacct-file", write("caps-13.txt", cap_line(
+    *CAPS[0]) + "\n" + cap_line(*CAPS[1]).rsplit("|", 1)[0] + "\n"))
+check(rc == 3 and "caps-13.txt:2: 13 fields, expected 14" in err,
+      "14-field file: a 13-field line is bad (got %d: %s)" % (rc, err))
+# a '|' in an AdminComment: sacct -P cannot quote it, the line is bad
+rc, out, err = run("--sacct-file", write("caps-pipe.txt", cap_line(
+    *CAPS[0]) + "\n" + cap_line(*CAPS[1][:5], "a|b") + "\n"))
+check(rc == 3 and "caps-pipe.txt:2: 15 fields, expected 14" in err,
+      "a '|' in AdminComment: bad line (got %d: %s)" % (rc, err))
+
+
+def cap_bad(name, comment, needle):
+    """A good capped line, then one whose AdminComment is comment: exit 3
+    naming line 2; accepted, only the first is summed."""
+    path = write(name, cap_line(*CAPS[0]) + "\n" +
+                 cap_line(*CAPS[1][:5], comment) + "\n")
+    rc, out, err = run("--sacct-file", path)
+    check(rc == 3 and out == "" and "%s:2: AdminComment " % path in err and
+          needle in err.split("\n")[1] and "Traceback" not in err,
+          "%s: exit 3 naming line 2: '%s' (got %d: %s)"
+          % (name, needle, rc, err.strip()[-300:]))
+    doc = report("--sacct-file", path, "--accept-bad-lines")
+    if doc:
+        t = doc["total"]
+        check(t["jobs"] == 1 and t["capped_job_s"] == 900 and
+              t["min_cap_w"] == 280 and doc["lines_bad"] == 1,
+              "%s accepted: only line 1's 900 s at 280 W" % name)
+
+
+for i, (comment, needle) in enumerate([
+        ("powercap=capped:12m,min:280W",
+         "AdminComment 'powercap=capped:12m,min:280W' is not "
+         "powercap=capped:Ns,min:WW"),
+        ("powercap=capped:-5s,min:280W", "'powercap=capped:-5s,min:280W'"),
+        ("powercap=capped:5s,min:280w", "'powercap=capped:5s,min:280w'"),
+        ("powercap=capped:5s,min:280W,x", "'powercap=capped:5s,min:280W,x'"),
+        ("powercap=min:280W,capped:5s", "'powercap=min:280W,capped:5s'"),
+        ("powercap=capped:5s", "'powercap=capped:5s' is not"),
+        ("powercap=capped:5s min:280W", "'powercap=capped:5s' is not"),
+        ("powercap=", "'powercap=' is not"),
+        ("powercap=capped:\u0665s,min:280W", "is not powercap="),
+        ("powercap=capped:4294967296s,min:1W",
+         "'powercap=capped:4294967296s,min:1W': a number 2^32 or more"),
+        ("powercap=capped:12345678901s,min:1W", "is not powercap="),
+        ("a powercap=capped:5s,min:280W b powercap=capped:6s,min:200W",
+         "has two powercap= words")]):
+    cap_bad("cap-bad-%d.txt" % i, comment, needle)
+
+
 # ------------------------------------------------------------ the outputs
 cb = os.path.join(TMP, "cb")
 rc, out, err = run(*base, "--csv", "--chargeback", cb)
@@ -557,6 +707,27 @@ if files:
           r[0]["energy_kwh"] == "17.500000" and r[0]["cost"] == "3.350000"
           and r[0]["co2_kg"] == "4.625000" and r[0]["currency"] == "EUR",
           "chargeback CSV of physics: %s" % r)
+
+rc, out, err = run("--sacct-file", cap_jobs, "--csv", "--by", "account")
+rows = list(csv.DictReader(out.splitlines())) if rc == 0 else []
+phys = [r for r in rows if r["group"] == "phys"]
+geo = [r for r in rows if r["group"] == "geo"]
+check(phys and (phys[0]["capped_jobs"], phys[0]["capped_job_s"],
+                phys[0]["capped_pct"], phys[0]["min_cap_w"]) ==
+      ("2", "1500", "%.6f" % (100.0 * 1500 / 12600), "150") and
+      geo and geo[0]["min_cap_w"] == "",
+      "CSV capped columns of phys and geo: %s %s" % (phys, geo))
+rc, out, err = run("--sacct-file", cap_jobs, "--by", "account")
+lines = out.splitlines()
+head = [x for x in lines if x.startswith("account ")]
+prow = [x for x in lines if x.startswith("phys ")]
+grow = [x for x in lines if x.startswith("geo ")]
+check(rc == 0 and head and " ".join(head[0].split()).endswith(
+    "CO2 kg capped jobs capped job-h capped % min cap W") and prow and
+      prow[0].split()[-4:] == ["2", "0.42", "11.9", "150"] and grow and
+      grow[0].split()[-4:] == ["0", "0.00", "0.0", "-"],
+      "text table: capped jobs, job-h, %%, min cap W (got %s %s)"
+      % (prow, grow))
 
 rc, out, err = run(*base, "--top", "2", "--top-min-elapsed", "0")
 check(rc == 0 and "attribution: not stated" in out,

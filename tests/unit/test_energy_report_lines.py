@@ -10,7 +10,10 @@ header.  Whatever the damage:
     ignored one (blank, the header again), as a model of the man page's
     rule ("Lines that cannot be read") classes it, and the counts add up;
   - the good lines' sums are exact: per account and in total, energy to
-    the joule, jobs, jobs without energy, node- and GPU-seconds;
+    the joule, jobs, jobs without energy, node- and GPU-seconds, and the
+    power cap records of AdminComment (issue #45): jobs capped, capped
+    job-seconds, the share of the jobs' ElapsedRaw, the lowest cap; in
+    files of the 14 fields and in older ones without AdminComment;
   - the first five bad lines are quoted with their line numbers in the
     file; without --accept-bad-lines the exit status is 3 and nothing is
     written.
@@ -62,7 +65,9 @@ _loader.exec_module(tool)
 
 FIELDS = ["JobID", "User", "Account", "Partition", "QOS", "NodeList",
           "NNodes", "Start", "End", "ElapsedRaw", "ConsumedEnergyRaw",
-          "AllocTRES", "State"]
+          "AllocTRES", "State", "AdminComment"]
+# files saved before the report read AdminComment
+OLD_FIELDS = FIELDS[:-1]
 # the period of the runs: the jobs end from T0 to T0 + 40 days, the period
 # is the middle 20 days, so that some lines end outside it
 T0 = 1790000000
@@ -94,9 +99,26 @@ def iso(t):
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t))
 
 
+CAP_WORD = "powercap=capped:%ds,min:%dW"
+SITE_WORDS = ["energy_key=ann/app", "ticket#7", "note:powercap=x",
+              "xpowercap=capped:5s,min:1W", "\tpowercap=capped:5s,min:1W"]
+
+
+@st.composite
+def admin_comment(draw):
+    """An AdminComment as sites and slurm-energy-powercapd write it: the
+    site's words, perhaps the daemon's powercap= word among them."""
+    words = draw(st.lists(st.sampled_from(SITE_WORDS), max_size=2))
+    if draw(st.booleans()):
+        word = CAP_WORD % (draw(st.integers(0, 3 * 86400)),
+                           draw(st.integers(0, 1000)))
+        words.insert(draw(st.integers(0, len(words))), word)
+    return " ".join(words)
+
+
 @st.composite
 def job_fields(draw, jobid):
-    """The 13 fields of a valid job line (one of sacct's)."""
+    """The 14 fields of a valid job line (one of sacct's)."""
     start = T0 + draw(st.integers(0, 40 * 86400))
     el = draw(st.integers(0, 3 * 86400))
     kind = draw(st.sampled_from(["ended", "ended", "ended", "ended",
@@ -123,7 +145,8 @@ def job_fields(draw, jobid):
             draw(st.sampled_from(["cpu", "gpu"])), "normal",
             "n[01-%02d]" % max(nn, 1) if nn else "None assigned", str(nn),
             s_field, e_field, str(el), energy, ",".join(tres),
-            draw(st.sampled_from(["COMPLETED", "FAILED", "CANCELLED by 0"]))]
+            draw(st.sampled_from(["COMPLETED", "FAILED", "CANCELLED by 0"])),
+            draw(admin_comment())]
 
 
 # --------------------------------------------------------------- damage
@@ -133,16 +156,60 @@ HUGE = ["-1", "-5", str(1 << 32), str((1 << 32) - 1), str(1 << 62),
 JUNK = st.binary(min_size=1, max_size=6).filter(lambda b: b"\n" not in b)
 
 
+CAP_DAMAGE = ["12m", "-5", "", "x", "1.5", "\u0665", "4294967296",
+              "12345678901", "0004294967295"]
+
+
+def damaged_cap(draw, comment):
+    """comment with its powercap= word damaged (one put in if it has
+    none): a number replaced, a letter or separator changed, the word
+    cut, doubled or split, a '|' in it."""
+    words = comment.split(" ") if comment else []
+    at = [i for i, w in enumerate(words) if w.startswith("powercap=")]
+    if not at:
+        words.append(CAP_WORD % (5, 280))
+        at = [len(words) - 1]
+    w = words[at[0]]
+    how = draw(st.sampled_from(["number", "letter", "cut", "twice",
+                                "split", "pipe", "blank"]))
+    if how == "number":
+        parts = re.split(r"([0-9]+)", w, maxsplit=2)
+        k = draw(st.sampled_from([1, 3]))
+        parts[k] = draw(st.sampled_from(CAP_DAMAGE + HUGE))
+        w = "".join(parts)
+    elif how == "letter":
+        i = draw(st.integers(9, len(w) - 1))
+        w = w[:i] + draw(st.sampled_from("swW:,;=0 ")) + w[i + 1:]
+    elif how == "cut":
+        w = w[:draw(st.integers(9, len(w) - 1))]
+    elif how == "twice":
+        w = w + " " + CAP_WORD % (draw(st.integers(0, 99)), 100)
+    elif how == "split":
+        w = w.replace(",", draw(st.sampled_from([" ", ", ", "\t,"])))
+    elif how == "pipe":
+        w = w.replace(",", "|")
+    else:
+        w = " " + w + draw(st.sampled_from(["", " ", "  x"]))
+    words[at[0]] = w
+    return " ".join(words)
+
+
 @st.composite
-def damaged(draw, fields, numbers=None, tres=None):
+def damaged(draw, fields, numbers=None, tres=None, comment=None):
     """A line's bytes ('|' between fields), perhaps damaged; numbers: the
     fields a huge number may replace (default: any); tres: the field of
-    KEY=VALUE items whose values may be damaged (default: any)."""
+    KEY=VALUE items whose values may be damaged (default: any); comment:
+    the AdminComment field whose powercap= word may be damaged (None:
+    none)."""
     f = list(fields)
     last = len(f) - 1
     how = draw(st.sampled_from(["none", "none", "cut", "swap", "bytes",
                                 "huge", "empty", "drop", "dup", "quote",
-                                "value"]))
+                                "value"] +
+                               (["cap", "cap"] if comment is not None
+                                else [])))
+    if how == "cap":
+        f[comment] = damaged_cap(draw, f[comment])
     if how == "swap":
         i, j = draw(st.integers(0, last)), draw(st.integers(0, last))
         f[i], f[j] = f[j], f[i]
@@ -178,23 +245,27 @@ def damaged(draw, fields, numbers=None, tres=None):
 
 @st.composite
 def sacct_file(draw):
-    """(file bytes, header columns or None)."""
+    """(file bytes, header columns or None); a third of the files in the
+    older form without AdminComment."""
     n = draw(st.integers(1, 25))
+    old = draw(st.integers(0, 2)) == 0
+    names = OLD_FIELDS if old else FIELDS
     cols = None
     if draw(st.booleans()):
-        cols = list(FIELDS)
+        cols = list(names)
         if draw(st.booleans()):
-            cols = draw(st.permutations(FIELDS))
+            cols = draw(st.permutations(names))
+    order = cols if cols is not None else names
     lines = []
     for i in range(n):
         fields = draw(job_fields(1000 + i))
-        if cols is not None:
-            fields = [fields[FIELDS.index(c)] for c in cols]
-        numbers = [FIELDS.index(x) if cols is None else cols.index(x)
-                   for x in ("NNodes", "Start", "End", "ElapsedRaw",
-                             "ConsumedEnergyRaw")]
-        lines.append(draw(damaged(fields, numbers, FIELDS.index(
-            "AllocTRES") if cols is None else cols.index("AllocTRES"))))
+        fields = [fields[FIELDS.index(c)] for c in order]
+        numbers = [order.index(x) for x in ("NNodes", "Start", "End",
+                                            "ElapsedRaw",
+                                            "ConsumedEnergyRaw")]
+        lines.append(draw(damaged(
+            fields, numbers, order.index("AllocTRES"),
+            order.index("AdminComment") if not old else None)))
     if draw(st.integers(0, 5)) == 0:
         lines.insert(draw(st.integers(0, len(lines))), b"")
     head = [] if cols is None else ["|".join(cols).encode()]
@@ -250,6 +321,27 @@ def m_energy(s):
     return int(s)
 
 
+CAP_RE = re.compile(r"powercap=capped:([0-9]+)s,min:([0-9]+)W\Z")
+
+
+def m_cap(comment):
+    """(seconds, W) of the comment's powercap= word (a blank-separated
+    word starting with it), None without one; Bad for one not exactly the
+    daemon's form, numbers of more than 10 digits or 2^32 or more, or
+    two words."""
+    words = [w for w in comment.split(" ") if w.startswith("powercap=")]
+    if not words:
+        return None
+    m = CAP_RE.match(words[0])
+    if len(words) > 1 or not m or len(m.group(1)) > 10 or \
+            len(m.group(2)) > 10:
+        raise Bad
+    secs, watts = int(m.group(1)), int(m.group(2))
+    if secs >= 1 << 32 or watts >= 1 << 32:
+        raise Bad
+    return secs, watts
+
+
 def m_gpus(tres):
     for item in tres.split(","):
         if item.startswith("gres/gpu="):
@@ -265,12 +357,16 @@ def model(data, cols):
         lines.pop()  # the file's last newline ends a line, starts none
     r = {"read": 0, "outside": 0, "unfinished": 0, "ignored": 0,
          "bad": [], "jobs": 0, "noe": 0, "ej": 0, "node_s": 0, "gpu_s": 0,
-         "by_account": {}}
+         "by_account": {}, "caps": {}}
     first = 1
-    ncols = 13
     header = None
+    # without a header: the first line that is not blank has 13 fields
+    # (an older file) or the file has 14
+    seen = [x.rstrip("\r") for x in lines if x.rstrip("\r").strip()]
+    ncols = 13 if seen and len(seen[0].split("|")) == 13 else 14
+    names = FIELDS if ncols == 14 else OLD_FIELDS
     if cols is not None:
-        header, ncols, first = lines[0], len(cols), 2
+        header, ncols, first, names = lines[0], len(cols), 2, cols
         lines = lines[1:]
     for n, line in enumerate(lines, first):
         r["read"] += 1
@@ -282,13 +378,13 @@ def model(data, cols):
         try:
             if len(f) != ncols:
                 raise Bad
-            if cols is not None:
-                f = [f[cols.index(x)] for x in FIELDS]
+            f = [f[names.index(x)] if x in names else "" for x in FIELDS]
             if f[0] == "":
                 raise Bad
             start, end = m_time(f[7]), m_time(f[8])
             nn, el = m_count(f[6]), m_count(f[9])
             ej, gpus = m_energy(f[10]), m_gpus(f[11])
+            cap = m_cap(f[13])
         except Bad:
             r["bad"].append(n)
             continue
@@ -303,7 +399,24 @@ def model(data, cols):
             r["node_s"] += nn * el
             r["gpu_s"] += gpus * el
             r["by_account"][f[2]] = r["by_account"].get(f[2], 0) + ej
+            for g in (f[2], None):  # the account, the total
+                c = r["caps"].setdefault(g, [0, 0, None, 0])
+                c[3] += el
+                if cap is not None:
+                    c[0] += 1
+                    c[1] += cap[0]
+                    c[2] = cap[1] if c[2] is None else min(c[2], cap[1])
     return r
+
+
+def caps_of(row):
+    return [row["capped_jobs"], row["capped_job_s"], row["min_cap_w"]]
+
+
+def want_caps(c):
+    """A model's [jobs, seconds, lowest W, run s] as the report's row has
+    them, and the share."""
+    return c[:3], (100.0 * c[1] / c[3] if c[3] else None)
 
 
 # ------------------------------------------------------------- properties
@@ -339,6 +452,14 @@ def test_sacct_lines(case):
     assert t["gpu_hours"] == want["gpu_s"] / 3600.0
     got = {r["group"]: r["energy_j"] for r in doc["by"]["account"]}
     assert got == want["by_account"], (got, want["by_account"])
+    rows = {r["group"]: r for r in doc["by"]["account"]}
+    rows[None] = t
+    for g, c in want["caps"].items():
+        three, share = want_caps(c)
+        assert caps_of(rows[g]) == three, (g, caps_of(rows[g]), c)
+        assert rows[g]["capped_pct"] == share, (g, rows[g], c)
+    if not want["caps"]:
+        assert caps_of(t) == [0, 0, None] and t["capped_pct"] is None
     assert abs(t["cost"] - want["ej"] / 3.6e6 * 0.25) <= \
         1e-9 * max(t["cost"], 1.0)
     rc, out, err = run_tool("--sacct-file", path, *PERIOD_ARGS, "--json")
