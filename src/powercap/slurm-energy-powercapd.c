@@ -24,6 +24,8 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -98,6 +100,17 @@ typedef struct {
 	time_t jobs_last;	/* slurm_load_jobs's update time */
 	uint32_t *caps, *maxs;	/* per node, for pcap_jobrecs_round */
 	se_ratelimit_t rl_jobs;
+	/* PowerCapJobRecords' RPCs run in a thread of their own: libslurm
+	 * retries a connect to a slurmctld that is down for MessageTimeout
+	 * (10 s by default), which in the loop stopped the rounds and let
+	 * the nodes' leases lapse (test_powercap_failures).  While it runs
+	 * the loop touches none of recs, jobs, jobs_last, caps, maxs,
+	 * rl_jobs, and a SIGHUP waits for it. */
+	pthread_t jobs_thread;
+	bool jobs_thread_on;	/* started, not joined */
+	atomic_bool jobs_busy;	/* still in its RPCs */
+	int64_t jobs_now;	/* the round it works for */
+	uint64_t jobs_skipped;	/* rounds whose records waited */
 } daemon_t;
 
 /* ---------------------------------------------------------- the nodes */
@@ -491,8 +504,57 @@ static void _job_records(daemon_t *d, int64_t now)
 	char err[512];
 	int rv;
 
+	rv = pcap_slurm_jobs_load(&fresh, &d->jobs_last, _find_node, g, err,
+				  sizeof(err));
+	if (rv < 0)
+		se_log_limited(&d->rl_jobs, se_mono_ns(), SE_LOG_ERROR,
+			       "job records: %s", err);
+	else if (rv == 0) {
+		pcap_slurm_jobs_free(&d->jobs);
+		d->jobs = fresh;
+	}
+	pcap_jobrecs_round(&d->recs, now, d->jobs.jobs, d->jobs.n, d->caps,
+			   d->maxs, g->n, _job_end, d);
+	_job_write(d, now);
+}
+
+static void *_job_records_thread(void *arg)
+{
+	daemon_t *d = arg;
+
+	_job_records(d, d->jobs_now);
+	atomic_store(&d->jobs_busy, false);
+	return NULL;
+}
+
+/* The last records' thread joined; false while it still runs. */
+static bool _job_records_idle(daemon_t *d)
+{
+	if (!d->jobs_thread_on)
+		return true;
+	if (atomic_load(&d->jobs_busy))
+		return false;
+	pthread_join(d->jobs_thread, NULL);
+	d->jobs_thread_on = false;
+	return true;
+}
+
+/* This round's caps to the records' thread; a round whose thread is still
+ * in its RPCs is skipped (the next one charges the jobs the whole
+ * interval since the last records' round). */
+static void _job_records_start(daemon_t *d, int64_t now)
+{
+	group_t *g = &d->g;
+
 	if (!g->conf.job_records)
 		return;
+	if (!_job_records_idle(d)) {
+		if (!(d->jobs_skipped++ % 10))
+			se_log(SE_LOG_INFO, "job records: slurmctld has not "
+			       "answered for %.1f s (rounds go on)",
+			       (now - d->jobs_now) / 1e9);
+		return;
+	}
 	if (!d->caps) {
 		d->caps = calloc(g->n, sizeof(*d->caps));
 		d->maxs = calloc(g->n, sizeof(*d->maxs));
@@ -507,18 +569,14 @@ static void _job_records(daemon_t *d, int64_t now)
 		d->caps[i] = g->ctl.st[i].sent_cap_mw;
 		d->maxs[i] = g->nodes[i].max_mw;
 	}
-	rv = pcap_slurm_jobs_load(&fresh, &d->jobs_last, _find_node, g, err,
-				  sizeof(err));
-	if (rv < 0)
-		se_log_limited(&d->rl_jobs, se_mono_ns(), SE_LOG_ERROR,
-			       "job records: %s", err);
-	else if (rv == 0) {
-		pcap_slurm_jobs_free(&d->jobs);
-		d->jobs = fresh;
+	d->jobs_now = now;
+	d->jobs_skipped = 0;
+	atomic_store(&d->jobs_busy, true);
+	if (pthread_create(&d->jobs_thread, NULL, _job_records_thread, d)) {
+		_job_records_thread(d);		/* no thread: in the loop */
+		return;
 	}
-	pcap_jobrecs_round(&d->recs, now, d->jobs.jobs, d->jobs.n, d->caps,
-			   d->maxs, g->n, _job_end, d);
-	_job_write(d, now);
+	d->jobs_thread_on = true;
 }
 
 static void _round(daemon_t *d, int64_t now)
@@ -534,7 +592,7 @@ static void _round(daemon_t *d, int64_t now)
 	pcap_ctl_renew(ctl, _send, d);
 	d->rounds++;
 	_publish(d, now);
-	_job_records(d, now);
+	_job_records_start(d, now);
 	se_log(SE_LOG_DEBUG, "round %llu: power %.1f W, caps %.1f W of %.1f "
 	       "W (budget %.1f W), level %.3f, greedy %zu, donor %zu, "
 	       "held %zu, unenforced %zu, changed %zu, lowered %zu%s",
@@ -555,6 +613,8 @@ static void _reload(daemon_t *d)
 	group_t g;
 	char err[512];
 
+	if (!_job_records_idle(d))
+		return;		/* tried again when the records' RPCs end */
 	pcap_prog_reload = 0;
 	if (_group_load(&g, d->o.conf_path, err, sizeof(err))) {
 		se_log(SE_LOG_ERROR, "reload: %s (the old configuration "
@@ -715,6 +775,8 @@ int main(int argc, char **argv)
 	       d.g.conf.period_ns / 1e9, d.g.conf.hold_ns / 1e9,
 	       strrchr(d.g.conf.controller, ':') + 1);
 	_run(&d);
+	if (d.jobs_thread_on)
+		pthread_join(d.jobs_thread, NULL);
 	se_log(SE_LOG_INFO, "signal %d: exiting; each node keeps its cap "
 	       "until its lease (%g s) lapses", (int)pcap_prog_stop,
 	       d.g.conf.hold_ns / 1e9);
