@@ -178,17 +178,42 @@ static int _energy_at_locked(sampler_t *s, uint64_t t_ns, uint64_t *e_mj)
 /* -------------------------------------------------- the sampler thread */
 
 /*
- * Sleep until wake_ns, a kick (not while failing: backoff protects a sick
- * meter) or stop.  Returns false on stop.
+ * When a kick may start a read: at once, or, while the meter fails, one
+ * period after the last try.  The backoff spares a sick meter the reads
+ * nobody asked for; a kick is a step's boundary asking for a reading, and
+ * ignoring it until the backoff's next try (up to backoff_max_ns, 30 s by
+ * default) lost whole jobs: a meter that came up after slurmd started was
+ * not read again until after a 20 s job had ended, and the job got 0 J.
+ * A sick meter is still never read more often than its period.
+ */
+static uint64_t _kick_read_at(const sampler_t *s)
+{
+	if (s->st.state != SAMPLER_FAILING)
+		return 0;
+	return s->tick_ns + s->cfg.period_ns;
+}
+
+/*
+ * Sleep until wake_ns, a kick (while failing, not before _kick_read_at) or
+ * stop.  Returns false on stop.
  */
 static bool _wait_for_tick(sampler_t *s, uint64_t wake_ns)
 {
+	uint64_t now, until, kick_at;
 	bool run;
 
 	pthread_mutex_lock(&s->lock);
-	while (!s->stop && se_mono_ns() < wake_ns &&
-	       !(s->kicked && s->st.state != SAMPLER_FAILING))
-		_cond_wait_until(&s->wake, &s->lock, wake_ns);
+	while (!s->stop && (now = se_mono_ns()) < wake_ns) {
+		until = wake_ns;
+		if (s->kicked) {
+			kick_at = _kick_read_at(s);
+			if (now >= kick_at)
+				break;
+			if (kick_at < until)
+				until = kick_at;
+		}
+		_cond_wait_until(&s->wake, &s->lock, until);
+	}
 	s->kicked = false;
 	run = !s->stop;
 	pthread_mutex_unlock(&s->lock);

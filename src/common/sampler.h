@@ -163,8 +163,11 @@ uint32_t sampler_flags_between(sampler_t *s, uint64_t t0_ns, uint64_t t1_ns);
 /*
  * Ask for a read as soon as possible (e.g. Slurm's NODE_ENERGY_UP); never
  * waits.  Kicks coalesce (one read for any number of kicks made before it
- * starts; a kick during a read causes one more), and are ignored while the
- * meter is failing, so that its backoff holds.
+ * starts; a kick during a read causes one more).  While the meter fails, a
+ * kick reads no sooner than one period after the last try (the backoff
+ * itself spaces only the reads nobody asked for): a meter that comes up
+ * after slurmd started is read at the next step boundary, not up to
+ * backoff_max_ns later.
  */
 void sampler_kick(sampler_t *s);
 

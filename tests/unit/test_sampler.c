@@ -685,6 +685,70 @@ START_TEST(test_kick)
 }
 END_TEST
 
+/*
+ * A meter not up when the sampler starts (slurmd started before it), up
+ * once the backoff has grown: a kick (a step's boundary asking for a
+ * reading) reads it at once, not at the backoff's next try.  With the
+ * default 30 s cap that try came after a 20 s job had ended, and the job
+ * got 0 J (test_gpu_share.py, node mode, Slurm 25.05.8).  While the meter
+ * still fails, kicks read it at most once a period: not one read a kick.
+ */
+START_TEST(test_kick_while_failing)
+{
+	sampler_config_t cfg = _cfg(20 * MS, 10 * MS);
+	sampler_status_t st;
+	uint64_t t_kick, t_end, good_start, delay;
+	sampler_t *s;
+	fake_t f;
+	int before, during, good;
+
+	cfg.backoff_max_ns = 1000 * SEC;	/* only kicks read soon */
+	_fake_init(&f);
+	f.p0_mw = 100000;
+	f.fail_next = 1000000;			/* not up: refused */
+	f.fail_rc = -ECONNREFUSED;
+	ck_assert_ptr_nonnull(s = sampler_start(&fake_ops, &f, &cfg));
+	/* tries at 0, 20, 60, 140, 300, 620 ms, 1.26 s: the next 1.28 s on */
+	WAIT_STATUS(s, st, st.consecutive_failures >= 7);
+
+	/* still down: 200 ms of kicks every 2 ms read once a period (about
+	 * 10 reads; without the floor ~100, without kicks none) */
+	pthread_mutex_lock(&f.m);
+	before = f.reads;
+	pthread_mutex_unlock(&f.m);
+	t_end = se_mono_ns() + 200 * MS;
+	while (se_mono_ns() < t_end) {
+		sampler_kick(s);
+		_sleep_ms(2);
+	}
+	pthread_mutex_lock(&f.m);
+	during = f.reads - before;
+	pthread_mutex_unlock(&f.m);
+	ck_assert_msg(during >= 3 && during <= 12,
+		      "%d reads in 200 ms of kicks, period 20 ms", during);
+
+	/* up now: the next kick reads it within a period or so */
+	pthread_mutex_lock(&f.m);
+	f.fail_next = 0;
+	good = f.reads;
+	pthread_mutex_unlock(&f.m);
+	t_kick = se_mono_ns();
+	sampler_kick(s);
+	WAIT_STATUS(s, st, st.reads_ok >= 1);
+	pthread_mutex_lock(&f.m);
+	good_start = f.read_start[good];
+	ck_assert_int_eq(f.read_rc[good], 0);
+	pthread_mutex_unlock(&f.m);
+	delay = good_start > t_kick ? good_start - t_kick : 0;
+	ck_assert_msg(delay < 300 * MS,
+		      "the kicked read came %.3f s after the kick",
+		      (double) delay / SEC);
+	ck_assert_int_eq(st.state, SAMPLER_OK);
+	ck_assert_int_eq(sampler_stop(s), 0);
+	ck_assert(_logged("fake m1: reading again after "));
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("sampler");
@@ -704,6 +768,7 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_ealready_is_not_a_failure);
 	tcase_add_test(tc, test_absurd_reading_dropped);
 	tcase_add_test(tc, test_kick);
+	tcase_add_test(tc, test_kick_while_failing);
 	suite_add_tcase(s, tc);
 	return s;
 }
