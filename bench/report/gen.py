@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """gen.py - a synthetic month of job lines as `sacct -a -X -P --noheader
 --format=JobID,User,Account,Partition,QOS,NodeList,NNodes,Start,End,
-ElapsedRaw,ConsumedEnergyRaw,AllocTRES,State` prints them, with a weekly
+ElapsedRaw,ConsumedEnergyRaw,AllocTRES,State,AdminComment` prints them, with a weekly
 time-of-use tariff and an hourly grid intensity series for the same month,
 for bench/report/run.sh.
 
@@ -19,7 +19,12 @@ of two; run times log-normal (median 20 min, capped at 48 h); 150-650 W a
 CPU node, 600-2800 W a GPU node; 4 % of the jobs carry no energy (empty or
 0, as batch jobs without PrologFlags=Contain or nodes without a meter),
 2 % are cancelled before they start (Start Unknown, left out by the
-report).  Jobs end in October 2026 (UTC+1/+2 local time is the caller's
+report).  AdminComment (issue #45): 6 % of the jobs ran under the
+cluster's power cap (slurm-energy-powercapd's word
+powercap=capped:Ns,min:WW, N up to the job's run time), 3 % carry a word
+of the site's (energy_key=); drawn from a second generator (seed 45), so
+that every other field is what it was before the field came.  Jobs end in
+October 2026 (UTC+1/+2 local time is the caller's
 TZ), some started in September.
 """
 import os
@@ -36,6 +41,7 @@ def main():
         else 1000000
     iso = "--iso" in sys.argv
     rnd = random.Random(SEED)
+    rnd_cap = random.Random(45)
     os.makedirs(out, exist_ok=True)
     t0 = int(time.mktime((2026, 10, 1, 0, 0, 0, 0, 0, -1)))
     t1 = int(time.mktime((2026, 11, 1, 0, 0, 0, 0, 0, -1)))
@@ -57,6 +63,15 @@ def main():
                 return name
         return tab[-1][0]
 
+    def admin_comment(el):
+        r = rnd_cap.random()
+        words = ["energy_key=app%d" % rnd_cap.randrange(50)] \
+            if r < 0.03 else []
+        if r > 0.94:
+            words.append("powercap=capped:%ds,min:%dW" % (
+                rnd_cap.randrange(el + 1), rnd_cap.randrange(100, 600)))
+        return " ".join(words)
+
     def fmt(t):
         if iso:
             return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t))
@@ -74,8 +89,8 @@ def main():
             r = rnd.random()
             if r < 0.02:  # cancelled while pending
                 w("%d|%s|%s|%s|%s|None assigned|0|Unknown|%s|0|0||"
-                  "CANCELLED by %d\n" % (jobid, user, acct, part, q,
-                                         fmt(end), 1000 + user_pick[j]))
+                  "CANCELLED by %d|\n" % (jobid, user, acct, part, q,
+                                          fmt(end), 1000 + user_pick[j]))
                 continue
             el = int(min(172800, max(5, rnd.lognormvariate(7.1, 1.6))))
             if part == "debug":
@@ -107,9 +122,9 @@ def main():
                 tres += ",gres/gpu=%d,gres/gpu:a100=%d" % (gpus, gpus)
             state = "COMPLETED" if r > 0.1 else rnd.choice(
                 ("FAILED", "TIMEOUT", "CANCELLED by 0", "OUT_OF_MEMORY"))
-            w("%d|%s|%s|%s|%s|%s|%d|%s|%s|%d|%s|%s|%s\n" % (
+            w("%d|%s|%s|%s|%s|%s|%d|%s|%s|%d|%s|%s|%s|%s\n" % (
                 jobid, user, acct, part, q, nodes, nn, fmt(start), fmt(end),
-                el, energy, tres, state))
+                el, energy, tres, state, admin_comment(el)))
     with open(os.path.join(out, "tariff.csv"), "w") as h:
         h.write("# weekdays,start,end,price (EUR/kWh)\n"
                 "mon-fri,07:00,17:00,0.28\n"
