@@ -441,6 +441,12 @@ const char *step_energy_live_verdict(const step_energy_t *s,
 		return "slurmd's sampler restarted between the step's start and end (slurmd restart or reconfigure)";
 	if (!s->have_e0 && a->rc0 == -ERANGE)
 		return "the step's start is older than slurmd's history and was not fetched in time";
+	/* E(t0) unknown while a reading at or after t0 exists: t0 lies
+	 * before the sampler's first reading ever (the meter was not up yet),
+	 * and no later reading can tell it */
+	if (!s->have_e0 && a->rc0 == -ENODATA &&
+	    a->last_sample_ns >= step_energy_t0(s))
+		return "the step began before the meter's first reading (the meter was not up yet)";
 	if (s->have_e0 && a->complete1 && a->e1_mj < s->e0_mj)
 		return "energy at the end below the start";
 	if (s->have_e0 && a->complete1)

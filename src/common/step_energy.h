@@ -484,7 +484,10 @@ uint64_t step_energy_live_t1(const step_energy_t *s, uint64_t now_ns);
 uint64_t step_energy_live_read_due(const step_energy_t *s, uint64_t t1_ns);
 
 /* Why a live settle's answer a keeps the running total, or NULL when
- * E(t1) - E(t0) is final; *done: asking again cannot help. */
+ * E(t1) - E(t0) is final; *done: asking again cannot help (another
+ * sampler, a start older than the history, or one before the sampler's
+ * first reading ever: a meter not up yet when the step began, whose
+ * running total estimated that part at the first reading's power). */
 const char *step_energy_live_verdict(const step_energy_t *s,
 				     const energy_query_answer_t *a,
 				     bool *done);

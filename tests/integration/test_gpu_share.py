@@ -151,8 +151,10 @@ class GpuJob:
         return self.gpus
 
     def wait(self):
+        # under PrologFlags=Contain the job's energy is its extern step's,
+        # which may be recorded after the job's row reads COMPLETED
         self.rows = self.c.wait_sacct(
-            self.id, steps=("batch", "0"),
+            self.id, steps=("batch", "0", "extern"),
             fields=("JobID", "State", "ConsumedEnergyRaw"),
             timeout=self.seconds * 4 + 60)
         return self

@@ -311,6 +311,43 @@ START_TEST(test_held_answer_refused)
 END_TEST
 
 /*
+ * A step that began before the meter's first reading ever (a meter up
+ * after slurmd: the extern step's first poll kicked the read that was the
+ * first, 1 ms after its t0): E(t0) stays unknown whatever is asked, so the
+ * settle keeps the running total at once instead of waiting out its
+ * limit (1.8 s on the cluster, after which sacct had already read the
+ * job's energy without its extern step: 0 J, test_gpu_share.py).  With no
+ * reading at all yet, a reading may still come: asked again.
+ */
+START_TEST(test_verdict_start_before_first_reading)
+{
+	step_energy_t s = live_step();
+	energy_query_answer_t a = answer(0, 8964000, 8964000);
+	bool done = false;
+	bool first;
+
+	ck_assert_int_eq(poll_at(&s, S(101), true, &first), STEP_POLL_QUESTION);
+	ck_assert(first);
+	a.rc0 = -ENODATA;	/* t0 before the first sample ever */
+	a.complete0 = false;
+	a.last_sample_ns = S(101) + MS(1);
+	ck_assert_str_eq(step_energy_live_verdict(&s, &a, &done),
+			 "the step began before the meter's first reading (the meter was not up yet)");
+	ck_assert(done);
+	/* a reading exactly at t0 is one at or after it */
+	a.last_sample_ns = S(101);
+	ck_assert_ptr_nonnull(step_energy_live_verdict(&s, &a, &done));
+	ck_assert(done);
+	/* no reading yet: one may come */
+	a.last_sample_ns = 0;
+	a.complete1 = false;
+	ck_assert_str_eq(step_energy_live_verdict(&s, &a, &done),
+			 "no reading after the step's boundaries in time");
+	ck_assert(!done);
+}
+END_TEST
+
+/*
  * A step inside a meter outage (issue #44, SNMP): the sampler over a fake
  * meter of constant power with a counter, down from a twelfth of the
  * step's window on until after the settle.  Scaled from the job that kept
@@ -1106,6 +1143,7 @@ static Suite *step_energy_suite(void)
 	suite_add_tcase(s, poll);
 	tcase_add_test(settle, test_settle_from_held_answer);
 	tcase_add_test(settle, test_held_answer_refused);
+	tcase_add_test(settle, test_verdict_start_before_first_reading);
 	tcase_add_test(settle, test_e0_follows_t0);
 	tcase_add_test(settle, test_settle_pause);
 	tcase_add_test(settle, test_settle_fini_limit);
