@@ -11,7 +11,11 @@ and intensity.  Its plots are drawn from these jobs, and its HTML page is
 opened in headless Chromium, which must decode every figure.  The first
 job is profiled (acct_gather_profile/hdf5, --profile=energy, a sample a
 second): its power profile, read back through sh5util, must follow the
-trace and add up to the job's energy.
+trace and add up to the job's energy.  The phys job is given a power cap
+record in its AdminComment while it runs (what slurm-energy-powercapd
+writes with PowerCapJobRecords=yes, among a site's word): the report,
+reading the cluster's sacct, must give phys that job's capped seconds,
+cap and share of its ElapsedRaw, chem none (issue #45).
 """
 import functools
 import http.server
@@ -43,6 +47,8 @@ PRICE = 0.25                # per kWh
 INTENSITY = 300.0           # g/kWh
 # the first job's srun options: an energy sample a second in its profile
 PROFILED = ("--profile=energy", "--acctg-freq=energy=1")
+# the phys job's AdminComment: a site's word and the daemon's record
+CAP_COMMENT = "site=x powercap=capped:7s,min:123W"
 # (name, user, account, node)
 JOBS = (("rep-phys-root", "root", "phys", "node1"),
         ("rep-chem-root", "root", "chem", "node2"),
@@ -90,7 +96,8 @@ def report(cluster, tmp_path_factory):
                                   *(PROFILED if n == JOBS[0][0] else ()),
                                   *energy.timed_command(JOB_SECONDS)]))
                      for n, user, acct, node in JOBS]
-            jobs = {}
+            _set_admin_comment(c, JOBS[0][0], CAP_COMMENT)
+            jobs, docs = {}, {}
             for n, p in procs:
                 out, err = p.communicate(timeout=JOB_SECONDS + 90)
                 assert p.returncode == 0, "srun %s: %s" % (n, err)
@@ -99,11 +106,14 @@ def report(cluster, tmp_path_factory):
                 jobs[n] = (jobid, energy.windows(out))
             recorded = {n: _job_energy(c, jobid)
                         for n, (jobid, _) in jobs.items()}
+            docs["elapsed"] = {
+                n: int(c.run(["sacct", "-n", "-X", "-P", "-j", str(jobid),
+                              "-o", "ElapsedRaw"]).stdout.split()[0])
+                for n, (jobid, _) in jobs.items()}
             truth = {n: energy.true_energy(TRACE, epoch, w, COLUMN_OF,
                                            SHARE_OF)
                      for n, (_, w) in jobs.items()}
             end = int(time.time()) + 60
-            docs = {}
             for by in ("account", "user"):
                 p = subprocess.run(
                     ["/usr/bin/python3", REPORT, "--by", by, "--json",
@@ -136,6 +146,17 @@ def report(cluster, tmp_path_factory):
                          ("user", "where", "name=root", "account=phys,chem"),
                          ("account", "where", "name=phys,chem")):
                 c.sacctmgr("-i", "delete", *what, check=False)
+
+
+def _set_admin_comment(c, name, comment):
+    """The running job's AdminComment (as root, as the daemon does it:
+    slurmctld refuses to update a finished job)."""
+    def running():
+        out = c.run(["squeue", "-h", "-n", name, "-t", "R", "-o",
+                     "%i"]).stdout.split()
+        return out[0] if out else None
+    jobid = poll(running, timeout=JOB_SECONDS, what="job %s running" % name)
+    c.scontrol("update", "JobId=" + jobid, "AdminComment=" + comment)
 
 
 def _job_energy(c, jobid):
@@ -189,6 +210,24 @@ def test_cost_and_co2_are_energy_times_price_and_intensity(report):
         assert row["cost"] == pytest.approx(kwh * PRICE, rel=1e-9)
         assert row["co2_kg"] == pytest.approx(kwh * INTENSITY / 1000,
                                               rel=1e-9)
+
+
+def test_time_capped_from_sacct_admin_comment(report):
+    """The phys job's record, read back from the cluster's sacct through
+    the report's AdminComment field: 1 job, 7 s, 123 W, 7 s over the
+    account's ElapsedRaw; chem has none."""
+    docs = report[0]
+    got = _groups(docs["account"], "account")
+    phys_s = docs["elapsed"][JOBS[0][0]]
+    assert (got["phys"]["capped_jobs"], got["phys"]["capped_job_s"],
+            got["phys"]["min_cap_w"]) == (1, 7, 123), got["phys"]
+    assert got["phys"]["capped_pct"] == pytest.approx(100.0 * 7 / phys_s,
+                                                      rel=1e-12)
+    assert (got["chem"]["capped_jobs"], got["chem"]["capped_job_s"],
+            got["chem"]["min_cap_w"]) == (0, 0, None), got["chem"]
+    users = _groups(docs["user"], "user")
+    assert users["root"]["capped_job_s"] == 7 and \
+        users["nobody"]["capped_jobs"] == 0, users
 
 
 # ------------------------------------------------------ plots and page
