@@ -135,7 +135,10 @@
  * settles the end from what is known (step_energy_live_estimate), instead
  * of holding srun for a read.  srun's own overhead is 0.09-0.17 s on the
  * test cluster, and `srun sleep 5` must stay under 5.2 s with a 3 s BMC
- * (issue #41; at 50 ms one run in ten took 5.22 s under load).
+ * (issue #41; at 50 ms one run in ten took 5.22 s under load, at 30 ms two
+ * in twenty, all but 30 ms of it srun's launch).  10 ms still takes a
+ * reading that is in at once (a Redfish BMC read in 2-3 ms with the tick
+ * watch off).
  *
  * A meter whose reads are bounded by 2 s or less (Modbus, IPMI, SNMP at
  * their default timeouts) keeps the wait of one read (the sampler's reach +
@@ -145,7 +148,7 @@
  * spank_energy_settle.so, where listed, settles after srun was told and
  * waits for the reading on any meter.
  */
-#define STEP_FINI_WAIT_NS	(30 * SE_NS_PER_MS)
+#define STEP_FINI_WAIT_NS	(10 * SE_NS_PER_MS)
 #define STEP_FINI_FAST_READ_NS	(2 * SE_NS_PER_SEC)
 
 /* slurmstepd: the step's energy, relative to its start */

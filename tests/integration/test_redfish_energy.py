@@ -24,7 +24,7 @@ integral over each task's own start and end (selab.energy).
 
 The faults (a peer answering in 3 s, frozen, rebooting mid-job; issue #41)
 run with nothing in plugstack.conf (without_spank): the plugin's own
-settle in fini() waits at most 30 ms after a step's end for a slow meter
+settle in fini() waits at most 10 ms after a step's end for a slow meter
 (read deadline over 2 s: STEP_FINI_WAIT_NS, src/common/step_energy.h),
 then estimates the end from the newest reading taken after the step's
 start.  Measured at aefe441 (3 runs of this file, 2026-11-29; 6 more at
@@ -312,7 +312,7 @@ def step_lines(c, node, jobid, what):
 
 
 # A slow or faulted meter, nothing in plugstack.conf: fini()'s settle
-# waits at most 30 ms after the step's end (STEP_FINI_WAIT_NS), then
+# waits at most 10 ms after the step's end (STEP_FINI_WAIT_NS), then
 # estimates the end.  Bounds: srun and scontrol the issue's (5.2 s, 0.1 s);
 # the energy's 1 %.
 SRUN_MAX_S = 5.2
@@ -342,7 +342,7 @@ def test_slow_bmc_never_blocks(rf_cluster):
     plugstack.conf: an `srun sleep 5` on the node still takes under 5.2 s,
     slurmd answers `scontrol show node` in under 0.1 s (the sampler thread
     owns all I/O, requests are answered from its samples), and the step's
-    end, whose reading comes 3 s late, is estimated (fini() waits 30 ms,
+    end, whose reading comes 3 s late, is estimated (fini() waits 10 ms,
     then carries the newest reading at its power): within 1 % plus what
     that carrying misses by the trace over its span (check_estimate)."""
     c, epoch, kind, sims, plugstack = rf_cluster

@@ -630,7 +630,7 @@ START_TEST(test_settle_pause)
 END_TEST
 
 /* fini()'s settle holds srun: for a slow meter (reads allowed over 1 s)
- * its wait ends STEP_FINI_WAIT_NS (30 ms) after the step's end, or at once
+ * its wait ends STEP_FINI_WAIT_NS (10 ms) after the step's end, or at once
  * when fini() came later; a fast meter's, and the SPANK settle's (after
  * srun was told), keep their own limit.  Near the limit a
  * question is not held (the server's hold would outlast it). */
@@ -645,7 +645,7 @@ START_TEST(test_settle_fini_limit)
 	s.settle_in_fini = true;
 	/* no answer yet: the deadline unknown, srun not held */
 	ck_assert_uint_eq(step_energy_settle_limit(&s, S(106), S(106.001),
-						   S(121)), S(106.03));
+						   S(121)), S(106.01));
 	/* a fast meter (reads bounded by 0.5 s, then by 2 s): one read */
 	step_energy_query_answered(&s, &a, S(103));
 	ck_assert_uint_eq(s.read_deadline_ns, MS(500));
@@ -655,21 +655,21 @@ START_TEST(test_settle_fini_limit)
 	step_energy_query_answered(&s, &a, S(104));
 	ck_assert_uint_eq(step_energy_settle_limit(&s, S(106), S(106.001),
 						   S(121)), S(121));
-	/* a slow one (Redfish's 8 s deadline): 30 ms after the end */
+	/* a slow one (Redfish's 8 s deadline): 10 ms after the end */
 	a.deadline_ns = S(2.001);
 	step_energy_query_answered(&s, &a, S(105));
 	ck_assert_uint_eq(step_energy_settle_limit(&s, S(106), S(106.001),
-						   S(121)), S(106.03));
+						   S(121)), S(106.01));
 	a.deadline_ns = S(8);
 	step_energy_query_answered(&s, &a, S(105));
 	ck_assert_uint_eq(step_energy_settle_limit(&s, S(106), S(106.001),
-						   S(121)), S(106.03));
+						   S(121)), S(106.01));
 	/* fini() 0.3 s after the end: 5 ms for what slurmd already has */
 	ck_assert_uint_eq(step_energy_settle_limit(&s, S(106), S(106.3),
 						   S(121)), S(106.305));
 	/* EnergySettleMaxWait cut to less still wins */
 	ck_assert_uint_eq(step_energy_settle_limit(&s, S(106), S(106.001),
-						   S(106.02)), S(106.02));
+						   S(106.005)), S(106.005));
 	ck_assert(step_energy_settle_holds(S(10), S(9.75)));
 	ck_assert(!step_energy_settle_holds(S(10), S(9.76)));
 	ck_assert(!step_energy_settle_holds(S(10), S(10)));

@@ -275,7 +275,7 @@ static void _settle_estimate_note(stepd_step_rec_t *job,
  * by slurmd, already says it (step_energy_live_held_answer); else the
  * query kicks that reading (normally on its way: each accounting poll
  * kicked one), so the wait is one read.  In fini(), for a slow meter
- * (step_energy_settle_limit), the wait ends 30 ms after the step's end
+ * (step_energy_settle_limit), the wait ends 10 ms after the step's end
  * and the end is estimated (step_energy_live_estimate): srun is not held
  * for a BMC's seconds.
  */
