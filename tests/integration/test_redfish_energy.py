@@ -27,12 +27,12 @@ run with nothing in plugstack.conf (without_spank): the plugin's own
 settle in fini() waits at most 10 ms after a step's end for a slow meter
 (read deadline over 2 s: STEP_FINI_WAIT_NS, src/common/step_energy.h),
 then estimates the end from the newest reading taken after the step's
-start.  Measured at aefe441 (3 runs of this file, 2026-11-29; 6 more at
-earlier builds of the same rule): srun sleep 5 5.09-5.15 s (5.18 s at
-worst over all, and once 5.24 s at load average 6, srun's launch: the
-step ended 31 ms after its task; bound: the issue's 5.2 s, so close to
-srun's own overhead under load), scontrol show node 0.005-0.017 s (bound
-0.1 s).  The estimate's error is what carrying the
+start.  Measured at c02d33e (10 ms; 2 runs of this file at load average
+5-7, 2026-11-29): srun sleep 5 5.08-5.19 s, scontrol show node
+0.007-0.026 s.  At 30 ms (aefe441, d5e91ba, 7 runs) srun 5.09-5.19 s and
+twice 5.22-5.24 s at load average 6-7, srun's launch: the step ended
+31 ms after its task (bound: the issue's 5.2 s, that close to srun's own
+overhead under load); scontrol 0.005-0.029 s (bound 0.1 s).  The estimate's error is what carrying the
 newest reading's power misses over its span (check_estimate): a 3 s peer,
 spans 3.1-4.3 s, -1.47 to +1.51 % (so not always within the issue's
 1 %); a reboot mid-job, the meter silent up to the end (its 5 s
