@@ -44,6 +44,7 @@
 #include "conf.h"
 #include "se_log.h"
 #include "se_munge.h"
+#include "se_prog.h"
 #include "se_time.h"
 #include "snmp_conf.h"
 #include "snmp_poll_wire.h"
@@ -74,39 +75,6 @@ typedef struct {
 	unsigned long asks;
 	double poll_cpu_s;	/* the polling thread's, at its end */
 } daemon_t;
-
-static volatile sig_atomic_t stop;
-
-/* ---------------------------------------------------------------- logs */
-
-static void _sink(void *arg, se_log_level_t level, const char *msg)
-{
-	static const char *names[] = { "error", "info", "debug", "debug" };
-
-	(void)arg;
-	fprintf(stderr, PROG ": %s: %s\n", names[level], msg);
-}
-
-static bool _wants(void *arg, se_log_level_t level)
-{
-	return level <= SE_LOG_INFO || *(bool *)arg;
-}
-
-static void _on_stop(int sig)
-{
-	stop = sig;
-}
-
-static void _signals(void)
-{
-	struct sigaction sa = { .sa_handler = _on_stop };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-}
 
 /* ---------------------------------------------------- the map's nodes */
 
@@ -272,7 +240,7 @@ static void *_poll_thread(void *arg)
 	uint64_t next = se_mono_ns();
 	double cpu = 0;
 
-	while (!stop) {
+	while (!se_prog_stop) {
 		double c0 = _cpu_s();
 		uint64_t now;
 
@@ -282,7 +250,7 @@ static void *_poll_thread(void *arg)
 		now = se_mono_ns();
 		if (next < now)		/* a late round: no catching up */
 			next = now;
-		while (!stop && (now = se_mono_ns()) < next)
+		while (!se_prog_stop && (now = se_mono_ns()) < next)
 			se_sleep_ns(next - now < 100 * SE_NS_PER_MS ?
 				    next - now : 100 * SE_NS_PER_MS);
 	}
@@ -398,7 +366,7 @@ static void _serve(daemon_t *d)
 {
 	d->pfds[0] = (struct pollfd){ .fd = d->lfd, .events = POLLIN };
 	d->n = 1;
-	while (!stop) {
+	while (!se_prog_stop) {
 		if (poll(d->pfds, d->n, 200) <= 0)
 			continue;
 		if (d->pfds[0].revents)
@@ -459,9 +427,8 @@ int main(int argc, char **argv)
 
 	if (_options(argc, argv, &d.o))
 		return 2;
-	setvbuf(stderr, NULL, _IOLBF, 0);
-	se_log_set_sink_wants(_sink, _wants, &d.o.verbose);
-	_signals();
+	se_prog_log(PROG, d.o.verbose);
+	se_prog_signals();
 	if (_read_conf(&d, err, sizeof(err)) ||
 	    _make_poller(&d, err, sizeof(err))) {
 		se_log(SE_LOG_ERROR, "%s", err);
@@ -492,7 +459,7 @@ int main(int argc, char **argv)
 	se_log(SE_LOG_INFO, "signal %d: %lu rounds, %lu GETs (%.2f a round "
 	       "for %zu PDUs), %lu PDU polls failed, %lu asks answered; "
 	       "polling thread CPU %.0f us a round, process CPU %.3f s",
-	       (int)stop, st.rounds, st.gets,
+	       (int)se_prog_stop, st.rounds, st.gets,
 	       st.rounds ? (double)st.gets / st.rounds : 0.0, st.pdus,
 	       st.failed, d.asks, st.rounds ? cpu / st.rounds * 1e6 : 0.0,
 	       ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +

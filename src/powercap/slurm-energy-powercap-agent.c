@@ -33,7 +33,7 @@
 #include "pcap_conf.h"
 #include "pcap_wire.h"
 #include "se_munge.h"
-#include "pcap_prog.h"
+#include "se_prog.h"
 #include "se_log.h"
 #include "se_resolve.h"
 #include "se_time.h"
@@ -322,7 +322,7 @@ static int _run(agent_t *a)
 {
 	int64_t next_tick = (int64_t)se_mono_ns();
 
-	while (!pcap_prog_stop) {
+	while (!se_prog_stop) {
 		int64_t now = (int64_t)se_mono_ns();
 		struct pollfd p = { .fd = a->fd };
 		int ms;
@@ -404,7 +404,7 @@ static int _setup(agent_t *a, const opts_t *o, char *err, size_t len)
 			 o->conf_path);
 		return -EINVAL;
 	}
-	if ((rv = pcap_prog_uid(o->user, &a->user_uid, err, len)))
+	if ((rv = se_prog_uid(o->user, &a->user_uid, err, len)))
 		return rv;
 	if (o->query_path)
 		snprintf(a->query_path, sizeof(a->query_path), "%s",
@@ -439,8 +439,8 @@ int main(int argc, char **argv)
 
 	if (_options(argc, argv, &o))
 		return 2;
-	pcap_prog_log(PROG, o.verbose);
-	pcap_prog_signals();
+	se_prog_log(PROG, o.verbose);
+	se_prog_signals();
 	if (_setup(&a, &o, err, sizeof(err))) {
 		se_log(SE_LOG_ERROR, "%s", err);
 		return 2;
@@ -455,7 +455,7 @@ int main(int argc, char **argv)
 		se_log(SE_LOG_ERROR, "restore at exit: %s", err);
 	else
 		se_log(SE_LOG_INFO, "signal %d: the knobs' defaults restored",
-		       (int)pcap_prog_stop);
+		       (int)se_prog_stop);
 	if (a.fd >= 0)
 		close(a.fd);
 	pcap_node_close(&a.knobs);

@@ -40,7 +40,7 @@
 #include "pcap_slurm.h"
 #include "pcap_wire.h"
 #include "se_munge.h"
-#include "pcap_prog.h"
+#include "se_prog.h"
 #include "pcap_state.h"
 #include "se_log.h"
 #include "se_time.h"
@@ -615,7 +615,7 @@ static void _reload(daemon_t *d)
 
 	if (!_job_records_idle(d))
 		return;		/* tried again when the records' RPCs end */
-	pcap_prog_reload = 0;
+	se_prog_reload = 0;
 	if (_group_load(&g, d->o.conf_path, err, sizeof(err))) {
 		se_log(SE_LOG_ERROR, "reload: %s (the old configuration "
 		       "kept)", err);
@@ -656,11 +656,11 @@ static void _run(daemon_t *d)
 	int64_t next_round = (int64_t)se_mono_ns() +
 			     (int64_t)d->g.conf.period_ns;
 
-	while (!pcap_prog_stop) {
+	while (!se_prog_stop) {
 		int64_t now = (int64_t)se_mono_ns(), wait;
 		bool holding;
 
-		if (pcap_prog_reload)
+		if (se_prog_reload)
 			_reload(d);
 		if (now >= next_round) {
 			_round(d, now);
@@ -749,8 +749,8 @@ int main(int argc, char **argv)
 
 	if (_options(argc, argv, &d.o))
 		return 2;
-	pcap_prog_log(PROG, d.o.verbose);
-	pcap_prog_signals();
+	se_prog_log(PROG, d.o.verbose);
+	se_prog_signals();
 	if (d.o.check) {	/* the file alone: nothing opened */
 		if (_group_load(&d.g, d.o.conf_path, err, sizeof(err))) {
 			fprintf(stderr, PROG ": %s\n", err);
@@ -762,7 +762,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (_group_load(&d.g, d.o.conf_path, err, sizeof(err)) ||
-	    pcap_prog_uid(d.o.user, &d.user_uid, err, sizeof(err)) ||
+	    se_prog_uid(d.o.user, &d.user_uid, err, sizeof(err)) ||
 	    !(d.munge = se_munge_new(d.o.munge_socket, err, sizeof(err))) ||
 	    _listen(&d, err, sizeof(err))) {
 		se_log(SE_LOG_ERROR, "%s", err);
@@ -778,7 +778,7 @@ int main(int argc, char **argv)
 	if (d.jobs_thread_on)
 		pthread_join(d.jobs_thread, NULL);
 	se_log(SE_LOG_INFO, "signal %d: exiting; each node keeps its cap "
-	       "until its lease (%g s) lapses", (int)pcap_prog_stop,
+	       "until its lease (%g s) lapses", (int)se_prog_stop,
 	       d.g.conf.hold_ns / 1e9);
 	while (d.n_conns)
 		_close(&d, d.n_conns - 1);

@@ -1,5 +1,5 @@
 /*
- * pcap_prog.c - the two programs' log, signals and users (pcap_prog.h).
+ * se_prog.c - the daemons' log, signals and users (se_prog.h).
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"
@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pcap_prog.h"
+#include "se_prog.h"
 #include "se_log.h"
 
-volatile sig_atomic_t pcap_prog_stop;
-volatile sig_atomic_t pcap_prog_reload;
+volatile sig_atomic_t se_prog_stop;
+volatile sig_atomic_t se_prog_reload;
 
 static const char *prog_name;
 
@@ -32,7 +32,7 @@ static bool _wants(void *arg, se_log_level_t level)
 	return level <= SE_LOG_INFO || *(bool *) arg;
 }
 
-void pcap_prog_log(const char *prog, bool verbose)
+void se_prog_log(const char *prog, bool verbose)
 {
 	static bool debug;
 
@@ -44,16 +44,16 @@ void pcap_prog_log(const char *prog, bool verbose)
 
 static void _on_stop(int sig)
 {
-	pcap_prog_stop = sig;
+	se_prog_stop = sig;
 }
 
 static void _on_hup(int sig)
 {
 	(void) sig;
-	pcap_prog_reload = 1;
+	se_prog_reload = 1;
 }
 
-void pcap_prog_signals(void)
+void se_prog_signals(void)
 {
 	struct sigaction sa = { .sa_handler = _on_stop };
 
@@ -66,7 +66,7 @@ void pcap_prog_signals(void)
 	sigaction(SIGPIPE, &sa, NULL);
 }
 
-int pcap_prog_uid(const char *user, uid_t *uid, char *err, size_t err_len)
+int se_prog_uid(const char *user, uid_t *uid, char *err, size_t err_len)
 {
 	struct passwd *pw = getpwnam(user);
 	char *end;
