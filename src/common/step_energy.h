@@ -510,7 +510,7 @@ bool step_energy_live_held_answer(const step_energy_t *s, uint64_t t1_ns,
  * measured, nor guessed, until the meter returns, and then it goes to the
  * node's total (the counter path counts it exactly), not to a step that
  * has ended.  A settle that found no reading after t1 in time keeps the
- * running figure, which then misses that span: a lower bound, to be said
+ * running total, which then misses that span: a lower bound, to be said
  * as one (acct_gather_energy_modbus(5) and the others, Meter outages).
  */
 typedef struct {
@@ -518,7 +518,7 @@ typedef struct {
 	uint64_t silent_ns;	/* t1 - the newest reading (all of the
 				 * window when no reading at all) */
 	uint64_t unknown_ns;	/* the part of the window past the
-				 * sampler's reach: not in the figure */
+				 * sampler's reach: not in the total */
 } step_outage_t;
 
 /*

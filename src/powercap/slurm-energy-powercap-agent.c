@@ -77,7 +77,7 @@ static energy_snapshot_t snap;	/* large: not on the stack */
  * starting just before a sample was charged the sample's whole interval
  * (the test cluster: 821 W over 143 ms, then 152 W over 857 ms, from a
  * meter serving 230-282 W; the controller flapped).  Left over: slurmd's
- * monotone floors (a carried figure already answered, above the next
+ * monotone floors (a carried total already answered, above the next
  * sample's) can hold the total a little high until the samples catch up.
  */
 static uint64_t _total_at_sample(const energy_snapshot_t *s)

@@ -493,19 +493,19 @@ START_TEST(test_outage_over_step_end)
 			 "no reading after the step's boundaries in time");
 	truth_j = (double) OUT_POWER_MW * (double) (t1 - t0) / 1e12;
 	err_pct = ((double) s.step_j - truth_j) / truth_j * 100;
-	fprintf(stderr, "outage over the step's end: running figure %lu J, truth %.1f J (%+.1f %%)\n",
+	fprintf(stderr, "outage over the step's end: running total %lu J, truth %.1f J (%+.1f %%)\n",
 		(unsigned long) s.step_j, truth_j, err_pct);
-	/* today's figure: the energy up to the sampler's reach, far below */
+	/* today's total: the energy up to the sampler's reach, far below */
 	ck_assert(err_pct < -50);
 
-	/* ... said as an outage, with the span the figure misses */
+	/* ... said as an outage, with the span the total misses */
 	ck_assert(step_energy_live_outage(&s, &a, t1, &o));
 	ck_assert_uint_eq(o.step_ns, t1 - t0);
 	ck_assert_uint_eq(o.silent_ns, t1 - a.last_sample_ns);
 	ck_assert_uint_eq(o.unknown_ns, t1 - a.last_sample_ns -
 			  OUT_PERIOD_NS - OUT_DEADLINE_NS);
 	ck_assert_uint_ge(o.silent_ns, t1 - down_ns);
-	/* the figure is what was measured up to the last reading (and at
+	/* the total is what was measured up to the last reading (and at
 	 * most the sampler's reach past it), to within a joule's rounding
 	 * at each end: a lower bound, never more */
 	measured_ns = o.step_ns - o.silent_ns;
