@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tmp_file.h"
 #include "se_time.h"
 #include "snmp_conf.h"
 #include "snmp_meter.h"
@@ -208,14 +209,12 @@ static snmp_conf_t conf;
 
 static char *_write(const char *text, mode_t mode)
 {
-	char *path = strdup("/tmp/test_snmp_poller_XXXXXX");
+	char *path = strdup("/tmp/test_snmp_poller_XXXXXX"); /* mkstemp's */
 	int fd = mkstemp(path);
 
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, text, strlen(text)),
-			 (ssize_t)strlen(text));
 	close(fd);
-	chmod(path, mode);
+	tmp_file_write_mode(path, text, mode);
 	return path;
 }
 
