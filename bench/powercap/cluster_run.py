@@ -208,10 +208,14 @@ def report(args, trace, histories, epoch, jobs, first_cap_t, end_t):
             " ".join("%.0f" % w for _, w in histories[n][:12])))
 
 
-def run(args, c, procs):
+def start_rig(c, procs, trace):
+    """The cluster on the load-following meter playing trace: each node's
+    fake RAPL zone, the Modbus plugin, the simulator following the zones'
+    limits (its cap history in caps.log).  Returns work, the trace's path,
+    limits, epoch, caplog and the started simulator."""
     work = procs.dir
     trace_path = os.path.join(work, "demand.trace")
-    put(trace_path, TRACE)
+    put(trace_path, trace)
     limits = {n: fake_rapl_zone(os.path.join(work, n), MAX_W * 1000000,
                                 MAX_W * 1000000) for n in NODES}
     c.restart(plugin_dirs=[os.environ["SE_PLUGIN_DIR"]],
@@ -228,6 +232,11 @@ def run(args, c, procs):
                                     for n in NODES), [])
                     + ["--cap-log", caplog])
     sim.start()
+    return work, trace_path, limits, epoch, caplog, sim
+
+
+def run(args, c, procs):
+    work, trace_path, limits, epoch, caplog, sim = start_rig(c, procs, TRACE)
     try:
         energy.wait_for_power(c, NODES)
         munge = start_munged(work, procs.start)
@@ -334,25 +343,8 @@ def compare_report(args, trace, histories, phases):
 
 
 def run_compare(args, c, procs):
-    work = procs.dir
-    trace_path = os.path.join(work, "demand.trace")
-    put(trace_path, COMPARE_TRACE)
-    limits = {n: fake_rapl_zone(os.path.join(work, n), MAX_W * 1000000,
-                                MAX_W * 1000000) for n in NODES}
-    c.restart(plugin_dirs=[os.environ["SE_PLUGIN_DIR"]],
-              energy_type="acct_gather_energy/modbus",
-              acct_gather_conf=modbus_conf(
-                  work, "counter", map_lines=["Nodes=%s Unit=%d" % (n, u)
-                                              for n, u in UNIT.items()]),
-              slurm_conf="DebugFlags=Energy\n")
-    epoch = time.time()
-    caplog = os.path.join(work, "caps.log")
-    sim = ModbusSim(trace_path, epoch, {u: n for n, u in UNIT.items()},
-                    ["--model", "sdm630"], tcp=METER, workdir=work,
-                    extra_args=sum((["--cap", "%d:%s" % (UNIT[n], limits[n])]
-                                    for n in NODES), [])
-                    + ["--cap-log", caplog])
-    sim.start()
+    work, trace_path, limits, epoch, caplog, sim = start_rig(
+        c, procs, COMPARE_TRACE)
     phases = []
     try:
         energy.wait_for_power(c, NODES)
