@@ -79,6 +79,12 @@ class Rig:
             p.wait(timeout=10)
         return p.returncode
 
+    def close(self):
+        """Every process of the rig stopped, its directory removed."""
+        for name in list(self.procs):
+            self.stop(name)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
     def log(self, name):
         with open(os.path.join(self.dir, name + ".log")) as f:
             return f.read()
@@ -150,9 +156,7 @@ def rig():
             r.agent(n)
         yield r
     finally:
-        for name in list(r.procs):
-            r.stop(name)
-        shutil.rmtree(r.dir, ignore_errors=True)
+        r.close()
 
 
 def settled(rig, nodes, budget_w, timeout=5.0):

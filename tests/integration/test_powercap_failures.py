@@ -86,9 +86,7 @@ def rig(cluster):
             r.agent(n)
         yield r
     finally:
-        for name in list(r.procs):
-            r.stop(name)
-        shutil.rmtree(r.dir, ignore_errors=True)
+        r.close()
 
 
 def _start_daemon(r):

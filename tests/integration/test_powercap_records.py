@@ -64,9 +64,7 @@ def capped(cluster):
         r.cluster = cluster
         yield r
     finally:
-        for name in list(r.procs):
-            r.stop(name)
-        shutil.rmtree(r.dir, ignore_errors=True)
+        r.close()
 
 
 def test_capped_job_recorded_in_admin_comment(capped):
