@@ -254,12 +254,16 @@ def without_spank(plugstack):
         write_file(plugstack, saved, 0o644)
 
 
-def faulted_sleep(c, node, name):
+def faulted_sleep(c, node, name, fault_at_1s=None):
     """An `srun sleep 5` (marking its task's start and end) on *node*
-    while its meter is faulted: (its wall time, `scontrol show node`'s
-    right after, the job id, its windows)."""
+    while its meter is faulted (or with fault_at_1s() called 1 s into it):
+    (its wall time, `scontrol show node`'s right after, the job id, its
+    windows)."""
     t = time.monotonic()
     proc = energy.run_timed(c, name, ["-w", node], 5)
+    if fault_at_1s:
+        time.sleep(1)
+        fault_at_1s()
     out, err = proc.communicate(timeout=60)
     took = time.monotonic() - t
     assert proc.returncode == 0, "srun %s failed: %s" % (name, err)
@@ -269,6 +273,18 @@ def faulted_sleep(c, node, name):
     jobid = int(c.run(["sacct", "-n", "-X", "-P", "-o", "JobID", "--name",
                        name]).stdout.split()[-1])
     return took, answer, jobid, energy.windows(out)
+
+
+def judge_sleep(c, epoch, kind, node, fault, took, answer, jobid, windows):
+    """The faulted sleep's line, srun's and scontrol's bounds; returns
+    job_error()'s (step, truth, error)."""
+    step, truth, err = job_error(c, epoch, jobid, windows)
+    print("%s: srun sleep 5 on %s%s: %.2f s; scontrol show node: %.3f s; "
+          "job %d: %s J, true %.1f J, %+.3f%%" % (
+              kind, node, fault, took, answer, jobid, step, truth, 100 * err))
+    assert took < SRUN_MAX_S, took
+    assert answer < SCONTROL_MAX_S, answer
+    return step, truth, err
 
 
 def job_error(c, epoch, jobid, windows):
@@ -359,12 +375,8 @@ def test_slow_bmc_never_blocks(rf_cluster):
                 c, node, "rf-slow-" + kind)
     finally:
         sim.fault("")
-    step, truth, err = job_error(c, epoch, jobid, windows)
-    print("%s: srun sleep 5 on %s with a 3 s peer: %.2f s; scontrol show "
-          "node: %.3f s; job %d: %s J, true %.1f J, %+.3f%%" % (
-              kind, node, took, answer, jobid, step, truth, 100 * err))
-    assert took < SRUN_MAX_S, took
-    assert answer < SCONTROL_MAX_S, answer
+    step, truth, _ = judge_sleep(c, epoch, kind, node, " with a 3 s peer",
+                                 took, answer, jobid, windows)
     check_estimate(c, epoch, node, jobid, windows, step, truth)
 
 
@@ -388,12 +400,8 @@ def test_frozen_bmc_never_blocks(rf_cluster):
                 c, node, "rf-frozen-" + kind)
     finally:
         sim.fault("")
-    step, truth, err = job_error(c, epoch, jobid, windows)
-    print("%s: srun sleep 5 on %s, its peer frozen: %.2f s; scontrol show "
-          "node: %.3f s; job %d: %s J, true %.1f J, %+.3f%%" % (
-              kind, node, took, answer, jobid, step, truth, 100 * err))
-    assert took < SRUN_MAX_S, took
-    assert answer < SCONTROL_MAX_S, answer
+    step, truth, _ = judge_sleep(c, epoch, kind, node, ", its peer frozen",
+                                 took, answer, jobid, windows)
     assert not step_lines(c, node, jobid, ESTIMATED), \
         "job %d: estimated from no reading of its own" % jobid
     outage = step_lines(c, node, jobid, NOT_KNOWN)
@@ -418,27 +426,13 @@ def test_bmc_reboot_mid_job(rf_cluster):
     c, epoch, kind, sims, plugstack = rf_cluster
     node, sim = fault_peer(kind, sims, "node1")
     with without_spank(plugstack):
-        name = "rf-reboot-" + kind
-        t = time.monotonic()
-        proc = energy.run_timed(c, name, ["-w", node], 5)
-        time.sleep(1)
-        sim.fault("reboot 2")
-        out, err = proc.communicate(timeout=60)
-        took = time.monotonic() - t
-        assert proc.returncode == 0, "srun %s failed: %s" % (name, err)
-        t = time.monotonic()
-        c.scontrol("show", "node", node)
-        answer = time.monotonic() - t
+        took, answer, jobid, windows = faulted_sleep(
+            c, node, "rf-reboot-" + kind,
+            fault_at_1s=lambda: sim.fault("reboot 2"))
     sim.fault("")
-    jobid = int(c.run(["sacct", "-n", "-X", "-P", "-o", "JobID", "--name",
-                       name]).stdout.split()[-1])
-    windows = energy.windows(out)
-    step, truth, err = job_error(c, epoch, jobid, windows)
-    print("%s: srun sleep 5 on %s, its peer rebooting: %.2f s; scontrol "
-          "show node: %.3f s; job %d: %s J, true %.1f J, %+.3f%%" % (
-              kind, node, took, answer, jobid, step, truth, 100 * err))
-    assert took < SRUN_MAX_S, took
-    assert answer < SCONTROL_MAX_S, answer
+    step, truth, err = judge_sleep(c, epoch, kind, node,
+                                   ", its peer rebooting", took, answer,
+                                   jobid, windows)
     if step_lines(c, node, jobid, ESTIMATED):
         check_estimate(c, epoch, node, jobid, windows, step, truth)
     elif not [l for l in slurmd_log(c, node).splitlines()
