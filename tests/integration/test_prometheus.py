@@ -29,8 +29,9 @@ exposition; after they end it checks, from Prometheus:
   without one: not); every query of the Grafana dashboard answers, with
   data;
 - a meter stalled mid-job (its Modbus unit stops answering) shows as not
-  ok (stale, or failed once slurmd's reads time out) within two scrapes,
-  and the other nodes stay ok.
+  ok (stale, or failed once slurmd's reads time out) by the first scrape
+  after a period and a read deadline (two scrapes when the scrape interval
+  is at least that), and the other nodes stay ok.
 Runtime: 63-74 s here (cluster restart, 20 s of jobs, sacct, the stall).
 """
 import importlib.util
@@ -52,6 +53,16 @@ from selab.prometheus_rig import (PROMTOOL, Exporters, PrometheusRig,
 NODES = ("node1", "node2", "node3")
 SCRAPE_S = 1.0
 METER_PERIOD_S = 1.0            # EnergyModbusFrequency=1 (modbus_rig)
+METER_DEADLINE_S = 0.5          # EnergyModbusTimeout=500 (modbus_rig)
+# A stalled meter shows as failed at its first read that times out: a
+# period and a deadline after the stall at most (slurm-energy-exporter(8)),
+# seen by the next scrape.  "Within two scrapes" (issue #43) holds when the
+# scrape interval is at least period + deadline; at this test's 1 s scrape
+# the worst phase puts the first not-ok sample 2.5 s after the stall (CI,
+# 2026-11-29: 2.29 s, its third scrape; earlier runs 1.07-1.89 s).  A
+# quarter second for the sampler's scheduling; showing it only as stale
+# (two periods and a deadline, up to 3.5 s) fails.
+STALL_SEEN_MAX_S = METER_PERIOD_S + METER_DEADLINE_S + SCRAPE_S + 0.25
 JOB_S = 20
 # increase(node energy) against the meter: the issue asks 1 %; measured
 # -0.101 .. +0.068 % over 14 s windows (9 node windows, 3 runs): bound at
@@ -334,22 +345,24 @@ def test_max_watts_alert(run):
 
 def test_stalled_meter_is_not_ok_within_two_scrapes(run):
     """node1's meter unit stops answering mid-job: the exporter's state
-    for node1 leaves ok within two scrapes; node2 and node3 stay ok."""
+    for node1 leaves ok by the first scrape after a period and a read
+    deadline (STALL_SEEN_MAX_S); node2 and node3 stay ok."""
     c, prom, meter = run["c"], run["prom"], run["meter"]
     proc = energy.run_timed(c, "prom-stall", ["-w", "node1"], 8)
     try:
         time.sleep(2)
         meter.fault("stall unit=1")
         t_fault = time.time()
-        time.sleep(2 * SCRAPE_S + 1.5)
+        time.sleep(STALL_SEEN_MAX_S + SCRAPE_S + 0.25)
         ok = prom.samples('slurm_energy_meter_state{node="node1",state="ok"}',
                           t_fault, time.time())
         points = ok[0][1]
         after = [(t, v) for t, v in points if t > t_fault]
-        first_bad = next((i for i, (_, v) in enumerate(after) if v == 0),
-                         None)
-        assert first_bad is not None and first_bad < 2, (
-            "node1 ok after the stall at %.1f: %s" % (t_fault, after))
+        first_bad = next((t for t, v in after if v == 0), None)
+        assert first_bad is not None and \
+            first_bad - t_fault <= STALL_SEEN_MAX_S, (
+                "node1 ok more than %.2f s after the stall at %.1f: %s"
+                % (STALL_SEEN_MAX_S, t_fault, after))
         others = prom.query('min by (node) (min_over_time(slurm_energy_meter'
                             '_state{state="ok",node!="node1"}[4s]))')
         assert sorted(v for _, v in others) == [1.0, 1.0], others
