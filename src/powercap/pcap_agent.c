@@ -50,9 +50,14 @@ int pcap_agent_cap(pcap_agent_t *a, int64_t now_ns, const pcap_cap_msg_t *m)
 	if (strcmp(m->node, a->node))
 		return -EINVAL;		/* misrouted: the caller logs it */
 	if (m->flags & PCAP_CAP_RESTORE) {
+		bool at_defaults = a->lease.started && !a->lease.capped &&
+				   a->lease.enforced && !a->error[0];
+
 		a->lease.capped = false;
 		a->lease.seq = m->seq > a->lease.seq ? m->seq : a->lease.seq;
-		return _act(a, PCAP_ACT_RESTORE);
+		/* an idle node is sent RESTORE every round: its knobs (a
+		 * BMC's PATCH) are written once, not every round */
+		return at_defaults ? 0 : _act(a, PCAP_ACT_RESTORE);
 	}
 	return _act(a, pcap_lease_cap(&a->lease, now_ns, m->seq, m->cap_mw,
 				      (int64_t)m->lease_ms * 1000000));

@@ -25,9 +25,15 @@ static const char *_name(const pcap_node_t *nd)
 	return nd->name ? nd->name : "(unnamed)";
 }
 
-static bool _controlled(const pcap_node_t *nd)
+static bool _enforced_measured(const pcap_node_t *nd)
 {
 	return (nd->flags & PCAP_ENFORCED) && (nd->flags & PCAP_MEASURED);
+}
+
+/* A node this round caps: enforced, measured and not released. */
+static bool _controlled(const pcap_node_t *nd)
+{
+	return _enforced_measured(nd) && !(nd->out & PCAP_RELEASED);
 }
 
 static uint32_t _clamp(uint32_t v, uint32_t lo, uint32_t hi)
@@ -55,19 +61,59 @@ static uint64_t _charge(pcap_node_t *nd)
 	return cap;
 }
 
+/* A donor's want: its draw + headroom, within its floor and max. */
+static uint32_t _draw_and_headroom(const pcap_params_t *p,
+				   const pcap_node_t *nd)
+{
+	uint64_t w = (uint64_t)nd->power_mw + p->headroom_mw;
+
+	return _clamp(w > UINT32_MAX ? UINT32_MAX : (uint32_t)w,
+		      nd->floor_mw, nd->max_mw);
+}
+
+/* Step 0: release the idle nodes (uncapped, charged draw + headroom) when
+ * that leaves room for the other nodes' floors and charges; returns what
+ * they are charged (0: none released). */
+static uint64_t _release_idle(const pcap_params_t *p, pcap_node_t *nodes,
+			      size_t n)
+{
+	uint64_t released = 0, others = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		pcap_node_t *nd = &nodes[i];
+
+		nd->out = 0;
+		if (!_enforced_measured(nd))
+			others += (nd->flags & PCAP_ENFORCED) ?
+				  _clamp(nd->cap_mw, nd->floor_mw, nd->max_mw) :
+				  nd->max_mw;
+		else if (nd->flags & PCAP_IDLE)
+			released += _draw_and_headroom(p, nd);
+		else
+			others += nd->floor_mw;
+	}
+	if (!released || released + others > p->cap_mw)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		pcap_node_t *nd = &nodes[i];
+
+		if (_enforced_measured(nd) && (nd->flags & PCAP_IDLE)) {
+			nd->out = PCAP_RELEASED;
+			nd->new_cap_mw = nd->max_mw;
+		}
+	}
+	return released;
+}
+
 /* Step 2: a greedy node wants its maximum, a donor its draw + headroom. */
 static uint32_t _want(const pcap_params_t *p, pcap_node_t *nd)
 {
-	uint64_t w;
-
 	if ((uint64_t)nd->power_mw + p->at_cap_mw >= nd->cap_mw) {
 		nd->out = PCAP_GREEDY;
 		return nd->max_mw;
 	}
 	nd->out = PCAP_DONOR;
-	w = (uint64_t)nd->power_mw + p->headroom_mw;
-	return _clamp(w > UINT32_MAX ? UINT32_MAX : (uint32_t)w,
-		      nd->floor_mw, nd->max_mw);
+	return _draw_and_headroom(p, nd);
 }
 
 /* A node's cap at water level L: never below its floor, since want is not
@@ -221,11 +267,14 @@ int pcap_round(const pcap_params_t *p, pcap_node_t *nodes, size_t n,
 	if (!want)
 		return -ENOMEM;
 
+	charged = _release_idle(p, nodes, n);
 	for (size_t i = 0; i < n; i++) {
 		pcap_node_t *nd = &nodes[i];
 
 		if (nd->flags & PCAP_MEASURED)
 			s.sum_power_mw += nd->power_mw;
+		if (nd->out & PCAP_RELEASED)
+			continue;
 		if (!_controlled(nd)) {
 			charged += _charge(nd);
 			continue;
@@ -272,6 +321,7 @@ int pcap_round(const pcap_params_t *p, pcap_node_t *nodes, size_t n,
 		s.n_unenforced += !!(nd->out & PCAP_UNENFORCED);
 		s.n_changed += !!(nd->out & PCAP_CHANGED);
 		s.n_lower += !!(nd->out & PCAP_LOWER);
+		s.n_released += !!(nd->out & PCAP_RELEASED);
 	}
 	s.sum_caps_mw = sum + charged;
 	if (st)

@@ -37,10 +37,9 @@
  *              then restores its knobs' defaults (a dead controller never
  *              leaves a cluster capped for good; the cap was held while
  *              the lease ran).  The agent restores defaults at its start
- *              (a rebooted node comes back uncapped until told) and from
- *              the Epilog when a job ends (the next round caps it again if
- *              the budget needs it).  No cap below a node's floor is ever
- *              computed or applied.
+ *              (a rebooted node comes back uncapped until told) and when
+ *              the round releases it (no job runs there: step 0 below).
+ *              No cap below a node's floor is ever computed or applied.
  *
  * The round (pcap_round), in words:
  *   1. Each node is charged what it may draw until the next round:
@@ -63,6 +62,15 @@
  *      Greedy/donor cannot flap: a donor's new cap is its draw plus
  *      headroom_mw > at_cap_mw, so it is not at cap next round unless its
  *      draw grew (pcap_params_check refuses headroom <= at_cap).
+ *   0. Released before all this: a measured, enforced node on which no job
+ *      runs (PCAP_IDLE) is uncapped, its cap its maximum (the daemon sends
+ *      it RESTORE: its knobs' defaults), and charged its draw plus
+ *      headroom_mw (at least its floor), what a donor would want: an idle node is not left
+ *      capped after its jobs end (issue #45).  A job starting on it may
+ *      draw more until the round after its agent sees the job (the
+ *      reaction time below).  When the charges and the busy nodes' floors
+ *      would not fit the cap with them released, no node is released that
+ *      round (idle nodes are then donors like the others).
  *   5. Order: caps that go down are marked PCAP_LOWER; the daemon applies
  *      them and waits for the agents' answers before it raises any, so the
  *      sum of caps in force never exceeds the budget in between.
@@ -87,6 +95,7 @@
 /* pcap_node_t.flags, set by the caller */
 #define PCAP_MEASURED	0x1	/* power_mw is this round's reading */
 #define PCAP_ENFORCED	0x2	/* the knobs applied cap_mw (agent answered) */
+#define PCAP_IDLE	0x4	/* no job runs on the node (its agent says) */
 
 /* pcap_node_t.out, set by pcap_round */
 #define PCAP_GREEDY	0x01	/* at its cap: wanted its maximum */
@@ -95,6 +104,9 @@
 #define PCAP_UNENFORCED	0x08	/* knobs failed / silent: charged at max */
 #define PCAP_LOWER	0x10	/* new_cap_mw < cap_mw: apply first */
 #define PCAP_CHANGED	0x20	/* new_cap_mw != cap_mw */
+#define PCAP_RELEASED	0x40	/* idle: uncapped (new_cap_mw = max_mw, its
+				 * knobs' defaults), charged draw + headroom
+				 * (at least its floor) */
 
 typedef struct {
 	const char *name;	/* for messages; may be NULL */
@@ -120,7 +132,8 @@ typedef struct {
 	uint64_t sum_caps_mw;	/* sum of new caps + charges: <= cap_mw */
 	uint64_t sum_power_mw;	/* measured */
 	double level;		/* the water level L (1: every want met) */
-	size_t n_greedy, n_donor, n_held, n_unenforced, n_changed, n_lower;
+	size_t n_greedy, n_donor, n_held, n_unenforced, n_changed, n_lower,
+	       n_released;
 	bool infeasible;	/* what held and unenforced nodes take, or
 				 * that plus the controlled nodes' floors,
 				 * exceeds the cap: all at floor, cap not

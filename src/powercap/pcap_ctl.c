@@ -91,7 +91,8 @@ int pcap_ctl_round(pcap_ctl_t *c, int64_t now_ns, pcap_send_fn send,
 		nd->cap_mw = s->sent_cap_mw;
 		nd->power_mw = s->power_mw;
 		nd->flags = (s->answered ? PCAP_MEASURED : 0) |
-			    (alive && s->enforced ? PCAP_ENFORCED : 0);
+			    (alive && s->enforced ? PCAP_ENFORCED : 0) |
+			    (s->idle ? PCAP_IDLE : 0);
 		s->answered = false;
 	}
 	if (c->uniform)
@@ -104,6 +105,7 @@ int pcap_ctl_round(pcap_ctl_t *c, int64_t now_ns, pcap_send_fn send,
 	for (size_t i = 0; i < c->n; i++) {
 		pcap_node_t *nd = &c->nodes[i];
 
+		c->st[i].released = !!(nd->out & PCAP_RELEASED);
 		if (!(nd->out & PCAP_CHANGED))
 			continue;
 		if (nd->out & PCAP_LOWER) {
@@ -115,6 +117,11 @@ int pcap_ctl_round(pcap_ctl_t *c, int64_t now_ns, pcap_send_fn send,
 		}
 	}
 	return 0;
+}
+
+void pcap_ctl_idle(pcap_ctl_t *c, size_t i, bool idle)
+{
+	c->st[i].idle = idle;
 }
 
 void pcap_ctl_answer(pcap_ctl_t *c, size_t i, int64_t now_ns, uint64_t seq,

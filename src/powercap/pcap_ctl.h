@@ -15,6 +15,10 @@
  *   answer   an agent's reply (seq, power, enforced).  A lowered node is
  *            settled once a reply to its lower (or later) shows it drawing
  *            under its new cap + 1 % + 1 W.
+ *   idle     whether the agent's answer said a job runs on the node
+ *            (its JOB flag): an idle node is released by the next round
+ *            (pcap_core.h step 0), and its cap (its maximum) is sent as a
+ *            RESTORE: its knobs' defaults.  Not called: busy.
  *   tick     (often) the held raises are sent once every lowered node has
  *            settled, or gate_ns after the round.
  *
@@ -44,6 +48,9 @@ typedef struct {
 	bool answered;		/* an answer since the last round */
 	bool enforced;		/* the last answer's */
 	uint32_t power_mw;	/* the last answer's */
+	bool idle;		/* the last answer said no job runs there */
+	bool released;		/* uncapped by the last round (PCAP_RELEASED):
+				 * its cap is sent as RESTORE */
 	int64_t last_answer_ns;	/* INT64_MIN: never */
 } pcap_ctl_node_t;
 
@@ -70,6 +77,9 @@ typedef struct {
 int pcap_ctl_init(pcap_ctl_t *c, const pcap_params_t *p, pcap_node_t *nodes,
 		  size_t n, int64_t gate_ns, int64_t silent_ns);
 void pcap_ctl_free(pcap_ctl_t *c);
+
+/* Node i's last answer said whether a job runs there (its JOB flag). */
+void pcap_ctl_idle(pcap_ctl_t *c, size_t i, bool idle);
 
 /* One round at now: 0, or pcap_round's error. */
 int pcap_ctl_round(pcap_ctl_t *c, int64_t now_ns, pcap_send_fn send,

@@ -260,6 +260,7 @@ static void _close(daemon_t *d, size_t c)
 		pcap_ctl_answer(&d->g.ctl, (size_t)k->index,
 				(int64_t)se_mono_ns(), 0,
 				d->g.ctl.st[k->index].power_mw, false);
+		pcap_ctl_idle(&d->g.ctl, (size_t)k->index, false);
 		se_log(SE_LOG_INFO, "node %s: agent gone", k->node);
 		d->g.conn[k->index] = -1;
 	}
@@ -284,6 +285,8 @@ static void _send(void *arg, size_t i, uint32_t cap_mw, uint64_t seq)
 
 	if (c < 0)
 		return;		/* no agent: charged its max (silent) */
+	if (d->g.ctl.st[i].released)
+		m.flags |= PCAP_CAP_RESTORE;	/* idle: its knobs' defaults */
 	snprintf(m.node, sizeof(m.node), "%s", d->g.names[i]);
 	if ((len = pcap_wire_cap(&m, buf, sizeof(buf))) < 0)
 		return;
@@ -321,6 +324,7 @@ static void _report(daemon_t *d, size_t c, const pcap_report_msg_t *m)
 	pcap_ctl_answer(&d->g.ctl, (size_t)i, (int64_t)se_mono_ns(), m->seq,
 			m->power_mw,
 			(m->flags & PCAP_REPORT_ENFORCED) && m->window_ms);
+	pcap_ctl_idle(&d->g.ctl, (size_t)i, !(m->flags & PCAP_REPORT_JOB));
 }
 
 static void _message(daemon_t *d, size_t c, const char *cred)
@@ -595,11 +599,13 @@ static void _round(daemon_t *d, int64_t now)
 	_job_records_start(d, now);
 	se_log(SE_LOG_DEBUG, "round %llu: power %.1f W, caps %.1f W of %.1f "
 	       "W (budget %.1f W), level %.3f, greedy %zu, donor %zu, "
-	       "held %zu, unenforced %zu, changed %zu, lowered %zu%s",
+	       "held %zu, unenforced %zu, released %zu, changed %zu, "
+	       "lowered %zu%s",
 	       (unsigned long long)d->rounds, s->sum_power_mw / 1e3,
 	       s->sum_caps_mw / 1e3, ctl->params.cap_mw / 1e3,
 	       s->budget_mw / 1e3, s->level, s->n_greedy, s->n_donor,
-	       s->n_held, s->n_unenforced, s->n_changed, s->n_lower,
+	       s->n_held, s->n_unenforced, s->n_released, s->n_changed,
+	       s->n_lower,
 	       s->infeasible ? ", INFEASIBLE: the cap cannot be held" : "");
 	if (s->infeasible)
 		se_log(SE_LOG_ERROR, "round %llu: the nodes charged their "

@@ -12,7 +12,9 @@ sum to at most the cap, none under its floor, the donor given its draw
 plus headroom, the greedy ones alike; an agent stopped by SIGTERM restores
 its node at once and the daemon charges that node its maximum (the others'
 caps then sum to at most the cap minus 200 W); SIGHUP takes a new cap and
-keeps the old file's when the new one is bad; the daemon stopped, every
+keeps the old file's when the new one is bad; a node whose jobs ended is
+released (its zone at its default, charged its draw plus headroom) and
+capped again when a job starts; the daemon stopped, every
 agent restores its defaults once its lease (1 s) lapses, not before.
 Every process started here is stopped by its PID.
 """
@@ -282,6 +284,28 @@ def test_sighup_reloads_a_good_file_keeps_the_old_on_a_bad_one(rig):
         assert time.monotonic() < deadline, rig.log("daemon")
         time.sleep(0.05)
     settled(rig, NODES, CAP_W)
+
+
+def test_idle_node_released_then_capped_again(rig):
+    """n4's jobs end (its snapshot lists no running step, the agent's JOB
+    flag clear): the next rounds release it, its zone back at its default
+    (the agent sent RESTORE), charged max(draw + headroom, floor) = 100 W,
+    so the three busy nodes share 400 W; a job on it again (drawing 90 W):
+    capped again at its draw plus headroom."""
+    put(os.path.join(rig.dir, "n4.watts"), "60 idle\n")
+    deadline = time.monotonic() + 5
+    while rig.limit_w("n4") != MAX_W:
+        assert time.monotonic() < deadline, rig.log("daemon")
+        time.sleep(0.05)
+    released = settled(rig, ["n1", "n2", "n3"], CAP_W - FLOOR_W)
+    assert sum(released.values()) >= CAP_W - FLOOR_W - 6, released
+    assert re.search(r"round \d+: .* released 1,", rig.log("daemon"))
+    assert rig.limit_w("n4") == MAX_W
+    put(os.path.join(rig.dir, "n4.watts"), "%d\n" % DEMAND_W["n4"])
+    caps = settled(rig, NODES, CAP_W)
+    assert abs(caps["n4"] - (DEMAND_W["n4"] + HEADROOM_W)) <= 5, caps
+    print("n4 released: n1..n3 at %s W; n4 capped again at %s W" % (
+        sorted(released.values()), caps["n4"]))
 
 
 def test_daemon_stopped_leases_lapse(rig):

@@ -11,11 +11,14 @@
  *   se-fake-node-power SOCKET WATTS_FILE [PERIOD_MS]
  *
  * Runs until SIGTERM; the file is read at every sample (a test changes a
- * node's demand by rewriting it).
+ * node's demand by rewriting it).  A job runs on the node (a running step
+ * 1.0 in the snapshot, the agent's JOB flag) unless the file's second word
+ * is "idle" ("90 idle": a node whose jobs ended, drawing 90 W).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +58,21 @@ static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
 
 static const meter_ops_t ops = { .name = "fake-node-power", .read = _read };
 
+/* The file's second word is "idle": no job runs on the node. */
+static bool _idle(void)
+{
+	FILE *f = fopen(watts_file, "r");
+	char word[16] = "";
+	double w;
+	int n;
+
+	if (!f)
+		return false;
+	n = fscanf(f, "%lf %15s", &w, word);
+	fclose(f);
+	return n == 2 && !strcmp(word, "idle");
+}
+
 /* slurmd's total as se_energy_node.c's snapshot gives it: the energy
  * since the sampler began at the answer (sampler_status: the newest
  * sample carried on at its power), not at the newest sample, as Slurm's
@@ -64,6 +82,11 @@ static int _snapshot(void *arg, energy_snapshot_t *out)
 	sampler_status_t st;
 
 	(void) arg;
+	if (!_idle()) {		/* listed as slurmd lists a running step */
+		out->flags |= ENERGY_SNAPSHOT_NODE_STEPS;
+		out->n_steps = 1;
+		out->steps[0] = (energy_snapshot_step_t){ .job_id = 1 };
+	}
 	if (!out->last_sample_ns)
 		return 0;
 	sampler_status(sampler, &st);

@@ -2,7 +2,8 @@
  * test_powercap_agent.c - the node agent's core (src/powercap/
  * pcap_agent.c) over a cpufreq knob on a fake tree: restore at start, a
  * cap applied and reported, a misrouted cap refused, the lease lapsing,
- * RESTORE, a job's end, a knob failing then recovering.
+ * RESTORE (written once when repeated), a job's end, a knob failing then
+ * recovering.
  */
 #include <check.h>
 #include <errno.h>
@@ -116,6 +117,13 @@ START_TEST(test_agent_life)
 	m.flags = PCAP_CAP_RESTORE;
 	ck_assert_int_eq(pcap_agent_cap(&a, 13 * S, &m), 0);
 	ck_assert_uint_eq(_ceiling(), 3000000);
+	/* RESTORE again (an idle node's, every round): written once, so a
+	 * value put there since is left as it is */
+	snprintf(path, sizeof(path), "%s/cpu0/cpufreq", _dir);
+	_put(path, "scaling_max_freq", "2500000\n");
+	ck_assert_int_eq(pcap_agent_cap(&a, 13 * S + 1, &m), 0);
+	ck_assert_uint_eq(_ceiling(), 2500000);
+	_put(path, "scaling_max_freq", "3000000\n");
 	m = _cap("n7", 5, 150, 1000);
 	pcap_agent_cap(&a, 14 * S, &m);
 	a.job = true;

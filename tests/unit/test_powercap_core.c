@@ -206,6 +206,65 @@ START_TEST(test_silent_and_failing_nodes_charged)
 }
 END_TEST
 
+/* A node whose jobs ended (IDLE) is released: uncapped at its maximum,
+ * charged its draw + headroom (at least its floor), the busy nodes
+ * sharing the rest; a job
+ * starting on it makes it capped again, lowered first. */
+START_TEST(test_idle_node_released)
+{
+	pcap_params_t p = _params(500);
+	pcap_node_t nd[4];
+	pcap_stats_t st;
+
+	for (int i = 0; i < 3; i++)
+		nd[i] = _node(100, 200, 150, 150, OK);		/* greedy */
+	nd[3] = _node(100, 200, 60, 150, OK | PCAP_IDLE);	/* job over */
+	ck_assert_int_eq(pcap_round(&p, nd, 4, &st), 0);
+	ck_assert_uint_eq(nd[3].out, PCAP_RELEASED | PCAP_CHANGED);
+	ck_assert_uint_eq(nd[3].new_cap_mw, W(200));
+	ck_assert_uint_eq(st.n_released, 1);
+	/* 500 - max(60 + 15, its 100 W floor) over three greedy nodes */
+	ck_assert_uint_le(_sum_new(nd, 3), W(400));
+	ck_assert_uint_ge(_sum_new(nd, 3), W(400) - 3);
+	ck_assert_uint_le(st.sum_caps_mw, W(500));
+
+	/* a job starts on it: capped again (a donor at 120 W), lowered */
+	nd[3] = _node(100, 200, 120, 200, OK);
+	for (int i = 0; i < 3; i++)
+		nd[i].cap_mw = nd[i].new_cap_mw;
+	ck_assert_int_eq(pcap_round(&p, nd, 4, &st), 0);
+	ck_assert(nd[3].out & PCAP_DONOR);
+	ck_assert(nd[3].out & PCAP_LOWER);
+	ck_assert_uint_eq(st.n_released, 0);
+	ck_assert_uint_le(_sum_new(nd, 4), W(500));
+}
+END_TEST
+
+/* Released only when the busy nodes' floors still fit: 3 x 100 W of
+ * floors + 90 + 15 W charged is over 400 W, so the idle node stays a
+ * donor and the caps hold the cap. */
+START_TEST(test_idle_kept_capped_when_floors_do_not_fit)
+{
+	pcap_params_t p = _params(400);
+	pcap_node_t nd[4];
+	pcap_stats_t st;
+
+	for (int i = 0; i < 3; i++)
+		nd[i] = _node(100, 200, 100, 100, OK);
+	nd[3] = _node(100, 200, 90, 100, OK | PCAP_IDLE);
+	ck_assert_int_eq(pcap_round(&p, nd, 4, &st), 0);
+	ck_assert_uint_eq(st.n_released, 0);
+	ck_assert(!(nd[3].out & PCAP_RELEASED));
+	ck_assert_uint_le(_sum_new(nd, 4), W(400));
+	/* 5 W more of cap: released */
+	p.cap_mw = W(405);
+	ck_assert_int_eq(pcap_round(&p, nd, 4, &st), 0);
+	ck_assert_uint_eq(st.n_released, 1);
+	ck_assert_uint_eq(nd[3].new_cap_mw, W(200));
+	ck_assert_uint_le(_sum_new(nd, 3), W(300));
+}
+END_TEST
+
 START_TEST(test_hysteresis_yields_to_the_sum)
 {
 	/* targets 500 each; the caps in force (503) are within the
@@ -392,6 +451,8 @@ int main(void)
 	tcase_add_test(tc, test_unlike_nodes_same_fraction);
 	tcase_add_test(tc, test_spare_spread_over_room);
 	tcase_add_test(tc, test_silent_and_failing_nodes_charged);
+	tcase_add_test(tc, test_idle_node_released);
+	tcase_add_test(tc, test_idle_kept_capped_when_floors_do_not_fit);
 	tcase_add_test(tc, test_hysteresis_yields_to_the_sum);
 	tcase_add_test(tc, test_hysteresis_prevents_flapping);
 	tcase_add_test(tc, test_reaction_to_a_demand_step);

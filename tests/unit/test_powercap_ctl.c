@@ -247,6 +247,48 @@ START_TEST(test_silent_agent_charged_max)
 }
 END_TEST
 
+/* An idle node (its agent's JOB flag clear) is released by the next
+ * round: sent its maximum, marked for RESTORE, raised once the busy
+ * node's lower has settled; busy again, it is capped again. */
+START_TEST(test_idle_node_released_and_capped_again)
+{
+	pcap_ctl_t c;
+	pcap_node_t nd[2];
+	outbox_t o = { 0 };
+
+	_two(&c, nd, &o);
+	pcap_ctl_answer(&c, 0, 900 * MS, 0, W(400), true);
+	pcap_ctl_answer(&c, 1, 900 * MS, 0, W(80), true);
+	pcap_ctl_idle(&c, 1, true);
+	ck_assert_int_eq(pcap_ctl_round(&c, 1000 * MS, _send, &o), 0);
+	ck_assert(c.st[1].released);
+	ck_assert(!c.st[0].released);
+	ck_assert_uint_eq(c.last.n_released, 1);
+	/* node 0 gets 800 - (80 + 15) at most: 500 is its max */
+	ck_assert(pcap_ctl_tick(&c, 1000 * MS, _send, &o) ||
+		  o.n_sent == 2);
+	pcap_ctl_tick(&c, 1600 * MS, _send, &o);
+	ck_assert_uint_eq(o.n_sent, 2);
+	for (size_t k = 0; k < o.n_sent; k++)
+		if (o.node[k] == 1)
+			ck_assert_uint_eq(o.cap[k], W(500));
+	/* a job on node 1 again, drawing 300 W: capped again, lowered */
+	memset(&o, 0, sizeof(o));
+	pcap_ctl_answer(&c, 0, 1900 * MS, 0, W(400), true);
+	pcap_ctl_answer(&c, 1, 1900 * MS, 0, W(300), true);
+	pcap_ctl_idle(&c, 1, false);
+	ck_assert_int_eq(pcap_ctl_round(&c, 2000 * MS, _send, &o), 0);
+	ck_assert(!c.st[1].released);
+	ck_assert_uint_eq(c.last.n_released, 0);
+	ck_assert(nd[1].out & PCAP_LOWER);
+	for (size_t k = 0; k < o.n_sent; k++)
+		if (o.node[k] == 1)
+			ck_assert_uint_lt(o.cap[k], W(500));
+	ck_assert_uint_lt(c.st[1].sent_cap_mw, W(500));
+	pcap_ctl_free(&c);
+}
+END_TEST
+
 /* pcap_ctl_renew: every node not sent a cap in the round gets its cap again
  * with a new sequence (its lease renewed, its answer asked); a node
  * lowered in the round is not sent twice. */
@@ -347,6 +389,7 @@ int main(void)
 	tcase_add_test(tc, test_held_raise_not_sent_stale);
 	tcase_add_test(tc, test_silent_agent_charged_max);
 	tcase_add_test(tc, test_renew_sends_the_others_their_caps);
+	tcase_add_test(tc, test_idle_node_released_and_capped_again);
 	tcase_add_test(tc, test_sent_caps_never_sum_above);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
