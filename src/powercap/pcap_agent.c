@@ -14,6 +14,7 @@
 /* Do what the lease said; keep the outcome for the report. */
 static int _act(pcap_agent_t *a, pcap_action_t act)
 {
+	char err[PCAP_WIRE_ERR_MAX];
 	int ret = 0;
 
 	if (act == PCAP_ACT_NONE)
@@ -28,7 +29,28 @@ static int _act(pcap_agent_t *a, pcap_action_t act)
 	if (!ret)
 		a->error[0] = '\0';
 	pcap_lease_result(&a->lease, !ret);
+	/* what a knob reset behind the agent's back is told by */
+	a->have_written_read = !ret &&
+		!pcap_node_read(a->knobs, &a->written_read_mw, err,
+				sizeof(err));
 	return ret;
+}
+
+/* The knobs moved since the agent wrote them: write them again. */
+static void _hold_written(pcap_agent_t *a, uint32_t read_mw)
+{
+	uint32_t d;
+
+	a->rewritten = false;
+	if (!a->have_written_read || !a->lease.enforced || a->error[0])
+		return;
+	d = read_mw > a->written_read_mw ? read_mw - a->written_read_mw :
+					   a->written_read_mw - read_mw;
+	if (d <= PCAP_AGENT_REWRITE_TOL_MW)
+		return;
+	a->rewritten = true;
+	a->rewritten_from_mw = read_mw;
+	_act(a, a->lease.capped ? PCAP_ACT_APPLY : PCAP_ACT_RESTORE);
 }
 
 void pcap_agent_init(pcap_agent_t *a, const char *node,
@@ -88,6 +110,10 @@ void pcap_agent_report(pcap_agent_t *a, uint32_t power_mw,
 		out->cap_mw = 0;
 		if (!a->error[0])
 			snprintf(a->error, sizeof(a->error), "%s", err);
+	} else {
+		_hold_written(a, out->cap_mw);
+		if (a->rewritten && a->have_written_read)
+			out->cap_mw = a->written_read_mw;
 	}
 	out->flags = (a->lease.enforced && !a->error[0] ?
 		      PCAP_REPORT_ENFORCED : 0) |

@@ -16,7 +16,12 @@
  *   job end   restore at once when no lease runs
  *   report    the last sequence applied, the power given by the caller,
  *             the cap the knobs hold, ENFORCED when the last action
- *             worked (else its error text), JOB as told
+ *             worked (else its error text), JOB as told.  Before that, a
+ *             knob whose read-back moved by more than REWRITE_TOL_MW since
+ *             the agent last wrote it (its limit reset behind the agent's
+ *             back: another tool, a BMC, a GPU reset) is written again,
+ *             the cap or the defaults as the lease says; rewritten_from_mw
+ *             then holds what was found (the caller logs it).
  */
 #ifndef SE_PCAP_AGENT_H
 #define SE_PCAP_AGENT_H
@@ -34,7 +39,15 @@ typedef struct {
 	pcap_node_knobs_t *knobs;
 	char error[PCAP_WIRE_ERR_MAX];	/* the last action's; "" if fine */
 	bool job;
+	bool have_written_read;	/* the knobs read back after the last write */
+	uint32_t written_read_mw;
+	bool rewritten;		/* the last report wrote the knobs again */
+	uint32_t rewritten_from_mw;	/* what they held then */
 } pcap_agent_t;
+
+/* A read-back within this of the one after the agent's last write is
+ * the same (a knob's rounding); beyond it, the knob was set by another. */
+#define PCAP_AGENT_REWRITE_TOL_MW 1000u
 
 void pcap_agent_init(pcap_agent_t *a, const char *node,
 		     pcap_node_knobs_t *knobs, int64_t hold_ns);

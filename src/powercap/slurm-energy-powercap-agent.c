@@ -63,7 +63,7 @@ typedef struct {
 	/* the last snapshot's total, for the mean power since */
 	bool have_prev;
 	uint64_t prev_id, prev_mj, prev_ns;
-	se_ratelimit_t rl_query, rl_conn;
+	se_ratelimit_t rl_query, rl_conn, rl_rewrite;
 } agent_t;
 
 static energy_snapshot_t snap;	/* large: not on the stack */
@@ -214,6 +214,13 @@ static void _report(agent_t *a)
 	int len;
 
 	pcap_agent_report(&a->core, mw, window_ms, &m);
+	if (a->core.rewritten)
+		se_log_limited(&a->rl_rewrite, se_mono_ns(), SE_LOG_ERROR,
+			       "knobs read %.3f W, not the %.3f W written: "
+			       "set behind the agent's back, written again%s",
+			       a->core.rewritten_from_mw / 1e3,
+			       a->core.written_read_mw / 1e3,
+			       a->core.error[0] ? " (failed)" : "");
 	if ((len = pcap_wire_report(&m, buf, sizeof(buf))) < 0) {
 		se_log(SE_LOG_ERROR, "report: %s", strerror(-len));
 		return;
@@ -433,7 +440,9 @@ int main(int argc, char **argv)
 			     .rl_query = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC,
 							   3),
 			     .rl_conn = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC,
-							  3) };
+							  3),
+			     .rl_rewrite = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC,
+							     3) };
 	char err[512];
 	opts_t o;
 

@@ -14,7 +14,8 @@ its node at once and the daemon charges that node its maximum (the others'
 caps then sum to at most the cap minus 200 W); SIGHUP takes a new cap and
 keeps the old file's when the new one is bad; a node whose jobs ended is
 released (its zone at its default, charged its draw plus headroom) and
-capped again when a job starts; the daemon stopped, every
+capped again when a job starts; a zone's limit reset by another tool is
+written again at the next round; the daemon stopped, every
 agent restores its defaults once its lease (1 s) lapses, not before.
 Every process started here is stopped by its PID.
 """
@@ -306,6 +307,25 @@ def test_idle_node_released_then_capped_again(rig):
     assert abs(caps["n4"] - (DEMAND_W["n4"] + HEADROOM_W)) <= 5, caps
     print("n4 released: n1..n3 at %s W; n4 capped again at %s W" % (
         sorted(released.values()), caps["n4"]))
+
+
+def test_limit_reset_behind_the_agent_written_again(rig):
+    """n2's zone set back to its 200 W default by another tool while its
+    cap stays: the agent's next report (a round, 0.2 s) finds the read-back
+    moved since its write, writes the cap again and logs it."""
+    caps = settled(rig, NODES, CAP_W)
+    path = os.path.join(rig.zone("n2"), "constraint_0_power_limit_uw")
+    t0 = time.monotonic()
+    put(path, "%d\n" % DEFAULT_UW)
+    deadline = t0 + 3
+    while rig.limit_w("n2") != caps["n2"]:
+        assert time.monotonic() < deadline, rig.log("agent-n2")
+        time.sleep(0.02)
+    took = time.monotonic() - t0
+    assert "set behind the agent's back, written again" in \
+        rig.log("agent-n2"), rig.log("agent-n2")
+    print("n2's limit reset to %d W: its cap %.2f W again after %.2f s"
+          % (MAX_W, caps["n2"], took))
 
 
 def test_daemon_stopped_leases_lapse(rig):

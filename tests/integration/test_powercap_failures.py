@@ -11,9 +11,8 @@ capped at 150 W.  In order:
   90 W): the daemon logs the node and the knob's error, charges the node
   its maximum, and the others share the rest: (450 - 200) / 2 = 125 W
   each, not the 172.5 W of a working donor; the knob fixed, 150 W again.
-  (A knob that stops holding its cap with no write, its limit reset
-  behind the agent's back, is not seen: the agent writes only when its
-  cap changes, and does not compare the read-back with it);
+  (A limit reset behind the agent's back while its cap stays is written
+  again at the next report: test_powercap_daemon);
 - slurmctld restarted mid-run: the daemon keeps its rounds (the zones
   never lapse to their defaults though the restart outlasts the 2 s
   lease), logs the failed job loads, and records a job run after it;

@@ -2,7 +2,8 @@
  * test_powercap_agent.c - the node agent's core (src/powercap/
  * pcap_agent.c) over a cpufreq knob on a fake tree: restore at start, a
  * cap applied and reported, a misrouted cap refused, the lease lapsing,
- * RESTORE (written once when repeated), a job's end, a knob failing then
+ * RESTORE (written once when repeated), a limit reset behind the agent's
+ * back written again at the next report, a job's end, a knob failing then
  * recovering.
  */
 #include <check.h>
@@ -95,6 +96,18 @@ START_TEST(test_agent_life)
 	ck_assert_uint_eq(r.cap_mw, 200000);
 	ck_assert_uint_eq(r.power_mw, 190000);
 	ck_assert_uint_eq(r.flags, PCAP_REPORT_ENFORCED);
+	ck_assert(!a.rewritten);
+
+	/* the limit reset behind the agent's back (another tool): the next
+	 * report writes the cap again and says what it found */
+	snprintf(path, sizeof(path), "%s/cpu0/cpufreq", _dir);
+	_put(path, "scaling_max_freq", "3000000\n");
+	pcap_agent_report(&a, 190000, 1000, &r);
+	ck_assert(a.rewritten);
+	ck_assert_uint_eq(a.rewritten_from_mw, 300000);
+	ck_assert_uint_eq(_ceiling(), 2000000);
+	ck_assert_uint_eq(r.cap_mw, 200000);
+	ck_assert_uint_eq(r.flags, PCAP_REPORT_ENFORCED);
 
 	/* misrouted: nothing applied, the report unchanged */
 	m = _cap("n8", 2, 120, 10000);
@@ -117,13 +130,20 @@ START_TEST(test_agent_life)
 	m.flags = PCAP_CAP_RESTORE;
 	ck_assert_int_eq(pcap_agent_cap(&a, 13 * S, &m), 0);
 	ck_assert_uint_eq(_ceiling(), 3000000);
-	/* RESTORE again (an idle node's, every round): written once, so a
-	 * value put there since is left as it is */
+	/* RESTORE again (an idle node's, every round): not written again by
+	 * the message; a value put there behind the agent's back is seen by
+	 * the report, which writes the defaults again */
 	snprintf(path, sizeof(path), "%s/cpu0/cpufreq", _dir);
 	_put(path, "scaling_max_freq", "2500000\n");
 	ck_assert_int_eq(pcap_agent_cap(&a, 13 * S + 1, &m), 0);
 	ck_assert_uint_eq(_ceiling(), 2500000);
-	_put(path, "scaling_max_freq", "3000000\n");
+	pcap_agent_report(&a, 0, 1000, &r);
+	ck_assert(a.rewritten);
+	ck_assert_uint_eq(a.rewritten_from_mw, 250000);
+	ck_assert_uint_eq(_ceiling(), 3000000);
+	ck_assert_uint_eq(r.cap_mw, 300000);
+	pcap_agent_report(&a, 0, 1000, &r);
+	ck_assert(!a.rewritten);
 	m = _cap("n7", 5, 150, 1000);
 	pcap_agent_cap(&a, 14 * S, &m);
 	a.job = true;
