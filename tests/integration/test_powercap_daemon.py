@@ -68,6 +68,12 @@ class Rig:
         self.procs = {}
 
     def start(self, name, argv):
+        # one process a name: a test that failed before stopping its
+        # daemon, then a start of the next, left the first one running
+        # (its Popen replaced) after close(), writing AdminComments into
+        # the next module's jobs
+        if name in self.procs:
+            self.stop(name)
         log = open(os.path.join(self.dir, name + ".log"), "w")
         self.procs[name] = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=log,
@@ -76,10 +82,16 @@ class Rig:
         return self.procs[name]
 
     def stop(self, name, sig=signal.SIGTERM):
+        """Its exit status; one that outlives 10 s after sig is killed
+        (its status then -9, which the tests' checks refuse)."""
         p = self.procs.pop(name)
         if p.poll() is None:
             p.send_signal(sig)
-            p.wait(timeout=10)
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(timeout=10)
         return p.returncode
 
     def close(self):

@@ -7,9 +7,11 @@ nodes over fake RAPL trees and se-fake-node-power (test_powercap_daemon's
 rig: the caps are real, the nodes' power a file's watts).  Demands 180 W
 on both, cap 300 W over 100..200 W nodes: both capped at 150 W.  A job on
 node1 for 4 s: its AdminComment (sacct) holds the record written when it
-was first seen capped, the daemon's log its final one at its end.
+was first seen capped, the daemon's log its final one at its end, and
+slurm-energy-report's time capped for its account is that record.
 About 15 s; no cluster restart.
 """
+import json
 import os
 import re
 import shutil
@@ -20,6 +22,7 @@ import pytest
 
 import test_powercap_daemon as pcd
 
+REPORT = os.path.join(pcd.REPO, "contribs", "report", "slurm-energy-report")
 NODES = ["node1", "node2"]
 CAP_W = 300
 
@@ -78,6 +81,7 @@ def test_capped_job_recorded_in_admin_comment(capped):
     caps = pcd.settled(capped, NODES, CAP_W)
     assert all(abs(v - 150) < 0.5 for v in caps.values()), caps
     t0 = time.monotonic()
+    start = int(time.time()) - 1
     jobid = c.sbatch("-N1", "-w", "node1", "--wrap", "sleep 4")
     c.wait_sacct(jobid)
     ran = time.monotonic() - t0
@@ -108,3 +112,18 @@ def test_capped_job_recorded_in_admin_comment(capped):
     print("AdminComment %r; final %r; job %.1f s" % (comment, f.group(0),
                                                       ran))
     assert 4 <= int(f.group(1)) <= ran + 1, (f.group(0), ran)
+    # slurm-energy-report's time capped, from the record the daemon wrote
+    # (read back through sacct's AdminComment, as an admin runs it)
+    account = c.sacct(jobid, fields=("JobID", "Account"))[0]["Account"]
+    p = subprocess.run(
+        ["/usr/bin/python3", REPORT, "--by", "account", "--json",
+         "--start", str(start), "--end", str(int(time.time()) + 60)],
+        env=c.env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    rows = {r["group"]: r for r in json.loads(p.stdout)["by"]["account"]}
+    row = rows[account]
+    assert (row["capped_jobs"], row["capped_job_s"], row["min_cap_w"]) == \
+        (1, int(m.group(1)), 150), row
+    print("slurm-energy-report, account %s: %d capped job, %d s, min %d W"
+          % (account, row["capped_jobs"], row["capped_job_s"],
+             row["min_cap_w"]))
