@@ -179,6 +179,12 @@ MATRIX_TESTS = RELEASE_TESTS + (
     # job the same in both modes; the profile's GPUPower where the release
     # has acct_gather_profile/hdf5 (tests/skip-budget.txt)
     "test_gpu_share.py",
+    # the power cap (issue #45) where it meets each release: the daemon's
+    # job records through that release's libslurm (slurm_load_jobs,
+    # slurm_update_job by job_id_str) and the submit-time message of its
+    # cli_filter; the rest of the power cap is Slurm-free
+    "test_powercap_records.py",
+    "test_powercap_submit.py",
 )
 
 
