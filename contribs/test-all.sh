@@ -141,6 +141,8 @@ case "$release" in
 	SE_PLUGIN_DIR=$(printf '%s\n' "$out" | tail -n 1)
 	SE_FAKE_NVML_DIR=$rbuild/obj/tests/gpu/.libs
 	unit_dir=$rbuild/obj
+	# the release's own programs (test_powercap_records: its daemon)
+	export SE_RELEASE_OBJ="$unit_dir"
 	echo "built in $rbuild ($(took $t0))"
 	# the cluster and the tests take the release from the prefix's slurmd
 	export SE_SLURM_RELEASE="${release%.*}"
@@ -171,6 +173,7 @@ case "$release" in
 	SE_PLUGIN_DIR=$(printf '%s\n' "$out" | tail -n 1)
 	SE_FAKE_NVML_DIR="$rdir/obj/tests/gpu/.libs"
 	unit_dir=$rdir/obj
+	export SE_RELEASE_OBJ="$unit_dir"
 	run_in="$top/contribs/release/in-root $release"
 	[ -x "$rdir/root/usr/sbin/slurmd" ] || { echo "no root for Slurm $release" >&2; exit 1; }
 	SE_SKIP_DISTCHECK=1

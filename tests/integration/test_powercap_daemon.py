@@ -137,10 +137,13 @@ class Rig:
             "-n", node, "-q", os.path.join(self.dir, node + ".sock"),
             "--munge-socket", self.munge, "-u", "root"])
 
-    def daemon(self):
-        return self.start("daemon", [
-            DAEMON, "-v", "-f", os.path.join(self.dir, "powercapd.conf"),
-            "-l", "127.0.0.1", "--munge-socket", self.munge])
+    def daemon(self, program=None, wrap=list):
+        """slurm-energy-powercapd (program: another build's), its argv
+        through wrap (a release root's chroot: Cluster.in_root)."""
+        return self.start("daemon", wrap([
+            program or DAEMON, "-v", "-f",
+            os.path.join(self.dir, "powercapd.conf"),
+            "-l", "127.0.0.1", "--munge-socket", self.munge]))
 
 
 @pytest.fixture(scope="module")

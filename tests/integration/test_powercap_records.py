@@ -23,13 +23,20 @@ import pytest
 import test_powercap_daemon as pcd
 
 REPORT = os.path.join(pcd.REPO, "contribs", "report", "slurm-energy-report")
+# The daemon of the cluster's release (contribs/test-all.sh sets
+# SE_RELEASE_OBJ to a release's build: its libslurm talks to that
+# slurmctld), run where that release's programs run (Cluster.in_root: a
+# Debian root's chroot, a tarball prefix's PATH); the agents and the fake
+# node power are Slurm-free, the host's build.
+DAEMON = os.path.join(os.environ.get("SE_RELEASE_OBJ", pcd.OBJ), "src",
+                      "powercap", "slurm-energy-powercapd")
 NODES = ["node1", "node2"]
 CAP_W = 300
 
 
 @pytest.fixture(scope="module")
 def capped(cluster):
-    for prog in (pcd.DAEMON, pcd.AGENT, pcd.POWER):
+    for prog in (DAEMON, pcd.AGENT, pcd.POWER):
         if not os.access(prog, os.X_OK):
             pytest.fail("%s not built (make; or set SE_BUILD_OBJ)" % prog)
     munged = shutil.which("munged") or "/usr/sbin/munged"
@@ -58,7 +65,7 @@ def capped(cluster):
         env_before = dict(os.environ)
         os.environ["SLURM_CONF"] = cluster.env["SLURM_CONF"]
         try:
-            r.daemon()      # libslurm: the cluster's slurm.conf
+            r.daemon(DAEMON, cluster.in_root)  # the cluster's slurm.conf
         finally:
             os.environ.clear()
             os.environ.update(env_before)
