@@ -32,9 +32,9 @@ start.  Measured at c02d33e (10 ms; 2 runs of this file at load average
 0.007-0.026 s.  At 30 ms (aefe441, d5e91ba, 7 runs) srun 5.09-5.19 s and
 twice 5.22-5.24 s at load average 6-7, srun's launch: the step ended
 31 ms after its task; scontrol 0.005-0.029 s.  At d895329 (10 ms) srun's
-time split (judge_sleep's line): the settle's outcome 0.010-0.025 s after
+time split (judge_sleep's line): the settle's outcome 0.010-0.032 s after
 the task's end mark, the rest srun's launch and end, up to 5.41 s at load
-average 3-7 (the issue's 5.2 s exceeded in CI): the settle has a bound of
+average 3-11 (the issue's 5.2 s exceeded in CI): the settle has a bound of
 its own, srun's and scontrol's are twice the worst measured (SRUN_MAX_S).
 The estimate's error is what carrying the newest reading's power misses
 over its span (check_estimate): a 3 s peer, spans 3.1-4.3 s, -1.47 to
@@ -371,20 +371,21 @@ def step_lines(c, node, jobid, what):
 # waits at most 10 ms after the step's end (STEP_FINI_WAIT_NS), then
 # estimates the end.  Ours in srun's time is that settle, bounded on its
 # own: its outcome line in slurmd's log after the task's end mark, 0.010-
-# 0.025 s in 16 fault steps (d895329, 2026-11-29, load average 3-7): about
-# twice the worst (a settle waiting 50 ms or more fails it).
+# 0.032 s in 28 fault steps (d895329..6d0952b, 2026-11-29, load average
+# 2-11): about twice the worst (a settle waiting 65 ms or more fails it).
 # srun's total is mostly Slurm's: launch (srun -> slurmctld -> slurmd ->
-# slurmstepd -> the task's start mark) 0.042-0.361 s and end (the task's
+# slurmstepd -> the task's start mark) 0.039-0.361 s and end (the task's
 # end mark -> srun's exit: the settle, slurmstepd's teardown, srun
-# releasing its allocation) 0.023-0.198 s; 34 steps: 5.07-5.09 s idle, up
-# to 5.41 s at load average 3-7 (14 at 5.20 s or more, the 5.2 s,
-# each with its settle within 0.025 s): 5 s plus about twice the worst
+# releasing its allocation) 0.023-0.198 s; 46 steps: 5.07-5.10 s idle, up
+# to 5.41 s at load average 3-11 (19 at 5.20 s or more, the 5.2 s,
+# each with its settle within 0.032 s): 5 s plus about twice the worst
 # 0.41 s over the sleep, which a fini() waiting for a read (a request's
 # 4 s timeout) still fails.  scontrol (slurmctld's answer, no part of
-# ours) 0.005-0.091 s: about twice the worst.  The energy's 1 %.
-SETTLE_MAX_S = 0.05
+# ours) 0.005-0.091 s up to load average 7, 0.130 s at 11: about twice
+# the worst.  The energy's 1 %.
+SETTLE_MAX_S = 0.065
 SRUN_MAX_S = 5.8
-SCONTROL_MAX_S = 0.2
+SCONTROL_MAX_S = 0.25
 FAULT_ENERGY_TOL = 0.01
 # A PDU read again before the step's end after a reboot mid-job (counters
 # kept): the step settled at its end, yet +11.2 % once in 6 runs (2026-11-29,
