@@ -82,7 +82,9 @@ def test_capped_job_recorded_in_admin_comment(capped):
     deadline = time.monotonic() + 10
     while not all("node %s: agent connected" % n in capped.log("daemon")
                   for n in NODES):
-        assert time.monotonic() < deadline, capped.log("daemon")
+        assert time.monotonic() < deadline, "\n".join(
+            capped.log(p)[-1500:] for p in
+            ["daemon"] + ["agent-" + n for n in NODES])
         time.sleep(0.05)
     time.sleep(0.5)     # answered: not charged their maximum any more
     caps = pcd.settled(capped, NODES, CAP_W)

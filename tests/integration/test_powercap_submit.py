@@ -1,5 +1,6 @@
 """Users told at submit while the cluster is power-capped (issue #45):
-cli_filter/energy_policy in the host's real sbatch and salloc, reading
+cli_filter/energy_policy in the real sbatch and salloc of the release
+under test (the host's, a prefix's, a Debian root's), reading
 PowerCapStateFile from powercap.conf next to slurm.conf, then the state
 file slurm-energy-powercapd publishes (its format: pcap_state.h; the
 daemon writing it: test_powercap_daemon.py).
@@ -17,10 +18,30 @@ import time
 
 import pytest
 
-from selab.cluster import PLUGIN_DIR
+from selab.cluster import (HOST_RELEASE, IN_ROOT, PLUGIN_DIR, PREFIX,
+                           RELEASE, RELEASES_DIR)
 
-SLURM_LIBDIR = "/usr/lib/x86_64-linux-gnu/slurm-wlm"
 LINE = "the cluster is power-capped"
+
+
+# Slurm's own plugins where the release under test keeps them
+SLURM_LIBDIR = (os.path.join(PREFIX, "lib", "slurm") if PREFIX
+                else "/usr/lib/x86_64-linux-gnu/slurm-wlm")
+
+
+def release_client(argv):
+    """argv of a client of the release under test: the host's sbatch, a
+    tarball prefix's, or a Debian release root's through
+    contribs/release/in-root (/tmp bound: the test's files are there).
+    The plugin (SE_PLUGIN_DIR) is built for that release: its clients
+    alone load it."""
+    if PREFIX:
+        return [os.path.join(PREFIX, "bin", argv[0])] + argv[1:]
+    if RELEASE != HOST_RELEASE:
+        return ["env", "SE_IN_ROOT_BINDS=/tmp",
+                "SE_RELEASES_DIR=" + RELEASES_DIR, IN_ROOT, RELEASE] + argv
+    return argv
+
 
 pytestmark = pytest.mark.skipif(
     not os.path.exists(os.path.join(PLUGIN_DIR,
@@ -60,7 +81,8 @@ def submit(site, cmd="sbatch", *args):
     t0 = time.monotonic()
     argv = {"sbatch": ["sbatch", "--wrap", "true"],
             "salloc": ["salloc", "true"]}[cmd]
-    p = subprocess.run(argv + list(args), capture_output=True, text=True,
+    p = subprocess.run(release_client(argv + list(args)),
+                       capture_output=True, text=True,
                        timeout=30,
                        env=dict(os.environ,
                                 SLURM_CONF=str(site / "slurm.conf")))
