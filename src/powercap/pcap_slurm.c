@@ -6,6 +6,7 @@
 #endif
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,18 @@
 #include "slurm/slurm_errno.h"
 
 #include "pcap_slurm.h"
+
+static pthread_once_t _slurm_once = PTHREAD_ONCE_INIT;
+
+static void _slurm_init_once(void)
+{
+	slurm_init(NULL);
+}
+
+void pcap_slurm_init(void)
+{
+	pthread_once(&_slurm_once, _slurm_init_once);
+}
 
 void pcap_slurm_jobs_free(pcap_slurm_jobs_t *j)
 {

@@ -24,6 +24,12 @@ typedef struct {
 	char **comments;	/* each job's AdminComment (NULL: none) */
 } pcap_slurm_jobs_t;
 
+/* libslurm set up (slurm_init: slurm.conf, and the hash and auth plugins
+ * its RPCs need from 23.02 on, where an RPC without it is fatal: "No hash
+ * plugins loaded"), once, before the first call below; slurm.conf is
+ * SLURM_CONF's or the default. */
+void pcap_slurm_init(void);
+
 /* The running jobs now, if any job changed since *last (0: ask for all;
  * set to the answer's time): 0, 1 when nothing changed (j untouched:
  * slurmctld answers that cheaply, as to squeue -i), or -1 with err. */

@@ -552,6 +552,7 @@ static void _job_records_start(daemon_t *d, int64_t now)
 
 	if (!g->conf.job_records)
 		return;
+	pcap_slurm_init();	/* in this thread, before the first RPC */
 	if (!_job_records_idle(d)) {
 		if (!(d->jobs_skipped++ % 10))
 			se_log(SE_LOG_INFO, "job records: slurmctld has not "
