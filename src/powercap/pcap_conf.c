@@ -82,6 +82,7 @@ static int _check_controller(const conf_where_t *w, const char *value,
 }
 
 static const char *const no_yes[] = { "no", "yes", NULL };
+static const char *const release_cap[] = { "release", "cap", NULL };
 
 static const se_conf_key_t keys[] = {
 	SE_KEY_REAL("PowerCapWatts", pcap_conf_t, cap_w, 1, 1e9),
@@ -104,6 +105,7 @@ static const se_conf_key_t keys[] = {
 		   _check_controller, ""),
 	SE_KEY_PATH("PowerCapStateFile", pcap_conf_t, state_file, NULL, ""),
 	SE_KEY_ENUM("PowerCapJobRecords", pcap_conf_t, job_records, no_yes),
+	SE_KEY_ENUM("PowerCapIdleNodes", pcap_conf_t, idle_nodes, release_cap),
 };
 
 void pcap_conf_init(pcap_conf_t *c)
@@ -186,6 +188,7 @@ void pcap_conf_params(const pcap_conf_t *c, pcap_params_t *p)
 	p->headroom_mw = (uint32_t)MW(c->headroom_w);
 	p->at_cap_mw = (uint32_t)MW(c->at_cap_w);
 	p->hysteresis_mw = (uint32_t)MW(c->hysteresis_w);
+	p->keep_idle_capped = c->idle_nodes == 1;
 }
 
 static int _line(void *arg, const char *path, unsigned line,

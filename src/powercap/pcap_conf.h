@@ -23,6 +23,9 @@
  *                              reads it at submit (optional)
  *   PowerCapJobRecords=yes|no  the daemon writes each capped job's record
  *                              into its AdminComment (no; pcap_jobrec.h)
+ *   PowerCapIdleNodes=release|cap  a node without a job uncapped (release,
+ *                              the default; pcap_core.h step 0) or kept
+ *                              capped as a donor
  * One file per node class for now (the node keys are the class's);
  * hostlists of classes come with the daemon.
  */
@@ -47,6 +50,7 @@ typedef struct {
 	char *controller;	/* HOST:PORT */
 	char *state_file;	/* PowerCapStateFile; NULL: none */
 	int job_records;	/* PowerCapJobRecords: 1 yes, 0 no */
+	int idle_nodes;		/* PowerCapIdleNodes: 0 release, 1 cap */
 } pcap_conf_t;
 
 extern const se_conf_desc_t pcap_conf_desc;

@@ -79,10 +79,13 @@ static uint64_t _release_idle(const pcap_params_t *p, pcap_node_t *nodes,
 {
 	uint64_t released = 0, others = 0;
 
+	for (size_t i = 0; i < n; i++)
+		nodes[i].out = 0;
+	if (p->keep_idle_capped)
+		return 0;
 	for (size_t i = 0; i < n; i++) {
 		pcap_node_t *nd = &nodes[i];
 
-		nd->out = 0;
 		if (!_enforced_measured(nd))
 			others += (nd->flags & PCAP_ENFORCED) ?
 				  _clamp(nd->cap_mw, nd->floor_mw, nd->max_mw) :

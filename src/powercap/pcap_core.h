@@ -70,7 +70,10 @@
  *      draw more until the round after its agent sees the job (the
  *      reaction time below).  When the charges and the busy nodes' floors
  *      would not fit the cap with them released, no node is released that
- *      round (idle nodes are then donors like the others).
+ *      round (idle nodes are then donors like the others).  With
+ *      keep_idle_capped (PowerCapIdleNodes=cap) no node is released: a
+ *      site that must never see a starting job above the cap, even for
+ *      the reaction time, keeps idle nodes capped as donors.
  *   5. Order: caps that go down are marked PCAP_LOWER; the daemon applies
  *      them and waits for the agents' answers before it raises any, so the
  *      sum of caps in force never exceeds the budget in between.
@@ -125,6 +128,7 @@ typedef struct {
 	uint32_t headroom_mw;	/* a donor keeps draw + this */
 	uint32_t at_cap_mw;	/* within this of its cap, a node is greedy */
 	uint32_t hysteresis_mw;	/* smaller changes are not made */
+	bool keep_idle_capped;	/* PowerCapIdleNodes=cap: no step 0 */
 } pcap_params_t;
 
 typedef struct {

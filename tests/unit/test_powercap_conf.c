@@ -60,6 +60,13 @@ START_TEST(test_good_and_defaults)
 	ck_assert_int_eq(_set(&c, "PowerCapJobRecords", "yes", err,
 			      sizeof(err)), 0);
 	ck_assert_int_eq(c.job_records, 1);
+	/* idle nodes released unless kept capped */
+	pcap_conf_params(&c, &p);
+	ck_assert(!p.keep_idle_capped);
+	ck_assert_int_eq(_set(&c, "PowerCapIdleNodes", "cap", err,
+			      sizeof(err)), 0);
+	pcap_conf_params(&c, &p);
+	ck_assert(p.keep_idle_capped);
 	pcap_conf_free(&c);
 }
 END_TEST
@@ -85,6 +92,7 @@ START_TEST(test_bad_values_named)
 		{ "PowerCapStateFile", "pcap.state",
 		  "PowerCapStateFile=pcap.state" },
 		{ "PowerCapJobRecords", "maybe", "PowerCapJobRecords=maybe" },
+		{ "PowerCapIdleNodes", "uncap", "PowerCapIdleNodes=uncap" },
 	};
 	pcap_conf_t c;
 	char err[512];

@@ -228,6 +228,16 @@ START_TEST(test_idle_node_released)
 	ck_assert_uint_ge(_sum_new(nd, 3), W(400) - 3);
 	ck_assert_uint_le(st.sum_caps_mw, W(500));
 
+	/* PowerCapIdleNodes=cap: kept capped, a donor at its draw + headroom
+	 * (its floor) */
+	p.keep_idle_capped = true;
+	ck_assert_int_eq(pcap_round(&p, nd, 4, &st), 0);
+	ck_assert_uint_eq(st.n_released, 0);
+	ck_assert(nd[3].out & PCAP_DONOR);
+	ck_assert_uint_eq(nd[3].new_cap_mw, W(100));
+	p.keep_idle_capped = false;
+	ck_assert_int_eq(pcap_round(&p, nd, 4, &st), 0);
+
 	/* a job starts on it: capped again (a donor at 120 W), lowered */
 	nd[3] = _node(100, 200, 120, 200, OK);
 	for (int i = 0; i < 3; i++)
