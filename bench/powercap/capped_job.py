@@ -18,6 +18,11 @@ and one line
 
     capped_job.py --trace FILE --column NODE --epoch T --cap-file FILE
                   --work SECONDS [--step 0.1]
+                  [--idle-file FILE --idle-watts W]
+
+With --idle-file, the job writes W there when its work is done: the
+load-following meter (se-modbus-sim --idle) then draws at most W on the
+node, which idles (its demand in the trace is the job's, not the node's).
 
 Run by bench/powercap/cluster_run.py --compare through srun on the node.
 """
@@ -61,6 +66,8 @@ def main():
     ap.add_argument("--cap-file", required=True)
     ap.add_argument("--work", type=float, required=True)
     ap.add_argument("--step", type=float, default=0.1)
+    ap.add_argument("--idle-file")
+    ap.add_argument("--idle-watts", type=float, default=50.0)
     a = ap.parse_args()
     trace, host = Trace(a.trace), socket.gethostname()
     done, min_cap = 0.0, float("inf")
@@ -81,6 +88,9 @@ def main():
             step_work = a.work - done
         done += step_work
         last = now
+    if a.idle_file:
+        with open(a.idle_file, "w", encoding="ascii") as f:
+            f.write("%g\n" % a.idle_watts)
     print("SE_T1 %s %.6f" % (host, last), flush=True)
     print("SE_WORK %s %.3f %.3f %.4f %.1f" % (
         host, a.work, last - start, a.work / (last - start), min_cap),

@@ -26,9 +26,11 @@ little), the same demands three times on the same cluster: uncapped (no
 daemon), with the greedy daemon, with the daemon's --uniform (cap/3
 each).  Per phase: each job's runtime, the total slowdown (the sum of the
 runtimes against the uncapped sum), the 1 s windows over the cap while
-the jobs ran, and the controller's reaction (from the daemon's start,
-the cluster then drawing 130 % of the cap, to the end of its last 1 s
-window over the cap).
+the jobs ran, and the controller's reaction (from the jobs' start, the
+cluster then asking 130 % of the cap of nodes the greedy daemon had
+released while they idled, to the end of its last 1 s window over the
+cap).  A node whose job is done draws 50 W (capped_job.py writes its
+--idle file, se-modbus-sim --idle), not its trace's demand.
 
     sudo bench/powercap/cluster_run.py --compare [--work 20] [--runs 2]
 
@@ -75,6 +77,9 @@ AGENT = os.path.join(OBJ, "src", "powercap", "slurm-energy-powercap-agent")
 NODES = ["node1", "node2", "node3"]
 UNIT = {n: i + 1 for i, n in enumerate(NODES)}
 FLOOR_W, MAX_W = 100, 400
+# a node whose --compare job is done draws this (se-modbus-sim --idle):
+# the trace is the job's demand, and an idle node is uncapped (released)
+IDLE_W = 50
 # demands: flat 350 W; 300 +/- 100 W over 20 s; 150..350 W over 40 s
 # (means 350 + 300 + 250 = 900 W: 130 % of a 692 W cap)
 # --compare: CPU-bound, CPU-bound, GPU-bound-like (the package at 140 W);
@@ -208,6 +213,11 @@ def report(args, trace, histories, epoch, jobs, first_cap_t, end_t):
             " ".join("%.0f" % w for _, w in histories[n][:12])))
 
 
+def idle_file(work, node):
+    """Where a --compare job says its node idles (capped_job.py)."""
+    return os.path.join(work, node + ".idle")
+
+
 def start_rig(c, procs, trace):
     """The cluster on the load-following meter playing trace: each node's
     fake RAPL zone, the Modbus plugin, the simulator following the zones'
@@ -228,7 +238,9 @@ def start_rig(c, procs, trace):
     caplog = os.path.join(work, "caps.log")
     sim = ModbusSim(trace_path, epoch, {u: n for n, u in UNIT.items()},
                     ["--model", "sdm630"], tcp=METER, workdir=work,
-                    extra_args=sum((["--cap", "%d:%s" % (UNIT[n], limits[n])]
+                    extra_args=sum((["--cap", "%d:%s" % (UNIT[n], limits[n]),
+                                     "--idle", "%d:%s" % (UNIT[n],
+                                                          idle_file(work, n))]
                                     for n in NODES), [])
                     + ["--cap-log", caplog])
     sim.start()
@@ -271,22 +283,40 @@ def read_uw(path):
     raise RuntimeError("%s: empty" % path)
 
 
+def connected(procs):
+    """How many times the daemon's log says an agent connected."""
+    try:
+        return procs.log("daemon").count("agent connected")
+    except FileNotFoundError:
+        return 0
+
+
 def compare_phase(args, c, procs, rig, mode):
     """One phase of --compare: the jobs under mode (uncapped, greedy,
     uniform); returns its figures (trace times)."""
     work, epoch, limits = rig["work"], rig["epoch"], rig["limits"]
     names = ["daemon"] + ["agent-" + n for n in NODES]
-    t_daemon = time.time() - epoch
     if mode != "uncapped":
+        before = connected(procs)
         start_powercap(args, c, procs, work, rig["munge"], limits,
                        uniform=mode == "uniform")
-        wait_for(lambda: all(read_uw(limits[n]) < MAX_W * 1000000
-                             for n in NODES), "the first caps", 60)
+        # the nodes idle (their last jobs done): greedy releases them, so
+        # no cap comes before the jobs; uniform caps them at once
+        wait_for(lambda: connected(procs) - before >= len(NODES),
+                 "the agents connected", 60)
+        if mode == "uniform":
+            wait_for(lambda: all(read_uw(limits[n]) < MAX_W * 1000000
+                                 for n in NODES), "the first caps", 60)
+    t_jobs = time.time() - epoch
+    for n in NODES:     # busy again: the trace's demand
+        if os.path.exists(idle_file(work, n)):
+            os.unlink(idle_file(work, n))
     jobs = {n: c.popen(["srun", "-J", "cmp-%s-%s" % (mode, n), "-w", n,
                         "/usr/bin/python3", JOB, "--trace", rig["trace"],
                         "--column", n, "--epoch", "%.6f" % epoch,
                         "--cap-file", limits[n], "--work",
-                        "%g" % args.work]) for n in NODES}
+                        "%g" % args.work, "--idle-file", idle_file(work, n),
+                        "--idle-watts", "%g" % IDLE_W]) for n in NODES}
     runtimes, windows = {}, {}
     for n, p in jobs.items():
         out, err = p.communicate(timeout=args.work * 4 + 120)
@@ -300,7 +330,7 @@ def compare_phase(args, c, procs, rig, mode):
     # the agents stopped restore their zones: every knob back at its default
     wait_for(lambda: all(read_uw(limits[n]) == MAX_W * 1000000
                          for n in NODES), "the zones' defaults", 30)
-    return {"mode": mode, "runtimes": runtimes, "t_daemon": t_daemon,
+    return {"mode": mode, "runtimes": runtimes, "t_jobs": t_jobs,
             "t0": min(w[0] for w in windows.values()),
             "t1": max(w[1] for w in windows.values())}
 
@@ -320,11 +350,12 @@ def compare_report(args, trace, histories, phases):
         over = [w - args.cap_w for _, w in series if w > args.cap_w + 0.5]
         react = "-"
         if ph["mode"] != "uncapped":
-            # from the daemon's start (the cluster at 130 % of the cap) to
-            # the end of its last 1 s window over the cap up to the jobs' end
-            pre = cluster_power(trace, histories, ph["t_daemon"], ph["t1"])
+            # from the jobs' start on idle (released) nodes, the cluster
+            # then asking 130 % of the cap, to the end of its last 1 s
+            # window over the cap up to the jobs' end
+            pre = cluster_power(trace, histories, ph["t_jobs"], ph["t1"])
             late = [t for t, w in pre if w > args.cap_w + 0.5]
-            react = "%.1f" % ((late[-1] + 1 - ph["t_daemon"]) if late
+            react = "%.1f" % ((late[-1] + 1 - ph["t_jobs"]) if late
                               else 0.0)
         ws = [w for _, w in series]
         print("| %d | %s | %s | %.1f | %s | %d of %d | %.1f | %s | "

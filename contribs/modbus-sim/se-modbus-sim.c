@@ -93,6 +93,8 @@ typedef struct {
 	fault_t fault;
 	/* --cap: power = min(trace, cap), the cap read from a file (issue #45) */
 	const char *cap_path;	/* NULL: the trace as it is */
+	const char *idle_path;	/* --idle: while it exists, its watts bound
+				 * the unit's power too (its node idles) */
 	double cap_w;		/* the cap in force since seg_t */
 	double seg_t;		/* trace time of the last cap change (>= base_t) */
 	long double seg_j;	/* joules from base_t to seg_t */
@@ -184,6 +186,7 @@ static const struct option _long_opts[] = {
 	{ "reads", required_argument, NULL, 'R' },
 	{ "cap", required_argument, NULL, 'X' },
 	{ "cap-log", required_argument, NULL, 'G' },
+	{ "idle", required_argument, NULL, 'I' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "list-models", no_argument, NULL, 'L' },
 	{ "help", no_argument, NULL, 'h' },
@@ -196,6 +199,9 @@ static int _nunit_specs;
 /* --cap ID:PATH specs, applied once the units exist. */
 static const char *_cap_specs[SIM_MAX_UNITS];
 static int _ncap_specs;
+/* --idle ID:PATH specs, for units that have a --cap. */
+static const char *_idle_specs[SIM_MAX_UNITS];
+static int _nidle_specs;
 
 /*
  * Private prototypes
@@ -279,6 +285,7 @@ static void _usage(FILE *f)
 "         [--energy-offset J | --energy-start-kwh KWH]\n"
 "         [--max-regs N] [--pidfile F] [--port-file F] [--log F] [--verbose]\n"
 "         [--reads F] [--cap ID:POWER_LIMIT_UW_FILE ...] [--cap-log F]\n"
+"         [--idle ID:IDLE_WATTS_FILE ...]\n"
 "custom map: --kind input|holding --power-reg ADDR --power-type TYPE\n"
 "         --order abcd|cdab|badc|dcba --power-scale W_PER_COUNT\n"
 "         [--energy-reg ADDR --energy-type TYPE --energy-scale J_PER_COUNT]\n"
@@ -520,6 +527,11 @@ static void _other_opt(sim_t *sim, int opt, const char *arg)
 		break;
 	case 'G':
 		sim->cap_log_path = arg;
+		break;
+	case 'I':
+		if (_nidle_specs >= SIM_MAX_UNITS)
+			_die("too many --idle (max %d)", SIM_MAX_UNITS);
+		_idle_specs[_nidle_specs++] = arg;
 		break;
 	case 'v':
 		sim->verbose = true;
@@ -1524,6 +1536,13 @@ static void _on_signal(int sig)
  * to the last change are kept in long double, the rest is
  * power_trace_joules_capped() from there.  A test recomputes the same from
  * the trace and the cap log (selab.capped), independently.
+ *
+ * --idle ID:PATH (with --cap ID:...): while PATH exists, the watts in it
+ * bound the unit's power too: the node's job ended and it idles, whatever
+ * the trace demands (a powercap daemon uncaps an idle node; its trace
+ * would otherwise draw the job's demand uncapped).  The bound in force is
+ * min(cap, idle), and that is what the cap log records, so the truth
+ * recomputed from the log needs nothing else.
  */
 
 static double _capped_joules(const sim_t *sim, const unit_t *u, double t0,
@@ -1576,17 +1595,37 @@ static void _cap_logline(sim_t *sim, const unit_t *u, double t)
 	fflush(sim->cap_log);
 }
 
+/* The watts in an --idle file; INFINITY while it does not exist. */
+static double _read_idle(const unit_t *u)
+{
+	char buf[64];
+	FILE *f;
+	size_t n;
+	double w;
+
+	if (!u->idle_path || !(f = fopen(u->idle_path, "r")))
+		return INFINITY;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	w = strtod(buf, NULL);
+	return w >= 0 ? w : INFINITY;
+}
+
 /* Re-read one unit's cap; a change starts a new segment at trace time t. */
 static void _cap_poll(sim_t *sim, unit_t *u, double t)
 {
 	char err[160];
 	double cap = _read_cap(u->cap_path, err, sizeof(err));
+	double idle = _read_idle(u);
 
 	if (isnan(cap)) {	/* keep the cap in force, as a BMC would */
 		_log(sim, "unit %d: %s: %s: cap kept at %.3f W", u->id,
 		     u->cap_path, err, u->cap_w);
 		return;
 	}
+	if (idle < cap)
+		cap = idle;
 	if (cap == u->cap_w)
 		return;
 	if (t > u->seg_t) {
@@ -1638,5 +1677,19 @@ static void _setup_caps(sim_t *sim)
 		_cap_logline(sim, u, _trace_now(sim));
 		_log(sim, "unit %d follows the cap in %s (now %.3f W)", u->id,
 		     u->cap_path, u->cap_w);
+	}
+	for (i = 0; i < _nidle_specs; i++) {
+		const char *spec = _idle_specs[i], *colon = strchr(spec, ':');
+		char idbuf[16];
+		unit_t *u;
+
+		if (!colon || colon == spec || colon - spec >= (long)sizeof(idbuf))
+			_die("--idle '%s': expected ID:PATH", spec);
+		memcpy(idbuf, spec, colon - spec);
+		idbuf[colon - spec] = '\0';
+		u = _find_unit(sim, _num(idbuf, 0, 255, "--idle unit id"));
+		if (!u || !u->cap_path)
+			_die("--idle '%s': no unit %s with a --cap", spec, idbuf);
+		u->idle_path = colon + 1;
 	}
 }
