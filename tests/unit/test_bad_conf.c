@@ -337,6 +337,8 @@ static const row_t pcap_rows[] = {
 	  "powercap.state", "must be an absolute path", NULL, NULL },
 	{ "PowerCapJobRecords", "yes",
 	  "maybe", "must be one of: no, yes", NULL, NULL },
+	{ "PowerCapIdleNodes", "cap",
+	  "uncap", "must be one of: release, cap", NULL, NULL },
 	{ NULL }
 };
 
