@@ -8,12 +8,14 @@ each node (or one fault of the whole cluster), and asserts for every job:
 - it completes on time (work + launch, settle and teardown slack);
 - no daemon crashed or hung: every recorded pid alive and `scontrol show
   node` answering in under 1 s, polled all through the round by a watchdog;
-- its energy is never lower than the step's own figure measured (sstat)
-  as the fault began, and is within 1.5 % of the trace's truth plus what a
+- its energy is never lower than the step's own figure measured (sstat) as
+  the fault began, and is within 1.5 % of the trace's truth plus what a
   gap bridged linearly can miss of this trace (``chord_error`` over the
   gap, from the last reading before the fault to the first after it: the
   estimate the man pages describe); a fault counted as energy (an absurd
-  power, a counter jump) or lost from it breaks that bound;
+  power, a counter jump) or lost from it breaks that bound; a step whose
+  settle was refused (the daemons round's reconfigure) may read high by
+  UNSETTLED_S of its power besides;
 - the fault is marked in the node's slurmd log once: one error line when
   its gap starts (its second failed read), one line when readings resume,
   however many reads failed; a read that fails alone around it (a timeout
@@ -70,6 +72,28 @@ BMC_PORT = {n: _BASE + 4 + i for i, n in enumerate(NODES)}
 JOB_S = 20
 SLACK_S = 15            # launch, settle, teardown; a hung RPC adds 20+ s
 TOLERANCE = 0.015       # 20 s jobs, settled at their boundaries
+# A step the settle refused keeps its running total (slurmstepd logs "step
+# energy not settled ... keeping the running total"): in the daemons round
+# every sampler restarts (`scontrol reconfigure`), so E(t0) and E(t1) are
+# not comparable.  That total runs from slurmstepd's start (before the
+# task's fork) to the answer to the end poll's question, which slurmd
+# holds up to 0.15 s for a reading after the end and extrapolates to when
+# it answers (the refusal was logged 0.30-0.32 s after the task's exit
+# here; node3 read 34-86 J high): it reads high by a fraction of a second
+# of the node's power.  BMC node3 (no other fault), of its marks' truth:
+# +0.935, +0.915 % at load 3-4; +0.958, +0.779, +0.793, +0.802, +0.809,
+# +0.826, +1.438, +0.704, +0.842 % at load 7-12 (3 CPU hogs besides),
+# +0.960 % in a whole-module run at load 6-7 (2 hogs), +0.954, +1.500,
+# +0.731 % in three runs at load 4-7 (2 hogs); +2.00 % once in a CI
+# rehearsal at load 5-7 (about 0.4 s of its power).  The two outliers here
+# ran 20.17-20.19 s between slurmstepd's "task 0 started" and "exited"
+# lines (20.02-20.06 s otherwise): the job's own marks lag those under
+# load too, but the lines are no better a window (a settled step, its
+# "exited" line 0.15 s after its SE_T1, read -0.82 % of the truth between
+# the lines and +0.04 % of its marks').  On top of TOLERANCE, such a step
+# may read high by UNSETTLED_S of its mean power: 2.5 % of a 20 s job,
+# 4.0 % in all, twice the worst.
+UNSETTLED_S = 0.5
 PERIOD_S = 1.0          # Energy*Frequency
 
 pytestmark = [
@@ -143,8 +167,15 @@ class NodeJob:
                                                                  self.node)
         return _log_time(lines[-1])
 
-    def check_energy(self, epoch, gap=None):
-        """gap: (t0, t1) wall clock bridged linearly, allowed on top."""
+    def unsettled(self):
+        """The step kept its running total (its settle was refused)."""
+        return bool(self.mark.lines(r"\[%d\.0\] .*step energy not settled"
+                                    % self.jobid))
+
+    def check_energy(self, epoch, gap=None, unsettled_ok=False):
+        """gap: (t0, t1) wall clock bridged linearly, allowed on top;
+        unsettled_ok: a step that kept its running total may read high by
+        UNSETTLED_S of its mean power (never low by more than the rest)."""
         rec = energy.consumed_energy(self.c, self.jobid)
         step, job = rec["%d.0" % self.jobid], rec[str(self.jobid)]
         assert job == step, rec
@@ -154,10 +185,18 @@ class NodeJob:
         if gap:
             extra = energy.chord_error(TRACE, self.node, epoch,
                                        max(gap[0], t0), min(gap[1], t1))
+        high = 0.0
+        if unsettled_ok and self.unsettled():
+            high = UNSETTLED_S * truth / (t1 - t0)
         line = faults.check_bounds(self.name, step, truth, self.before,
-                                   TOLERANCE, extra)
-        print("%s (took %.1f s; before the fault %s J)" % (
-            line, self.took, self.before))
+                                   TOLERANCE, extra + high)
+        # the running total only reads high: below, the settled bound
+        low = TOLERANCE * truth + extra
+        assert step >= truth - low, "%s: below the truth by more than " \
+            "%.0f J (unsettled allowance only above it)" % (line, low)
+        print("%s (took %.1f s; before the fault %s J%s)" % (
+            line, self.took, self.before,
+            "; unsettled: %+.0f J allowed above" % high if high else ""))
         return step, truth
 
 
@@ -245,7 +284,8 @@ def _check_daemon_round(c, epoch, jobs, plugin):
     for job in jobs.values():
         # the gap of a restart or reload is bridged at the last power
         job.check_energy(epoch, gap=(job.fault_t0 - PERIOD_S,
-                                     job.fault_t1 + 3 * PERIOD_S))
+                                     job.fault_t1 + 3 * PERIOD_S),
+                         unsettled_ok=True)
     text = jobs["node1"].mark.text()
     assert text.count("started on node node1") >= 2, \
         "slurmd-node1: no restart and reconfigure start lines"
