@@ -3,7 +3,9 @@
 se-modbus-sim with --cap plays a node's demand (a trace column) and reads
 its cap from a fake RAPL zone's constraint_0_power_limit_uw, written here
 by se-powercap-node through the power cap's own rapl knob (what the agent
-writes on a node).  The cap is changed four times while a libmodbus client
+writes on a node), and --idle's file bounds it while the node idles.  The
+cap is changed four times, then the node idles and is busy again, while a
+libmodbus client
 reads the meter every 0.2 s: below the demand, above it, where the demand's
 ramp crosses it.  Every read's power register must be min(demand, cap) at
 the trace time the meter served it (--reads) and its energy register the
@@ -36,6 +38,9 @@ MAX_W = 400
 # (trace time, node cap): not binding, binding as the ramp crosses it,
 # binding throughout, lifted, crossed again by the second ramp
 CAPS = [(1.0, 220), (3.0, 150), (4.6, 400), (5.4, 230)]
+# --idle: the node's job done at 6.2 (it idles at 120 W, under its 230 W
+# cap), busy again at 6.8 (the file gone: its cap binds again)
+IDLE = [(6.2, 120), (6.8, None)]
 END_S = 7.4
 # Bounds: the float32 registers' half ulp plus the --reads file's 1 us
 # rounding of the trace time (x 50 W/s of ramp, x 250 W): 1.5e-5 + 2.5e-5 W
@@ -95,21 +100,30 @@ def _run(work):
         f.write(TRACE_TEXT)
     limit = fake_rapl_zone(os.path.join(work, "n1"), MAX_W * 1000000,
                            MAX_W * 1000000)
+    idle_file = os.path.join(work, "n1.idle")
     epoch = time.time() + 0.3
     port = _free_port()
     sim = ModbusSim(trace, epoch, {1: "n1"}, ["--model", "sdm630"],
                     tcp=("127.0.0.1", port), workdir=work,
                     extra_args=["--cap", "1:" + limit,
+                                "--idle", "1:" + idle_file,
                                 "--cap-log", os.path.join(work, "caps"),
                                 "--reads", os.path.join(work, "reads")])
     sim.start()
-    got, caps = [], list(CAPS)
+    got, caps, idle = [], list(CAPS), list(IDLE)
     ctx = _lib.modbus_new_tcp(b"127.0.0.1", port)
     try:
         assert _lib.modbus_connect(ctx) == 0
         while time.time() - epoch < END_S:
             if caps and time.time() - epoch >= caps[0][0]:
                 _apply(os.path.join(work, "n1"), caps.pop(0)[1])
+            if idle and time.time() - epoch >= idle[0][0]:
+                watts = idle.pop(0)[1]
+                if watts is None:
+                    os.unlink(idle_file)
+                else:
+                    with open(idle_file, "w") as f:
+                        f.write("%d\n" % watts)
             got.append(_read_sdm630(ctx))
             time.sleep(0.2)
     finally:
@@ -123,7 +137,9 @@ def test_power_and_energy_follow_the_cap(work):
     trace_path, got = _run(work)
     trace = Trace(trace_path)
     history = read_cap_log(os.path.join(work, "caps"), 1)
-    assert [w for _, w in history] == [MAX_W] + [w for _, w in CAPS], history
+    # the bound in force: the caps, then the idle watts, then the cap again
+    assert [w for _, w in history] == [MAX_W] + [w for _, w in CAPS] + \
+        [IDLE[0][1], CAPS[-1][1]], history
     with open(os.path.join(work, "reads")) as f:
         served = [float(line.split()[1]) for line in f]
     assert len(served) == len(got) > 30
