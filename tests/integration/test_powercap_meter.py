@@ -4,10 +4,9 @@ se-modbus-sim with --cap plays a node's demand (a trace column) and reads
 its cap from a fake RAPL zone's constraint_0_power_limit_uw, written here
 by se-powercap-node through the power cap's own rapl knob (what the agent
 writes on a node), and --idle's file bounds it while the node idles.  The
-cap is changed four times, then the node idles and is busy again, while a
-libmodbus client
-reads the meter every 0.2 s: below the demand, above it, where the demand's
-ramp crosses it.  Every read's power register must be min(demand, cap) at
+cap is changed four times (below the demand, above it, where the demand's
+ramp crosses it), then the node idles and is busy again, while a libmodbus
+client reads the meter every 0.2 s.  Every read's power register must be min(demand, cap) at
 the trace time the meter served it (--reads) and its energy register the
 integral of that from the epoch, both recomputed by selab.capped from the
 trace and the meter's cap log, apart from the meter's C.  Loopback only, no
