@@ -1649,26 +1649,38 @@ static void _caps_poll(sim_t *sim)
 			_cap_poll(sim, &sim->units[i], t);
 }
 
+/* An --OPT ID:PATH spec's unit (it must exist) and PATH. */
+static unit_t *_spec_unit(sim_t *sim, const char *opt, const char *spec,
+			  const char **path)
+{
+	const char *colon = strchr(spec, ':');
+	char idbuf[16], what[32];
+	unit_t *u;
+
+	if (!colon || colon == spec || colon - spec >= (long)sizeof(idbuf))
+		_die("--%s '%s': expected ID:PATH", opt, spec);
+	memcpy(idbuf, spec, colon - spec);
+	idbuf[colon - spec] = '\0';
+	snprintf(what, sizeof(what), "--%s unit id", opt);
+	u = _find_unit(sim, _num(idbuf, 0, 255, what));
+	if (!u)
+		_die("--%s '%s': no unit %s", opt, spec, idbuf);
+	*path = colon + 1;
+	return u;
+}
+
 static void _setup_caps(sim_t *sim)
 {
 	char err[160];
+	const char *path;
 	int i;
 
 	for (i = 0; i < _ncap_specs; i++) {
-		const char *spec = _cap_specs[i], *colon = strchr(spec, ':');
-		char idbuf[16];
-		unit_t *u;
+		unit_t *u = _spec_unit(sim, "cap", _cap_specs[i], &path);
 
-		if (!colon || colon == spec || colon - spec >= (long)sizeof(idbuf))
-			_die("--cap '%s': expected ID:PATH", spec);
-		memcpy(idbuf, spec, colon - spec);
-		idbuf[colon - spec] = '\0';
-		u = _find_unit(sim, _num(idbuf, 0, 255, "--cap unit id"));
-		if (!u)
-			_die("--cap '%s': no unit %s", spec, idbuf);
 		if (u->cap_path)
-			_die("--cap: unit %s given twice", idbuf);
-		u->cap_path = colon + 1;
+			_die("--cap: unit %d given twice", u->id);
+		u->cap_path = path;
 		u->cap_w = _read_cap(u->cap_path, err, sizeof(err));
 		if (isnan(u->cap_w))
 			_die("--cap: %s: %s", u->cap_path, err);
@@ -1679,17 +1691,11 @@ static void _setup_caps(sim_t *sim)
 		     u->cap_path, u->cap_w);
 	}
 	for (i = 0; i < _nidle_specs; i++) {
-		const char *spec = _idle_specs[i], *colon = strchr(spec, ':');
-		char idbuf[16];
-		unit_t *u;
+		unit_t *u = _spec_unit(sim, "idle", _idle_specs[i], &path);
 
-		if (!colon || colon == spec || colon - spec >= (long)sizeof(idbuf))
-			_die("--idle '%s': expected ID:PATH", spec);
-		memcpy(idbuf, spec, colon - spec);
-		idbuf[colon - spec] = '\0';
-		u = _find_unit(sim, _num(idbuf, 0, 255, "--idle unit id"));
-		if (!u || !u->cap_path)
-			_die("--idle '%s': no unit %s with a --cap", spec, idbuf);
-		u->idle_path = colon + 1;
+		if (!u->cap_path)
+			_die("--idle '%s': unit %d has no --cap", _idle_specs[i],
+			     u->id);
+		u->idle_path = path;
 	}
 }

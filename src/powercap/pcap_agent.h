@@ -16,12 +16,13 @@
  *   job end   restore at once when no lease runs
  *   report    the last sequence applied, the power given by the caller,
  *             the cap the knobs hold, ENFORCED when the last action
- *             worked (else its error text), JOB as told.  Before that, a
- *             knob whose read-back moved by more than REWRITE_TOL_MW since
- *             the agent last wrote it (its limit reset behind the agent's
- *             back: another tool, a BMC, a GPU reset) is written again,
- *             the cap or the defaults as the lease says; rewritten_from_mw
- *             then holds what was found (the caller logs it).
+ *             worked (else its error text), JOB as told.  Before that,
+ *             knobs whose read-back moved by more than
+ *             PCAP_AGENT_REWRITE_TOL_MW since the agent last wrote them
+ *             (a limit reset behind the agent's back: another tool, a BMC,
+ *             a GPU reset) are written again, the cap or the defaults as
+ *             the lease says; rewritten_from_mw then holds what was found
+ *             (the caller logs it).
  */
 #ifndef SE_PCAP_AGENT_H
 #define SE_PCAP_AGENT_H

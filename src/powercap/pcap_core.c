@@ -46,19 +46,22 @@ static uint32_t _clamp(uint32_t v, uint32_t lo, uint32_t hi)
 /* What a node not under control takes until the next round: its maximum
  * (or more, if it draws more) when its knobs may not hold a cap; its cap
  * in force when they do but no reading came. */
-static uint64_t _charge(pcap_node_t *nd)
+static uint64_t _charge_mw(const pcap_node_t *nd)
 {
-	uint32_t cap = _clamp(nd->cap_mw, nd->floor_mw, nd->max_mw);
-
-	nd->new_cap_mw = cap;
 	if (!(nd->flags & PCAP_ENFORCED)) {
-		nd->out = PCAP_UNENFORCED;
 		if ((nd->flags & PCAP_MEASURED) && nd->power_mw > nd->max_mw)
 			return nd->power_mw;
 		return nd->max_mw;
 	}
-	nd->out = PCAP_HELD;
-	return cap;
+	return _clamp(nd->cap_mw, nd->floor_mw, nd->max_mw);
+}
+
+/* Step 1 for such a node: its cap kept, its charge. */
+static uint64_t _charge(pcap_node_t *nd)
+{
+	nd->new_cap_mw = _clamp(nd->cap_mw, nd->floor_mw, nd->max_mw);
+	nd->out = (nd->flags & PCAP_ENFORCED) ? PCAP_HELD : PCAP_UNENFORCED;
+	return _charge_mw(nd);
 }
 
 /* A donor's want: its draw + headroom, within its floor and max. */
@@ -87,9 +90,7 @@ static uint64_t _release_idle(const pcap_params_t *p, pcap_node_t *nodes,
 		pcap_node_t *nd = &nodes[i];
 
 		if (!_enforced_measured(nd))
-			others += (nd->flags & PCAP_ENFORCED) ?
-				  _clamp(nd->cap_mw, nd->floor_mw, nd->max_mw) :
-				  nd->max_mw;
+			others += _charge_mw(nd);
 		else if (nd->flags & PCAP_IDLE)
 			released += _draw_and_headroom(p, nd);
 		else

@@ -42,6 +42,18 @@
  *              No cap below a node's floor is ever computed or applied.
  *
  * The round (pcap_round), in words:
+ *   0. Released first: a measured, enforced node on which no job runs
+ *      (PCAP_IDLE) is uncapped, its cap its maximum (the daemon sends it
+ *      RESTORE: its knobs' defaults), and charged its draw plus
+ *      headroom_mw (at least its floor), what a donor would want: an idle
+ *      node is not left capped after its jobs end (issue #45).  A job
+ *      starting on it may draw more until the round after its agent sees
+ *      the job (the reaction time below).  When the charges and the busy
+ *      nodes' floors would not fit the cap with them released, no node is
+ *      released that round (idle nodes are then donors like the others).
+ *      With keep_idle_capped (PowerCapIdleNodes=cap) no node is released:
+ *      a site that must never see a starting job above the cap, even for
+ *      the reaction time, keeps idle nodes capped as donors.
  *   1. Each node is charged what it may draw until the next round:
  *      a node whose knobs did not apply its cap (or whose agent is silent)
  *      its maximum; a node with no reading its cap in force; the others
@@ -62,18 +74,6 @@
  *      Greedy/donor cannot flap: a donor's new cap is its draw plus
  *      headroom_mw > at_cap_mw, so it is not at cap next round unless its
  *      draw grew (pcap_params_check refuses headroom <= at_cap).
- *   0. Released before all this: a measured, enforced node on which no job
- *      runs (PCAP_IDLE) is uncapped, its cap its maximum (the daemon sends
- *      it RESTORE: its knobs' defaults), and charged its draw plus
- *      headroom_mw (at least its floor), what a donor would want: an idle node is not left
- *      capped after its jobs end (issue #45).  A job starting on it may
- *      draw more until the round after its agent sees the job (the
- *      reaction time below).  When the charges and the busy nodes' floors
- *      would not fit the cap with them released, no node is released that
- *      round (idle nodes are then donors like the others).  With
- *      keep_idle_capped (PowerCapIdleNodes=cap) no node is released: a
- *      site that must never see a starting job above the cap, even for
- *      the reaction time, keeps idle nodes capped as donors.
  *   5. Order: caps that go down are marked PCAP_LOWER; the daemon applies
  *      them and waits for the agents' answers before it raises any, so the
  *      sum of caps in force never exceeds the budget in between.

@@ -206,19 +206,27 @@ START_TEST(test_silent_and_failing_nodes_charged)
 }
 END_TEST
 
+/* Three busy nodes and one whose jobs ended (IDLE), 100..200 W each, all
+ * at cap_w, drawing busy_w and idle_w. */
+static void _three_busy_one_idle(pcap_node_t *nd, double busy_w,
+				 double idle_w, double cap_w)
+{
+	for (int i = 0; i < 3; i++)
+		nd[i] = _node(100, 200, busy_w, cap_w, OK);
+	nd[3] = _node(100, 200, idle_w, cap_w, OK | PCAP_IDLE);
+}
+
 /* A node whose jobs ended (IDLE) is released: uncapped at its maximum,
  * charged its draw + headroom (at least its floor), the busy nodes
- * sharing the rest; a job
- * starting on it makes it capped again, lowered first. */
+ * sharing the rest; a job starting on it makes it capped again, lowered
+ * first. */
 START_TEST(test_idle_node_released)
 {
 	pcap_params_t p = _params(500);
 	pcap_node_t nd[4];
 	pcap_stats_t st;
 
-	for (int i = 0; i < 3; i++)
-		nd[i] = _node(100, 200, 150, 150, OK);		/* greedy */
-	nd[3] = _node(100, 200, 60, 150, OK | PCAP_IDLE);	/* job over */
+	_three_busy_one_idle(nd, 150, 60, 150);	/* greedy; nd[3] job over */
 	ck_assert_int_eq(pcap_round(&p, nd, 4, &st), 0);
 	ck_assert_uint_eq(nd[3].out, PCAP_RELEASED | PCAP_CHANGED);
 	ck_assert_uint_eq(nd[3].new_cap_mw, W(200));
@@ -259,9 +267,7 @@ START_TEST(test_idle_kept_capped_when_floors_do_not_fit)
 	pcap_node_t nd[4];
 	pcap_stats_t st;
 
-	for (int i = 0; i < 3; i++)
-		nd[i] = _node(100, 200, 100, 100, OK);
-	nd[3] = _node(100, 200, 90, 100, OK | PCAP_IDLE);
+	_three_busy_one_idle(nd, 100, 90, 100);
 	ck_assert_int_eq(pcap_round(&p, nd, 4, &st), 0);
 	ck_assert_uint_eq(st.n_released, 0);
 	ck_assert(!(nd[3].out & PCAP_RELEASED));
