@@ -18,8 +18,7 @@ import time
 
 import pytest
 
-from selab.cluster import (HOST_RELEASE, IN_ROOT, PLUGIN_DIR, PREFIX,
-                           RELEASE, RELEASES_DIR)
+from selab.cluster import PLUGIN_DIR, PREFIX, release_argv
 
 LINE = "the cluster is power-capped"
 
@@ -27,20 +26,6 @@ LINE = "the cluster is power-capped"
 # Slurm's own plugins where the release under test keeps them
 SLURM_LIBDIR = (os.path.join(PREFIX, "lib", "slurm") if PREFIX
                 else "/usr/lib/x86_64-linux-gnu/slurm-wlm")
-
-
-def release_client(argv):
-    """argv of a client of the release under test: the host's sbatch, a
-    tarball prefix's, or a Debian release root's through
-    contribs/release/in-root (/tmp bound: the test's files are there).
-    The plugin (SE_PLUGIN_DIR) is built for that release: its clients
-    alone load it."""
-    if PREFIX:
-        return [os.path.join(PREFIX, "bin", argv[0])] + argv[1:]
-    if RELEASE != HOST_RELEASE:
-        return ["env", "SE_IN_ROOT_BINDS=/tmp",
-                "SE_RELEASES_DIR=" + RELEASES_DIR, IN_ROOT, RELEASE] + argv
-    return argv
 
 
 pytestmark = pytest.mark.skipif(
@@ -81,7 +66,9 @@ def submit(site, cmd="sbatch", *args):
     t0 = time.monotonic()
     argv = {"sbatch": ["sbatch", "--wrap", "true"],
             "salloc": ["salloc", "true"]}[cmd]
-    p = subprocess.run(release_client(argv + list(args)),
+    # the release under test's own client (its root's: /tmp bound, the
+    # test's files are there): the plugin is built for it alone
+    p = subprocess.run(release_argv(argv + list(args), binds="/tmp"),
                        capture_output=True, text=True,
                        timeout=30,
                        env=dict(os.environ,

@@ -74,6 +74,24 @@ class ClusterError(Exception):
     pass
 
 
+def release_argv(args, release=RELEASE, prefix=PREFIX,
+                 binds="/tmp /var/tmp"):
+    """argv running *args* (a list, or a string split as sh would) as a
+    Slurm release's own programs run: unchanged for the host's release,
+    with a tarball prefix's sbin and bin first in PATH (its programs find
+    their libslurmfull by rpath), or chrooted into a Debian release's
+    root (contribs/release/in-root, with *binds* bound)."""
+    args = shlex.split(args) if isinstance(args, str) else list(args)
+    if prefix:
+        path = "%s/sbin:%s/bin:%s" % (prefix, prefix,
+                                       os.environ.get("PATH", os.defpath))
+        return ["env", "PATH=" + path] + args
+    if release == HOST_RELEASE:
+        return args
+    return ["env", "SE_IN_ROOT_BINDS=" + binds,
+            "SE_RELEASES_DIR=" + RELEASES_DIR, IN_ROOT, release] + args
+
+
 def poll(predicate, timeout=30.0, interval=0.2, what="condition"):
     """Call predicate() until it returns a truthy value; return that value.
 
@@ -183,18 +201,8 @@ class Cluster:
         """argv running *args* where the cluster's daemons run: unchanged for
         the host's release, else chrooted into the release's root (with the
         state dir, /tmp and /var/tmp bound, as for the daemons)."""
-        args = shlex.split(args) if isinstance(args, str) else list(args)
-        if self.prefix:
-            # the prefix's programs first (slurmd -V, slurm-energy-check
-            # of the release's build finds its libslurmfull by rpath)
-            path = "%s/sbin:%s/bin:%s" % (self.prefix, self.prefix,
-                                           os.environ.get("PATH", os.defpath))
-            return ["env", "PATH=" + path] + args
-        if not self.in_release_root:
-            return args
-        return ["env", "SE_IN_ROOT_BINDS=/tmp /var/tmp " + self.state,
-                "SE_RELEASES_DIR=" + RELEASES_DIR,
-                IN_ROOT, self.release] + args
+        return release_argv(args, self.release, self.prefix,
+                            "/tmp /var/tmp " + self.state)
 
     # ---------------------------------------------------------- commands
     def run(self, args, timeout=60, check=True, input=None):
