@@ -393,6 +393,7 @@ def redfish_bmc(module_cluster, workroot):
     peers = {n: (RF_PORT_OF[n], {"column": n}) for n in NODES}
     with redfish_sims(work, epoch, "bmc", peers):
         c.restart(**cluster_args(files))
+        rr.wait_first_readings(c, NODES)
         yield c, epoch
 
 
@@ -419,6 +420,7 @@ def redfish_pdu(module_cluster, workroot):
             ("A1", "node1", 0.5), ("A2", "node2", 0.5)]})}
     with redfish_sims(work, epoch, "pdu", peers):
         c.restart(**cluster_args(files))
+        rr.wait_first_readings(c, NODES)
         yield c, epoch
 
 

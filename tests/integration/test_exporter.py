@@ -309,8 +309,7 @@ def run(cluster, tmp_path_factory):
             out["batch"] = c.sbatch("-w", "node1", "-J", "exp-batch", "-o",
                                     os.path.join(workdir, "batch.out"),
                                     script=script)
-            time.sleep(3)
-            out["live"] = exporters.text("node1")
+            out["live"] = _live_text(exporters, proc, out["batch"])
             jobid, windows = energy.finish(c, proc, "exp-one", 90)
             out["jobid"], out["task_end"] = jobid, windows["node1"][1]
             out["sacct"] = energy.consumed_energy(c, jobid)
@@ -326,6 +325,22 @@ def run(cluster, tmp_path_factory):
             exporters.stop()
             meter.stop()
     return out
+
+
+def _live_text(exporters, proc, batch):
+    """node1's exposition once the srun job's steps are listed, scraped
+    while that job runs (under CI's load its step can start seconds
+    after srun does, so a fixed wait read too early). If the job ends
+    first, the last scrape is kept and test_live_exposition fails."""
+    text = exporters.text("node1")
+    while proc.poll() is None:
+        steps = {lab["step"] for n, lab, v in series(text)
+                 if n == JOBS and lab["jobid"] != str(batch)}
+        if {"0", "extern"} <= steps:
+            break
+        time.sleep(SCRAPE_S)
+        text = exporters.text("node1")
+    return text
 
 
 def _restart_slurmd(c, exporters, scraper):

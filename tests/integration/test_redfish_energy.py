@@ -112,9 +112,6 @@ SOURCES = {
 }
 OUTLETS = "/redfish/v1/PowerEquipment/RackPDUs/1/Outlets/"
 SOURCE_LINE = "energy and power read from"
-# a reading (DebugFlags=Energy)
-FIRST_READING = re.compile(r"ENERGY: acct_gather_energy/bmc: redfish \S+: "
-                           r"t=\d+ ns power=")
 # the SPANK settle's outcome for a step, settled at its boundaries
 SETTLED = "step energy settled:"
 SETTLED_SPAN = re.compile(r"over ([0-9.]+) s from the tasks' start")
@@ -227,12 +224,7 @@ def rf_cluster(request, cluster, workdir):
             # (slurmctld's CurrentWatts would come up to 30 s later)
             poll(lambda: all(SOURCE_LINE in slurmd_log(c, n) for n in NODES),
                  timeout=60, what="each slurmd's Redfish source line")
-            # and its first reading: a step begun before it is not settled
-            # (its running total kept, +0.27 % and +0.47 % at load average
-            # 3-11 when the jobs started 0.05-0.6 s before it, 2026-11-29)
-            poll(lambda: all(FIRST_READING.search(slurmd_log(c, n))
-                             for n in NODES),
-                 timeout=60, what="each slurmd's first Redfish reading")
+            rr.wait_first_readings(c, NODES)
             yield c, epoch, kind, sims, plugstack
             logs = "".join(slurmd_log(c, n) for n in NODES)
             assert any_sim.password not in logs, "the password is in a log"
