@@ -400,14 +400,26 @@ uint64_t step_energy_settle_read_limit(uint64_t begin_ns,
 	return read_limit < limit_ns ? read_limit : limit_ns;
 }
 
+bool step_energy_meter_is_slow(const step_energy_t *s)
+{
+	return !s->read_deadline_ns ||
+	       s->read_deadline_ns > STEP_FINI_FAST_READ_NS;
+}
+
+bool step_energy_fini_leaves_to_spank(const step_energy_t *s,
+				      bool srun_told_first)
+{
+	if (!s->settle_spank_listed)
+		return false;
+	return srun_told_first || step_energy_meter_is_slow(s);
+}
+
 uint64_t step_energy_settle_limit(const step_energy_t *s, uint64_t t1_ns,
 				  uint64_t begin_ns, uint64_t limit_ns)
 {
 	uint64_t fini_ns = t1_ns + STEP_FINI_WAIT_NS;
 
-	if (!s->settle_in_fini || (s->read_deadline_ns &&
-				   s->read_deadline_ns <=
-				   STEP_FINI_FAST_READ_NS))
+	if (!s->settle_in_fini || !step_energy_meter_is_slow(s))
 		return limit_ns;	/* the SPANK settle's, or a fast meter */
 	/* fini() came late: what slurmd holds for it is read, not waited */
 	if (fini_ns < begin_ns + LIVE_RETRY_NS)

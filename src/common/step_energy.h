@@ -145,8 +145,9 @@
  * LIVE_MARGIN_NS): its reading is normally in within milliseconds, and a
  * DCMI rolling average's is "after" the end only half its window later,
  * which test_step_boundaries.py's exact bounds hold it to.
- * spank_energy_settle.so, where listed, settles after srun was told and
- * waits for the reading on any meter.
+ * spank_energy_settle.so, where listed, waits for the reading on any
+ * meter: after srun was told up to 25.11, before on 26.05, where fini()
+ * leaves it only a slow meter's step (step_energy_fini_leaves_to_spank).
  */
 #define STEP_FINI_WAIT_NS	(10 * SE_NS_PER_MS)
 #define STEP_FINI_FAST_READ_NS	(2 * SE_NS_PER_SEC)
@@ -473,6 +474,23 @@ uint64_t step_energy_settle_read_limit(uint64_t begin_ns,
  */
 uint64_t step_energy_settle_limit(const step_energy_t *s, uint64_t t1_ns,
 				  uint64_t begin_ns, uint64_t limit_ns);
+
+/*
+ * Whether fini() leaves the step's settle to a listed spank_energy_settle.so
+ * (its slurm_spank_exit comes next in the same slurmstepd).  Up to 25.11
+ * (srun_told_first: srun is told the tasks ended between the two) always:
+ * a wait there holds no user.  On 26.05 srun is told after both, so a wait
+ * holds srun wherever it runs; fini() keeps the settle, except for a slow
+ * meter (step_energy_meter_is_slow), whose end fini() would estimate after
+ * STEP_FINI_WAIT_NS: the site that listed the SPANK plugin asked for the
+ * reading after the step's end, and srun waits for it (at most max_wait).
+ */
+bool step_energy_fini_leaves_to_spank(const step_energy_t *s,
+				      bool srun_told_first);
+
+/* A meter whose reads may take longer than STEP_FINI_FAST_READ_NS (its
+ * read deadline in slurmd's answers), or whose deadline is not known yet. */
+bool step_energy_meter_is_slow(const step_energy_t *s);
 
 /* Whether a settle's question at now_ns may be held by slurmd: only when
  * the server's hold and the round trip (LIVE_QUERY_TIMEOUT_NS) fit before

@@ -677,6 +677,33 @@ START_TEST(test_settle_fini_limit)
 }
 END_TEST
 
+/* fini() leaves the settle to a listed SPANK plugin: always up to 25.11
+ * (srun told first); on 26.05 only for a slow meter, whose end fini()
+ * would estimate, and never when the plugin is not listed. */
+START_TEST(test_fini_leaves_to_spank)
+{
+	step_energy_t s = live_step();
+	energy_query_answer_t a = answer(0, 0, 0);
+
+	ck_assert(!step_energy_fini_leaves_to_spank(&s, true));
+	ck_assert(!step_energy_fini_leaves_to_spank(&s, false));
+	s.settle_spank_listed = true;
+	ck_assert(step_energy_fini_leaves_to_spank(&s, true));
+	/* no answer yet: the deadline unknown, taken as slow */
+	ck_assert(step_energy_meter_is_slow(&s));
+	ck_assert(step_energy_fini_leaves_to_spank(&s, false));
+	a.deadline_ns = S(2);		/* Modbus, IPMI, SNMP: fini() settles */
+	step_energy_query_answered(&s, &a, S(103));
+	ck_assert(!step_energy_meter_is_slow(&s));
+	ck_assert(step_energy_fini_leaves_to_spank(&s, true));
+	ck_assert(!step_energy_fini_leaves_to_spank(&s, false));
+	a.deadline_ns = S(8);		/* Redfish's default */
+	step_energy_query_answered(&s, &a, S(104));
+	ck_assert(step_energy_meter_is_slow(&s));
+	ck_assert(step_energy_fini_leaves_to_spank(&s, false));
+}
+END_TEST
+
 /* A slow meter's step end, no reading after it in fini()'s wait: the
  * newest reading's energy carried at its power to t1 (slurmd's E(t1))
  * minus E(t0), while that reading is within the sampler's reach; an
@@ -1140,6 +1167,7 @@ static Suite *step_energy_suite(void)
 	tcase_add_test(poll, test_poll_no_question);
 	tcase_add_test(poll, test_held_end_poll);
 	tcase_add_test(poll, test_settle_expected);
+	tcase_add_test(poll, test_fini_leaves_to_spank);
 	suite_add_tcase(s, poll);
 	tcase_add_test(settle, test_settle_from_held_answer);
 	tcase_add_test(settle, test_held_answer_refused);

@@ -531,11 +531,20 @@ static int _settle(unsigned max_wait_s, bool in_fini)
 }
 
 /*
- * Why fini() does not settle this step, or NULL when it does.  Up to 25.11
- * a listed SPANK settle runs after srun is told the tasks ended, so a wait
- * there holds no user: fini() leaves it that one.  On 26.05 srun is told
- * after both (mgr.c sends the exit messages after the completion): fini()
- * settles and the SPANK plugin finds nothing left to do.
+ * Slurm tells srun the tasks ended before slurm_spank_exit up to 25.11;
+ * 26.05 tells it after the step's completion (mgr.c), so after both.
+ */
+#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(26, 5, 0)
+#define SRUN_TOLD_BEFORE_SPANK_EXIT	true
+#else
+#define SRUN_TOLD_BEFORE_SPANK_EXIT	false
+#endif
+
+/*
+ * Why fini() does not settle this step, or NULL when it does.  A listed
+ * SPANK settle is left the step when its wait holds no user (up to 25.11)
+ * or when only it waits for a slow meter's reading after the end (26.05,
+ * where srun waits either way): step_energy_fini_leaves_to_spank.
  */
 static const char *_fini_leaves(const settle_conf_t *settle)
 {
@@ -543,10 +552,9 @@ static const char *_fini_leaves(const settle_conf_t *settle)
 		return "EnergySettle=no";
 	if (!se_step_job || se_step_job->state < SLURMSTEPD_STEP_ENDING)
 		return "the step is not ending";
-#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(26, 5, 0)
-	if (se_step.settle_spank_listed)
+	if (step_energy_fini_leaves_to_spank(&se_step,
+					     SRUN_TOLD_BEFORE_SPANK_EXIT))
 		return "left to spank_energy_settle.so in plugstack.conf";
-#endif
 	return NULL;
 }
 

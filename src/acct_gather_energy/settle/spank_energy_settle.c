@@ -16,7 +16,10 @@
  * so to the energy plugin at slurm_spank_init, and on those releases the
  * energy plugin leaves the settle to it.  On 26.05 srun is told after
  * both; the energy plugin settles and this plugin finds nothing to do (a
- * step settles once).
+ * step settles once), except for a slow meter (a read deadline over 2 s,
+ * as Redfish's), whose end fini() would estimate after 10 ms: fini()
+ * leaves that step to this plugin, which waits for the reading after the
+ * end (step_energy_fini_leaves_to_spank, src/common/step_energy.h).
  *
  * Slurm loads plugins with RTLD_LOCAL, so the energy plugin's symbols are
  * looked up in each loaded acct_gather_energy_*.so through
