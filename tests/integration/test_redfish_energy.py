@@ -43,6 +43,10 @@ meter silent up to the end (its 5 s backoff), spans 4.4-5.0 s, -7.2 to
 -11.7 %.  A frozen peer: the step, over which the meter gave nothing, is
 not guessed (-10 to -79 %, its outage or "not settled" said).  They add
 about 34 s to this file (frozen 11 s, reboot 6 s, each for bmc and pdu).
+With spank_energy_settle.so listed, the same faults in the middle of 30 s
+jobs leave each step settled exactly (test_faults_mid_job_settled, about
+38 s for each configuration): a frozen or rebooting counter meter within
+0.3 %, a slow one within 1.3 % (its readings' instants not known).
 
 Bounds: the counter paths (joules, kwh, pdu) 0.18 %, the power path its
 documented 1 %, each over the settle's own span (the tasks' start to the
@@ -575,3 +579,97 @@ def test_bmc_reboot_mid_job(rf_cluster):
         # gap across the reboot is the meter's (REBOOT_GAP_TOL); else (no
         # reading after t0 at all, the reboot right at the start) said so
         assert abs(err) <= REBOOT_GAP_TOL, err
+
+
+
+# test_faults_mid_job_settled: the faults' timing in a JOB_SECONDS job,
+# and the bound: the issue's 1 % asks less than the settle gives, so
+# about twice the worst measured (-0.293 %, a PDU rebooting)
+MID_JOB_FAULT_TOL = 0.006
+FAULT_AT_S = 10             # a reboot, a freeze begin this far in
+FREEZE_S = 5                # and a freeze lasts this long
+SLOW_S = 3                  # a slow peer's answer
+# ({peer: its fault mid-job}, the slow peer or None, {node: the share of
+# its energy read from the slow peer}).  A slow PDU is not here: beside a
+# fast one (a node's two outlets read one after the other, 3 s apart) its
+# nodes read -1.29 % to +1.27 % over 30 s jobs (2026-11-29, 4 runs), more
+# than the stamping of the two (slow_stamp_miss: about 0.3 %) explains;
+# issue #41 keeps that open.  Its 5 s steps: test_slow_bmc_never_blocks.
+MID_JOB_FAULTS = {
+    "bmc": ({"node1": "freeze"}, "node2", {"node2": 1.0}),
+    "pdu": ({"A": "reboot 2"}, None, {}),
+}
+
+
+def slow_stamp_miss(epoch, node, window, share):
+    """What a slow peer's stamping can move a step's energy by (J): its
+    readings are stamped at the middle of their GETs, when it read its
+    sensors within SLOW_S not being said (acct_gather_energy_bmc(5)), so
+    both boundaries may move by up to half of it: the trace's energy over
+    the window shifted so, against the window's, times the node's share
+    read from that peer."""
+    t0, t1 = window
+    here = energy.trace_joules(TRACE, node, epoch, t0, t1)
+    return share * max(abs(energy.trace_joules(TRACE, node, epoch, t0 + d,
+                                               t1 + d) - here)
+                       for d in (-SLOW_S / 2, SLOW_S / 2))
+
+
+def test_faults_mid_job_settled(rf_cluster):
+    """The issue's faults during JOB_SECONDS jobs on every path, with
+    spank_energy_settle.so listed (the fixture's plugstack.conf), which
+    settles each step with the meter's reading after its end (behind srun
+    up to 25.11; on 26.05 srun waits for it), a fault on each counter
+    path: bmc: node1's BMC (EnergyJoules) frozen FAULT_AT_S into the jobs
+    for FREEZE_S, node2's (EnergykWh) answering in SLOW_S throughout; pdu:
+    PDU A (an outlet of every node) rebooting FAULT_AT_S in (sessions
+    forgotten, 2 s down, counters kept).  Every step settled, none
+    estimated, each within MID_JOB_FAULT_TOL of the truth over its marks,
+    plus what a slow peer's stamping moves (slow_stamp_miss).  Measured
+    (2026-11-29, 22.05, load average 2-4): a BMC frozen +0.047 %,
+    +0.059 %; rebooting (an earlier layout) +0.042 %, +0.042 %, +0.050 %;
+    slow -0.054 %, -0.132 %, -0.367 %, -0.885 %, -1.238 % (its stamping
+    allowing 0.82-1.18 % more); PDU A rebooting -0.293 % to +0.051 %
+    (15 steps).  node3 (power alone) runs unfaulted: an outage of a power
+    meter is filled from the power around it, as good as the trace is
+    straight there (a 5 s freeze read -0.089 %, -0.472 %, -0.718 %;
+    acct_gather_energy_bmc(5), Meter outages), not the issue's 1 %.
+    Without the SPANK plugin these ends are estimated (the 5 s tests)."""
+    c, epoch, kind, sims, _ = rf_cluster
+    faults, slow, slow_share = MID_JOB_FAULTS[kind]
+    report, errors = [], []
+    try:
+        if slow:
+            sims[slow].fault("latency %g" % SLOW_S)
+            time.sleep(SLOW_S + 1)     # a read in flight sees it too
+        procs = [(c.popen(["srun", "-J", "rff-" + n, "-w", n,
+                           *tight_timed_command(JOB_SECONDS)]), "rff-" + n,
+                  n) for n in NODES]
+        time.sleep(FAULT_AT_S)
+        for p, what in faults.items():
+            sims[p].fault(what)
+        time.sleep(FREEZE_S)
+        for p, what in faults.items():
+            sims[p].fault("")
+        for proc, name, node in procs:
+            jobid, windows = energy.finish(c, proc, name, FINISH_S)
+            step = energy.consumed_energy(c, jobid)["%d.0" % jobid]
+            truth = energy.true_energy(TRACE, epoch, windows)
+            miss = slow_stamp_miss(epoch, node, windows[node],
+                                   slow_share.get(node, 0.0))
+            err = energy.relative_error(step or 0, truth)
+            settled = [l for l in slurmd_log(c, node).splitlines()
+                       if "[%d.0] " % jobid in l and SETTLED in l]
+            report.append("job %d (%s) on %s: sacct %s J, true %.1f J, "
+                          "%+.3f %% (allowed %.3f %%)" % (
+                              jobid, kind, node, step, truth, 100 * err,
+                              100 * (MID_JOB_FAULT_TOL + miss / truth)))
+            assert settled and not step_lines(c, node, jobid, ESTIMATED), \
+                (jobid, step_lines(c, node, jobid, "settle"))
+            if abs(step - truth) > MID_JOB_FAULT_TOL * truth + miss:
+                errors.append(report[-1])
+    finally:
+        for sim in sims.values():
+            sim.fault("")
+    print("\n".join(report))
+    assert not errors, errors
