@@ -10,9 +10,9 @@
  * where scontrol show job and sacct -o AdminComment show it.  slurmctld
  * refuses to update a finished job ("Job has already finished", measured
  * on 22.05), so the record is written while the job runs: when its lowest
- * cap goes down, else at most every every_ns (pcap_jobrec_due); the
- * AdminComment is behind the final record by that at most, and the
- * daemon logs the final one at the job's end.  A job never capped gets no
+ * cap goes down, else at most every every_ns (pcap_jobrec_due); at the
+ * job's end the daemon logs the final one and sets it in the job's
+ * accounting record (pcap_slurm_record_final).  A job never capped gets no
  * token (and costs no RPC).  Slurm-free: the daemon
  * learns the jobs' nodes through libslurm and hands them here by index.
  *

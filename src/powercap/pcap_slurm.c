@@ -14,6 +14,7 @@
 
 #include "slurm/slurm.h"
 #include "slurm/slurm_errno.h"
+#include "slurm/slurmdb.h"
 
 #include "pcap_slurm.h"
 
@@ -148,4 +149,188 @@ int pcap_slurm_record(uint32_t job_id, const char *old, const char *token,
 			 comment, slurm_strerror(errno));
 	free(comment);
 	return rc == SLURM_SUCCESS ? 0 : -1;
+}
+
+/* ------------------------------------------------ the final record */
+
+/* slurmdbd's connection and the cluster's name (records thread only) */
+static void *_db;
+static char *_cluster;
+
+void pcap_slurm_fini(void)
+{
+	if (_db)
+		slurmdb_connection_close(&_db);
+	_db = NULL;
+	free(_cluster);
+	_cluster = NULL;
+}
+
+/* ClusterName, as slurmctld has it (slurm.conf through libslurm). */
+static int _cluster_name(char *err, size_t err_len)
+{
+	slurm_conf_t *conf = NULL;
+
+	if (_cluster)
+		return 0;
+	if (slurm_load_ctl_conf((time_t)0, &conf) != SLURM_SUCCESS) {
+		snprintf(err, err_len, "slurm_load_ctl_conf: %s",
+			 slurm_strerror(errno));
+		return -1;
+	}
+	_cluster = conf->cluster_name ? strdup(conf->cluster_name) : NULL;
+	slurm_free_ctl_conf(conf);
+	if (!_cluster) {
+		snprintf(err, err_len, "slurm.conf names no ClusterName");
+		return -1;
+	}
+	return 0;
+}
+
+static int _db_connect(char *err, size_t err_len)
+{
+	uint16_t flags = 0;
+
+	if (_db)
+		return 0;
+	if (!(_db = slurmdb_connection_get(&flags))) {
+		snprintf(err, err_len, "slurmdbd: no connection: %s",
+			 slurm_strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The job's records on the cluster (no steps, any time): a condition to
+ * free with _job_cond_free. */
+static int _job_cond(slurmdb_job_cond_t *cond, uint32_t job_id)
+{
+	slurm_selected_step_t *step = calloc(1, sizeof(*step));
+	char *cluster = strdup(_cluster);
+
+	memset(cond, 0, sizeof(*cond));
+	if (!step || !cluster) {
+		free(step);
+		free(cluster);
+		return -1;
+	}
+	step->array_task_id = NO_VAL;
+	step->het_job_offset = NO_VAL;
+	step->step_id.job_id = job_id;
+	step->step_id.step_id = NO_VAL;
+	step->step_id.step_het_comp = NO_VAL;
+	cond->step_list = slurm_list_create(free);
+	cond->cluster_list = slurm_list_create(free);
+	slurm_list_append(cond->step_list, step);
+	slurm_list_append(cond->cluster_list, cluster);
+	cond->flags = JOBCOND_FLAG_NO_STEP | JOBCOND_FLAG_NO_DEFAULT_USAGE;
+	/* any scheduling flags (0 would ask for jobs with none) */
+	cond->db_flags = SLURMDB_JOB_FLAG_NOTSET;
+	return 0;
+}
+
+static void _job_cond_free(slurmdb_job_cond_t *cond)
+{
+	slurm_list_destroy(cond->step_list);
+	slurm_list_destroy(cond->cluster_list);
+}
+
+/* The job's newest record (a requeued job has one per run), or NULL. */
+static slurmdb_job_rec_t *_newest(void *jobs)
+{
+	slurmdb_job_rec_t *rec, *newest = NULL;
+	void *it = slurm_list_iterator_create(jobs);
+
+	while ((rec = slurm_list_next(it)))
+		if (!newest || rec->submit > newest->submit ||
+		    (rec->submit == newest->submit &&
+		     rec->start > newest->start))
+			newest = rec;
+	slurm_list_iterator_destroy(it);
+	return newest;
+}
+
+static bool _ended(const slurmdb_job_rec_t *rec)
+{
+	uint32_t base = rec->state & JOB_STATE_BASE;
+
+	return rec->end && base != JOB_PENDING && base != JOB_RUNNING &&
+	       base != JOB_SUSPENDED;
+}
+
+/* The new AdminComment into the job's record (an accounting operator's
+ * change, as sacctmgr modify job AdminComment=...). */
+static int _modify(slurmdb_job_cond_t *cond, char *comment, char *err,
+		   size_t err_len)
+{
+	slurmdb_job_rec_t change;
+	void *changed;
+
+	memset(&change, 0, sizeof(change));
+	change.derived_ec = NO_VAL;	/* left as it is */
+	change.admin_comment = comment;
+	changed = slurmdb_job_modify(_db, cond, &change);
+	if (!changed || !slurm_list_count(changed)) {
+		snprintf(err, err_len, "slurmdb_job_modify: %s",
+			 slurm_strerror(errno));
+		if (changed)
+			slurm_list_destroy(changed);
+		return -1;
+	}
+	slurm_list_destroy(changed);
+	/* slurmdbd holds a change in its transaction until it is committed
+	 * (sacctmgr asks before it does) */
+	if (slurmdb_connection_commit(_db, true) != SLURM_SUCCESS) {
+		snprintf(err, err_len, "slurmdb_connection_commit: %s",
+			 slurm_strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int pcap_slurm_record_final(uint32_t job_id, const char *token, char *err,
+			    size_t err_len)
+{
+	slurmdb_job_cond_t cond;
+	slurmdb_job_rec_t *rec;
+	char *comment = NULL;
+	void *jobs;
+	int rc = -1;
+
+	if (_cluster_name(err, err_len) || _db_connect(err, err_len))
+		return -1;
+	if (_job_cond(&cond, job_id)) {
+		snprintf(err, err_len, "out of memory");
+		return -1;
+	}
+	if (!(jobs = slurmdb_jobs_get(_db, &cond))) {
+		snprintf(err, err_len, "job %u: slurmdb_jobs_get: %s", job_id,
+			 slurm_strerror(errno));
+		/* a connection slurmdbd closed is opened again next time */
+		slurmdb_connection_close(&_db);
+		_db = NULL;
+		_job_cond_free(&cond);
+		return -1;
+	}
+	rec = _newest(jobs);
+	if (!rec || !_ended(rec)) {
+		rc = 1;		/* its end not in slurmdbd yet */
+		snprintf(err, err_len, "job %u: %s", job_id, !rec ?
+			 "no record in slurmdbd yet" :
+			 "its end not in slurmdbd yet");
+	}
+	else if (!(comment = pcap_jobrec_comment(rec->admin_comment, token)))
+		snprintf(err, err_len, "out of memory");
+	else if (rec->admin_comment && !strcmp(comment, rec->admin_comment))
+		rc = 0;
+	else if (strpbrk(comment, "'\\"))
+		/* slurmdbd puts the value in its SQL as it is */
+		snprintf(err, err_len, "job %u: its AdminComment has a quote or a backslash: final record %s not written",
+			 job_id, token);
+	else if (!_modify(&cond, comment, err, err_len))
+		rc = 0;
+	free(comment);
+	slurm_list_destroy(jobs);
+	_job_cond_free(&cond);
+	return rc;
 }

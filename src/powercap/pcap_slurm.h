@@ -43,4 +43,23 @@ void pcap_slurm_jobs_free(pcap_slurm_jobs_t *j);
 int pcap_slurm_record(uint32_t job_id, const char *old, const char *token,
 		      char *err, size_t err_len);
 
+/*
+ * The job's final record into its accounting record, once the job has
+ * ended: slurmctld refuses to update a finished job, so the record is
+ * set in slurmdbd (slurmdb_job_modify, as sacctmgr modify job does;
+ * SlurmUser, root or an accounting operator), with the token in the
+ * AdminComment slurmctld wrote there at the job's end.  Only after that
+ * end is in slurmdbd (the job's record shows it ended), since slurmctld's
+ * end record sets the AdminComment it holds.  Written on the cluster
+ * slurm.conf names (ClusterName), judged on the job's newest record (a
+ * requeued job has one a run; slurmdbd sets every one of them).  0 written (or the comment already so), 1 not yet (the job's
+ * end not in slurmdbd; err says which), -1 with err (tried again by the
+ * caller).
+ */
+int pcap_slurm_record_final(uint32_t job_id, const char *token, char *err,
+			    size_t err_len);
+
+/* slurmdbd's connection, if one was opened, closed. */
+void pcap_slurm_fini(void);
+
 #endif /* SE_PCAP_SLURM_H */

@@ -56,6 +56,11 @@
  * most (else when its lowest cap goes down): slurmctld takes no update of
  * a finished job, so the record is written while it runs */
 #define JOB_WRITE_EVERY_NS ((int64_t)(30 * SE_NS_PER_SEC))
+/* An ended job's final record is tried in slurmdbd this often, until its
+ * end is there (slurmctld sends it within a second or so), for at most
+ * FINAL_GIVE_UP_NS (slurmdbd down: slurmctld queues the end for it). */
+#define FINAL_RETRY_NS ((int64_t)SE_NS_PER_SEC)
+#define FINAL_GIVE_UP_NS ((int64_t)(600 * SE_NS_PER_SEC))
 #define STATE_VALID_TIMES 3
 
 typedef struct {
@@ -82,6 +87,13 @@ typedef struct {
 	bool have_ctl;
 } group_t;
 
+/* An ended job's final record, to be set in slurmdbd (pcap_slurm_record_final) */
+typedef struct {
+	uint32_t job_id;
+	char token[96];
+	int64_t ended_ns, next_ns;	/* monotonic */
+} final_t;
+
 typedef struct {
 	opts_t o;
 	group_t g;
@@ -100,6 +112,8 @@ typedef struct {
 	time_t jobs_last;	/* slurm_load_jobs's update time */
 	uint32_t *caps, *maxs;	/* per node, for pcap_jobrecs_round */
 	se_ratelimit_t rl_jobs;
+	final_t *finals;	/* ended jobs' records not yet in slurmdbd */
+	size_t n_finals, cap_finals;
 	/* PowerCapJobRecords' RPCs run in a thread of their own: libslurm
 	 * retries a connect to a slurmctld that is down for MessageTimeout
 	 * (10 s by default), which in the loop stopped the rounds and let
@@ -460,15 +474,74 @@ static long _find_node(void *arg, const char *name)
 	return _find(arg, name);
 }
 
-/* A job gone: its final record logged (slurmctld takes no update of a
- * finished job: its AdminComment holds the last one written). */
+/* A job gone: its final record logged, and queued for slurmdbd
+ * (slurmctld takes no update of a finished job; _job_finals). */
 static void _job_end(void *arg, const pcap_jobrec_t *r)
 {
+	daemon_t *d = arg;
 	char token[96];
+	final_t *f;
 
-	(void)arg;
-	if (pcap_jobrec_token(r, token, sizeof(token)))
-		se_log(SE_LOG_INFO, "job %u ended: %s", r->job_id, token);
+	if (!pcap_jobrec_token(r, token, sizeof(token)))
+		return;
+	se_log(SE_LOG_INFO, "job %u ended: %s", r->job_id, token);
+	if (d->n_finals == d->cap_finals) {
+		size_t cap = d->cap_finals ? 2 * d->cap_finals : 16;
+		final_t *v = realloc(d->finals, cap * sizeof(*v));
+
+		if (!v) {
+			se_log(SE_LOG_ERROR, "job %u: final record %s not "
+			       "written: out of memory", r->job_id, token);
+			return;
+		}
+		d->finals = v;
+		d->cap_finals = cap;
+	}
+	f = &d->finals[d->n_finals++];
+	f->job_id = r->job_id;
+	snprintf(f->token, sizeof(f->token), "%s", token);
+	f->ended_ns = f->next_ns = (int64_t)se_mono_ns();
+}
+
+/* The ended jobs' final records into slurmdbd, each once its end is
+ * there; given up after FINAL_GIVE_UP_NS (its AdminComment then holds the
+ * last record written while it ran). */
+static void _job_finals(daemon_t *d)
+{
+	int64_t now = (int64_t)se_mono_ns();
+	char err[512];
+	size_t k = 0;
+
+	while (k < d->n_finals) {
+		final_t *f = &d->finals[k];
+		int rc = 1;
+
+		if (f->next_ns <= now) {
+			rc = pcap_slurm_record_final(f->job_id, f->token, err,
+						     sizeof(err));
+			if (rc < 0)
+				se_log_limited(&d->rl_jobs, se_mono_ns(),
+					       SE_LOG_ERROR,
+					       "job %u: final record: %s",
+					       f->job_id, err);
+			else if (!rc)
+				se_log(SE_LOG_INFO, "job %u: final record "
+				       "in its accounting: %s", f->job_id,
+				       f->token);
+			else
+				se_log(SE_LOG_DEBUG, "final record: %s", err);
+			f->next_ns = now + FINAL_RETRY_NS;
+		}
+		if (rc && now - f->ended_ns < FINAL_GIVE_UP_NS) {
+			k++;
+			continue;
+		}
+		if (rc)
+			se_log(SE_LOG_ERROR, "job %u: final record %s not "
+			       "written: its end not in slurmdbd after %.0f s",
+			       f->job_id, f->token, FINAL_GIVE_UP_NS / 1e9);
+		d->finals[k] = d->finals[--d->n_finals];
+	}
 }
 
 /* Each running job's record into its AdminComment when due. */
@@ -520,6 +593,7 @@ static void _job_records(daemon_t *d, int64_t now)
 	pcap_jobrecs_round(&d->recs, now, d->jobs.jobs, d->jobs.n, d->caps,
 			   d->maxs, g->n, _job_end, d);
 	_job_write(d, now);
+	_job_finals(d);
 }
 
 static void *_job_records_thread(void *arg)
@@ -793,6 +867,11 @@ int main(int argc, char **argv)
 	free(d.conns);
 	se_munge_free(d.munge);
 	pcap_slurm_jobs_free(&d.jobs);
+	for (size_t k = 0; k < d.n_finals; k++)
+		se_log(SE_LOG_INFO, "job %u: final record %s not written "
+		       "(exiting)", d.finals[k].job_id, d.finals[k].token);
+	free(d.finals);
+	pcap_slurm_fini();
 	pcap_jobrecs_free(&d.recs);
 	free(d.caps);
 	free(d.maxs);
