@@ -131,8 +131,9 @@ int pcap_slurm_record(uint32_t job_id, const char *old, const char *token,
 		      char *err, size_t err_len)
 {
 	job_desc_msg_t d;
+	job_array_resp_msg_t *resp = NULL;
 	char *comment = pcap_jobrec_comment(old, token), id[16];
-	int rc;
+	int rc, code = 0;
 
 	if (!comment) {
 		snprintf(err, err_len, "out of memory");
@@ -143,12 +144,21 @@ int pcap_slurm_record(uint32_t job_id, const char *old, const char *token,
 	snprintf(id, sizeof(id), "%u", job_id);
 	d.job_id_str = id;
 	d.admin_comment = comment;
-	rc = slurm_update_job(&d);
+	/* slurm_update_job2: with job_id_str, slurm_update_job logs an
+	 * error line ("Use slurm_update_job2() ...") on every call */
+	rc = slurm_update_job2(&d, &resp);
 	if (rc != SLURM_SUCCESS)
+		code = errno ? errno : SLURM_ERROR;
+	for (uint32_t i = 0; resp && i < resp->job_array_count; i++)
+		if (resp->error_code[i] && !code)
+			code = resp->error_code[i];
+	if (code)
 		snprintf(err, err_len, "job %u: AdminComment=%s: %s", job_id,
-			 comment, slurm_strerror(errno));
+			 comment, slurm_strerror(code));
+	if (resp)
+		slurm_free_job_array_resp(resp);
 	free(comment);
-	return rc == SLURM_SUCCESS ? 0 : -1;
+	return code ? -1 : 0;
 }
 
 /* ------------------------------------------------ the final record */

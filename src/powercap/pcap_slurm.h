@@ -2,7 +2,7 @@
  * pcap_slurm.h - slurm-energy-powercapd's libslurm side (issue #45,
  * PowerCapJobRecords=yes): the running jobs on the cap group's nodes
  * (slurm_load_jobs, one RPC) and each capped job's record written into
- * its AdminComment (slurm_update_job, as SlurmUser or root), where
+ * its AdminComment (slurm_update_job2, as SlurmUser or root), where
  * sacct -o AdminComment shows it.  The records themselves: pcap_jobrec.h.
  */
 #ifndef SE_PCAP_SLURM_H

@@ -1,7 +1,7 @@
 """Each capped job's record in its AdminComment (issue #45,
 PowerCapJobRecords=yes): slurm-energy-powercapd on the session's test
 cluster (its slurmctld through libslurm: slurm_load_jobs every round with its
-update time, slurm_update_job while the job runs: slurmctld refuses to
+update time, slurm_update_job2 while the job runs: slurmctld refuses to
 update a finished job), two agents named after the cluster's
 nodes over fake RAPL trees and se-fake-node-power (test_powercap_daemon's
 rig: the caps are real, the nodes' power a file's watts).  Demands 180 W
@@ -121,6 +121,12 @@ def test_capped_job_recorded_in_admin_comment(capped):
             if "round" not in line][-40:])
         time.sleep(0.5)
     assert comment.count("powercap=") == 1, comment
+    # no error said by the daemon or by libslurm in it (slurm_update_job
+    # with a job id string logged "error: Use slurm_update_job2() ..."
+    # at every write)
+    errors = [line for line in capped.log("daemon").splitlines()
+              if "error" in line]
+    assert not errors, errors
     said = "job %d: final record in its accounting: %s" % (jobid, want)
     assert said in capped.log("daemon"), capped.log("daemon")[-2000:]
     m = re.search(r"powercap=capped:(\d+)s,min:(\d+)W", comment)
