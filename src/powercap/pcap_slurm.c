@@ -189,7 +189,11 @@ static int _cluster_name(char *err, size_t err_len)
 		return -1;
 	}
 	_cluster = conf->cluster_name ? strdup(conf->cluster_name) : NULL;
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+	slurm_free_conf(conf);		/* renamed in 26.05 */
+#else
 	slurm_free_ctl_conf(conf);
+#endif
 	if (!_cluster) {
 		snprintf(err, err_len, "slurm.conf names no ClusterName");
 		return -1;
