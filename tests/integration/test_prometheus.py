@@ -297,8 +297,14 @@ def test_account_rule_holds_the_jobs_energy(run):
         "account:slurm_energy_job_energy_joules:increase1h")}
     assert len(got) == 1, got
     sacct = sum(steps["extern"] for steps in run["sacct"].values())
-    slack = sum(end_rate(step_series(prom, jobid)["extern"][0])[0]
-                for jobid in run["jobs"].values()) * SCRAPE_S
+    # a scrape interval of each job's power at its start and at its end,
+    # its end power standing for both (its start's, summed over nodes
+    # whose first scrapes are spread over an interval, is not known that
+    # well): the bound was the end's alone, against this docstring, and
+    # a CI rehearsal read -491 J against 410 J (2026-11-30, 872a192)
+    slack = 2 * SCRAPE_S * sum(
+        end_rate(step_series(prom, jobid)["extern"][0])[0]
+        for jobid in run["jobs"].values())
     (account, value), = got.items()
     print("account %s: rule %.1f J, sacct %d J (%+.1f J, bound %.0f J)"
           % (account, value, sacct, value - sacct, slack))
