@@ -167,11 +167,17 @@ int pcap_slurm_record(uint32_t job_id, const char *old, const char *token,
 static void *_db;
 static char *_cluster;
 
-void pcap_slurm_fini(void)
+/* slurmdbd's connection closed: opened again at the next final record */
+static void _db_close(void)
 {
 	if (_db)
 		slurmdb_connection_close(&_db);
 	_db = NULL;
+}
+
+void pcap_slurm_fini(void)
+{
+	_db_close();
 	free(_cluster);
 	_cluster = NULL;
 }
@@ -320,9 +326,7 @@ int pcap_slurm_record_final(uint32_t job_id, const char *token, char *err,
 	if (!(jobs = slurmdb_jobs_get(_db, &cond))) {
 		snprintf(err, err_len, "job %u: slurmdb_jobs_get: %s", job_id,
 			 slurm_strerror(errno));
-		/* a connection slurmdbd closed is opened again next time */
-		slurmdb_connection_close(&_db);
-		_db = NULL;
+		_db_close();	/* slurmdbd may have closed it */
 		_job_cond_free(&cond);
 		return -1;
 	}
@@ -332,8 +336,7 @@ int pcap_slurm_record_final(uint32_t job_id, const char *token, char *err,
 		snprintf(err, err_len, "job %u: %s", job_id, !rec ?
 			 "no record in slurmdbd yet" :
 			 "its end not in slurmdbd yet");
-	}
-	else if (!(comment = pcap_jobrec_comment(rec->admin_comment, token)))
+	} else if (!(comment = pcap_jobrec_comment(rec->admin_comment, token)))
 		snprintf(err, err_len, "out of memory");
 	else if (rec->admin_comment && !strcmp(comment, rec->admin_comment))
 		rc = 0;

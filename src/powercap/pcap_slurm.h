@@ -2,8 +2,10 @@
  * pcap_slurm.h - slurm-energy-powercapd's libslurm side (issue #45,
  * PowerCapJobRecords=yes): the running jobs on the cap group's nodes
  * (slurm_load_jobs, one RPC) and each capped job's record written into
- * its AdminComment (slurm_update_job2, as SlurmUser or root), where
- * sacct -o AdminComment shows it.  The records themselves: pcap_jobrec.h.
+ * its AdminComment (slurm_update_job2, as SlurmUser or root) while it
+ * runs, and its final one into its accounting record in slurmdbd after it
+ * ended (pcap_slurm_record_final), where sacct -o AdminComment shows it.
+ * The records themselves: pcap_jobrec.h.
  */
 #ifndef SE_PCAP_SLURM_H
 #define SE_PCAP_SLURM_H

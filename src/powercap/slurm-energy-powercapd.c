@@ -39,6 +39,7 @@
 #include "pcap_jobrec.h"
 #include "pcap_slurm.h"
 #include "pcap_wire.h"
+#include "se_array.h"
 #include "se_munge.h"
 #include "se_prog.h"
 #include "pcap_state.h"
@@ -485,17 +486,11 @@ static void _job_end(void *arg, const pcap_jobrec_t *r)
 	if (!pcap_jobrec_token(r, token, sizeof(token)))
 		return;
 	se_log(SE_LOG_INFO, "job %u ended: %s", r->job_id, token);
-	if (d->n_finals == d->cap_finals) {
-		size_t cap = d->cap_finals ? 2 * d->cap_finals : 16;
-		final_t *v = realloc(d->finals, cap * sizeof(*v));
-
-		if (!v) {
-			se_log(SE_LOG_ERROR, "job %u: final record %s not "
-			       "written: out of memory", r->job_id, token);
-			return;
-		}
-		d->finals = v;
-		d->cap_finals = cap;
+	if (se_array_room(&d->finals, d->n_finals, &d->cap_finals,
+			  sizeof(d->finals[0]), 16)) {
+		se_log(SE_LOG_ERROR, "job %u: final record %s not written: "
+		       "out of memory", r->job_id, token);
+		return;
 	}
 	f = &d->finals[d->n_finals++];
 	f->job_id = r->job_id;

@@ -277,8 +277,7 @@ def test_jobs_on_every_path(rf_cluster):
         # fini() before the SPANK settle's exit hook, fini() leaves a
         # slow meter's step to it (before, fini() estimated the end
         # after 10 ms: carried 0.138 s, +0.028 %, CI rehearsal 2026-11-29)
-        settled = [l for l in slurmd_log(c, node).splitlines()
-                   if "[%d.0] " % jobid in l and SETTLED in l]
+        settled = stepd_lines(c, node, jobid, SETTLED)
         span = SETTLED_SPAN.search(settled[0]) if settled else None
         extra = float(span.group(1)) - (windows[node][1] - windows[node][0]) \
             if span else 0.0
@@ -291,9 +290,8 @@ def test_jobs_on_every_path(rf_cluster):
                   windows[node][1] - windows[node][0],
                   span.group(1) if span else "?", extra, 100 * err))
         assert step is not None, recorded
-        assert settled, "job %d: not settled: %r" % (jobid, [
-            l for l in slurmd_log(c, node).splitlines()
-            if "[%d.0] " % jobid in l and "settle" in l])
+        assert settled, "job %d: not settled: %r" % (
+            jobid, stepd_lines(c, node, jobid, "settle"))
         assert -SPAN_EXTRA_MAX_S < extra < SPAN_EXTRA_MAX_S, \
             (jobid, settled[0], windows)
         if abs(err) > TOLERANCE[path]:
@@ -453,6 +451,13 @@ def step_lines(c, node, jobid, what):
             if "step %d.0:" % jobid in l and what in l]
 
 
+def stepd_lines(c, node, jobid, what):
+    """slurmd-NODE.log's lines that step JOBID.0's slurmstepd logged
+    (tagged "[JOBID.0] ") and that say *what*."""
+    return [l for l in slurmd_log(c, node).splitlines()
+            if "[%d.0] " % jobid in l and what in l]
+
+
 # A slow or faulted meter, nothing in plugstack.conf: fini()'s settle
 # waits at most 10 ms after the step's end (STEP_FINI_WAIT_NS), then
 # estimates the end.  Ours in srun's time is that settle, bounded on its
@@ -553,8 +558,7 @@ def test_frozen_bmc_never_blocks(rf_cluster):
     assert not step_lines(c, node, jobid, ESTIMATED), \
         "job %d: estimated from no reading of its own" % jobid
     outage = step_lines(c, node, jobid, NOT_KNOWN)
-    said = outage or [l for l in slurmd_log(c, node).splitlines()
-                      if "[%d.0]" % jobid in l and NOT_SETTLED in l]
+    said = outage or stepd_lines(c, node, jobid, NOT_SETTLED)
     assert said, "job %d: neither its outage nor 'not settled' said" % jobid
     if outage:
         assert step <= truth * (1 + FAULT_ENERGY_TOL), (step, truth)
@@ -583,8 +587,7 @@ def test_bmc_reboot_mid_job(rf_cluster):
                                    jobid, windows, exited)
     if step_lines(c, node, jobid, ESTIMATED):
         check_estimate(c, epoch, node, jobid, windows, step, truth)
-    elif not [l for l in slurmd_log(c, node).splitlines()
-              if "[%d.0]" % jobid in l and NOT_SETTLED in l]:
+    elif not stepd_lines(c, node, jobid, NOT_SETTLED):
         # read again before the end: settled exactly at its end, but the
         # gap across the reboot is the meter's (REBOOT_GAP_TOL); else (no
         # reading after t0 at all, the reboot right at the start) said so
@@ -668,8 +671,7 @@ def test_faults_mid_job_settled(rf_cluster):
             miss = slow_stamp_miss(epoch, node, windows[node],
                                    slow_share.get(node, 0.0))
             err = energy.relative_error(step or 0, truth)
-            settled = [l for l in slurmd_log(c, node).splitlines()
-                       if "[%d.0] " % jobid in l and SETTLED in l]
+            settled = stepd_lines(c, node, jobid, SETTLED)
             report.append("job %d (%s) on %s: sacct %s J, true %.1f J, "
                           "%+.3f %% (allowed %.3f %%)" % (
                               jobid, kind, node, step, truth, 100 * err,
