@@ -2,15 +2,16 @@
  * se_munge.h - messages between our programs over TCP, each the payload of
  * a MUNGE credential sent as the credential's text and a newline: the
  * power cap's daemon and agents (issue #45) and the PDU poller and the
- * nodes' SNMP meters (issue #44).  MUNGE says who sent a message (its uid)
- * and refuses a replayed or expired credential, so a forged or replayed
- * message is never taken.
+ * nodes' meters that ask it (issue #44, pdu_poll_meter.h).  MUNGE says
+ * who sent a message (its uid) and refuses a replayed or expired
+ * credential, so a forged or replayed message is never taken.
  *
  * The line reader (se_lines.h) is munge-free; the seal/open pair wraps
  * libmunge (a context per program, its socket configurable, as Slurm's
  * AuthInfo=socket=).  se_sealer_t puts seal/open behind a small interface
  * so that a unit test can talk to a peer without munged.  Slurm-free; this
- * file alone links libmunge (libsemunge.la), the rest of the core does not.
+ * file alone links libmunge (libsemunge.la, with the PDU poller's wire and
+ * node meter that use it), the rest of the core does not.
  */
 #ifndef SE_MUNGE_H
 #define SE_MUNGE_H

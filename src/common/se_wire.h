@@ -1,7 +1,7 @@
 /*
  * se_wire.h - the bytes of our fixed-size binary messages (the power
  * cap's, src/powercap/pcap_wire.c; the PDU poller's,
- * src/meters/snmp/snmp_poll_wire.c): little-endian integers, string fields
+ * src/common/pdu_poll_wire.c): little-endian integers, string fields
  * of a fixed size ended by a NUL, and a header (magic, version, type,
  * total length) checked before anything else is read.  Slurm-free, no I/O.
  */

@@ -7,7 +7,7 @@
  * EnergySNMPPoller: its own address), polls every PDU of the map once a
  * period with one GET for all the outlets the map lists on it
  * (snmp_poller.c, on its polling thread), and answers each node's ASK
- * with the node's latest reading and its age (snmp_poll_wire.h), each
+ * with the node's latest reading and its age (pdu_poll_wire.h), each
  * message a MUNGE credential a line (se_munge.h).  The nodes' slurmd
  * then never talk to the PDUs: a rack of 40 nodes on two PDUs costs the
  * PDUs two GETs a period instead of 80.
@@ -47,7 +47,7 @@
 #include "se_prog.h"
 #include "se_time.h"
 #include "snmp_conf.h"
-#include "snmp_poll_wire.h"
+#include "pdu_poll_wire.h"
 #include "snmp_poller.h"
 
 #define PROG		"slurm-energy-pdu-poller"
@@ -323,25 +323,25 @@ static void _accept(daemon_t *d)
 /* One ASK answered: 0, or -errno (the connection is then dropped). */
 static int _answer(daemon_t *d, conn_t *c, const char *cred)
 {
-	uint8_t buf[SNMP_POLL_MAX_LEN];
+	uint8_t buf[PDU_POLL_MAX_LEN];
 	size_t len = sizeof(buf);
-	snmp_poll_ask_t ask;
-	snmp_poll_reading_t r = { 0 };
+	pdu_poll_ask_t ask;
+	pdu_poll_reading_t r = { 0 };
 	char err[512];
 	uid_t uid;
 	int rc;
 
 	if ((rc = se_munge_open(d->munge, cred, buf, &len, &uid, err,
 				sizeof(err))) ||
-	    (rc = snmp_poll_wire_read_ask(buf, len, &ask, err,
-					  sizeof(err)))) {
+	    (rc = pdu_poll_wire_read_ask(buf, len, &ask, err,
+					 sizeof(err)))) {
 		se_log(SE_LOG_INFO, "an ask refused: %s", err);
 		return rc;
 	}
 	snmp_poller_answer(d->poller, ask.node, se_mono_ns(), &r);
 	r.nonce = ask.nonce;
 	d->asks++;
-	if ((rc = snmp_poll_wire_reading(&r, buf, sizeof(buf))) < 0)
+	if ((rc = pdu_poll_wire_reading(&r, buf, sizeof(buf))) < 0)
 		return rc;
 	if ((rc = se_munge_send(d->munge, c->fd, buf, (size_t)rc, err,
 				sizeof(err))))

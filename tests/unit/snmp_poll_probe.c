@@ -1,6 +1,6 @@
 /*
  * snmp_poll_probe.c - one node's meter reading through the PDU poller
- * (snmp_poll_meter.c, MUNGE as slurmd seals), for bench/snmp: reads a
+ * (pdu_poll_meter.c, MUNGE as slurmd seals), for bench/snmp: reads a
  * period apart, one line a read:
  *   read RC POWER_MW MS ASKS | MSG
  * (RC -EALREADY: the poller had nothing newer; MS: the read's duration).
@@ -18,12 +18,12 @@
 
 #include "se_munge.h"
 #include "se_time.h"
-#include "snmp_poll_meter.h"
+#include "pdu_poll_meter.h"
 
 int main(int argc, char **argv)
 {
-	snmp_poll_meter_config_t c;
-	snmp_poll_meter_t *m;
+	pdu_poll_meter_config_t c;
+	pdu_poll_meter_t *m;
 	uint64_t period_ns, timeout_ns, next;
 	char err[512];
 	void *munge;
@@ -41,13 +41,13 @@ int main(int argc, char **argv)
 		printf("config-error %s\n", err);
 		return 1;
 	}
-	c = (snmp_poll_meter_config_t){
+	c = (pdu_poll_meter_config_t){
 		.node = argv[2], .poller = argv[1],
 		.sealer = se_munge_sealer(munge),
 		.sealer_free = se_munge_free, .poller_uid = getuid(),
 		.timeout_ns = timeout_ns,
 		.max_age_ns = 2 * period_ns + timeout_ns };
-	if (snmp_poll_meter_create(&c, &m, err, sizeof(err))) {
+	if (pdu_poll_meter_create(&c, &m, err, sizeof(err))) {
 		printf("config-error %s\n", err);
 		return 1;
 	}
@@ -63,14 +63,14 @@ int main(int argc, char **argv)
 		next += period_ns;
 		memset(&r, 0, sizeof(r));
 		t0 = se_mono_ns();
-		rc = snmp_poll_meter_ops.read(m, &r, t0 + timeout_ns, msg,
-					      sizeof(msg));
+		rc = pdu_poll_meter_ops.read(m, &r, t0 + timeout_ns, msg,
+					     sizeof(msg));
 		printf("read %d %llu %.3f %lu | %s\n", rc,
 		       (unsigned long long)r.power_mw,
-		       (se_mono_ns() - t0) / 1e6, snmp_poll_meter_asks(m),
+		       (se_mono_ns() - t0) / 1e6, pdu_poll_meter_asks(m),
 		       msg);
 		fflush(stdout);
 	}
-	snmp_poll_meter_destroy(m);	/* with munge */
+	pdu_poll_meter_destroy(m);	/* with munge */
 	return 0;
 }

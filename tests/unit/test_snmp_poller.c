@@ -1,15 +1,15 @@
 /*
  * test_snmp_poller.c - the PDU poller (issue #44) without a network: its
- * messages (src/meters/snmp/snmp_poll_wire.c) round-trip and refuse what
- * they do not understand; its core (snmp_poller.c) against a fake agent
- * sends one GET per PDU a round for every node on it, makes each node the
- * reading its own meter would make, splits a GET on tooBig, and fails
- * the nodes of a PDU down with the PDU's reason; the node's meter
- * (snmp_poll_meter.c) against a fake poller on loopback (a clear sealer
- * in place of MUNGE) stamps a reading at receipt - age, says -EALREADY for
- * a round already taken, skips a late answer to an earlier ask, and fails
- * by its deadline, naming the poller, when the poller refuses, is silent,
- * down, or answers for another uid.  The daemon with MUNGE and a real
+ * messages (src/common/pdu_poll_wire.c) round-trip and refuse what they do
+ * not understand; its core (snmp_poller.c) against a fake agent sends one
+ * GET per PDU a round for every node on it, makes each node the reading
+ * its own meter would make, splits a GET on tooBig, and fails the nodes
+ * of a PDU down with the PDU's reason; the node's meter
+ * (src/common/pdu_poll_meter.c) against a fake poller on loopback (a
+ * clear sealer in place of MUNGE) stamps a reading at receipt - age, says
+ * -EALREADY for a round already taken, skips a late answer to an earlier
+ * ask, and fails by its deadline, naming the poller, when the poller
+ * refuses, is silent, down, or answers for another uid.  The daemon with MUNGE and a real
  * agent is in tests/integration/test_snmp_poller.py.
  */
 #ifdef HAVE_CONFIG_H
@@ -33,8 +33,8 @@
 #include "se_time.h"
 #include "snmp_conf.h"
 #include "snmp_meter.h"
-#include "snmp_poll_meter.h"
-#include "snmp_poll_wire.h"
+#include "pdu_poll_meter.h"
+#include "pdu_poll_wire.h"
 #include "snmp_poller.h"
 #include "comma_hostlist.h"
 
@@ -44,29 +44,29 @@
 
 START_TEST(test_wire_roundtrip)
 {
-	snmp_poll_ask_t a = { .node = "n01", .nonce = 0x1122334455667788ULL };
-	snmp_poll_ask_t a2;
-	snmp_poll_reading_t r = {
+	pdu_poll_ask_t a = { .node = "n01", .nonce = 0x1122334455667788ULL };
+	pdu_poll_ask_t a2;
+	pdu_poll_reading_t r = {
 		.node = "n01", .nonce = 7, .seq = 42, .age_ns = 123456789,
 		.power_mw = 987654, .counter_raw = 1ULL << 40,
 		.mj_per_unit = 360000000.0 * 0.55, .width_bits = 64,
-		.registers = 2, .flags = SNMP_POLL_POWER | SNMP_POLL_COUNTER,
+		.registers = 2, .flags = PDU_POLL_POWER | PDU_POLL_COUNTER,
 		.status = -ETIMEDOUT, .error = "node n01: PDU a (h): late" };
-	snmp_poll_reading_t r2;
-	uint8_t buf[SNMP_POLL_MAX_LEN];
+	pdu_poll_reading_t r2;
+	uint8_t buf[PDU_POLL_MAX_LEN];
 	char err[256];
 
-	ck_assert_int_eq(snmp_poll_wire_ask(&a, buf, sizeof(buf)),
-			 SNMP_POLL_ASK_LEN);
+	ck_assert_int_eq(pdu_poll_wire_ask(&a, buf, sizeof(buf)),
+			 PDU_POLL_ASK_LEN);
 	ck_assert_int_eq(memcmp(buf, "SEPP", 4), 0);
-	ck_assert_int_eq(snmp_poll_wire_read_ask(buf, SNMP_POLL_ASK_LEN, &a2,
-						 err, sizeof(err)), 0);
+	ck_assert_int_eq(pdu_poll_wire_read_ask(buf, PDU_POLL_ASK_LEN, &a2,
+						err, sizeof(err)), 0);
 	ck_assert_str_eq(a2.node, "n01");
 	ck_assert(a2.nonce == a.nonce);
-	ck_assert_int_eq(snmp_poll_wire_reading(&r, buf, sizeof(buf)),
-			 SNMP_POLL_READING_LEN);
-	ck_assert_int_eq(snmp_poll_wire_read_reading(
-		buf, SNMP_POLL_READING_LEN, &r2, err, sizeof(err)), 0);
+	ck_assert_int_eq(pdu_poll_wire_reading(&r, buf, sizeof(buf)),
+			 PDU_POLL_READING_LEN);
+	ck_assert_int_eq(pdu_poll_wire_read_reading(
+		buf, PDU_POLL_READING_LEN, &r2, err, sizeof(err)), 0);
 	ck_assert(r2.seq == 42 && r2.age_ns == 123456789 &&
 		  r2.power_mw == 987654 && r2.counter_raw == 1ULL << 40);
 	ck_assert(r2.mj_per_unit == r.mj_per_unit);	/* bit for bit */
@@ -80,39 +80,39 @@ END_TEST
 
 START_TEST(test_wire_refuses)
 {
-	snmp_poll_ask_t a = { .node = "n01", .nonce = 1 };
-	snmp_poll_reading_t r;
-	uint8_t buf[SNMP_POLL_MAX_LEN], bad[SNMP_POLL_MAX_LEN];
+	pdu_poll_ask_t a = { .node = "n01", .nonce = 1 };
+	pdu_poll_reading_t r;
+	uint8_t buf[PDU_POLL_MAX_LEN], bad[PDU_POLL_MAX_LEN];
 	char err[256];
 
-	snmp_poll_wire_ask(&a, buf, sizeof(buf));
+	pdu_poll_wire_ask(&a, buf, sizeof(buf));
 	/* an ask is not a reading */
-	ck_assert_int_eq(snmp_poll_wire_read_reading(buf, SNMP_POLL_ASK_LEN,
-						     &r, err, sizeof(err)),
+	ck_assert_int_eq(pdu_poll_wire_read_reading(buf, PDU_POLL_ASK_LEN,
+						    &r, err, sizeof(err)),
 			 -EBADMSG);
 	ck_assert_msg(strstr(err, "expected type 2"), "%s", err);
 	/* short, magic, version, no NUL */
-	ck_assert_int_eq(snmp_poll_wire_read_ask(buf, 5, &a, err,
-						 sizeof(err)), -EBADMSG);
-	memcpy(bad, buf, SNMP_POLL_ASK_LEN);
+	ck_assert_int_eq(pdu_poll_wire_read_ask(buf, 5, &a, err,
+						sizeof(err)), -EBADMSG);
+	memcpy(bad, buf, PDU_POLL_ASK_LEN);
 	bad[0] = 'X';
-	ck_assert_int_eq(snmp_poll_wire_read_ask(bad, SNMP_POLL_ASK_LEN, &a,
-						 err, sizeof(err)), -EBADMSG);
+	ck_assert_int_eq(pdu_poll_wire_read_ask(bad, PDU_POLL_ASK_LEN, &a,
+						err, sizeof(err)), -EBADMSG);
 	ck_assert_msg(strstr(err, "not a PDU poller"), "%s", err);
-	memcpy(bad, buf, SNMP_POLL_ASK_LEN);
+	memcpy(bad, buf, PDU_POLL_ASK_LEN);
 	bad[4] = 9;
-	ck_assert_int_eq(snmp_poll_wire_read_ask(bad, SNMP_POLL_ASK_LEN, &a,
-						 err, sizeof(err)),
+	ck_assert_int_eq(pdu_poll_wire_read_ask(bad, PDU_POLL_ASK_LEN, &a,
+						err, sizeof(err)),
 			 -EPROTONOSUPPORT);
-	memcpy(bad, buf, SNMP_POLL_ASK_LEN);
-	memset(bad + 20, 'x', SNMP_POLL_NAME_MAX);
-	ck_assert_int_eq(snmp_poll_wire_read_ask(bad, SNMP_POLL_ASK_LEN, &a,
-						 err, sizeof(err)), -EBADMSG);
+	memcpy(bad, buf, PDU_POLL_ASK_LEN);
+	memset(bad + 20, 'x', PDU_POLL_NAME_MAX);
+	ck_assert_int_eq(pdu_poll_wire_read_ask(bad, PDU_POLL_ASK_LEN, &a,
+						err, sizeof(err)), -EBADMSG);
 	ck_assert_msg(strstr(err, "node name without its end"), "%s", err);
 	/* a name that would not decode is not encoded */
 	memset(a.node, 'y', sizeof(a.node));
-	ck_assert_int_eq(snmp_poll_wire_ask(&a, buf, sizeof(buf)), -EINVAL);
-	ck_assert_int_eq(snmp_poll_wire_ask(&a, buf, 10), -ENOSPC);
+	ck_assert_int_eq(pdu_poll_wire_ask(&a, buf, sizeof(buf)), -EINVAL);
+	ck_assert_int_eq(pdu_poll_wire_ask(&a, buf, 10), -ENOSPC);
 }
 END_TEST
 
@@ -296,7 +296,7 @@ static meter_reading_t _own(const char *node)
 START_TEST(test_poller_one_get_per_pdu)
 {
 	snmp_poller_t *p = _poller(0);
-	snmp_poll_reading_t a;
+	pdu_poll_reading_t a;
 	snmp_poller_stats_t st;
 
 	for (int round = 0; round < 3; round++)
@@ -319,8 +319,8 @@ START_TEST(test_poller_one_get_per_pdu)
 		ck_assert_int_eq(a.status, 0);
 		ck_assert(a.seq == 3);
 		ck_assert_uint_eq(a.power_mw, own.power_mw);
-		ck_assert_uint_eq(a.flags, SNMP_POLL_POWER |
-					   SNMP_POLL_COUNTER);
+		ck_assert_uint_eq(a.flags, PDU_POLL_POWER |
+					   PDU_POLL_COUNTER);
 		ck_assert_uint_eq(a.counter_raw, own.counter_raw);
 		ck_assert_uint_eq(a.width_bits, 64);
 	}
@@ -339,7 +339,7 @@ END_TEST
 START_TEST(test_poller_counter_steps)
 {
 	snmp_poller_t *p = _poller(0);
-	snmp_poll_reading_t a;
+	pdu_poll_reading_t a;
 
 	snmp_poller_round(p);
 	*_val(&agents[0], APC_E "1") += 3;
@@ -354,7 +354,7 @@ END_TEST
 START_TEST(test_poller_pdu_down)
 {
 	snmp_poller_t *p = _poller(0);
-	snmp_poll_reading_t a;
+	pdu_poll_reading_t a;
 
 	agents[1].fail = -ETIMEDOUT;
 	ck_assert_uint_eq(snmp_poller_round(p), 1);
@@ -385,7 +385,7 @@ END_TEST
 START_TEST(test_poller_toobig_splits)
 {
 	snmp_poller_t *p = _poller(0);
-	snmp_poll_reading_t a;
+	pdu_poll_reading_t a;
 
 	agents[0].max_vars = 3;		/* pdua's 8 OIDs: 4 GETs of 2 */
 	ck_assert_uint_eq(snmp_poller_round(p), 0);
@@ -448,7 +448,7 @@ static int _c_open(void *ctx, const char *text, uint8_t *buf, size_t *len,
 }
 
 typedef struct {
-	snmp_poll_reading_t r;	/* answered (nonce and node set) */
+	pdu_poll_reading_t r;	/* answered (nonce and node set) */
 	unsigned uid;		/* sealed as */
 	unsigned delay_ms;
 	bool stale_first;	/* an answer to an earlier ask first */
@@ -460,10 +460,10 @@ static unsigned short lport;
 static pthread_t poller_th;
 static unsigned node_uid;	/* the node's sealer's ctx */
 
-static void _send_line(int fd, const snmp_poll_reading_t *r, unsigned uid)
+static void _send_line(int fd, const pdu_poll_reading_t *r, unsigned uid)
 {
-	uint8_t buf[SNMP_POLL_MAX_LEN];
-	int n = snmp_poll_wire_reading(r, buf, sizeof(buf));
+	uint8_t buf[PDU_POLL_MAX_LEN];
+	int n = pdu_poll_wire_reading(r, buf, sizeof(buf));
 	char *text, err[64];
 
 	if (n <= 0)
@@ -486,16 +486,16 @@ static void *_fake_poller(void *arg)
 
 		while (se_lines_fill(&l, fd) > 0)
 			while (se_lines_next(&l, line, sizeof(line)) > 0) {
-				uint8_t buf[SNMP_POLL_MAX_LEN];
+				uint8_t buf[PDU_POLL_MAX_LEN];
 				size_t len = sizeof(buf);
-				snmp_poll_ask_t ask;
-				snmp_poll_reading_t r = script.r;
+				pdu_poll_ask_t ask;
+				pdu_poll_reading_t r = script.r;
 				uid_t uid;
 
 				if (_c_open(NULL, line, buf, &len, &uid, err,
 					    sizeof(err)) ||
-				    snmp_poll_wire_read_ask(buf, len, &ask,
-							    err, sizeof(err)))
+				    pdu_poll_wire_read_ask(buf, len, &ask,
+							   err, sizeof(err)))
 					break;
 				snprintf(r.node, sizeof(r.node), "%s",
 					 ask.node);
@@ -541,24 +541,24 @@ static void _c_free(void *ctx)
 	sealer_frees++;
 }
 
-static snmp_poll_meter_t *_node_meter(unsigned short port, char *addr,
-				      size_t len)
+static pdu_poll_meter_t *_node_meter(unsigned short port, char *addr,
+				     size_t len)
 {
-	snmp_poll_meter_config_t c = {
+	pdu_poll_meter_config_t c = {
 		.node = "n1", .poller = addr, .poller_uid = 999,
 		.timeout_ns = 300 * MS, .max_age_ns = 3000 * MS,
 		.sealer = { _c_seal, _c_open, &node_uid },
 		.sealer_free = _c_free };
-	snmp_poll_meter_t *m;
+	pdu_poll_meter_t *m;
 	char err[256];
 
 	snprintf(addr, len, "127.0.0.1:%u", port);
-	ck_assert_int_eq(snmp_poll_meter_create(&c, &m, err, sizeof(err)),
+	ck_assert_int_eq(pdu_poll_meter_create(&c, &m, err, sizeof(err)),
 			 0);
 	return m;
 }
 
-static int _read(snmp_poll_meter_t *m, meter_reading_t *r, char *msg,
+static int _read(pdu_poll_meter_t *m, meter_reading_t *r, char *msg,
 		 size_t len, uint64_t *took)
 {
 	uint64_t t0 = se_mono_ns();
@@ -566,7 +566,7 @@ static int _read(snmp_poll_meter_t *m, meter_reading_t *r, char *msg,
 
 	memset(r, 0, sizeof(*r));
 	msg[0] = '\0';
-	rc = snmp_poll_meter_ops.read(m, r, t0 + 1000 * MS, msg, len);
+	rc = pdu_poll_meter_ops.read(m, r, t0 + 1000 * MS, msg, len);
 	if (took)
 		*took = se_mono_ns() - t0;
 	return rc;
@@ -575,15 +575,15 @@ static int _read(snmp_poll_meter_t *m, meter_reading_t *r, char *msg,
 START_TEST(test_node_reading_stamped)
 {
 	char addr[64], msg[512];
-	snmp_poll_meter_t *m = _node_meter(lport, addr, sizeof(addr));
+	pdu_poll_meter_t *m = _node_meter(lport, addr, sizeof(addr));
 	meter_reading_t r;
 	uint64_t now;
 
-	script.r = (snmp_poll_reading_t){
+	script.r = (pdu_poll_reading_t){
 		.seq = 5, .age_ns = 400 * MS, .power_mw = 123456,
 		.counter_raw = 777, .mj_per_unit = 1800000.0,
 		.width_bits = 64, .registers = 2,
-		.flags = SNMP_POLL_POWER | SNMP_POLL_COUNTER };
+		.flags = PDU_POLL_POWER | PDU_POLL_COUNTER };
 	script.uid = 999;		/* the poller's user */
 	ck_assert_int_eq(_read(m, &r, msg, sizeof(msg), NULL), 0);
 	now = se_mono_ns();
@@ -603,9 +603,9 @@ START_TEST(test_node_reading_stamped)
 	script.uid = 0;
 	script.stale_first = true;
 	ck_assert_int_eq(_read(m, &r, msg, sizeof(msg), NULL), 0);
-	ck_assert_uint_eq(snmp_poll_meter_asks(m), 3);
+	ck_assert_uint_eq(pdu_poll_meter_asks(m), 3);
 	sealer_frees = 0;
-	snmp_poll_meter_destroy(m);	/* the sealer's context with it */
+	pdu_poll_meter_destroy(m);	/* the sealer's context with it */
 	ck_assert_uint_eq(sealer_frees, 1);
 }
 END_TEST
@@ -613,10 +613,10 @@ END_TEST
 START_TEST(test_node_poller_failed_round)
 {
 	char addr[64], msg[512], want[512];
-	snmp_poll_meter_t *m = _node_meter(lport, addr, sizeof(addr));
+	pdu_poll_meter_t *m = _node_meter(lport, addr, sizeof(addr));
 	meter_reading_t r;
 
-	script.r = (snmp_poll_reading_t){
+	script.r = (pdu_poll_reading_t){
 		.seq = 3, .status = -ETIMEDOUT,
 		.error = "node n1: PDU pdub (10.0.0.6): GET: no answer by "
 			 "the deadline" };
@@ -624,39 +624,39 @@ START_TEST(test_node_poller_failed_round)
 	snprintf(want, sizeof(want), "poller %s: %s", addr, script.r.error);
 	ck_assert_str_eq(msg, want);
 	/* too old a reading (the poller's rounds stuck) */
-	script.r = (snmp_poll_reading_t){ .seq = 4, .age_ns = 9000 * MS,
-					  .flags = SNMP_POLL_POWER };
+	script.r = (pdu_poll_reading_t){ .seq = 4, .age_ns = 9000 * MS,
+					  .flags = PDU_POLL_POWER };
 	ck_assert_int_eq(_read(m, &r, msg, sizeof(msg), NULL), -EAGAIN);
 	ck_assert_msg(strstr(msg, "reading: 9.0 s old"), "%s", msg);
-	snmp_poll_meter_destroy(m);
+	pdu_poll_meter_destroy(m);
 }
 END_TEST
 
 START_TEST(test_node_refuses_other_uid)
 {
 	char addr[64], msg[512];
-	snmp_poll_meter_t *m = _node_meter(lport, addr, sizeof(addr));
+	pdu_poll_meter_t *m = _node_meter(lport, addr, sizeof(addr));
 	meter_reading_t r;
 
-	script.r = (snmp_poll_reading_t){ .seq = 1, .power_mw = 1,
-					  .flags = SNMP_POLL_POWER };
+	script.r = (pdu_poll_reading_t){ .seq = 1, .power_mw = 1,
+					  .flags = PDU_POLL_POWER };
 	script.uid = 1234;
 	ck_assert_int_eq(_read(m, &r, msg, sizeof(msg), NULL), -EACCES);
 	ck_assert_msg(strstr(msg, "sealed by uid 1234, not root or the "
 			     "poller's uid 999"), "%s", msg);
-	snmp_poll_meter_destroy(m);
+	pdu_poll_meter_destroy(m);
 }
 END_TEST
 
 START_TEST(test_node_poller_silent)
 {
 	char addr[64], msg[512];
-	snmp_poll_meter_t *m = _node_meter(lport, addr, sizeof(addr));
+	pdu_poll_meter_t *m = _node_meter(lport, addr, sizeof(addr));
 	meter_reading_t r;
 	uint64_t took;
 
-	script.r = (snmp_poll_reading_t){ .seq = 1,
-					  .flags = SNMP_POLL_POWER };
+	script.r = (pdu_poll_reading_t){ .seq = 1,
+					  .flags = PDU_POLL_POWER };
 	script.delay_ms = 700;
 	/* the timeout (300 ms) before the read's deadline (1 s) */
 	ck_assert_int_eq(_read(m, &r, msg, sizeof(msg), &took), -ETIMEDOUT);
@@ -664,14 +664,14 @@ START_TEST(test_node_poller_silent)
 		      (unsigned long long)(took / MS));
 	ck_assert_msg(strstr(msg, "answer: no answer by the deadline") &&
 		      strstr(msg, addr), "%s", msg);
-	snmp_poll_meter_destroy(m);
+	pdu_poll_meter_destroy(m);
 }
 END_TEST
 
 START_TEST(test_node_poller_down)
 {
 	char addr[64], msg[512], want[512];
-	snmp_poll_meter_t *m;
+	pdu_poll_meter_t *m;
 	meter_reading_t r;
 
 	_poller_down();			/* nobody at lport now */
@@ -681,19 +681,20 @@ START_TEST(test_node_poller_down)
 	snprintf(want, sizeof(want), "poller %s: connect: Connection "
 		 "refused", addr);
 	ck_assert_str_eq(msg, want);
-	snmp_poll_meter_destroy(m);
+	pdu_poll_meter_destroy(m);
 	_poller_up();			/* for the teardown */
 }
 END_TEST
 
 START_TEST(test_node_bad_address)
 {
-	snmp_poll_meter_config_t c = { .node = "n1", .poller = "pollerhost",
-				       .timeout_ns = MS };
-	snmp_poll_meter_t *m;
+	pdu_poll_meter_config_t c = { .node = "n1", .poller = "pollerhost",
+				      .key = "EnergySNMPPoller",
+				      .timeout_ns = MS };
+	pdu_poll_meter_t *m;
 	char err[256];
 
-	ck_assert_int_eq(snmp_poll_meter_create(&c, &m, err, sizeof(err)),
+	ck_assert_int_eq(pdu_poll_meter_create(&c, &m, err, sizeof(err)),
 			 -EINVAL);
 	ck_assert_str_eq(err, "EnergySNMPPoller=pollerhost: not HOST:PORT");
 }

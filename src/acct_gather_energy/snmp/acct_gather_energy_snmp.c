@@ -26,7 +26,7 @@
 #include "snmp_conf.h"
 #include "snmp_dl.h"
 #include "snmp_meter.h"
-#include "snmp_poll_meter.h"
+#include "pdu_poll_meter.h"
 
 const char plugin_name[] = "AcctGatherEnergy SNMP plugin (slurm-energy-plugins)";
 const char plugin_type[] = "acct_gather_energy/snmp";
@@ -83,7 +83,7 @@ static char poll_label[300];		/* the outlets, once m is gone */
 
 static void _poll_meter_free(void *dev)
 {
-	snmp_poll_meter_destroy(dev);	/* with its MUNGE context */
+	pdu_poll_meter_destroy(dev);	/* with its MUNGE context */
 }
 
 /* munged's socket as Slurm's auth/munge takes it: AuthInfo=socket=PATH
@@ -111,13 +111,14 @@ static int _give_poll_meter(const char *node, snmp_meter_t *m,
 			    size_t err_len)
 {
 	char sock[256];
-	snmp_poll_meter_config_t pc = {
+	pdu_poll_meter_config_t pc = {
 		.node = node, .poller = sconf.poller,
+		.key = "EnergySNMPPoller",
 		.poller_uid = slurm_conf.slurm_user_id,
 		.timeout_ns = sconf.timeout_ns,
 		.max_age_ns = 2 * sconf.period_ns + sconf.timeout_ns,
 	};
-	snmp_poll_meter_t *pm;
+	pdu_poll_meter_t *pm;
 	void *munge;
 	size_t n;
 	int rc;
@@ -127,7 +128,7 @@ static int _give_poll_meter(const char *node, snmp_meter_t *m,
 		return -EINVAL;
 	pc.sealer = se_munge_sealer(munge);
 	pc.sealer_free = se_munge_free;	/* the meter owns it */
-	if ((rc = snmp_poll_meter_create(&pc, &pm, err, err_len))) {
+	if ((rc = pdu_poll_meter_create(&pc, &pm, err, err_len))) {
 		se_munge_free(munge);
 		return rc;
 	}
@@ -136,7 +137,7 @@ static int _give_poll_meter(const char *node, snmp_meter_t *m,
 	if (n < sizeof(out->describe))
 		snmp_meter_describe(m, out->describe + n,
 				    sizeof(out->describe) - n);
-	se_energy_meter_give(out, &snmp_poll_meter_ops, pm, _poll_meter_free,
+	se_energy_meter_give(out, &pdu_poll_meter_ops, pm, _poll_meter_free,
 			     sconf.period_ns, sconf.timeout_ns);
 	out->cfg.use_counter = snmp_meter_counter_spec(m, &out->cfg.counter);
 	out->cfg.acc.max_power_mw =

@@ -36,7 +36,7 @@ typedef struct {
 /* One node: its meter, where its values are in the PDUs' answers, and its
  * latest reading (under the poller's lock). */
 typedef struct {
-	char name[SNMP_POLL_NAME_MAX];
+	char name[PDU_POLL_NAME_MAX];
 	snmp_meter_t *meter;
 	size_t n_pdus;
 	size_t *pdu_of;			/* the meter's PDU k: ours */
@@ -46,7 +46,7 @@ typedef struct {
 	meter_reading_t latest;
 	counter_spec_t spec;
 	bool has_spec;
-	char why[SNMP_POLL_ERR_MAX];
+	char why[PDU_POLL_ERR_MAX];
 } poll_node_t;
 
 struct snmp_poller {
@@ -373,7 +373,7 @@ unsigned snmp_poller_round(snmp_poller_t *p)
 }
 
 int snmp_poller_answer(snmp_poller_t *p, const char *node, uint64_t now_ns,
-		       snmp_poll_reading_t *out)
+		       pdu_poll_reading_t *out)
 {
 	const poll_node_t *n = NULL;
 
@@ -397,10 +397,10 @@ int snmp_poller_answer(snmp_poller_t *p, const char *node, uint64_t now_ns,
 		const meter_reading_t *r = &n->latest;
 
 		out->age_ns = now_ns > r->t_ns ? now_ns - r->t_ns : 0;
-		out->flags |= r->has_power ? SNMP_POLL_POWER : 0;
+		out->flags |= r->has_power ? PDU_POLL_POWER : 0;
 		out->power_mw = r->power_mw;
 		if (r->has_counter && n->has_spec) {
-			out->flags |= SNMP_POLL_COUNTER;
+			out->flags |= PDU_POLL_COUNTER;
 			out->counter_raw = r->counter_raw;
 			out->mj_per_unit = n->spec.mj_per_unit;
 			out->width_bits = n->spec.width_bits;

@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #include "snmp_conf.h"
-#include "snmp_poll_wire.h"
+#include "pdu_poll_wire.h"
 #include "snmp_transport.h"
 
 /* The most OIDs in one GET before any tooBig: our own bound (a rack's 40
@@ -63,7 +63,7 @@ unsigned snmp_poller_round(snmp_poller_t *p);
  * the GETs' instant): 0; -ENOENT when the map has no such node (out's
  * status and error say so too, for the answer). */
 int snmp_poller_answer(snmp_poller_t *p, const char *node, uint64_t now_ns,
-		       snmp_poll_reading_t *out);
+		       pdu_poll_reading_t *out);
 
 typedef struct {
 	size_t pdus, nodes, oids;	/* oids: in all the PDUs' GETs */

@@ -1,6 +1,6 @@
 /*
- * snmp_poll_meter.c - a node's reading from the PDU poller
- * (snmp_poll_meter.h).
+ * pdu_poll_meter.c - a node's reading from the PDU poller
+ * (pdu_poll_meter.h).
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"
@@ -18,13 +18,13 @@
 
 #include "se_resolve.h"
 #include "se_time.h"
-#include "snmp_poll_meter.h"
-#include "snmp_poll_wire.h"
+#include "pdu_poll_meter.h"
+#include "pdu_poll_wire.h"
 
 /* ------------------------------------------------------- private types */
 
-struct snmp_poll_meter {
-	char node[SNMP_POLL_NAME_MAX];
+struct pdu_poll_meter {
+	char node[PDU_POLL_NAME_MAX];
 	char poller[256];		/* as configured, for messages */
 	char host[256], port[16];
 	se_sealer_t sealer;
@@ -46,8 +46,8 @@ static void _close(void *dev);
 
 /* --------------------------------------------------- public variables */
 
-const meter_ops_t snmp_poll_meter_ops = {
-	.name = "snmp-poller",
+const meter_ops_t pdu_poll_meter_ops = {
+	.name = "pdu-poller",
 	.open = NULL,		/* connected by the first read: its message
 				 * names the poller */
 	.read = _read,
@@ -78,7 +78,7 @@ static int _split(const char *addr, char *host, size_t hlen, char *port,
 	return 0;
 }
 
-static int _fail(snmp_poll_meter_t *m, char *msg, size_t len, int rc,
+static int _fail(pdu_poll_meter_t *m, char *msg, size_t len, int rc,
 		 const char *what, const char *why)
 {
 	snprintf(msg, len, "poller %s: %s: %s", m->poller, what,
@@ -105,7 +105,7 @@ static int _wait(int fd, short events, uint64_t deadline_ns)
 	}
 }
 
-static int _connect(snmp_poll_meter_t *m, uint64_t deadline_ns, char *msg,
+static int _connect(pdu_poll_meter_t *m, uint64_t deadline_ns, char *msg,
 		    size_t len)
 {
 	char addr[SE_RESOLVE_ADDR_LEN];
@@ -143,17 +143,17 @@ static int _connect(snmp_poll_meter_t *m, uint64_t deadline_ns, char *msg,
 }
 
 /* The ASK sealed and written, its newline after it. */
-static int _ask(snmp_poll_meter_t *m, uint64_t deadline_ns, char *msg,
+static int _ask(pdu_poll_meter_t *m, uint64_t deadline_ns, char *msg,
 		size_t len)
 {
-	snmp_poll_ask_t ask = { .nonce = ++m->nonce };
-	uint8_t buf[SNMP_POLL_ASK_LEN];
+	pdu_poll_ask_t ask = { .nonce = ++m->nonce };
+	uint8_t buf[PDU_POLL_ASK_LEN];
 	char *text = NULL, why[256] = "";
 	size_t off = 0, n;
 	int rc;
 
 	snprintf(ask.node, sizeof(ask.node), "%s", m->node);
-	if ((rc = snmp_poll_wire_ask(&ask, buf, sizeof(buf))) < 0)
+	if ((rc = pdu_poll_wire_ask(&ask, buf, sizeof(buf))) < 0)
 		return _fail(m, msg, len, rc, "ask", NULL);
 	if ((rc = m->sealer.seal(m->sealer.ctx, buf, (size_t)rc, &text, why,
 				 sizeof(why))))
@@ -177,10 +177,10 @@ static int _ask(snmp_poll_meter_t *m, uint64_t deadline_ns, char *msg,
 
 /* A line opened and decoded: 0, 1 (not this ask's answer: skip it), or
  * -errno with msg. */
-static int _answer(snmp_poll_meter_t *m, const char *line,
-		   snmp_poll_reading_t *r, char *msg, size_t len)
+static int _answer(pdu_poll_meter_t *m, const char *line,
+		   pdu_poll_reading_t *r, char *msg, size_t len)
 {
-	uint8_t buf[SNMP_POLL_MAX_LEN];
+	uint8_t buf[PDU_POLL_MAX_LEN];
 	size_t n = sizeof(buf);
 	char why[256] = "";
 	uid_t uid;
@@ -195,7 +195,7 @@ static int _answer(snmp_poll_meter_t *m, const char *line,
 			 (unsigned)m->poller_uid);
 		return _fail(m, msg, len, -EACCES, "answer", why);
 	}
-	if ((rc = snmp_poll_wire_read_reading(buf, n, r, why, sizeof(why))))
+	if ((rc = pdu_poll_wire_read_reading(buf, n, r, why, sizeof(why))))
 		return _fail(m, msg, len, rc, "answer", why);
 	if (r->nonce != m->nonce)
 		return 1;	/* a late answer to an ask given up on */
@@ -207,8 +207,8 @@ static int _answer(snmp_poll_meter_t *m, const char *line,
 }
 
 /* This ask's answer, by deadline. */
-static int _receive(snmp_poll_meter_t *m, uint64_t deadline_ns,
-		    snmp_poll_reading_t *r, char *msg, size_t len)
+static int _receive(pdu_poll_meter_t *m, uint64_t deadline_ns,
+		    pdu_poll_reading_t *r, char *msg, size_t len)
 {
 	static __thread char line[SE_LINE_MAX];
 	int rc;
@@ -234,7 +234,7 @@ static int _receive(snmp_poll_meter_t *m, uint64_t deadline_ns,
 }
 
 /* The poller's reading as this node's, stamped at receipt - age. */
-static int _take(snmp_poll_meter_t *m, const snmp_poll_reading_t *r,
+static int _take(pdu_poll_meter_t *m, const pdu_poll_reading_t *r,
 		 uint64_t now, meter_reading_t *out, char *msg, size_t len)
 {
 	char why[64];
@@ -252,9 +252,9 @@ static int _take(snmp_poll_meter_t *m, const snmp_poll_reading_t *r,
 	}
 	m->last_seq = r->seq;
 	out->t_ns = now - r->age_ns;
-	out->has_power = r->flags & SNMP_POLL_POWER;
+	out->has_power = r->flags & PDU_POLL_POWER;
 	out->power_mw = r->power_mw;
-	if (r->flags & SNMP_POLL_COUNTER) {
+	if (r->flags & PDU_POLL_COUNTER) {
 		out->has_counter = true;
 		out->counter_raw = r->counter_raw;
 		out->counter_spec = (counter_spec_t) {
@@ -268,9 +268,9 @@ static int _take(snmp_poll_meter_t *m, const snmp_poll_reading_t *r,
 static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
 		 char *msg, size_t msg_len)
 {
-	snmp_poll_meter_t *m = dev;
+	pdu_poll_meter_t *m = dev;
 	uint64_t by = se_mono_ns() + m->timeout_ns;
-	snmp_poll_reading_t r;
+	pdu_poll_reading_t r;
 	int rc;
 
 	if (deadline_ns < by)
@@ -286,7 +286,7 @@ static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
 
 static void _close(void *dev)
 {
-	snmp_poll_meter_t *m = dev;
+	pdu_poll_meter_t *m = dev;
 
 	if (m->fd >= 0)
 		close(m->fd);
@@ -296,11 +296,11 @@ static void _close(void *dev)
 
 /* ---------------------------------------------------- public functions */
 
-int snmp_poll_meter_create(const snmp_poll_meter_config_t *cfg,
-			   snmp_poll_meter_t **out, char *err,
-			   size_t err_len)
+int pdu_poll_meter_create(const pdu_poll_meter_config_t *cfg,
+			  pdu_poll_meter_t **out, char *err,
+			  size_t err_len)
 {
-	snmp_poll_meter_t *m;
+	pdu_poll_meter_t *m;
 
 	*out = NULL;
 	if (!(m = calloc(1, sizeof(*m))))
@@ -309,8 +309,8 @@ int snmp_poll_meter_create(const snmp_poll_meter_config_t *cfg,
 	snprintf(m->poller, sizeof(m->poller), "%s", cfg->poller);
 	if (_split(cfg->poller, m->host, sizeof(m->host), m->port,
 		   sizeof(m->port))) {
-		snprintf(err, err_len, "EnergySNMPPoller=%s: not HOST:PORT",
-			 cfg->poller);
+		snprintf(err, err_len, "%s=%s: not HOST:PORT",
+			 cfg->key ? cfg->key : "poller", cfg->poller);
 		free(m);
 		return -EINVAL;
 	}
@@ -326,7 +326,7 @@ int snmp_poll_meter_create(const snmp_poll_meter_config_t *cfg,
 	return 0;
 }
 
-void snmp_poll_meter_destroy(snmp_poll_meter_t *m)
+void pdu_poll_meter_destroy(pdu_poll_meter_t *m)
 {
 	if (!m)
 		return;
@@ -336,7 +336,7 @@ void snmp_poll_meter_destroy(snmp_poll_meter_t *m)
 	free(m);
 }
 
-unsigned long snmp_poll_meter_asks(const snmp_poll_meter_t *m)
+unsigned long pdu_poll_meter_asks(const pdu_poll_meter_t *m)
 {
 	return m->asks;
 }

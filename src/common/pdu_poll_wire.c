@@ -1,6 +1,6 @@
 /*
- * snmp_poll_wire.c - the poller's and nodes' messages as bytes (the layout
- * is snmp_poll_wire.h's, field by field in the order declared).
+ * pdu_poll_wire.c - the poller's and nodes' messages as bytes (the layout
+ * is pdu_poll_wire.h's, field by field in the order declared).
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "se_wire.h"
-#include "snmp_poll_wire.h"
+#include "pdu_poll_wire.h"
 
 #define WHO	"PDU poller message"
 
@@ -29,14 +29,14 @@ static int _check(const uint8_t *buf, size_t len, unsigned want,
 		return -EBADMSG;
 	}
 	se_wire_read_header(buf, &magic, &version, &type, &total);
-	if (magic != SNMP_POLL_MAGIC) {
+	if (magic != PDU_POLL_MAGIC) {
 		snprintf(err, err_len, WHO ": magic 0x%08x, not 0x%08x (not "
-			 "a PDU poller)", magic, SNMP_POLL_MAGIC);
+			 "a PDU poller)", magic, PDU_POLL_MAGIC);
 		return -EBADMSG;
 	}
-	if (version != SNMP_POLL_VERSION) {
+	if (version != PDU_POLL_VERSION) {
 		snprintf(err, err_len, WHO ": version %u, this build speaks "
-			 "%d", version, SNMP_POLL_VERSION);
+			 "%d", version, PDU_POLL_VERSION);
 		return -EPROTONOSUPPORT;
 	}
 	if (type != want || total != len || len != want_len) {
@@ -50,31 +50,31 @@ static int _check(const uint8_t *buf, size_t len, unsigned want,
 
 /* ----------------------------------------------------- public functions */
 
-int snmp_poll_wire_ask(const snmp_poll_ask_t *m, uint8_t *buf, size_t len)
+int pdu_poll_wire_ask(const pdu_poll_ask_t *m, uint8_t *buf, size_t len)
 {
 	uint8_t *p = buf;
 
-	if (len < SNMP_POLL_ASK_LEN)
+	if (len < PDU_POLL_ASK_LEN)
 		return -ENOSPC;
-	p = se_wire_header(p, SNMP_POLL_MAGIC, SNMP_POLL_VERSION,
-			   SNMP_POLL_ASK, SNMP_POLL_ASK_LEN);
+	p = se_wire_header(p, PDU_POLL_MAGIC, PDU_POLL_VERSION,
+			   PDU_POLL_ASK, PDU_POLL_ASK_LEN);
 	p = se_wire_put64(p, m->nonce);
-	if (se_wire_put_str(&p, m->node, SNMP_POLL_NAME_MAX))
+	if (se_wire_put_str(&p, m->node, PDU_POLL_NAME_MAX))
 		return -EINVAL;
 	return (int)(p - buf);
 }
 
-int snmp_poll_wire_reading(const snmp_poll_reading_t *m, uint8_t *buf,
-			   size_t len)
+int pdu_poll_wire_reading(const pdu_poll_reading_t *m, uint8_t *buf,
+			  size_t len)
 {
 	uint8_t *p = buf;
 	uint64_t mj;
 
-	if (len < SNMP_POLL_READING_LEN)
+	if (len < PDU_POLL_READING_LEN)
 		return -ENOSPC;
 	memcpy(&mj, &m->mj_per_unit, sizeof(mj));	/* IEEE 754 binary64 */
-	p = se_wire_header(p, SNMP_POLL_MAGIC, SNMP_POLL_VERSION,
-			   SNMP_POLL_READING, SNMP_POLL_READING_LEN);
+	p = se_wire_header(p, PDU_POLL_MAGIC, PDU_POLL_VERSION,
+			   PDU_POLL_READING, PDU_POLL_READING_LEN);
 	p = se_wire_put64(p, m->nonce);
 	p = se_wire_put64(p, m->seq);
 	p = se_wire_put64(p, m->age_ns);
@@ -85,32 +85,32 @@ int snmp_poll_wire_reading(const snmp_poll_reading_t *m, uint8_t *buf,
 	p = se_wire_put32(p, m->registers);
 	p = se_wire_put32(p, m->flags);
 	p = se_wire_put32(p, (uint32_t)m->status);
-	if (se_wire_put_str(&p, m->node, SNMP_POLL_NAME_MAX) ||
-	    se_wire_put_str(&p, m->error, SNMP_POLL_ERR_MAX))
+	if (se_wire_put_str(&p, m->node, PDU_POLL_NAME_MAX) ||
+	    se_wire_put_str(&p, m->error, PDU_POLL_ERR_MAX))
 		return -EINVAL;
 	return (int)(p - buf);
 }
 
-int snmp_poll_wire_read_ask(const uint8_t *buf, size_t len,
-			    snmp_poll_ask_t *m, char *err, size_t err_len)
+int pdu_poll_wire_read_ask(const uint8_t *buf, size_t len,
+			   pdu_poll_ask_t *m, char *err, size_t err_len)
 {
 	const uint8_t *p = buf + SE_WIRE_HDR_LEN;
-	int ret = _check(buf, len, SNMP_POLL_ASK, SNMP_POLL_ASK_LEN, err,
+	int ret = _check(buf, len, PDU_POLL_ASK, PDU_POLL_ASK_LEN, err,
 			 err_len);
 
 	if (ret)
 		return ret;
 	m->nonce = se_wire_get64(&p);
-	return se_wire_get_str(&p, m->node, SNMP_POLL_NAME_MAX, WHO,
+	return se_wire_get_str(&p, m->node, PDU_POLL_NAME_MAX, WHO,
 			       "node name", err, err_len);
 }
 
-int snmp_poll_wire_read_reading(const uint8_t *buf, size_t len,
-				snmp_poll_reading_t *m, char *err,
-				size_t err_len)
+int pdu_poll_wire_read_reading(const uint8_t *buf, size_t len,
+			       pdu_poll_reading_t *m, char *err,
+			       size_t err_len)
 {
 	const uint8_t *p = buf + SE_WIRE_HDR_LEN;
-	int ret = _check(buf, len, SNMP_POLL_READING, SNMP_POLL_READING_LEN,
+	int ret = _check(buf, len, PDU_POLL_READING, PDU_POLL_READING_LEN,
 			 err, err_len);
 	uint64_t mj;
 
@@ -127,10 +127,10 @@ int snmp_poll_wire_read_reading(const uint8_t *buf, size_t len,
 	m->registers = se_wire_get32(&p);
 	m->flags = se_wire_get32(&p);
 	m->status = (int32_t)se_wire_get32(&p);
-	ret = se_wire_get_str(&p, m->node, SNMP_POLL_NAME_MAX, WHO,
+	ret = se_wire_get_str(&p, m->node, PDU_POLL_NAME_MAX, WHO,
 			      "node name", err, err_len);
 	if (!ret)
-		ret = se_wire_get_str(&p, m->error, SNMP_POLL_ERR_MAX, WHO,
+		ret = se_wire_get_str(&p, m->error, PDU_POLL_ERR_MAX, WHO,
 				      "error text", err, err_len);
 	return ret;
 }
