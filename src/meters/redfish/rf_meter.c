@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "rf_meter.h"
+#include "rf_tick.h"
 #include "se_log.h"
 #include "se_time.h"
 
@@ -20,30 +21,7 @@
 #define RF_MAX_DOCS		(2 * RF_MAX_PROBES)
 /* Documents discovery keeps between attempts (a chassis, its sensors) */
 #define RF_DISC_CACHE		(RF_MAX_MEMBERS + 32)
-/*
- * The BMC's sensing ticks.  A BMC refreshes its readings once a
- * SensingInterval and answers from that cache: a reading is up to one
- * interval old when read, and EnvironmentMetrics and Outlets say nothing
- * of when it was taken (no ReadingTime; a BMC's clock is not the node's
- * anyway).  So a read watches for the reading to change: the tick lies
- * between the last GET that saw the old values and the first that saw the
- * new ones, and the reading is stamped there.  GETs are a fiftieth of the
- * interval apart (at least RF_SYNC_PACE_NS), so a tick is known to a few
- * ms and a read costs some 25-40 GETs whatever the interval; the interval is
- * learned from two changes in a row on the first reads.  No prediction of
- * the next tick: a BMC's clock drifts from the node's, a tick seen does
- * not.  Watching stops after an interval and a quarter, at RF_SYNC_MAX_NS,
- * or at the read's deadline, and is not tried when a round of GETs takes
- * over half the interval (a 3 s BMC) or the readings stand still (a flat
- * power with a kWh counter: 10 reads in a row with no change seen, then
- * tried again one read in 20; a loaded host misses a few): the reading is
- * then stamped at its GET's midpoint, as before, up to one interval late.
- */
-#define RF_SYNC_MAX_NS		(1500 * SE_NS_PER_MS)
-#define RF_SYNC_MAX_GETS	1000
-#define RF_SYNC_PACE_NS		(2 * SE_NS_PER_MS)	/* GETs apart, at least */
-#define RF_SYNC_LEARN_PACE_NS	(10 * SE_NS_PER_MS)	/* 150 GETs at most */
-#define RF_SYNC_GUARD_NS	(10 * SE_NS_PER_MS)	/* headroom to the limit */
+/* The BMC's sensing ticks: rf_tick.h says how a read watches for them. */
 
 /* A document discovery read: kept until discovery is over, so that an
  * attempt cut by its deadline (a BMC answering in 3 s) is resumed by the
@@ -60,8 +38,17 @@ typedef struct {
 	rf_http_t *http;
 } rf_service_t;
 
+/* One round of GETs: the source's values and when they were read. */
+typedef struct {
+	bool has_power, has_energy;
+	rf_value_t pv, ev;
+	uint64_t start_ns, end_ns;
+} rf_round_t;
+
 struct rf_meter {
-	rf_http_t *http;		/* base's */
+	rf_http_t *http;		/* base's; NULL with docs */
+	rf_fetcher_t docs;		/* the poller's documents (fetch NULL:
+					 * HTTP) */
 	rf_service_t others[RF_MAX_PROBES];
 	size_t n_others;
 	char *base, *user, *chassis, *source_uri, *ca_file;
@@ -86,21 +73,10 @@ struct rf_meter {
 	unsigned decimals;		/* finest seen: the counter's step */
 	uint64_t derived_mw;		/* the counter's own power */
 
-	/* the BMC's sensing ticks (RF_SYNC_MAX_NS) */
-	uint64_t sense_ns;		/* their interval; 0: not learned */
-	unsigned sync_misses;		/* reads in a row with no tick seen */
-	unsigned learn_fails;		/* reads that saw one tick, not two */
-	unsigned learn_reads;		/* reads while the interval is unknown */
-	bool no_tick_sync;
+	rf_tick_t tick;			/* the BMC's sensing ticks */
+	rf_round_t slots[RF_TICK_SLOTS];	/* the rounds a watch makes */
 	unsigned long rounds;
 };
-
-/* One round of GETs: the source's values and when they were read. */
-typedef struct {
-	bool has_power, has_energy;
-	rf_value_t pv, ev;
-	uint64_t start_ns, end_ns;
-} rf_round_t;
 
 static int _open(void *dev, uint64_t deadline_ns);
 static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
@@ -180,6 +156,20 @@ rf_meter_t *rf_meter_create(const rf_meter_conf_t *conf)
 	m->auth = conf->auth;
 	m->pick = conf->pick;
 	m->max_power_mw = conf->max_power_mw;
+	if (conf->docs) {	/* the poller reads: no client here */
+		m->docs = *conf->docs;
+		m->tick.off = true;
+		if (_dup(&m->base, conf->base) ||
+		    _dup(&m->user, conf->user) ||
+		    _dup(&m->chassis, conf->chassis) ||
+		    _dup(&m->source_uri, conf->source_uri) ||
+		    _dup(&m->ca_file, conf->ca_file)) {
+			rf_meter_destroy(m);
+			errno = ENOMEM;
+			return NULL;
+		}
+		return m;
+	}
 	if (!(m->http = rf_http_create(&hc)) ||
 	    _dup(&m->base, conf->base) || _dup(&m->user, conf->user) ||
 	    _dup(&m->chassis, conf->chassis) ||
@@ -244,7 +234,7 @@ const char *rf_meter_source(const rf_meter_t *m)
 static unsigned long _sum_clients(const rf_meter_t *m,
 				  unsigned long (*count)(const rf_http_t *))
 {
-	unsigned long n = count(m->http);
+	unsigned long n = m->http ? count(m->http) : 0;
 	size_t i;
 
 	for (i = 0; i < m->n_others; i++)
@@ -269,15 +259,31 @@ unsigned long rf_meter_rounds(const rf_meter_t *m)
 
 void rf_meter_set_tick_sync(rf_meter_t *m, bool on)
 {
-	m->no_tick_sync = !on;
+	m->tick.off = !on;
 }
 
-/* GET uri, a path on base or a URL of another service of the list. */
+/* uri as an absolute URL: a path on base, or a URL as written. */
+static void _url(const rf_meter_t *m, const char *uri, char *url,
+		 size_t len)
+{
+	snprintf(url, len, "%s%s", uri[0] == '/' ? m->base : "", uri);
+}
+
+/* GET uri, a path on base or a URL of another service of the list (or
+ * ask the poller's documents for it). */
 static int _get(rf_meter_t *m, const char *uri, uint64_t deadline_ns,
 		json_object **doc, char *msg, size_t msg_len)
 {
 	const char *path = rf_uri_path(uri);
 	rf_service_t *o = _other(m, uri, path - uri);
+
+	if (m->docs.fetch) {
+		char url[RF_URL_MAX];
+
+		(void) deadline_ns;	/* the poller's round has its own */
+		_url(m, uri, url, sizeof(url));
+		return m->docs.fetch(m->docs.arg, url, doc, msg, msg_len);
+	}
 
 	return rf_http_get(o ? o->http : m->http, path, deadline_ns, doc, msg,
 			   msg_len);
@@ -514,99 +520,46 @@ static bool _round_changed(const rf_round_t *a, const rf_round_t *b)
 	       strcmp(a->ev.reset_time, b->ev.reset_time);
 }
 
+/* rf_tick_ops_t over the meter's own rounds */
+static int _tick_round(void *ctx, int slot, uint64_t deadline_ns,
+		       uint64_t *start_ns, uint64_t *end_ns)
+{
+	rf_meter_t *m = ctx;
+	rf_round_t *r = &m->slots[slot];
+	char msg[256];
+	int rc = _round(m, r, deadline_ns, msg, sizeof(msg));
+
+	*start_ns = r->start_ns;
+	*end_ns = r->end_ns;
+	return rc;
+}
+
+static bool _tick_changed(void *ctx, int a, int b)
+{
+	rf_meter_t *m = ctx;
+
+	return _round_changed(&m->slots[a], &m->slots[b]);
+}
+
+static const rf_tick_ops_t tick_ops = { _tick_round, _tick_changed };
+
 /*
- * Watch the source until its reading changes (RF_SYNC_MAX_NS): *cur
- * becomes the first round with the new values and *tick_ns the instant
- * between it and the round before (0: no change seen in the budget, *cur
- * the last good round).
+ * Watch the source until its reading changes (rf_tick.h): *r becomes the
+ * first round with the new values and *tick_ns the instant between it and
+ * the round before (0: no change seen in the budget, *r the last good
+ * round).  Several services (a node's two PDUs) take a round more after a
+ * change.
  */
-static void _sync_to_tick(rf_meter_t *m, rf_round_t *cur, uint64_t deadline_ns,
+static void _sync_to_tick(rf_meter_t *m, rf_round_t *r, uint64_t deadline_ns,
 			  uint64_t *tick_ns)
 {
-	uint64_t get_ns = cur->end_ns - cur->start_ns;
-	uint64_t limit = cur->end_ns + RF_SYNC_MAX_NS;
-	rf_round_t prev, next;
-	char msg[256];
-	unsigned gets = 0;
-	uint64_t tick;
-	/* a tick to a fiftieth of the interval, a few ms: some 25-40 GETs a
-	 * read on average, whatever the interval */
-	uint64_t pace = !m->sense_ns ? RF_SYNC_LEARN_PACE_NS :
-			m->sense_ns / 50 > RF_SYNC_PACE_NS ?
-			m->sense_ns / 50 : RF_SYNC_PACE_NS;
+	int got;
 
-	*tick_ns = 0;
-	if (m->no_tick_sync)
-		return;
-	if (deadline_ns < limit)
-		limit = deadline_ns;
-	/* too slow to bracket a tick to a small part of an interval (a
-	 * bracket of half an interval is still better than a midpoint) */
-	if (m->sense_ns && get_ns > m->sense_ns / 2)
-		return;
-	/* readings that stand still, or change too seldom for the interval
-	 * to be learned (a flat power, a kWh counter alone): tried again on
-	 * one read in 20, not watched for RF_SYNC_MAX_NS on every read */
-	if (m->sync_misses >= 10 && m->sync_misses % 20)
-		goto missed;
-	if (!m->sense_ns && ++m->learn_reads > 3 && m->learn_reads % 20)
-		return;
-	/* an interval and a bit: a reading that does not change (flat
-	 * power, a kWh counter between steps) is not watched for longer */
-	if (m->sense_ns && cur->end_ns + m->sense_ns + m->sense_ns / 4 +
-			   2 * get_ns < limit)
-		limit = cur->end_ns + m->sense_ns + m->sense_ns / 4 + 2 * get_ns;
-	prev = *cur;
-	for (;;) {
-		/* a few ms apart: as fine as a tick needs, light on the BMC;
-		 * the wait counts against the limit as the rounds do */
-		uint64_t now = se_mono_ns();
-		uint64_t at = prev.start_ns + pace > now ?
-			      prev.start_ns + pace : now;
-
-		if (gets++ >= RF_SYNC_MAX_GETS ||
-		    at + 2 * get_ns + RF_SYNC_GUARD_NS >= limit)
-			break;
-		if (at > now)
-			se_sleep_ns(at - now);
-		if (_round(m, &next, deadline_ns, msg, sizeof(msg)))
-			break;
-		if (next.end_ns - next.start_ns > get_ns)
-			get_ns = next.end_ns - next.start_ns;
-		if (!_round_changed(&prev, &next)) {
-			prev = next;
-			continue;
-		}
-		/* the BMC looked at its cache when each request arrived */
-		tick = prev.start_ns + (next.start_ns - prev.start_ns) / 2;
-		/* a second change in this watch: the interval, two ticks in
-		 * a row (it bounds how long and how finely a read watches;
-		 * the stamp comes from the tick seen) */
-		if (*tick_ns && !m->sense_ns)
-			m->sense_ns = tick - *tick_ns;
-		*tick_ns = tick;
-		*cur = next;
-		/* several services (a node's two PDUs), read one after the
-		 * other: the change may be the last one's alone; a round more
-		 * reads every one after the tick (services that tick
-		 * together; independent ones: acct_gather_energy_bmc(5)) */
-		if (m->n_others && !_round(m, &next, deadline_ns, msg,
-					   sizeof(msg)))
-			*cur = next;
-		if (m->sense_ns || m->learn_fails >= 3)
-			break;
-		/* the interval: watch for a second change, from the last
-		 * good round (not a failed extra one's zeroed values) */
-		prev = *cur;
-	}
-	if (*tick_ns) {
-		m->sync_misses = 0;
-		m->learn_fails += !m->sense_ns;
-		return;
-	}
-	*cur = prev;
-missed:
-	m->sync_misses++;
+	m->slots[0] = *r;
+	got = rf_tick_watch(&m->tick, &tick_ops, m, 0, &r->start_ns,
+			    &r->end_ns, deadline_ns, m->n_others > 0,
+			    tick_ns);
+	*r = m->slots[got];
 }
 
 static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
@@ -631,11 +584,59 @@ static int _read(void *dev, meter_reading_t *out, uint64_t deadline_ns,
 	return rc;
 }
 
+bool rf_meter_discovered(const rf_meter_t *m)
+{
+	return m->discovered;
+}
+
+size_t rf_meter_urls(const rf_meter_t *m, char (*urls)[RF_URL_MAX],
+		     size_t max)
+{
+	const char *uris[RF_MAX_DOCS];
+	size_t n, i, k, got = 0;
+
+	if (!m->discovered)
+		return 0;
+	n = rf_source_uris(&m->src, uris, RF_MAX_DOCS);
+	for (i = 0; i < n && got < max; i++) {
+		int b = rf_source_batch_of(&m->src, uris[i]);
+		char url[RF_URL_MAX];
+
+		_url(m, b < 0 ? uris[i] : m->src.batches[b].uri, url,
+		     sizeof(url));
+		for (k = 0; k < got && strcmp(urls[k], url); k++)
+			;
+		if (k == got)
+			snprintf(urls[got++], RF_URL_MAX, "%s", url);
+	}
+	return got;
+}
+
+int rf_meter_read_at(rf_meter_t *m, uint64_t t_ns, meter_reading_t *out,
+		     char *msg, size_t msg_len)
+{
+	rf_round_t r;
+	int rc;
+
+	if (!m->discovered)
+		return -ENODEV;
+	if ((rc = _round(m, &r, 0, msg, msg_len)))
+		return rc;
+	out->t_ns = t_ns;
+	if (r.has_power)
+		rc = _power(m, &r.pv, out, msg, msg_len);
+	if (!rc && r.has_energy)
+		rc = _counter(m, &r.ev, out, msg, msg_len);
+	return rc;
+}
+
 static void _close(void *dev)
 {
 	rf_meter_t *m = dev;
 	size_t i;
 
+	if (!m->http)
+		return;
 	rf_http_close(m->http);
 	for (i = 0; i < m->n_others; i++)
 		rf_http_close(m->others[i].http);

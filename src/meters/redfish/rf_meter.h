@@ -50,6 +50,12 @@ typedef struct {
 				 * (same credentials), summed */
 	uint64_t timeout_ns;	/* longest request */
 	uint64_t max_power_mw;	/* readings above are dropped */
+	/* NULL: the meter GETs its documents over HTTP(S).  Else every
+	 * document, discovery's and the readings', comes from docs, asked
+	 * by its absolute URL (base + path, or the URL as written): the PDU
+	 * poller's rounds (rf_poller.h).  The meter then makes no request
+	 * and watches no tick; its readings come from rf_meter_read_at(). */
+	const rf_fetcher_t *docs;
 } rf_meter_conf_t;
 
 typedef struct rf_meter rf_meter_t;
@@ -77,6 +83,24 @@ unsigned long rf_meter_logins(const rf_meter_t *m);
 /* Rounds of GETs made (one GET of each document of the source; a read
  * makes several while it watches for the BMC's sensing tick). */
 unsigned long rf_meter_rounds(const rf_meter_t *m);
+
+/* Longest absolute URL a meter asks its documents by (rf_meter_urls). */
+#define RF_URL_MAX	(2 * RF_URI_MAX + 32)
+
+/* Discovery done (the source known)?  Only then are there URLs to read. */
+bool rf_meter_discovered(const rf_meter_t *m);
+
+/* The absolute URLs one reading asks for, each once (a batch's expanded
+ * collection for its members): their number (0 before discovery, at most
+ * max). */
+size_t rf_meter_urls(const rf_meter_t *m, char (*urls)[RF_URL_MAX],
+		     size_t max);
+
+/* A reading from the documents docs gives now (rf_meter_conf_t.docs),
+ * stamped at t_ns: as meter_ops_t.read, with -ENODEV when the source is
+ * gone (a document answered 404: discovery runs again at the next open). */
+int rf_meter_read_at(rf_meter_t *m, uint64_t t_ns, meter_reading_t *out,
+		     char *msg, size_t msg_len);
 
 /* Watch for the BMC's sensing tick (default on; rf_meter.c): off, a
  * reading is one round stamped at its midpoint (bench: HTTP alone). */

@@ -504,6 +504,11 @@ static void _batch_uri(const char *uri, char *out, size_t len)
 	snprintf(out, len, "%.*s" RF_EXPAND_ONE, (int) (slash - uri), uri);
 }
 
+void rf_batch_uri(const char *uri, char *out, size_t len)
+{
+	_batch_uri(uri, out, len);
+}
+
 int rf_source_batch_of(const rf_source_t *s, const char *uri)
 {
 	char q[RF_URI_MAX + 24];

@@ -185,6 +185,10 @@ bool rf_counter_restarted(double prev, const char *prev_reset_time,
 /* The batch (index in s->batches) that reads uri, or -1: GET it alone. */
 int rf_source_batch_of(const rf_source_t *s, const char *uri);
 
+/* The GET that reads uri with its siblings: its parent collection with
+ * $expand=.($levels=1), on uri's service ("" when uri has no parent). */
+void rf_batch_uri(const char *uri, char *out, size_t len);
+
 /* The member of an expanded collection (a batch's answer) whose
  * @odata.id is uri's path, if it came expanded (not a bare link); NULL
  * otherwise.  Borrowed from coll. */
