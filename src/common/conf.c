@@ -318,6 +318,25 @@ int conf_word(const conf_where_t *w, const char *value, char *err,
 	return 0;
 }
 
+int conf_poller_addr(const conf_where_t *w, const char *value, char *err,
+		     size_t err_len)
+{
+	const char *colon = strrchr(value, ':');
+	char *end = NULL;
+	unsigned long port;
+
+	if (!colon || colon == value || strchr(value, ' ') ||
+	    strchr(value, '\t'))
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "not HOST:PORT (the PDU poller's address)");
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (!colon[1] || *end || errno || port < 1 || port > 65535)
+		return conf_fail(w, value, err, err_len, -EINVAL,
+				 "bad port (1-65535)");
+	return 0;
+}
+
 int conf_set_str(char **dst, const char *value)
 {
 	char *s = strdup(value);

@@ -75,6 +75,12 @@ int conf_enum(const conf_where_t *w, const char *value,
 int conf_word(const conf_where_t *w, const char *value, char *err,
 	      size_t err_len);
 
+/* The PDU poller's address (EnergySNMPPoller, EnergyBMCPoller): HOST:PORT
+ * or [V6ADDR]:PORT, PORT 1-65535.  "not HOST:PORT (the PDU poller's
+ * address)", "bad port (1-65535)". */
+int conf_poller_addr(const conf_where_t *w, const char *value, char *err,
+		     size_t err_len);
+
 /* A copy of value into *dst, the old string freed: 0 or -ENOMEM (*dst
  * then unchanged).  The one string setter of every key table. */
 int conf_set_str(char **dst, const char *value);

@@ -4,7 +4,11 @@
  */
 #include "config.h"		/* Slurm's, for its headers */
 
+#include <stdio.h>
+#include <string.h>
+
 #include "src/common/slurm_xlator.h"
+#include "src/common/read_config.h"	/* slurm_conf: AuthInfo */
 
 #include "se_slurm_conf.h"
 
@@ -49,4 +53,16 @@ void se_slurm_conf_values(const se_conf_desc_t *d, const void *conf,
 		kp->value = xstrdup(se_conf_show(d, conf, i, buf, sizeof(buf)));
 		list_append(list, kp);
 	}
+}
+
+const char *se_slurm_munge_socket(char *buf, size_t len)
+{
+	const char *s = slurm_conf.authinfo ?
+			strstr(slurm_conf.authinfo, "socket=") : NULL;
+
+	if (!s)
+		return NULL;
+	s += strlen("socket=");
+	snprintf(buf, len, "%.*s", (int) strcspn(s, ","), s);
+	return buf;
 }

@@ -3,7 +3,8 @@
  * configuration parser: its keys registered as strings, the values Slurm
  * collected handed to the descriptor's own parsers (whose messages name file,
  * key and value; Slurm's would only say "bad"), and the effective values
- * back for scontrol show config.
+ * back for scontrol show config.  Also what the plugins take from
+ * slurm.conf itself (munged's socket).
  *
  * Slurm-side (Slurm headers, after Slurm's "config.h"):
  * compiled into plugins only (libseslurm), never into the Slurm-free core.
@@ -32,5 +33,10 @@ int se_slurm_conf_parse(const se_conf_desc_t *d, void *conf,
  * list, in the table's order. */
 void se_slurm_conf_values(const se_conf_desc_t *d, const void *conf,
 			  se_list_t list);
+
+/* munged's socket as Slurm's auth/munge takes it, from slurm.conf's
+ * AuthInfo=socket=PATH: PATH in buf, or NULL (MUNGE's default).  For a
+ * plugin's own MUNGE context (se_munge_new): the PDU poller's nodes. */
+const char *se_slurm_munge_socket(char *buf, size_t len);
 
 #endif

@@ -181,6 +181,9 @@ static const row_t bmc_rows[] = {
 	{ "EnergyBMCRedfishSource", "/redfish/v1/Chassis/1U/Sensors/TotalEnergy",
 	  "counter", "must be auto, energy, power or a resource URI",
 	  "/redfish/v1/Chassis?$expand=.", "must be auto, energy, power" },
+	{ "EnergyBMCPoller", "10.0.0.2:6820",
+	  "pollerhost", "not HOST:PORT",
+	  "pollerhost:70000", "bad port (1-65535)" },
 	{ NULL }
 };
 

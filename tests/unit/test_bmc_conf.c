@@ -80,7 +80,7 @@ START_TEST(every_key_in_the_table)
 
 	for (i = 0; se_conf_key(&bmc_conf_desc, i); i++)
 		ck_assert_int_ne(_set(se_conf_key(&bmc_conf_desc, i), ""), -ENOENT);
-	ck_assert_uint_eq(i, 20);
+	ck_assert_uint_eq(i, 21);
 	ck_assert_int_eq(_set("EnergyBMCColour", "blue"), -ENOENT);
 	ck_assert_str_eq(_err, FILE_NAME ": EnergyBMCColour=blue: unknown key");
 }
@@ -513,6 +513,99 @@ START_TEST(redfish_password)
 }
 END_TEST
 
+/* EnergyBMCPoller: HOST:PORT or [V6ADDR]:PORT, PORT 1-65535; a refused
+ * value names the key and the value, and leaves the last good one. */
+START_TEST(poller_address)
+{
+	ck_assert_ptr_null(_c.poller);
+	ck_assert_int_eq(_set("EnergyBMCPoller", "[fd00::2]:6820"), 0);
+	ck_assert_str_eq(_c.poller, "[fd00::2]:6820");
+	ck_assert_int_eq(_set("EnergyBMCPoller", "10.0.0.2:6820"), 0);
+	ck_assert_str_eq(_c.poller, "10.0.0.2:6820");
+
+	ck_assert_int_eq(_set("EnergyBMCPoller", "pollerhost"), -EINVAL);
+	ck_assert_str_eq(_err, FILE_NAME ": EnergyBMCPoller=pollerhost: not HOST:PORT (the PDU poller's address)");
+	ck_assert_int_eq(_set("EnergyBMCPoller", "pollerhost:"), -EINVAL);
+	ck_assert_str_eq(_err, FILE_NAME ": EnergyBMCPoller=pollerhost:: bad port (1-65535)");
+	ck_assert_int_eq(_set("EnergyBMCPoller", "pollerhost:0"), -EINVAL);
+	ck_assert_str_eq(_err, FILE_NAME ": EnergyBMCPoller=pollerhost:0: bad port (1-65535)");
+	ck_assert_int_eq(_set("EnergyBMCPoller", "pollerhost:70000"), -EINVAL);
+	ck_assert_str_eq(_err, FILE_NAME ": EnergyBMCPoller=pollerhost:70000: bad port (1-65535)");
+	ck_assert_str_eq(_c.poller, "10.0.0.2:6820");	/* the last good */
+}
+END_TEST
+
+/* The poller reads Redfish PDU outlets: any other method refuses it,
+ * naming the file, the key and the value. */
+START_TEST(poller_needs_redfish)
+{
+	ck_assert_int_eq(_set("EnergyBMCMethod", "dcmi"), 0);
+	ck_assert_int_eq(_set("EnergyBMCHost", "bmc1"), 0);
+	ck_assert_int_eq(_set("EnergyBMCPoller", "10.0.0.2:6820"), 0);
+	ck_assert_int_eq(bmc_conf_check(&_c, FILE_NAME, _err, sizeof(_err)),
+			 -EINVAL);
+	ck_assert_str_eq(_err, FILE_NAME ": EnergyBMCPoller=10.0.0.2:6820: only with EnergyBMCMethod=redfish (the PDU poller reads Redfish PDU outlets), not dcmi");
+	_err[0] = '\0';
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n1", _err,
+					 sizeof(_err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(_err, "EnergyBMCPoller=10.0.0.2:6820"));
+	/* the default method (auto) is IPMI too */
+	ck_assert_int_eq(_set("EnergyBMCMethod", "auto"), 0);
+	ck_assert_int_eq(bmc_conf_check(&_c, FILE_NAME, _err, sizeof(_err)),
+			 -EINVAL);
+	ck_assert_str_eq(_err, FILE_NAME ": EnergyBMCPoller=10.0.0.2:6820: only with EnergyBMCMethod=redfish (the PDU poller reads Redfish PDU outlets), not auto");
+	ck_assert_int_eq(_set("EnergyBMCMethod", "redfish"), 0);
+	ck_assert_int_eq(bmc_conf_check(&_c, FILE_NAME, _err, sizeof(_err)),
+			 0);
+}
+END_TEST
+
+/*
+ * Redfish through the poller: the node needs no password file, and reads
+ * none even when the shared acct_gather.conf names one (it is on the
+ * poller's host only); without the poller the same file is required.
+ */
+START_TEST(poller_no_password)
+{
+	char missing[256];
+	bmc_conf_t copy;
+
+	snprintf(missing, sizeof(missing), "%s/not-here.pw", _dir);
+	ck_assert_int_eq(_set("EnergyBMCMethod", "redfish"), 0);
+	ck_assert_int_eq(_set("EnergyBMCHost", "https://pdu1"), 0);
+	ck_assert_int_eq(_set("EnergyBMCRedfishSource",
+			      "/redfish/v1/PowerEquipment/RackPDUs/1/Outlets/A1"),
+			 0);
+	ck_assert_int_eq(_set("EnergyBMCPoller", "10.0.0.2:6820"), 0);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n1", _err,
+					 sizeof(_err)), 0);
+	ck_assert_str_eq(_c.host, "https://pdu1");
+	ck_assert(!_c.have_password);
+
+	ck_assert_int_eq(_set("EnergyBMCPasswordFile", missing), 0);
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n1", _err,
+					 sizeof(_err)), 0);
+	ck_assert(!_c.have_password);
+	/* nor does an offline check (se-conf-check) on a node */
+	ck_assert_int_eq(bmc_conf_desc.check_files(&_c, _err, sizeof(_err)),
+			 0);
+
+	/* copied with the rest */
+	ck_assert_int_eq(bmc_conf_copy(&copy, &_c), 0);
+	ck_assert_ptr_ne(copy.poller, _c.poller);
+	ck_assert_str_eq(copy.poller, "10.0.0.2:6820");
+	bmc_conf_free(&copy);
+
+	/* without the poller the file is the node's */
+	free(_c.poller);
+	_c.poller = NULL;
+	ck_assert_int_eq(bmc_conf_finish(&_c, FILE_NAME, "n1", _err,
+					 sizeof(_err)), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(_err, "EnergyBMCPasswordFile="));
+	ck_assert_ptr_nonnull(strstr(_err, missing));
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("bmc_conf");
@@ -538,6 +631,9 @@ static Suite *_suite(void)
 	tcase_add_test(tc, redfish_host_and_keys);
 	tcase_add_test(tc, redfish_password);
 	tcase_add_test(tc, redfish_map_source);
+	tcase_add_test(tc, poller_address);
+	tcase_add_test(tc, poller_needs_redfish);
+	tcase_add_test(tc, poller_no_password);
 	suite_add_tcase(s, tc);
 	return s;
 }

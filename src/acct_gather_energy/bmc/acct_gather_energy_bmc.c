@@ -10,7 +10,10 @@
  * matched with Slurm's hostlist API; the host's %n; the password file), and
  * a bmc_meter_t handed to the shared glue
  * (../common/se_energy*.c), which samples it in slurmd and computes step
- * energy in slurmstepd.  See acct_gather_energy_bmc(5).
+ * energy in slurmstepd.  With EnergyBMCPoller (Redfish PDU outlets) the
+ * meter is a pdu_poll_meter_t instead: the node asks
+ * slurm-energy-pdu-poller(8) for its reading and never talks HTTP.
+ * See acct_gather_energy_bmc(5).
  */
 #include "config.h"	/* Slurm's: its headers depend on it */
 
@@ -21,14 +24,19 @@
 #include "src/common/slurm_xlator.h"
 #include "slurm_compat_energy.h"
 
+#include "src/common/read_config.h"	/* slurm_conf: SlurmUser */
+
 #include "bmc_conf.h"
 #include "bmc_dl.h"
 #include "bmc_meter.h"
+#include "pdu_poll_meter.h"
 #ifdef SE_HAVE_REDFISH
 #include "rf_dl.h"
 #include "rf_meter.h"
 #endif
 #include "se_energy.h"
+#include "se_munge.h"
+#include "se_slurm_conf.h"
 
 const char plugin_name[] = "AcctGatherEnergy BMC plugin (slurm-energy-plugins)";
 const char plugin_type[] = "acct_gather_energy/bmc";
@@ -58,6 +66,77 @@ static void _give(se_energy_meter_t *out, const meter_ops_t *ops, void *m,
 	out->cfg.label = label;
 }
 
+/* The Redfish service's base URL: HOST[:PORT] is https, a URL is taken as
+ * written. */
+static void _rf_base(char *base, size_t base_len)
+{
+	snprintf(base, base_len, "%s%s", strstr(bconf.host, "://") ? "" :
+		 "https://", bconf.host);
+}
+
+/* Any counter: each Redfish reading brings its own spec (the meter's
+ * counter_spec, or the poller's over the wire). */
+static const counter_spec_t rf_any_counter = { .width_bits = 64,
+					       .mj_per_unit = 1.0 };
+
+/* -------------------------------------------- through the PDU poller */
+
+static void _poll_meter_free(void *dev)
+{
+	pdu_poll_meter_destroy(dev);	/* with its MUNGE context */
+}
+
+/*
+ * EnergyBMCMethod=redfish with EnergyBMCPoller: the node's meter asks
+ * slurm-energy-pdu-poller(8), which reads each PDU once a period for all
+ * its nodes, and never talks HTTP: no libcurl or json-c loaded, no
+ * password read (bmc_conf_finish leaves it to the poller).  The map is
+ * resolved as without the poller, for the description (the node's host
+ * and Source=); each reading brings its counter's spec over the wire.
+ */
+static int _make_redfish_poll(const char *path, const char *node,
+			      se_energy_meter_t *out, char *err,
+			      size_t err_len)
+{
+	char sock[256], base[300], source[300];
+	pdu_poll_meter_config_t pc = {
+		.node = node, .poller = bconf.poller,
+		.key = "EnergyBMCPoller",
+		.poller_uid = slurm_conf.slurm_user_id,
+		.timeout_ns = bconf.timeout_ns,
+		.max_age_ns = 2 * bconf.period_ns + bconf.timeout_ns,
+	};
+	pdu_poll_meter_t *pm;
+	void *munge;
+	int rc;
+
+	if ((rc = bmc_conf_resolve_map(&bconf, node,
+				       &se_slurm_hostlist_ops, err,
+				       err_len)) ||
+	    (rc = bmc_conf_finish(&bconf, path, node, err, err_len)))
+		return rc;
+	if (!(munge = se_munge_new(se_slurm_munge_socket(sock, sizeof(sock)),
+				   err, err_len)))
+		return -EINVAL;
+	pc.sealer = se_munge_sealer(munge);
+	pc.sealer_free = se_munge_free;	/* the meter owns it */
+	if ((rc = pdu_poll_meter_create(&pc, &pm, err, err_len))) {
+		se_munge_free(munge);
+		return rc;
+	}
+	_rf_base(base, sizeof(base));
+	se_conf_value(&bmc_conf_desc, &bconf, "EnergyBMCRedfishSource",
+		      source, sizeof(source));
+	snprintf(out->describe, sizeof(out->describe),
+		 "through the PDU poller %s: redfish %s source %s",
+		 bconf.poller, base, source);
+	_give(out, &pdu_poll_meter_ops, pm, _poll_meter_free, bconf.host);
+	out->cfg.deadline_ns = 2 * bconf.timeout_ns;
+	out->cfg.use_counter = true;
+	out->cfg.counter = rf_any_counter;	/* each reading brings its own */
+	return 0;
+}
+
 #ifdef SE_HAVE_REDFISH
 static void _rf_meter_free(void *dev)
 {
@@ -74,9 +153,7 @@ static void _rf_conf(rf_meter_conf_t *mc, char *base, size_t base_len)
 		[BMC_RF_SOURCE_URI] = RF_PICK_URI,
 	};
 
-	/* HOST[:PORT] is https; a URL is taken as written */
-	snprintf(base, base_len, "%s%s", strstr(bconf.host, "://") ? "" :
-		 "https://", bconf.host);
+	_rf_base(base, base_len);
 	memset(mc, 0, sizeof(*mc));
 	mc->base = base;
 	mc->user = bconf.user;
@@ -101,8 +178,6 @@ static void _rf_conf(rf_meter_conf_t *mc, char *base, size_t base_len)
 static int _make_redfish(const char *path, const char *node,
 			 se_energy_meter_t *out, char *err, size_t err_len)
 {
-	static const counter_spec_t any = { .width_bits = 64,
-					    .mj_per_unit = 1.0 };
 	rf_meter_conf_t mc;
 	char base[300];
 	rf_meter_t *m;
@@ -132,7 +207,7 @@ static int _make_redfish(const char *path, const char *node,
 	_give(out, &rf_meter_ops, m, _rf_meter_free, bconf.host);
 	out->cfg.deadline_ns = 2 * bconf.timeout_ns;
 	out->cfg.use_counter = true;
-	out->cfg.counter = any;	/* each reading brings its own */
+	out->cfg.counter = rf_any_counter;	/* each reading brings its own */
 	return 0;
 }
 #endif
@@ -146,6 +221,10 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 	int rc;
 
 	if (bconf.method == BMC_METHOD_REDFISH) {
+		/* through the poller: no HTTP here, in any build */
+		if (bconf.poller)
+			return _make_redfish_poll(path, node, out, err,
+						  err_len);
 #ifdef SE_HAVE_REDFISH
 		return _make_redfish(path, node, out, err, err_len);
 #else
@@ -178,7 +257,8 @@ static int _make_meter(void *arg, const char *node, se_energy_meter_t *out,
 
 /*
  * Slurm's entry points are in ../common/se_energy_plugin.c.  The node's
- * host and password are resolved in _make_meter(), in slurmd only.
+ * host and password (none through the poller) are resolved in
+ * _make_meter(), in slurmd only.
  */
 const se_energy_plugin_t se_energy_plugin = {
 	.meter_name = "bmc",

@@ -19,10 +19,11 @@
 #include "src/common/slurm_xlator.h"
 #include "slurm_compat_energy.h"
 
-#include "src/common/read_config.h"	/* slurm_conf: AuthInfo, SlurmUser */
+#include "src/common/read_config.h"	/* slurm_conf: SlurmUser */
 
 #include "se_energy.h"
 #include "se_munge.h"
+#include "se_slurm_conf.h"
 #include "snmp_conf.h"
 #include "snmp_dl.h"
 #include "snmp_meter.h"
@@ -86,20 +87,6 @@ static void _poll_meter_free(void *dev)
 	pdu_poll_meter_destroy(dev);	/* with its MUNGE context */
 }
 
-/* munged's socket as Slurm's auth/munge takes it: AuthInfo=socket=PATH
- * (NULL: MUNGE's default). */
-static const char *_munge_socket(char *buf, size_t len)
-{
-	const char *s = slurm_conf.authinfo ?
-			strstr(slurm_conf.authinfo, "socket=") : NULL;
-
-	if (!s)
-		return NULL;
-	s += strlen("socket=");
-	snprintf(buf, len, "%.*s", (int) strcspn(s, ","), s);
-	return buf;
-}
-
 /*
  * With EnergySNMPPoller: the node's meter asks slurm-energy-pdu-poller(8)
  * and never a PDU.  m, this node's SNMP meter as the map makes it (never
@@ -123,8 +110,8 @@ static int _give_poll_meter(const char *node, snmp_meter_t *m,
 	size_t n;
 	int rc;
 
-	if (!(munge = se_munge_new(_munge_socket(sock, sizeof(sock)), err,
-				   err_len)))
+	if (!(munge = se_munge_new(se_slurm_munge_socket(sock, sizeof(sock)),
+				   err, err_len)))
 		return -EINVAL;
 	pc.sealer = se_munge_sealer(munge);
 	pc.sealer_free = se_munge_free;	/* the meter owns it */

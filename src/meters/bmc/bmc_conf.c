@@ -610,6 +610,12 @@ int bmc_conf_check(const bmc_conf_t *c, const char *file, char *err,
 {
 	conf_where_t w = { .file = file, .key = "EnergyBMCWorkaroundFlags" };
 
+	if (c->poller && c->method != BMC_METHOD_REDFISH) {
+		w.key = "EnergyBMCPoller";
+		return conf_fail(&w, c->poller, err, err_len, -EINVAL,
+				 "only with EnergyBMCMethod=redfish (the PDU poller reads Redfish PDU outlets), not %s",
+				 bmc_method_name(c->method));
+	}
 	if (c->method == BMC_METHOD_REDFISH)
 		return _check_redfish(c, file, err, err_len);
 	if (c->user && strlen(c->user) > BMC_USER_MAX_IPMI) {
@@ -656,7 +662,8 @@ int bmc_conf_finish(bmc_conf_t *c, const char *file, const char *node,
 	    (rc = _finish_sdr_cache_dir(c, file, node, err, err_len)) ||
 	    (rc = _finish_map_redfish(c, err, err_len)))
 		return rc;
-	if (!c->password_file)
+	/* through the poller, the password is the poller's alone */
+	if (!c->password_file || c->poller)
 		return 0;
 	rc = conf_check_secret_file(&w, c->password_file, err, err_len);
 	if (rc)
@@ -701,6 +708,7 @@ int bmc_conf_copy(bmc_conf_t *dst, const bmc_conf_t *src)
 	rc |= _dup(&dst->ca_file, src->ca_file);
 	rc |= _dup(&dst->rf_chassis, src->rf_chassis);
 	rc |= _dup(&dst->rf_source_uri, src->rf_source_uri);
+	rc |= _dup(&dst->poller, src->poller);
 	if (rc) {
 		bmc_conf_free(dst);
 		return -ENOMEM;
@@ -774,6 +782,9 @@ static const se_conf_key_t _keys[] = {
 	SE_KEY_FN("EnergyBMCRedfishSource", _set_rf_source, _show_rf_source),
 	SE_KEY_ENUM("EnergyBMCRedfishTickWatch", bmc_conf_t, rf_tick_watch,
 		    _tick_watch_names),
+	/* HOST:PORT ([V6ADDR]:PORT), PORT 1-65535 */
+	SE_KEY_STR("EnergyBMCPoller", bmc_conf_t, poller, conf_poller_addr,
+		   "(none)"),
 };
 
 /*
@@ -810,8 +821,9 @@ static int _in_no_list(void *arg, const char *expr, const char *node)
 /*
  * se_conf_desc_t.check_files, for offline checkers (se-conf-check): what
  * slurmd reads when it builds the meter, less what depends on the node:
- * the password file (owner, mode, length; the secret is wiped at once)
- * and the map's syntax.
+ * the password file (owner, mode, length; the secret is wiped at once;
+ * not with EnergyBMCPoller: the poller's host has it) and the map's
+ * syntax.
  */
 static int _check_files(void *conf, char *err, size_t err_len)
 {
@@ -822,7 +834,7 @@ static int _check_files(void *conf, char *err, size_t err_len)
 	bmc_map_ctx_t mc = { .node = "", .hl = &none };
 	int rc;
 
-	if (c->password_file &&
+	if (c->password_file && !c->poller &&
 	    ((rc = conf_check_secret_file(&w, c->password_file, err,
 					  err_len)) ||
 	     (rc = _read_password(c, &w, err, err_len))))

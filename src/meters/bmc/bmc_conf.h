@@ -32,6 +32,16 @@
  * its defaults for EnergyBMCFrequency and EnergyBMCTimeout are 5 s and
  * 4000 ms (the IPMI methods' 1 s and 2000 ms), unless the keys are given.
  * The IPMI-only keys are ignored there.
+ *
+ * EnergyBMCPoller=HOST:PORT ([V6ADDR]:PORT), with EnergyBMCMethod=redfish
+ * only: the node asks slurm-energy-pdu-poller(8) for its reading
+ * (pdu_poll_meter.h) instead of reading its PDU outlets, each PDU then
+ * read once a period for all its nodes.  The node still resolves its map
+ * line (host and Source=, for the description) but reads no password:
+ * bmc_conf_finish() leaves EnergyBMCPasswordFile alone then, since the
+ * file is on the poller's host only.  The poller, reading the same
+ * acct_gather.conf, needs the password: it clears poller before
+ * bmc_conf_finish().
  */
 #ifndef SE_BMC_CONF_H
 #define SE_BMC_CONF_H
@@ -127,6 +137,7 @@ typedef struct {
 	bmc_rf_source_t rf_source;	/* EnergyBMCRedfishSource */
 	bmc_tick_watch_t rf_tick_watch;	/* EnergyBMCRedfishTickWatch */
 	char *rf_source_uri;		/* ... when a URI */
+	char *poller;			/* EnergyBMCPoller, NULL: none */
 	bool period_given, timeout_given; /* else the method's defaults */
 
 	/* set by bmc_conf_resolve_map(): the node's line, if any */
@@ -182,8 +193,8 @@ int bmc_conf_resolve_map(bmc_conf_t *c, const char *node,
  * Check the keys together and resolve them for node (NULL outside slurmd):
  * expand %n in the node's map Host= (else EnergyBMCHost), check the
  * password file (owned by us, no group/other access) and read its first
- * line.  Returns 0 or -errno with
- * a message in err.
+ * line; with EnergyBMCPoller, no password file is checked or read (the
+ * poller's host has it).  Returns 0 or -errno with a message in err.
  */
 int bmc_conf_finish(bmc_conf_t *c, const char *file, const char *node,
 		    char *err, size_t err_len);

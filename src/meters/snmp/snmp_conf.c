@@ -21,26 +21,6 @@
 
 /* ------------------------------------------------- acct_gather.conf keys */
 
-/* EnergySNMPPoller=HOST:PORT ([V6]:PORT), PORT 1-65535. */
-static int _check_poller(const conf_where_t *w, const char *value,
-			 char *err, size_t len)
-{
-	const char *colon = strrchr(value, ':');
-	char *end = NULL;
-	unsigned long port;
-
-	if (!colon || colon == value || strchr(value, ' ') ||
-	    strchr(value, '\t'))
-		return conf_fail(w, value, err, len, -EINVAL,
-				 "not HOST:PORT (the PDU poller's address)");
-	errno = 0;
-	port = strtoul(colon + 1, &end, 10);
-	if (!colon[1] || *end || errno || port < 1 || port > 65535)
-		return conf_fail(w, value, err, len, -EINVAL,
-				 "bad port (1-65535)");
-	return 0;
-}
-
 static const se_conf_key_t keys[] = {
 	SE_KEY_PATH("EnergySNMPMap", snmp_conf_t, map_path, NULL, ""),
 	SE_KEY_PATH("EnergySNMPSecrets", snmp_conf_t, secrets_path, NULL, ""),
@@ -48,7 +28,8 @@ static const se_conf_key_t keys[] = {
 		       100 * SE_NS_PER_MS, 3600 * SE_NS_PER_SEC),
 	SE_KEY_MILLIS("EnergySNMPTimeout", snmp_conf_t, timeout_ns, 10, 60000),
 	SE_KEY_REAL("EnergySNMPMaxPower", snmp_conf_t, max_power_w, 1, 1e6),
-	SE_KEY_STR("EnergySNMPPoller", snmp_conf_t, poller, _check_poller,
+	/* HOST:PORT ([V6]:PORT), PORT 1-65535 */
+	SE_KEY_STR("EnergySNMPPoller", snmp_conf_t, poller, conf_poller_addr,
 		   ""),
 };
 
