@@ -527,6 +527,9 @@ class Service:
         self.readings = Readings(self.player, counters, args.sensing_interval)
         self.sessions = {}          # token -> {id, user, last}
         self.sessions_lock = threading.Lock()
+        # GETs answered, for tests that count what a client asks (not a
+        # Redfish resource: /_sim/counts, outside the tree, never linked)
+        self.gets = 0
         self.down_until = 0.0       # rebooting: connections dropped
         self.boots = 1
         self.faults = Faults(args.control, self.action)
@@ -800,6 +803,11 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         svc = self.server.service
         uri, query = self._uri()
+        if uri == "/_sim/counts":
+            with svc.sessions_lock:
+                return self._send(200, {"GET": svc.gets})
+        with svc.sessions_lock:
+            svc.gets += 1
         if not self._faults_before(uri):
             return
         if uri == "/redfish":

@@ -223,6 +223,157 @@ def test_pdu_two_outlets_one_request_per_pdu(trace_file):
         OUTLETS.rstrip("/") in outs[0][0], outs[0][0]
 
 
+POLL_PROBE = os.path.join(os.path.dirname(PROBE), "rf_poll_probe")
+# node -> its outlets on one PDU (outlet, share of the trace's n1)
+POLLED_NODES = {"p1": (("A1", 0.3),), "p2": (("A2", 0.3),),
+                "p3": (("B1", 0.2), ("B2", 0.2))}
+
+
+def poll_probe(sim, rounds, period_ms, *args):
+    """rf_poll_probe over POLLED_NODES on sim: ({node: [read fields]},
+    [requests of each round], the stats line's dict)."""
+    argv = [POLL_PROBE, *auth(sim), "--rounds", str(rounds),
+            "--period-ms", str(period_ms), *args]
+    for node, outlets in POLLED_NODES.items():
+        argv += ["--node", node, "--base", sim.url, "--source",
+                 ",".join(OUTLETS + o for o, _ in outlets)]
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    reads, per_round, stats = {}, [], {}
+    for line in res.stdout.splitlines():
+        f = line.partition(" | ")[0].split()
+        if f[0] == "read":
+            reads.setdefault(f[2], []).append(line)
+        elif f[0] == "round":
+            per_round.append(int(f[3]))
+        elif f[0] == "stats":
+            stats = dict(zip(f[1::2], map(float, f[2::2])))
+    return reads, per_round, stats
+
+
+def test_poller_one_get_a_round_per_pdu(trace_file):
+    """rf_poller, the Redfish core of slurm-energy-pdu-poller (issue #41),
+    its tick watch off: three nodes on one PDU, p3 on two outlets, read
+    for all at once in one GET of its Outlets collection expanded a round,
+    never one a node or an outlet.  Each node's energy, accumulated from
+    the poller's answers as a slurmd would, follows its outlets' share of
+    the trace (within a sensing interval of its power at either end)."""
+    epoch = time.time() - 30.0
+    outlets = [(o, "n1", share) for outs in POLLED_NODES.values()
+               for o, share in outs]
+    sim = rr.start_sim(trace_file, epoch, outlets=outlets,
+                       sensing_interval=0.1)
+    try:
+        gets0 = sim.gets()
+        reads, per_round, stats = poll_probe(sim, 8, 500, "--no-tick-sync")
+        gets = sim.gets() - gets0
+    finally:
+        sim.stop()
+    trace = Trace(trace_file)
+    print("requests a round %s, the peer's GETs %d, stats %s" % (
+        per_round, gets, stats))
+    assert stats["services"] == 1 and stats["documents"] == 1, stats
+    # the first round's discovery reads the PDU's documents once for all
+    # three nodes (each outlet, the collection p3's two share), then one
+    # GET a round
+    assert per_round[0] <= 1 + 5 and per_round[1:] == [1] * 7, per_round
+    assert gets == sum(per_round) - 1, (gets, per_round)   # the login
+    for node, outs in POLLED_NODES.items():
+        rows = [l.partition(" | ")[0].split() for l in reads[node]]
+        assert len(rows) == 8 and all(r[3] == "0" and r[6] == "1"
+                                      for r in rows), reads[node]
+        share = sum(s for _, s in outs)
+        t0, t1 = float(rows[1][10]), float(rows[-1][10])
+        e = (int(rows[-1][9]) - int(rows[1][9])) / 1000.0
+        truth = share * trace.joules("n1", t0 - epoch, t1 - epoch)
+        print("%s: %.1f J, truth %.1f J (%+.2f %%)" % (
+            node, e, truth, 100 * (e - truth) / truth))
+        assert abs(e - truth) <= share * (2 * 0.1 * 1800) + 2, \
+            (node, e, truth)
+    # p3's two outlets sum two 1 Wh counters: the accumulator is told
+    assert all(l.partition(" | ")[0].split()[11] == "2"
+               for l in reads["p3"]), reads["p3"]
+
+
+def test_poller_stamps_at_the_pdus_tick():
+    """The poller watches each PDU for its sensing tick, once for all the
+    nodes it feeds (rounds of its one GET), and stamps their readings
+    there: on the cluster's sine trace, a PDU refreshing every 0.5 s,
+    each reading after the interval is learned lies within 15 ms of one
+    of the PDU's ticks (epoch + k x 0.5 s; the watch brackets a tick to
+    10 ms).  A poller that stamped at its GET would be anywhere in the
+    interval (about 6 % of reads within 15 ms of a tick)."""
+    epoch = time.time()
+    interval = 0.5
+    outlets = [(o, "node1", share) for outs in POLLED_NODES.values()
+               for o, share in outs]
+    sim = rr.start_sim(CLUSTER_TRACE, epoch, outlets=outlets,
+                       sensing_interval=interval)
+    try:
+        reads, per_round, stats = poll_probe(sim, 8, 1100)
+    finally:
+        sim.stop()
+    print("requests a round %s, stats %s" % (per_round, stats))
+    assert stats["documents"] == 1 and not stats["unwatched"], stats
+    # learning the interval (the first reads) costs up to 150 rounds of
+    # GETs at 10 ms; then a tick to 10 ms: some 25-60 rounds a read
+    assert all(2 <= r <= 80 for r in per_round[3:]), per_round
+    for node in POLLED_NODES:
+        rows = [l.partition(" | ")[0].split() for l in reads[node]]
+        assert all(r[3] == "0" for r in rows), reads[node]
+        off = [((float(r[10]) - epoch + interval / 2) % interval) -
+               interval / 2 for r in rows[3:]]
+        print("%s: stamps from the nearest tick %s ms" % (
+            node, " ".join("%+.1f" % (1e3 * o) for o in off)))
+        assert all(abs(o) <= 0.015 for o in off), (node, off)
+
+
+def test_poller_config_errors(workdir):
+    """slurm-energy-pdu-poller --check-config on the Redfish keys: a good
+    file resolves every node of the map (its password read) and says ok;
+    a bad one exits 2 with one line naming the file, key or node."""
+    from selab import snmp_rig as sr
+    pw = os.path.join(workdir, "pw")
+    with open(pw, "w") as f:
+        f.write("secret-Pa55\n")
+    os.chmod(pw, 0o600)
+    bmc_map = os.path.join(workdir, "bmc.map")
+    with open(bmc_map, "w") as f:
+        f.write("Nodes=n[1-2] Host=https://pdu1.mgmt Source=%sA1\n"
+                "Nodes=n3 Host=https://pdu1.mgmt Source=%sB1,https://pdu2"
+                ".mgmt%sB1\n" % (OUTLETS, OUTLETS, OUTLETS))
+    base = ("EnergyBMCMethod=redfish\nEnergyBMCMap=%s\nEnergyBMCUser=u\n"
+            "EnergyBMCPasswordFile=%s\nEnergyBMCPoller=127.0.0.1:7001\n" %
+            (bmc_map, pw))
+    cases = {
+        "ok": (base, 0, "ok"),
+        "no map": (base.replace("EnergyBMCMap=%s\n" % bmc_map, "") +
+                   "EnergyBMCHost=pdu1.mgmt\n", 2,
+                   "EnergyBMCPoller needs EnergyBMCMap"),
+        "no password": (base.replace(pw, pw + ".gone"), 2,
+                        "EnergyBMCPasswordFile"),
+        "not redfish": (base.replace("EnergyBMCMethod=redfish",
+                                     "EnergyBMCMethod=dcmi"), 2,
+                        "EnergyBMCPoller=127.0.0.1:7001: only with "
+                        "EnergyBMCMethod=redfish"),
+        "no poller": (base.replace("EnergyBMCPoller=127.0.0.1:7001\n",
+                                   ""), 2, "nothing to poll"),
+        "bad address": (base.replace("127.0.0.1:7001", "127.0.0.1"), 2,
+                        "EnergyBMCPoller=127.0.0.1"),
+    }
+    for name, (text, code, said) in cases.items():
+        conf = os.path.join(workdir, "acct_gather.conf")
+        with open(conf, "w") as f:
+            f.write(text)
+        res = subprocess.run([sr.pdu_poller_path(), "--check-config", "-f",
+                              conf], capture_output=True, text=True,
+                             timeout=30)
+        out = res.stdout + res.stderr
+        print("%s: exit %d: %s" % (name, res.returncode, out.strip()))
+        assert res.returncode == code and said in out, (name, out)
+        assert "secret-Pa55" not in out, out
+
+
 @pytest.mark.parametrize("sensing", (0.1, 0.5))
 def test_reading_stamped_at_tick(sensing):
     """A BMC refreshes its readings once a sensing interval and

@@ -444,6 +444,60 @@ START_TEST(test_size_bound)
 }
 END_TEST
 
+/* ------------------------------------------------------ the poller */
+
+static json_object *_parse(const char *text)
+{
+	json_object *doc = NULL;
+	char msg[256];
+
+	ck_assert_int_eq(rf_json_parse(text, strlen(text), "/t", 0, &doc, msg,
+				       sizeof(msg)), 0);
+	return doc;
+}
+
+/* The poller's watch for a PDU's tick compares readings only: a member's
+ * power or energy changing is a tick, a status or a timestamp is not. */
+START_TEST(test_readings_same)
+{
+#define PDU_DOC(TIME) "{\"Members\": [{\"Id\": \"A1\", \"PowerWatts\": " \
+	"{\"Reading\": 120.5}, \"EnergykWh\": {\"Reading\": 325.675, " \
+	"\"SensorResetTime\": \"2024-01-01T00:00:00Z\"}, \"Status\": " \
+	"{\"Health\": \"OK\"}}], \"DateTime\": \"" TIME "\"}"
+	char a[512], b[512];
+	json_object *x, *y;
+
+	snprintf(a, sizeof(a), "%s", PDU_DOC("2026-11-30T03:00:00Z"));
+	snprintf(b, sizeof(b), "%s", PDU_DOC("2026-11-30T03:00:01Z"));
+	x = _parse(a);
+	y = _parse(b);
+	ck_assert(rf_readings_same(x, y));	/* a timestamp alone */
+	json_object_put(y);
+	snprintf(b, sizeof(b), "%s", a);
+	memcpy(strstr(b, "120.5"), "120.6", 5);
+	y = _parse(b);
+	ck_assert(!rf_readings_same(x, y));	/* a member's power */
+	json_object_put(y);
+	snprintf(b, sizeof(b), "%s", a);
+	memcpy(strstr(b, "325.675"), "325.676", 7);
+	y = _parse(b);
+	ck_assert(!rf_readings_same(x, y));	/* its energy counter */
+	json_object_put(y);
+	snprintf(b, sizeof(b), "%s", a);
+	memcpy(strstr(b, "2024-01-01"), "2025-01-01", 10);
+	y = _parse(b);
+	ck_assert(!rf_readings_same(x, y));	/* its counter reset */
+	json_object_put(y);
+	snprintf(b, sizeof(b), "%s", a);
+	memcpy(strstr(b, "\"OK\""), "\"KO\"", 4);
+	y = _parse(b);
+	ck_assert(rf_readings_same(x, y));	/* its status */
+	json_object_put(y);
+	ck_assert(!rf_readings_same(x, NULL));
+	json_object_put(x);
+}
+END_TEST
+
 static Suite *_suite(void)
 {
 	Suite *s = suite_create("redfish");
@@ -467,6 +521,9 @@ static Suite *_suite(void)
 	tcase_add_test(tc, test_bad_json_names_uri);
 	tcase_add_test(tc, test_depth_bound);
 	tcase_add_test(tc, test_size_bound);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("poller");
+	tcase_add_test(tc, test_readings_same);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -133,6 +133,7 @@ class RedfishSim(_Process):
         self.password_file = os.path.join(self.workdir, "password")
         self.addr, self.user, self.password = addr, user, password
         self.scheme = "https" if certs else "http"
+        self.ca = certs["ca"] if certs else None
         self.epoch, self.interval = epoch, sensing_interval
         with open(self.password_file, "w") as h:
             h.write(password + "\n")
@@ -175,6 +176,15 @@ class RedfishSim(_Process):
     @property
     def url(self):
         return "%s://%s:%d" % (self.scheme, self.addr, self.port)
+
+    def gets(self):
+        """GET requests the simulator has answered since its start (its
+        /_sim/counts, which is not counted)."""
+        client = Client(self.url, ca=self.ca)
+        try:
+            return client.read("/_sim/counts")["GET"]
+        finally:
+            client.close()
 
     def fault(self, text):
         """Replace the control file atomically ('' clears every fault);

@@ -22,6 +22,10 @@
 #define POLL_LOG_NS	(60 * SE_NS_PER_SEC)
 #define POLL_MAX_GETS	1024	/* documents of one service a round */
 #define POLL_MAX_DISC	256	/* documents discovery reads a round */
+/* A service read again for a node that asked for a newer reading (a step
+ * boundary's kick) no sooner than this after its last round began: kicks
+ * of many nodes, or of one node many times, coalesce into one read. */
+#define POLL_EARLY_GAP_NS	(500 * SE_NS_PER_MS)
 
 /* ------------------------------------------------------- private types */
 
@@ -44,6 +48,8 @@ typedef struct {
 	char disc_why[256];
 	bool no_expand;			/* a batch came without its members */
 	int cur;			/* the slot of this round's reading */
+	uint64_t start_ns;		/* of its last round */
+	bool early;			/* in the early round being made */
 	int rc;				/* of this round */
 	char why[512];
 	uint64_t t_ns;			/* this round's stamp */
@@ -56,6 +62,8 @@ typedef struct {
 	size_t svc[RF_MAX_PROBES + 1];	/* the services its URLs are on */
 	size_t n_svc;
 	uint64_t seq;			/* the round of latest */
+	uint64_t answered;		/* the round last answered it */
+	bool wanted;			/* it asked again: a newer one wanted */
 	int rc;
 	meter_reading_t latest;
 	char why[PDU_POLL_ERR_MAX];
@@ -83,7 +91,8 @@ struct rf_poller {
 	poll_disc_t disc[POLL_MAX_DISC];
 	size_t n_disc;
 	pthread_mutex_t lock;
-	unsigned long rounds, failed, unwatched;
+	bool wanted;			/* some node's wanted (under lock) */
+	unsigned long rounds, failed, unwatched, early;
 	se_ratelimit_t budget_rl;
 };
 
@@ -345,21 +354,15 @@ static int _svc_round(void *ctx, int slot, uint64_t deadline_ns,
 	return rc;
 }
 
-/* rf_tick_ops_t: any document changed (every reading in it refreshes at
- * the service's tick). */
+/* rf_tick_ops_t: any reading in the documents changed (every reading
+ * refreshes at the service's tick; nothing else is looked at). */
 static bool _svc_changed(void *ctx, int a, int b)
 {
 	poll_svc_t *s = ctx;
 
-	for (size_t i = 0; i < s->n_gets; i++) {
-		const char *x = json_object_to_json_string_ext(
-					s->gets[i].doc[a], 0);
-		const char *y = json_object_to_json_string_ext(
-					s->gets[i].doc[b], 0);
-
-		if (!x || !y || strcmp(x, y))
+	for (size_t i = 0; i < s->n_gets; i++)
+		if (!rf_readings_same(s->gets[i].doc[a], s->gets[i].doc[b]))
 			return true;
-	}
 	return false;
 }
 
@@ -374,6 +377,7 @@ static void _poll_svc(rf_poller_t *p, poll_svc_t *s, bool watch)
 
 	s->why[0] = '\0';
 	s->cur = 0;
+	s->start_ns = t0;
 	if ((s->rc = _svc_round(s, 0, t0 + p->timeout_ns, &start, &end))) {
 		if (s->rc != -EAGAIN)
 			rf_http_close(s->http);
@@ -555,18 +559,21 @@ void rf_poller_destroy(rf_poller_t *p)
 	free(p);
 }
 
-unsigned rf_poller_round(rf_poller_t *p)
+/* The services of this round (all, or the early ones) read one after the
+ * other; the number that failed. */
+static unsigned _read_services(rf_poller_t *p, bool early_only)
 {
 	uint64_t t0 = se_mono_ns();
 	unsigned failed = 0, unwatched = 0;
 
-	_discover(p);
 	for (size_t i = 0; i < p->n_svcs; i++) {
 		poll_svc_t *s = &p->svcs[i];
 		/* the services are read one after the other: past half the
 		 * period, the rest are stamped at their GETs' middle */
 		bool watch = se_mono_ns() - t0 < p->period_ns / 2;
 
+		if (early_only && !s->early)
+			continue;
 		if (s->stale && _relist(p, i))
 			se_log_limited(&s->rl, se_mono_ns(), SE_LOG_ERROR,
 				       "%s: more than %d documents a round: "
@@ -590,16 +597,89 @@ unsigned rf_poller_round(rf_poller_t *p)
 			       unwatched);
 	p->failed += failed;
 	p->unwatched += unwatched;
+	return failed;
+}
+
+unsigned rf_poller_round(rf_poller_t *p)
+{
+	unsigned failed;
+
+	_discover(p);
+	failed = _read_services(p, false);
 	p->rounds++;
 	for (size_t i = 0; i < p->n_nodes; i++)
 		_node_reading(p, &p->nodes[i]);
+	/* every node has a newer reading now: no early round owed */
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; i < p->n_nodes; i++)
+		p->nodes[i].wanted = false;
+	p->wanted = false;
+	pthread_mutex_unlock(&p->lock);
+	return failed;
+}
+
+bool rf_poller_wanted(rf_poller_t *p)
+{
+	bool w;
+
+	pthread_mutex_lock(&p->lock);
+	w = p->wanted;
+	pthread_mutex_unlock(&p->lock);
+	return w;
+}
+
+/* The wanted nodes' services due for an early read marked (a node whose
+ * services are not all due stays wanted): whether any is. */
+static bool _mark_early(rf_poller_t *p, bool *take)
+{
+	uint64_t now = se_mono_ns();
+	bool any = false;
+
+	pthread_mutex_lock(&p->lock);
+	p->wanted = false;
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		poll_node_t *n = &p->nodes[i];
+		bool due = n->wanted && rf_meter_discovered(n->meter);
+
+		for (size_t k = 0; due && k < n->n_svc; k++)
+			due = now - p->svcs[n->svc[k]].start_ns >=
+			      POLL_EARLY_GAP_NS;
+		take[i] = due;
+		if (n->wanted && !due)
+			p->wanted = true;	/* not yet: next time */
+		n->wanted = n->wanted && !due;
+		for (size_t k = 0; due && k < n->n_svc; k++)
+			p->svcs[n->svc[k]].early = any = true;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return any;
+}
+
+unsigned rf_poller_round_wanted(rf_poller_t *p)
+{
+	bool *take = calloc(p->n_nodes ? p->n_nodes : 1, sizeof(*take));
+	unsigned failed = 0;
+
+	if (!take)
+		return 0;
+	if (_mark_early(p, take)) {
+		failed = _read_services(p, true);
+		p->rounds++;
+		p->early++;
+		for (size_t i = 0; i < p->n_nodes; i++)
+			if (take[i])
+				_node_reading(p, &p->nodes[i]);
+		for (size_t i = 0; i < p->n_svcs; i++)
+			p->svcs[i].early = false;
+	}
+	free(take);
 	return failed;
 }
 
 int rf_poller_answer(rf_poller_t *p, const char *node, uint64_t now_ns,
 		     pdu_poll_reading_t *out)
 {
-	const poll_node_t *n = NULL;
+	poll_node_t *n = NULL;
 
 	snprintf(out->node, sizeof(out->node), "%s", node);
 	for (size_t i = 0; i < p->n_nodes && !n; i++)
@@ -613,6 +693,11 @@ int rf_poller_answer(rf_poller_t *p, const char *node, uint64_t now_ns,
 		return -ENOENT;
 	}
 	pthread_mutex_lock(&p->lock);
+	/* asked again for the reading it has: a newer one is wanted (the
+	 * node's sampler kicked at a step's boundary) */
+	if (n->seq && n->answered == n->seq)
+		n->wanted = p->wanted = true;
+	n->answered = n->seq;
 	out->seq = n->seq;
 	out->status = n->rc;
 	_copy(out->error, sizeof(out->error), n->rc ? n->why : "");
@@ -647,4 +732,5 @@ void rf_poller_stats(const rf_poller_t *p, rf_poller_stats_t *s)
 	s->rounds = p->rounds;
 	s->failed = p->failed;
 	s->unwatched = p->unwatched;
+	s->early = p->early;
 }

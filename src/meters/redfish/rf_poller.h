@@ -62,6 +62,18 @@ void rf_poller_destroy(rf_poller_t *p);
  * readings and, at most once a minute per service, in the log). */
 unsigned rf_poller_round(rf_poller_t *p);
 
+/* A node asked again for the reading it has (its sampler kicked it at a
+ * step's boundary): rf_poller_round_wanted() has work.  Any thread. */
+bool rf_poller_wanted(rf_poller_t *p);
+
+/* An early round for the nodes that asked again: their services read now
+ * (no sooner than 0.5 s after their last round began: kicks coalesce),
+ * watched for their ticks, and those nodes' readings made, so that a
+ * step's boundary has a reading just after it, as when slurmd reads its
+ * meter itself.  Same thread as rf_poller_round(); the number of services
+ * that failed. */
+unsigned rf_poller_round_wanted(rf_poller_t *p);
+
 /* Node's latest reading as the poller answers it at now_ns (age_ns from
  * its stamp): 0; -ENOENT when the map has no such node. */
 int rf_poller_answer(rf_poller_t *p, const char *node, uint64_t now_ns,
@@ -73,6 +85,7 @@ typedef struct {
 	unsigned long requests;		/* HTTP requests (logins included) */
 	unsigned long failed;		/* service rounds that failed */
 	unsigned long unwatched;	/* service rounds not watched (budget) */
+	unsigned long early;		/* early rounds (nodes asking again) */
 } rf_poller_stats_t;
 
 void rf_poller_stats(const rf_poller_t *p, rf_poller_stats_t *s);

@@ -504,6 +504,58 @@ static void _batch_uri(const char *uri, char *out, size_t len)
 	snprintf(out, len, "%.*s" RF_EXPAND_ONE, (int) (slash - uri), uri);
 }
 
+/* a: b's value at path the same (both absent, or equal numbers or
+ * strings)? */
+static bool _same_at(json_object *a, json_object *b, const char *path)
+{
+	double x, y;
+	const char *sx, *sy;
+	bool nx = rf_json_number(a, path, &x, NULL, 0);
+	bool ny = rf_json_number(b, path, &y, NULL, 0);
+
+	if (nx || ny)
+		return nx && ny && x == y;
+	sx = rf_json_string(a, path);
+	sy = rf_json_string(b, path);
+	return (!sx && !sy) || (sx && sy && !strcmp(sx, sy));
+}
+
+/* The readings of one resource the same in a and b: every field a
+ * source reads (its Reading, a counter's SensorResetTime), or a Sensor's
+ * own. */
+static bool _resource_same(json_object *a, json_object *b)
+{
+	static const char *const paths[] = {
+		"EnergyJoules/Reading", "EnergykWh/Reading",
+		"EnergykWh/SensorResetTime", "EnergyJoules/SensorResetTime",
+		"PowerWatts/Reading", "InputPowerWatts/Reading",
+		"PowerControl/0/PowerConsumedWatts", "Reading",
+		"SensorResetTime",
+	};
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (!_same_at(a, b, paths[i]))
+			return false;
+	return true;
+}
+
+bool rf_readings_same(json_object *a, json_object *b)
+{
+	size_t n = rf_json_count(a, "Members");
+	char p[32];
+
+	if (!a || !b)
+		return false;
+	if (n != rf_json_count(b, "Members") || !_resource_same(a, b))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(p, sizeof(p), "Members/%zu", i);
+		if (!_resource_same(rf_json_at(a, p), rf_json_at(b, p)))
+			return false;
+	}
+	return true;
+}
+
 void rf_batch_uri(const char *uri, char *out, size_t len)
 {
 	_batch_uri(uri, out, len);

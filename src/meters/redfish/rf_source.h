@@ -185,6 +185,13 @@ bool rf_counter_restarted(double prev, const char *prev_reset_time,
 /* The batch (index in s->batches) that reads uri, or -1: GET it alone. */
 int rf_source_batch_of(const rf_source_t *s, const char *uri);
 
+/* Are the readings of two answers to one GET the same: every field a
+ * source reads (a Reading of energy or power, a counter's
+ * SensorResetTime), of the resource and, for a collection expanded, of
+ * each member?  What else a service puts in it (a timestamp, a status) is
+ * not looked at: the poller's watch for the sensing tick (rf_poller.c). */
+bool rf_readings_same(json_object *a, json_object *b);
+
 /* The GET that reads uri with its siblings: its parent collection with
  * $expand=.($levels=1), on uri's service ("" when uri has no parent). */
 void rf_batch_uri(const char *uri, char *out, size_t len);
