@@ -42,16 +42,20 @@
 #include <slurm/slurm.h>
 
 #include "conf.h"
+#include "pdu_poll_wire.h"
 #include "se_log.h"
 #include "se_munge.h"
 #include "se_prog.h"
 #include "se_time.h"
+#include "pdu_poller.h"
 #include "snmp_conf.h"
-#include "pdu_poll_wire.h"
 #include "snmp_poller.h"
 
 #define PROG		"slurm-energy-pdu-poller"
 #define MAX_CONNS	4096	/* nodes connected at once */
+/* The polling thread's naps between rounds: how soon an early read for a
+ * node that asked again (a step's boundary) begins. */
+#define POLL_NAP_NS	(20 * SE_NS_PER_MS)
 
 typedef struct {
 	const char *conf_path, *listen, *munge_socket;
@@ -66,14 +70,17 @@ typedef struct {
 typedef struct {
 	opts_t o;
 	snmp_conf_t conf;
-	snmp_poller_t *poller;
+	snmp_poller_t *poller;		/* NULL: no EnergySNMPMap */
+#ifdef SE_HAVE_REDFISH
+	bmc_conf_t bmc;
+	rf_poller_t *rf;		/* NULL: no EnergyBMCPoller */
+#endif
 	void *munge;
 	int lfd;
 	conn_t *conns;		/* [0] unused: the listener's slot */
 	struct pollfd *pfds;
 	size_t n;		/* slots used, the listener's included */
 	unsigned long asks;
-	double poll_cpu_s;	/* the polling thread's, at its end */
 } daemon_t;
 
 /* ---------------------------------------------------- the map's nodes */
@@ -110,24 +117,23 @@ static long _hl_count(void *arg, const char *const *exprs, size_t n)
 	return k;
 }
 
-static const snmp_hostlist_ops_t hostlist_ops = {
+const se_hostlist_ops_t pp_hostlist_ops = {
 	.contains = _hl_contains, .count = _hl_count,
 };
 
-/* Every node of the map's Nodes= lines, each once, into *names. */
-static int _nodes(const snmp_conf_t *c, char ***names, size_t *n,
-		  char *err, size_t len)
+int pp_hostlist_names(const char *const *exprs, const char *const *where,
+		      size_t n, char ***names, size_t *n_names, char *err,
+		      size_t err_len)
 {
 	struct hostlist *hl = slurm_hostlist_create(NULL);
 	char *h;
 
 	*names = NULL;
-	*n = 0;
-	for (size_t i = 0; hl && i < c->n_lines; i++)
-		if (!slurm_hostlist_push(hl, c->lines[i].nodes)) {
-			snprintf(err, len, "%s:%u: Nodes=%s: not a hostlist",
-				 c->map_path, c->lines[i].line,
-				 c->lines[i].nodes);
+	*n_names = 0;
+	for (size_t i = 0; hl && i < n; i++)
+		if (!slurm_hostlist_push(hl, exprs[i])) {
+			snprintf(err, err_len, "%s: Nodes=%s: not a hostlist",
+				 where[i], exprs[i]);
 			slurm_hostlist_destroy(hl);
 			return -EINVAL;
 		}
@@ -136,11 +142,36 @@ static int _nodes(const snmp_conf_t *c, char ***names, size_t *n,
 	slurm_hostlist_uniq(hl);
 	*names = calloc(slurm_hostlist_count(hl) + 1, sizeof(**names));
 	while (*names && (h = slurm_hostlist_shift(hl))) {
-		(*names)[(*n)++] = strdup(h);
+		(*names)[(*n_names)++] = strdup(h);
 		free(h);
 	}
 	slurm_hostlist_destroy(hl);
 	return *names ? 0 : -ENOMEM;
+}
+
+/* Every node of the SNMP map's Nodes= lines, each once, into *names. */
+static int _nodes(const snmp_conf_t *c, char ***names, size_t *n,
+		  char *err, size_t len)
+{
+	const char **exprs = calloc(c->n_lines + 1, sizeof(*exprs));
+	char (*where)[300] = calloc(c->n_lines + 1, sizeof(*where));
+	const char **wheres = calloc(c->n_lines + 1, sizeof(*wheres));
+	int rc = -ENOMEM;
+
+	if (exprs && where && wheres) {
+		for (size_t i = 0; i < c->n_lines; i++) {
+			exprs[i] = c->lines[i].nodes;
+			snprintf(where[i], sizeof(where[i]), "%s:%u",
+				 c->map_path, c->lines[i].line);
+			wheres[i] = where[i];
+		}
+		rc = pp_hostlist_names(exprs, wheres, c->n_lines, names, n,
+				       err, len);
+	}
+	free(exprs);
+	free(where);
+	free(wheres);
+	return rc;
 }
 
 /* ------------------------------------------------------- configuration */
@@ -153,25 +184,30 @@ static int _conf_line(void *arg, const char *path, unsigned line,
 
 	(void)line;
 	for (size_t i = 0; i < n; i++) {
-		if (strncasecmp(pairs[i].key, "EnergySNMP", 10))
-			continue;	/* another plugin's key */
-		if ((rc = se_conf_set(&snmp_conf_desc, arg, path,
-				      pairs[i].key, pairs[i].value, err,
-				      len)))
+		daemon_t *d = arg;
+
+		rc = 0;
+		if (!strncasecmp(pairs[i].key, "EnergySNMP", 10))
+			rc = se_conf_set(&snmp_conf_desc, &d->conf, path,
+					 pairs[i].key, pairs[i].value, err,
+					 len);
+#ifdef SE_HAVE_REDFISH
+		else if (!strncasecmp(pairs[i].key, "EnergyBMC", 9))
+			rc = se_conf_set(&bmc_conf_desc, &d->bmc, path,
+					 pairs[i].key, pairs[i].value, err,
+					 len);
+#endif
+		if (rc)		/* (another plugin's keys are not ours) */
 			return rc;
 	}
 	return 0;
 }
 
-/* acct_gather.conf's SNMP keys, the map and the secrets. */
-static int _read_conf(daemon_t *d, char *err, size_t len)
+/* The SNMP family: its keys together, the map and the secrets. */
+static int _snmp_conf(daemon_t *d, char *err, size_t len)
 {
 	int rc;
 
-	snmp_conf_init(&d->conf);
-	if ((rc = conf_read_pairs_file(d->o.conf_path, _conf_line, &d->conf,
-				       err, len)))
-		return rc;
 	if (!d->conf.secrets_path) {
 		snprintf(err, len, "%s: EnergySNMPSecrets is required (the "
 			 "poller reads the PDUs)", d->o.conf_path);
@@ -179,21 +215,82 @@ static int _read_conf(daemon_t *d, char *err, size_t len)
 	}
 	if ((rc = snmp_conf_check(&d->conf, d->o.conf_path, err, len)))
 		return rc;
-	if (!d->o.listen && !(d->o.listen = d->conf.poller)) {
-		snprintf(err, len, "%s: no EnergySNMPPoller=HOST:PORT (nor "
-			 "--listen): where do the nodes ask?", d->o.conf_path);
+	return snmp_conf_read_files(&d->conf, err, len);
+}
+
+/* Where the nodes ask: --listen, else the families' address (the same,
+ * when both are polled). */
+static int _listen_address(daemon_t *d, const char *bmc_poller, char *err,
+			   size_t len)
+{
+	const char *snmp_poller = d->conf.map_path ? d->conf.poller : NULL;
+
+	if (d->o.listen)
+		return 0;
+	if (snmp_poller && bmc_poller && strcmp(snmp_poller, bmc_poller)) {
+		snprintf(err, len, "%s: EnergySNMPPoller=%s and "
+			 "EnergyBMCPoller=%s: one poller listens on one "
+			 "address (or give --listen)", d->o.conf_path,
+			 snmp_poller, bmc_poller);
 		return -EINVAL;
 	}
-	return snmp_conf_read_files(&d->conf, err, len);
+	if (!(d->o.listen = snmp_poller ? snmp_poller : bmc_poller)) {
+		snprintf(err, len, "%s: no EnergySNMPPoller=HOST:PORT nor "
+			 "EnergyBMCPoller=HOST:PORT (nor --listen): where do "
+			 "the nodes ask?", d->o.conf_path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* acct_gather.conf's SNMP keys (with EnergySNMPMap) and Redfish keys
+ * (EnergyBMCMethod=redfish with EnergyBMCPoller): one family or both. */
+static int _read_conf(daemon_t *d, char *err, size_t len)
+{
+	const char *bmc_poller = NULL;
+	int rc;
+
+	snmp_conf_init(&d->conf);
+#ifdef SE_HAVE_REDFISH
+	bmc_conf_init(&d->bmc);
+#endif
+	if ((rc = conf_read_pairs_file(d->o.conf_path, _conf_line, d,
+				       err, len)))
+		return rc;
+#ifdef SE_HAVE_REDFISH
+	if (d->bmc.poller) {	/* (refused with a method but redfish) */
+		if ((rc = bmc_conf_check(&d->bmc, d->o.conf_path, err, len)))
+			return rc;
+		bmc_poller = d->bmc.poller;
+	}
+#endif
+	if (!d->conf.map_path && !bmc_poller) {
+		snprintf(err, len, "%s: nothing to poll: no EnergySNMPMap, "
+			 "nor EnergyBMCMethod=redfish with EnergyBMCPoller",
+			 d->o.conf_path);
+		return -EINVAL;
+	}
+	if (d->conf.map_path && (rc = _snmp_conf(d, err, len)))
+		return rc;
+	return _listen_address(d, bmc_poller, err, len);
 }
 
 static int _make_poller(daemon_t *d, char *err, size_t len)
 {
-	snmp_poller_config_t pc = { .conf = &d->conf, .hl = &hostlist_ops };
+	snmp_poller_config_t pc = { .conf = &d->conf,
+				    .hl = &pp_hostlist_ops };
 	char **names;
 	size_t n;
 	int rc;
 
+#ifdef SE_HAVE_REDFISH
+	if (d->bmc.method == BMC_METHOD_REDFISH && d->bmc.poller &&
+	    (rc = pp_redfish_make(&d->bmc, d->o.conf_path, &d->rf, err,
+				  len)))
+		return rc;
+#endif
+	if (!d->conf.map_path)
+		return 0;
 	if ((rc = _nodes(&d->conf, &names, &n, err, len)))
 		return rc;
 	pc.nodes = (const char *const *)names;
@@ -210,6 +307,23 @@ static void _say_started(const daemon_t *d)
 {
 	snmp_poller_stats_t st;
 
+#ifdef SE_HAVE_REDFISH
+	if (d->rf) {
+		rf_poller_stats_t rs;
+
+		rf_poller_stats(d->rf, &rs);
+		se_log(SE_LOG_INFO, "Redfish: %zu nodes on %zu services, "
+		       "read every %g s (tick watch %s), timeout %llu ms; "
+		       "listening on %s", rs.nodes, rs.services,
+		       d->bmc.period_ns / 1e9,
+		       d->bmc.rf_tick_watch == BMC_TICK_WATCH_YES ? "on" :
+		       "off",
+		       (unsigned long long)(d->bmc.timeout_ns / SE_NS_PER_MS),
+		       d->o.listen);
+	}
+#endif
+	if (!d->poller)
+		return;
 	snmp_poller_stats(d->poller, &st);
 	se_log(SE_LOG_INFO, "%zu nodes on %zu PDUs (%zu OIDs in all), "
 	       "polled every %g s, timeout %llu ms; listening on %s",
@@ -234,9 +348,23 @@ static double _cpu_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* One family's rounds, on a thread of their own. */
+typedef struct {
+	unsigned (*round)(void *poller);
+	/* optional: nodes asked again for the reading they have (a step's
+	 * boundary); early() reads for them between rounds */
+	bool (*wanted)(void *poller);
+	unsigned (*early)(void *poller);
+	void *poller;
+	uint64_t period_ns;
+	double cpu_s;		/* the thread's, at its end */
+	pthread_t th;
+	bool started;
+} poll_loop_t;
+
 static void *_poll_thread(void *arg)
 {
-	daemon_t *d = arg;
+	poll_loop_t *l = arg;
 	uint64_t next = se_mono_ns();
 	double cpu = 0;
 
@@ -244,18 +372,60 @@ static void *_poll_thread(void *arg)
 		double c0 = _cpu_s();
 		uint64_t now;
 
-		snmp_poller_round(d->poller);
+		l->round(l->poller);
 		cpu += _cpu_s() - c0;
-		next += d->conf.period_ns;
+		next += l->period_ns;
 		now = se_mono_ns();
 		if (next < now)		/* a late round: no catching up */
 			next = now;
-		while (!se_prog_stop && (now = se_mono_ns()) < next)
-			se_sleep_ns(next - now < 100 * SE_NS_PER_MS ?
-				    next - now : 100 * SE_NS_PER_MS);
+		while (!se_prog_stop && (now = se_mono_ns()) < next) {
+			if (l->wanted && l->wanted(l->poller)) {
+				c0 = _cpu_s();
+				l->early(l->poller);
+				cpu += _cpu_s() - c0;
+				continue;
+			}
+			se_sleep_ns(next - now < POLL_NAP_NS ? next - now :
+				    POLL_NAP_NS);
+		}
 	}
-	d->poll_cpu_s = cpu;
+	l->cpu_s = cpu;
 	return NULL;
+}
+
+static unsigned _snmp_round(void *poller)
+{
+	return snmp_poller_round(poller);
+}
+
+#ifdef SE_HAVE_REDFISH
+static unsigned _rf_round(void *poller)
+{
+	return rf_poller_round(poller);
+}
+
+static bool _rf_wanted(void *poller)
+{
+	return rf_poller_wanted(poller);
+}
+
+static unsigned _rf_early(void *poller)
+{
+	return rf_poller_round_wanted(poller);
+}
+#endif
+
+static int _start_loop(poll_loop_t *l)
+{
+	return !l->poller ? 0 :
+	       (l->started = !pthread_create(&l->th, NULL, _poll_thread, l)) ?
+	       0 : -1;
+}
+
+static void _join_loop(poll_loop_t *l)
+{
+	if (l->started)
+		pthread_join(l->th, NULL);
 }
 
 /* --------------------------------------------------------- the network */
@@ -338,7 +508,14 @@ static int _answer(daemon_t *d, conn_t *c, const char *cred)
 		se_log(SE_LOG_INFO, "an ask refused: %s", err);
 		return rc;
 	}
-	snmp_poller_answer(d->poller, ask.node, se_mono_ns(), &r);
+	/* the node's family: the SNMP map's, else the Redfish map's */
+	if (!d->poller ||
+	    snmp_poller_answer(d->poller, ask.node, se_mono_ns(), &r)) {
+#ifdef SE_HAVE_REDFISH
+		if (d->rf)
+			rf_poller_answer(d->rf, ask.node, se_mono_ns(), &r);
+#endif
+	}
 	r.nonce = ask.nonce;
 	d->asks++;
 	if ((rc = pdu_poll_wire_reading(&r, buf, sizeof(buf))) < 0)
@@ -416,13 +593,54 @@ static int _options(int argc, char **argv, opts_t *o)
 	return optind == argc ? 0 : -EINVAL;
 }
 
+/* The totals at the end: a line per family. */
+static void _say_totals(const daemon_t *d, const poll_loop_t *snmp,
+			const poll_loop_t *rf)
+{
+	struct rusage ru;
+	double proc;
+
+	getrusage(RUSAGE_SELF, &ru);
+	proc = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	if (d->poller) {
+		snmp_poller_stats_t st;
+
+		snmp_poller_stats(d->poller, &st);
+		se_log(SE_LOG_INFO, "signal %d: %lu rounds, %lu GETs (%.2f a "
+		       "round for %zu PDUs), %lu PDU polls failed, %lu asks "
+		       "answered; polling thread CPU %.0f us a round, "
+		       "process CPU %.3f s", (int)se_prog_stop, st.rounds,
+		       st.gets, st.rounds ? (double)st.gets / st.rounds : 0.0,
+		       st.pdus, st.failed, d->asks,
+		       st.rounds ? snmp->cpu_s / st.rounds * 1e6 : 0.0, proc);
+	}
+#ifdef SE_HAVE_REDFISH
+	if (d->rf) {
+		rf_poller_stats_t rs;
+
+		rf_poller_stats(d->rf, &rs);
+		se_log(SE_LOG_INFO, "signal %d: Redfish: %lu rounds, %lu "
+		       "requests (%.2f a round for %zu services, %zu "
+		       "documents a round), %lu service rounds failed, %lu "
+		       "not watched, %lu early for nodes asking again, %lu "
+		       "asks answered; polling thread CPU %.0f us a round, "
+		       "process CPU %.3f s",
+		       (int)se_prog_stop, rs.rounds, rs.requests,
+		       rs.rounds ? (double)rs.requests / rs.rounds : 0.0,
+		       rs.services, rs.gets_a_round, rs.failed, rs.unwatched,
+		       rs.early, d->asks, rs.rounds ? rf->cpu_s / rs.rounds * 1e6 : 0.0,
+		       proc);
+	}
+#else
+	(void)rf;
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	static daemon_t d = { .lfd = -1 };
-	struct rusage ru;
-	pthread_t th;
-	snmp_poller_stats_t st;
-	double cpu;
+	poll_loop_t snmp = { .round = _snmp_round }, rf = { 0 };
 	char err[1024];
 
 	if (_options(argc, argv, &d.o))
@@ -434,7 +652,7 @@ int main(int argc, char **argv)
 		se_log(SE_LOG_ERROR, "%s", err);
 		return 2;
 	}
-	if (d.o.check) {	/* the map, secrets and every node resolved */
+	if (d.o.check) {	/* the maps, secrets and every node resolved */
 		printf("%s: ok\n", d.o.conf_path);
 		return 0;
 	}
@@ -444,30 +662,31 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	_say_started(&d);
+	snmp.poller = d.poller;
+	snmp.period_ns = d.conf.period_ns;
+#ifdef SE_HAVE_REDFISH
+	rf = (poll_loop_t){ .round = _rf_round, .wanted = _rf_wanted,
+			    .early = _rf_early, .poller = d.rf,
+			    .period_ns = d.bmc.period_ns };
+#endif
 	d.conns = calloc(MAX_CONNS, sizeof(*d.conns));
 	d.pfds = calloc(MAX_CONNS, sizeof(*d.pfds));
-	if (!d.conns || !d.pfds ||
-	    pthread_create(&th, NULL, _poll_thread, &d)) {
+	if (!d.conns || !d.pfds || _start_loop(&snmp) || _start_loop(&rf)) {
 		se_log(SE_LOG_ERROR, "out of memory or threads");
 		return 1;
 	}
 	_serve(&d);
-	pthread_join(th, NULL);
-	cpu = d.poll_cpu_s;
-	snmp_poller_stats(d.poller, &st);
-	getrusage(RUSAGE_SELF, &ru);
-	se_log(SE_LOG_INFO, "signal %d: %lu rounds, %lu GETs (%.2f a round "
-	       "for %zu PDUs), %lu PDU polls failed, %lu asks answered; "
-	       "polling thread CPU %.0f us a round, process CPU %.3f s",
-	       (int)se_prog_stop, st.rounds, st.gets,
-	       st.rounds ? (double)st.gets / st.rounds : 0.0, st.pdus,
-	       st.failed, d.asks, st.rounds ? cpu / st.rounds * 1e6 : 0.0,
-	       ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+	_join_loop(&snmp);
+	_join_loop(&rf);
+	_say_totals(&d, &snmp, &rf);
 	close(d.lfd);
 	free(d.conns);
 	free(d.pfds);
 	snmp_poller_destroy(d.poller);
+#ifdef SE_HAVE_REDFISH
+	rf_poller_destroy(d.rf);
+	bmc_conf_free(&d.bmc);
+#endif
 	se_munge_free(d.munge);
 	snmp_conf_free(&d.conf);
 	return 0;

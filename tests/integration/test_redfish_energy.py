@@ -84,6 +84,7 @@ import pytest
 
 from selab import energy, fixtures
 from selab import redfish_rig as rr
+from selab import snmp_rig as sr
 from selab.bmc_rig import BMC_ADDR, NODES, PORT_BASE, TRACE
 from selab.cluster import PLUGIN_DIR, poll, slurmd_log
 from selab.files import write_file
@@ -261,8 +262,15 @@ def test_jobs_on_every_path(rf_cluster):
     """A job on each node at once, each node on its own path (bmc: joules,
     kwh, power; pdu: two outlets on two PDUs, two on one)."""
     c, epoch, kind, _, _ = rf_cluster
-    procs = [(c.popen(["srun", "-J", "rf-" + n, "-w", n,
-                       *tight_timed_command(JOB_SECONDS)]), "rf-" + n, n)
+    errors = jobs_on_every_path(c, epoch, kind, "rf-")
+    assert not errors, errors
+
+
+def jobs_on_every_path(c, epoch, kind, prefix):
+    """JOB_SECONDS jobs on every node at once, each settled and judged
+    against its path's TOLERANCE over the settle's span: the errors."""
+    procs = [(c.popen(["srun", "-J", prefix + n, "-w", n,
+                       *tight_timed_command(JOB_SECONDS)]), prefix + n, n)
              for n in NODES]
     errors = []
     for proc, name, node in procs:
@@ -296,7 +304,7 @@ def test_jobs_on_every_path(rf_cluster):
             (jobid, settled[0], windows)
         if abs(err) > TOLERANCE[path]:
             errors.append((node, path, step, truth, err))
-    assert not errors, errors
+    return errors
 
 
 def meter_error(epoch, node, window, extra, step, truth):
@@ -685,3 +693,89 @@ def test_faults_mid_job_settled(rf_cluster):
             sim.fault("")
     print("\n".join(report))
     assert not errors, errors
+
+
+# slurm-energy-pdu-poller's port for these nodes (PORT_BASE + 4..7 are free)
+RF_POLLER_PORT = PORT_BASE + 5
+
+
+def to_rf_poller(c, addr):
+    """The nodes' acct_gather.conf switched to the poller (no password
+    file: the poller reads the peers) and reloaded by `scontrol
+    reconfigure`; returns once every slurmd logged its new meter and a
+    first reading through it."""
+    path = os.path.join(c.state, "etc", "acct_gather.conf")
+    with open(path, encoding="utf-8") as f:
+        keep = [l for l in f if not l.startswith("EnergyBMCPasswordFile")]
+    write_file(path, "".join(keep) + "EnergyBMCPoller=%s\n" % addr,
+               atomic=True)
+    c.scontrol("reconfigure")
+    want = "through the PDU poller %s" % addr
+    poll(lambda: all(want in slurmd_log(c, n) for n in NODES), timeout=60,
+         what="each slurmd's meter through the poller")
+    marks = {n: len(slurmd_log(c, n)) for n in NODES}
+    poll(lambda: all(POLLED_READING.search(slurmd_log(c, n)[marks[n]:])
+                     for n in NODES),
+         timeout=60, what="each slurmd's first reading through the poller")
+
+
+POLLED_READING = re.compile(r"ENERGY: acct_gather_energy/bmc: "
+                            r"pdu-poller \S+: t=\d+ ns power=")
+RF_TOTALS = re.compile(r"Redfish: (\d+) rounds, (\d+) requests \(\S+ a "
+                       r"round for (\d+) services, (\d+) documents a "
+                       r"round\), (\d+) service rounds failed, (\d+) not "
+                       r"watched, (\d+) early for nodes asking again, "
+                       r"(\d+) asks answered")
+
+
+def test_poller_reads_each_service_once(rf_cluster, workdir):
+    """EnergyBMCPoller (issue #41): the nodes ask slurm-energy-pdu-poller,
+    which reads each Redfish service once a round for every node it feeds
+    (PDU A's four outlets of three nodes in one GET of its Outlets,
+    expanded), watched for its sensing tick, and answers each node its
+    reading as the node's own meter would make it; a node that asks again
+    for the reading it has (a step's boundary kicked its sampler) gets an
+    early round of its services, so that the boundary has a reading just
+    after it.  The jobs on every path stay within test_jobs_on_every_path's
+    bounds (before the early rounds, the boundaries waited up to a period
+    for the next round: kwh +0.33 %, power +0.52 %); the poller reads one
+    document a round per service (one GET per PDU, its outlets expanded:
+    exact in test_redfish_meter's test_poller_one_get_a_round_per_pdu).
+    The peers' GETs are printed, not bound: a watch for the tick costs
+    about an interval of GETs whoever makes it, the slurmds' own watches
+    stop trying on flat readings more often, and the kicks of a step's
+    polls add rounds either way (idle, PDU A with three nodes answered
+    4.7-7.8 GETs a second through the poller against 5.8-14.2 with every
+    slurmd reading it; 2026-11-30).  The nodes' acct_gather.conf has
+    no password file.  Last in the module: the nodes stay on the poller
+    until the fixture's restore."""
+    c, epoch, kind, sims, _ = rf_cluster
+    addr = "%s:%d" % (BMC_ADDR, RF_POLLER_PORT)
+    with open(os.path.join(c.state, "etc", "acct_gather.conf"),
+              encoding="utf-8") as f:
+        conf = f.read()
+    pdir = tempfile.mkdtemp(prefix="rf-poller-" + kind + "-", dir=workdir)
+    pconf = write_file(os.path.join(pdir, "acct_gather.conf"),
+                       conf + "EnergyBMCPoller=%s\n" % addr, 0o600)
+    poller = sr.PduPoller(pconf, os.path.join(c.state, "munge",
+                                              "munge.socket"),
+                          workdir=pdir).start()
+    try:
+        to_rf_poller(c, addr)
+        gets = {p: s.gets() for p, s in sims.items()}
+        errors = jobs_on_every_path(c, epoch, kind, "rfp-")
+        gets = {p: s.gets() - gets[p] for p, s in sims.items()}
+    finally:
+        poller.stop()
+    text = poller.text()
+    m = RF_TOTALS.search(text)
+    print("GETs each peer answered during the jobs: %s; poller: %s" % (
+        gets, m.group(0) if m else text[-1500:]))
+    assert not errors, errors
+    assert m, text[-2000:]
+    _, _, services, docs, failed, _, early, asks = map(int, m.groups())
+    assert services == len(sims) and docs == len(sims), m.group(0)
+    assert not failed, text[-2000:]
+    assert asks >= len(NODES) * JOB_SECONDS / 5, m.group(0)
+    assert all(s.password not in text for s in sims.values()), \
+        "a password is in the poller's log"

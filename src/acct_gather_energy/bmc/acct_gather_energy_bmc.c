@@ -31,6 +31,7 @@
 #include "bmc_meter.h"
 #include "pdu_poll_meter.h"
 #ifdef SE_HAVE_REDFISH
+#include "bmc_redfish.h"
 #include "rf_dl.h"
 #include "rf_meter.h"
 #endif
@@ -143,32 +144,6 @@ static void _rf_meter_free(void *dev)
 	rf_meter_destroy(dev);
 }
 
-/* The meter's settings from the node's resolved keys. */
-static void _rf_conf(rf_meter_conf_t *mc, char *base, size_t base_len)
-{
-	static const rf_pick_t picks[] = {
-		[BMC_RF_SOURCE_AUTO] = RF_PICK_AUTO,
-		[BMC_RF_SOURCE_ENERGY] = RF_PICK_ENERGY,
-		[BMC_RF_SOURCE_POWER] = RF_PICK_POWER,
-		[BMC_RF_SOURCE_URI] = RF_PICK_URI,
-	};
-
-	_rf_base(base, base_len);
-	memset(mc, 0, sizeof(*mc));
-	mc->base = base;
-	mc->user = bconf.user;
-	mc->password = bconf.have_password ? bconf.password : NULL;
-	mc->ca_file = bconf.ca_file;
-	mc->tls_verify = bconf.tls_verify == BMC_TLS_YES;
-	mc->auth = bconf.auth == BMC_AUTH_BASIC ? RF_AUTH_BASIC :
-						   RF_AUTH_SESSION;
-	mc->chassis = bconf.rf_chassis;
-	mc->pick = picks[bconf.rf_source];
-	mc->source_uri = bconf.rf_source_uri;
-	mc->timeout_ns = bconf.timeout_ns;
-	mc->max_power_mw = bconf.max_power_mw;
-}
-
 /*
  * EnergyBMCMethod=redfish: libcurl and json-c opened here, in slurmd only.
  * The sampler's budget of one call is two requests (a sensor's energy and
@@ -194,7 +169,7 @@ static int _make_redfish(const char *path, const char *node,
 		snprintf(err, err_len, "libcurl: curl_global_init failed");
 		return -EIO;
 	}
-	_rf_conf(&mc, base, sizeof(base));
+	bmc_redfish_meter_conf(&bconf, &mc, base, sizeof(base));
 	m = rf_meter_create(&mc);
 	/* the meter has its own copy; keep no secret here */
 	explicit_bzero(bconf.password, sizeof(bconf.password));
