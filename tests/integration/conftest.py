@@ -213,6 +213,7 @@ LONG_FILES_FIRST = (
     # runs of the CI trim (host / release list); the release list's
     # longest (test_shared_nodes, test_settle_in_plugin) early for its runs
     "test_rrd_energy.py",               # ~375 / ~95
+    "test_redfish_energy.py",           # ~330 (the poller's two runs)
     "test_faults_rrd_gpu.py",           # ~320
     "test_modbus_energy.py",            # 319 / ~95
     "test_shared_nodes.py",             # 110 / 104
@@ -221,7 +222,6 @@ LONG_FILES_FIRST = (
     "test_settle_in_plugin.py",         # 70 / 68
     "test_examples.py",                 # ~275 (five bring-ups since #41, #44)
     "test_faults_modbus_bmc.py",        # ~212
-    "test_redfish_energy.py",           # ~155
     "test_ext_sensors_starved.py",      # ~160
     "test_gpu.py",                      # 147 / 36
     "test_modbus_models.py",            # 131
