@@ -134,3 +134,49 @@ int pdu_poll_wire_read_reading(const uint8_t *buf, size_t len,
 				      "error text", err, err_len);
 	return ret;
 }
+
+/* ------------------------------------------------- a node's latest reading */
+
+/* src into dst, cut to fit (a message longer than the wire's room). */
+static void _cut(char *dst, size_t len, const char *src)
+{
+	size_t n = strnlen(src, len - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+void pdu_poll_latest_set(pdu_poll_latest_t *l, uint64_t seq, int rc,
+			 const meter_reading_t *r, const char *why)
+{
+	l->seq = seq;
+	l->rc = rc;
+	l->reading = *r;
+	_cut(l->why, sizeof(l->why), why);
+}
+
+void pdu_poll_answer_from(pdu_poll_reading_t *out,
+			  const pdu_poll_latest_t *l,
+			  const counter_spec_t *spec, uint64_t now_ns)
+{
+	const meter_reading_t *r = &l->reading;
+
+	out->seq = l->seq;
+	out->status = l->rc;
+	_cut(out->error, sizeof(out->error), l->rc ? l->why : "");
+	out->flags = 0;
+	if (l->rc)
+		return;
+	if (!spec)
+		spec = &r->counter_spec;
+	out->age_ns = now_ns > r->t_ns ? now_ns - r->t_ns : 0;
+	out->flags |= r->has_power ? PDU_POLL_POWER : 0;
+	out->power_mw = r->power_mw;
+	if (r->has_counter && spec->mj_per_unit > 0) {
+		out->flags |= PDU_POLL_COUNTER;
+		out->counter_raw = r->counter_raw;
+		out->mj_per_unit = spec->mj_per_unit;
+		out->width_bits = spec->width_bits;
+		out->registers = spec->registers;
+	}
+}

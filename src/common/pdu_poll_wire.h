@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "meter.h"
+
 #define PDU_POLL_MAGIC		0x50504553u	/* "SEPP" little-endian */
 #define PDU_POLL_VERSION	1
 #define PDU_POLL_ASK		1
@@ -74,5 +76,28 @@ int pdu_poll_wire_read_ask(const uint8_t *buf, size_t len,
 int pdu_poll_wire_read_reading(const uint8_t *buf, size_t len,
 			       pdu_poll_reading_t *m, char *err,
 			       size_t err_len);
+
+/*
+ * A poller's latest reading of one node, as both pollers (SNMP, Redfish)
+ * keep it and answer from it: the round that made it, its outcome (0, or
+ * -errno and why), the reading.
+ */
+typedef struct {
+	uint64_t seq;
+	int rc;
+	meter_reading_t reading;
+	char why[PDU_POLL_ERR_MAX];
+} pdu_poll_latest_t;
+
+/* Keep round seq's outcome as l (why cut to fit). */
+void pdu_poll_latest_set(pdu_poll_latest_t *l, uint64_t seq, int rc,
+			 const meter_reading_t *r, const char *why);
+
+/* The answer out (its node and nonce left as they are) from l at now_ns:
+ * the reading's age, power, counter with spec (NULL: the reading's own),
+ * or the round's failure. */
+void pdu_poll_answer_from(pdu_poll_reading_t *out,
+			  const pdu_poll_latest_t *l,
+			  const counter_spec_t *spec, uint64_t now_ns);
 
 #endif /* SE_PDU_POLL_WIRE_H */

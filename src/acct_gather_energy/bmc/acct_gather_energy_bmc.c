@@ -24,19 +24,16 @@
 #include "src/common/slurm_xlator.h"
 #include "slurm_compat_energy.h"
 
-#include "src/common/read_config.h"	/* slurm_conf: SlurmUser */
-
 #include "bmc_conf.h"
 #include "bmc_dl.h"
 #include "bmc_meter.h"
-#include "pdu_poll_meter.h"
 #ifdef SE_HAVE_REDFISH
 #include "bmc_redfish.h"
 #include "rf_dl.h"
 #include "rf_meter.h"
 #endif
 #include "se_energy.h"
-#include "se_munge.h"
+#include "se_energy_poll.h"
 #include "se_slurm_conf.h"
 
 const char plugin_name[] = "AcctGatherEnergy BMC plugin (slurm-energy-plugins)";
@@ -82,11 +79,6 @@ static const counter_spec_t rf_any_counter = { .width_bits = 64,
 
 /* -------------------------------------------- through the PDU poller */
 
-static void _poll_meter_free(void *dev)
-{
-	pdu_poll_meter_destroy(dev);	/* with its MUNGE context */
-}
-
 /*
  * EnergyBMCMethod=redfish with EnergyBMCPoller: the node's meter asks
  * slurm-energy-pdu-poller(8), which reads each PDU once a period for all
@@ -99,39 +91,26 @@ static int _make_redfish_poll(const char *path, const char *node,
 			      se_energy_meter_t *out, char *err,
 			      size_t err_len)
 {
-	char sock[256], base[300], source[300];
-	pdu_poll_meter_config_t pc = {
-		.node = node, .poller = bconf.poller,
-		.key = "EnergyBMCPoller",
-		.poller_uid = slurm_conf.slurm_user_id,
-		.timeout_ns = bconf.timeout_ns,
-		.max_age_ns = 2 * bconf.period_ns + bconf.timeout_ns,
-	};
-	pdu_poll_meter_t *pm;
-	void *munge;
+	char base[300], source[300];
 	int rc;
 
 	if ((rc = bmc_conf_resolve_map(&bconf, node,
 				       &se_slurm_hostlist_ops, err,
 				       err_len)) ||
-	    (rc = bmc_conf_finish(&bconf, path, node, err, err_len)))
+	    (rc = bmc_conf_finish(&bconf, path, node, err, err_len)) ||
+	    (rc = se_energy_poll_meter_give(out, node, bconf.poller,
+					    "EnergyBMCPoller",
+					    bconf.period_ns, bconf.timeout_ns,
+					    err, err_len)))
 		return rc;
-	if (!(munge = se_munge_new(se_slurm_munge_socket(sock, sizeof(sock)),
-				   err, err_len)))
-		return -EINVAL;
-	pc.sealer = se_munge_sealer(munge);
-	pc.sealer_free = se_munge_free;	/* the meter owns it */
-	if ((rc = pdu_poll_meter_create(&pc, &pm, err, err_len))) {
-		se_munge_free(munge);
-		return rc;
-	}
 	_rf_base(base, sizeof(base));
 	se_conf_value(&bmc_conf_desc, &bconf, "EnergyBMCRedfishSource",
 		      source, sizeof(source));
 	snprintf(out->describe, sizeof(out->describe),
 		 "through the PDU poller %s: redfish %s source %s",
 		 bconf.poller, base, source);
-	_give(out, &pdu_poll_meter_ops, pm, _poll_meter_free, bconf.host);
+	out->cfg.acc.max_power_mw = bconf.max_power_mw;
+	out->cfg.label = bconf.host;
 	out->cfg.deadline_ns = 2 * bconf.timeout_ns;
 	out->cfg.use_counter = true;
 	out->cfg.counter = rf_any_counter;	/* each reading brings its own */

@@ -19,15 +19,12 @@
 #include "src/common/slurm_xlator.h"
 #include "slurm_compat_energy.h"
 
-#include "src/common/read_config.h"	/* slurm_conf: SlurmUser */
-
 #include "se_energy.h"
-#include "se_munge.h"
+#include "se_energy_poll.h"
 #include "se_slurm_conf.h"
 #include "snmp_conf.h"
 #include "snmp_dl.h"
 #include "snmp_meter.h"
-#include "pdu_poll_meter.h"
 
 const char plugin_name[] = "AcctGatherEnergy SNMP plugin (slurm-energy-plugins)";
 const char plugin_type[] = "acct_gather_energy/snmp";
@@ -82,11 +79,6 @@ static int _meter_describe_only(const char *node, const snmp_target_t *t,
 
 static char poll_label[300];		/* the outlets, once m is gone */
 
-static void _poll_meter_free(void *dev)
-{
-	pdu_poll_meter_destroy(dev);	/* with its MUNGE context */
-}
-
 /*
  * With EnergySNMPPoller: the node's meter asks slurm-energy-pdu-poller(8)
  * and never a PDU.  m, this node's SNMP meter as the map makes it (never
@@ -97,35 +89,19 @@ static int _give_poll_meter(const char *node, snmp_meter_t *m,
 			    se_energy_meter_t *out, char *err,
 			    size_t err_len)
 {
-	char sock[256];
-	pdu_poll_meter_config_t pc = {
-		.node = node, .poller = sconf.poller,
-		.key = "EnergySNMPPoller",
-		.poller_uid = slurm_conf.slurm_user_id,
-		.timeout_ns = sconf.timeout_ns,
-		.max_age_ns = 2 * sconf.period_ns + sconf.timeout_ns,
-	};
-	pdu_poll_meter_t *pm;
-	void *munge;
 	size_t n;
 	int rc;
 
-	if (!(munge = se_munge_new(se_slurm_munge_socket(sock, sizeof(sock)),
-				   err, err_len)))
-		return -EINVAL;
-	pc.sealer = se_munge_sealer(munge);
-	pc.sealer_free = se_munge_free;	/* the meter owns it */
-	if ((rc = pdu_poll_meter_create(&pc, &pm, err, err_len))) {
-		se_munge_free(munge);
+	if ((rc = se_energy_poll_meter_give(out, node, sconf.poller,
+					    "EnergySNMPPoller",
+					    sconf.period_ns, sconf.timeout_ns,
+					    err, err_len)))
 		return rc;
-	}
 	n = (size_t) snprintf(out->describe, sizeof(out->describe),
 			      "through the PDU poller %s: ", sconf.poller);
 	if (n < sizeof(out->describe))
 		snmp_meter_describe(m, out->describe + n,
 				    sizeof(out->describe) - n);
-	se_energy_meter_give(out, &pdu_poll_meter_ops, pm, _poll_meter_free,
-			     sconf.period_ns, sconf.timeout_ns);
 	out->cfg.use_counter = snmp_meter_counter_spec(m, &out->cfg.counter);
 	out->cfg.acc.max_power_mw =
 		(uint64_t) (snmp_meter_max_power_w(m) * 1000.0);

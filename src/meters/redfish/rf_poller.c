@@ -61,12 +61,9 @@ typedef struct {
 	rf_meter_t *meter;
 	size_t svc[RF_MAX_PROBES + 1];	/* the services its URLs are on */
 	size_t n_svc;
-	uint64_t seq;			/* the round of latest */
+	pdu_poll_latest_t latest;	/* under the poller's lock */
 	uint64_t answered;		/* the round last answered it */
 	bool wanted;			/* it asked again: a newer one wanted */
-	int rc;
-	meter_reading_t latest;
-	char why[PDU_POLL_ERR_MAX];
 } poll_node_t;
 
 /* A document discovery read in this round (or its failure), so that
@@ -421,9 +418,9 @@ static int _node(rf_poller_t *p, poll_node_t *n, const rf_poller_node_t *c,
 	mc.docs = &docs;
 	if (!(n->meter = rf_meter_create(&mc)))
 		return -ENOMEM;
-	n->rc = -EAGAIN;
-	snprintf(n->why, sizeof(n->why), "node %s: no round yet (the poller "
-		 "just started)", n->name);
+	n->latest.rc = -EAGAIN;
+	snprintf(n->latest.why, sizeof(n->latest.why), "node %s: no round "
+		 "yet (the poller just started)", n->name);
 	return 0;
 bad:
 	if (s == -EINVAL)
@@ -493,10 +490,7 @@ static void _node_reading(rf_poller_t *p, poll_node_t *n)
 				p->svcs[n->svc[k]].stale = true;
 	}
 	pthread_mutex_lock(&p->lock);
-	n->seq = p->rounds;
-	n->rc = rc;
-	n->latest = r;
-	_copy(n->why, sizeof(n->why), why);
+	pdu_poll_latest_set(&n->latest, p->rounds, rc, &r, why);
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -695,27 +689,11 @@ int rf_poller_answer(rf_poller_t *p, const char *node, uint64_t now_ns,
 	pthread_mutex_lock(&p->lock);
 	/* asked again for the reading it has: a newer one is wanted (the
 	 * node's sampler kicked at a step's boundary) */
-	if (n->seq && n->answered == n->seq)
+	if (n->latest.seq && n->answered == n->latest.seq)
 		n->wanted = p->wanted = true;
-	n->answered = n->seq;
-	out->seq = n->seq;
-	out->status = n->rc;
-	_copy(out->error, sizeof(out->error), n->rc ? n->why : "");
-	out->flags = 0;
-	if (!n->rc) {
-		const meter_reading_t *r = &n->latest;
-
-		out->age_ns = now_ns > r->t_ns ? now_ns - r->t_ns : 0;
-		out->flags |= r->has_power ? PDU_POLL_POWER : 0;
-		out->power_mw = r->power_mw;
-		if (r->has_counter) {
-			out->flags |= PDU_POLL_COUNTER;
-			out->counter_raw = r->counter_raw;
-			out->mj_per_unit = r->counter_spec.mj_per_unit;
-			out->width_bits = r->counter_spec.width_bits;
-			out->registers = r->counter_spec.registers;
-		}
-	}
+	n->answered = n->latest.seq;
+	/* each Redfish reading brings its counter's spec */
+	pdu_poll_answer_from(out, &n->latest, NULL, now_ns);
 	pthread_mutex_unlock(&p->lock);
 	return 0;
 }

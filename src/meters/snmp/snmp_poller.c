@@ -41,12 +41,9 @@ typedef struct {
 	size_t n_pdus;
 	size_t *pdu_of;			/* the meter's PDU k: ours */
 	size_t **at;			/* its OID j: in our PDU's oids */
-	uint64_t seq;			/* the round of latest */
-	int rc;
-	meter_reading_t latest;
+	pdu_poll_latest_t latest;	/* under the poller's lock */
 	counter_spec_t spec;
 	bool has_spec;
-	char why[PDU_POLL_ERR_MAX];
 } poll_node_t;
 
 struct snmp_poller {
@@ -68,15 +65,6 @@ struct snmp_poller {
 static uint64_t _min(uint64_t a, uint64_t b)
 {
 	return a < b ? a : b;
-}
-
-/* src into dst, cut to fit (a message longer than the wire's room). */
-static void _copy(char *dst, size_t len, const char *src)
-{
-	size_t n = strnlen(src, len - 1);
-
-	memcpy(dst, src, n);
-	dst[n] = '\0';
 }
 
 static bool _same_oid(const snmp_oid_t *a, const snmp_oid_t *b)
@@ -168,9 +156,9 @@ static int _node(snmp_poller_t *p, const snmp_poller_config_t *cfg,
 	if (rc)
 		return rc;
 	n->has_spec = snmp_meter_counter_spec(n->meter, &n->spec);
-	n->rc = -EAGAIN;
-	snprintf(n->why, sizeof(n->why), "node %s: no round yet (the poller "
-		 "just started)", n->name);
+	n->latest.rc = -EAGAIN;
+	snprintf(n->latest.why, sizeof(n->latest.why), "node %s: no round "
+		 "yet (the poller just started)", n->name);
 	if ((rc = _place(p, n)) == -EINVAL)
 		snprintf(err, len, "node %s: a PDU not in the map", n->name);
 	return rc;
@@ -276,10 +264,7 @@ static void _node_reading(snmp_poller_t *p, poll_node_t *n)
 		rc = snmp_meter_reading(n->meter, t_sum / n->n_pdus, &r, why,
 					sizeof(why));
 	pthread_mutex_lock(&p->lock);
-	n->seq = p->rounds;
-	n->rc = rc;
-	n->latest = r;
-	_copy(n->why, sizeof(n->why), why);
+	pdu_poll_latest_set(&n->latest, p->rounds, rc, &r, why);
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -389,24 +374,9 @@ int snmp_poller_answer(snmp_poller_t *p, const char *node, uint64_t now_ns,
 		return -ENOENT;
 	}
 	pthread_mutex_lock(&p->lock);
-	out->seq = n->seq;
-	out->status = n->rc;
-	_copy(out->error, sizeof(out->error), n->rc ? n->why : "");
-	out->flags = 0;
-	if (!n->rc) {
-		const meter_reading_t *r = &n->latest;
-
-		out->age_ns = now_ns > r->t_ns ? now_ns - r->t_ns : 0;
-		out->flags |= r->has_power ? PDU_POLL_POWER : 0;
-		out->power_mw = r->power_mw;
-		if (r->has_counter && n->has_spec) {
-			out->flags |= PDU_POLL_COUNTER;
-			out->counter_raw = r->counter_raw;
-			out->mj_per_unit = n->spec.mj_per_unit;
-			out->width_bits = n->spec.width_bits;
-			out->registers = n->spec.registers;
-		}
-	}
+	/* the map's spec: a counter without one is not carried */
+	pdu_poll_answer_from(out, &n->latest, n->has_spec ? &n->spec :
+			     &(counter_spec_t){ 0 }, now_ns);
 	pthread_mutex_unlock(&p->lock);
 	return 0;
 }
