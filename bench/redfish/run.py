@@ -21,6 +21,13 @@ refreshed every 0.1 s:
   collection expanded (11 outlets, about 30 kB);
 * pdu 2 outlets, 2 PDUs: one GET on each PDU's connection.
 
+Then slurm-energy-pdu-poller's Redfish core (src/meters/redfish/
+rf_poller.c, driven by tests/unit/rf_poll_probe: rounds a period apart,
+every node answered after each) with 1, 4 and 10 nodes on one PDU, an
+outlet each: requests a round, the round's wall time and the thread's CPU
+for it, with the watch for the PDU's tick off and on (a node's own meter
+with the watch on costs about the same each, per node).
+
 Latency is the read's wall time (p50, p95, max); CPU is the probe's
 thread CPU per read (CLOCK_THREAD_CPUTIME_ID: libcurl, OpenSSL, json-c and
 the accumulator; the simulator is another process).  The simulator is
@@ -79,6 +86,45 @@ def probe(url, sim, args, reads, period_ms, ca=None):
             "cpu": statistics.mean(cpu), "req": statistics.mean(req)}
 
 
+POLL_PROBE = os.path.join(os.path.dirname(PROBE), "rf_poll_probe")
+POLL_OUTLETS = ("A1", "A2", "A3", "A4", "A5", "B1", "B2", "B3", "C1", "C2")
+
+
+def poll_probe(sim, nodes, watch, rounds, ca):
+    """rf_poll_probe over the first *nodes* outlets of sim: mean requests,
+    wall ms and CPU µs a round (the first, discovery, left out)."""
+    argv = [POLL_PROBE, "--user", sim.user, "--password-file",
+            sim.password_file, "--ca", ca, "--rounds", str(rounds),
+            "--period-ms", "300"] + ([] if watch else ["--no-tick-sync"])
+    for i, o in enumerate(POLL_OUTLETS[:nodes]):
+        argv += ["--node", "n%d" % i, "--base", sim.url, "--source",
+                 OUTLETS + o]
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    rows = [l.split() for l in res.stdout.splitlines()
+            if l.startswith("round ")][1:]
+    bad = [l for l in res.stdout.splitlines()
+           if l.startswith("read ") and l.split()[3] != "0"]
+    if len(rows) != rounds - 1 or bad:
+        raise SystemExit("rf_poll_probe: %s%s" % (res.stdout[-2000:],
+                                                  res.stderr[-2000:]))
+    return [statistics.mean(float(r[k]) for r in rows) for k in (3, 5, 7)]
+
+
+def poller_table(sim, ca, rounds):
+    print("\nslurm-energy-pdu-poller's Redfish core, %d rounds 300 ms apart "
+          "(the first left out), one PDU over HTTPS, an outlet a node\n" %
+          rounds)
+    print("| nodes on the PDU | tick watch | requests/round | wall/round "
+          "(ms) | CPU/round (µs) |")
+    print("|---|---|---|---|---|")
+    for nodes in (1, 4, 10):
+        for watch in (False, True):
+            req, ms, cpu = poll_probe(sim, nodes, watch, rounds, ca)
+            print("| %d | %s | %.1f | %.1f | %.0f |" % (
+                nodes, "on" if watch else "off", req, ms, cpu))
+            sys.stdout.flush()
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--reads", type=int, default=200)
@@ -104,6 +150,8 @@ def main():
         pdu_a = sim("pdu-a", outlets=[("A1", "node1", 0.55),
                                       ("B1", "node1", 0.45)], certs=certs)
         pdu_b = sim("pdu-b", outlets=[("B1", "node1", 0.45)], certs=certs)
+        pdu_r = sim("pdu-rack", outlets=[(o, "node1", 0.1)
+                                         for o in POLL_OUTLETS], certs=certs)
         runs = [
             ("bmc, https, keep-alive", bmc.url, bmc, [], certs["ca"]),
             ("bmc, https, new connection each poll", bmc.url, bmc,
@@ -129,6 +177,7 @@ def main():
             print("| %s | %.0f | %.2f / %.2f / %.2f | %.0f |" % (
                 name, r["req"], r["p50"], r["p95"], r["max"], r["cpu"]))
             sys.stdout.flush()
+        poller_table(pdu_r, certs["ca"], 21)
     finally:
         for s in sims:
             s.stop()

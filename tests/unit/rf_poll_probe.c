@@ -15,7 +15,9 @@
  *   read <round> <node> <status> <has_power> <power_mw> <has_counter>
  *        <counter_raw> <mj_per_unit> <energy_mj> <t_unix_s> <registers>
  *        | <error>
- *   round <round> requests <n> ms <ms>    (before the round's reads)
+ *   round <round> requests <n> ms <ms> cpu-us <us>  (before its reads;
+ *         cpu-us: the thread's CPU for the round: HTTP, JSON, the watch,
+ *         every node's reading)
  *   stats services <n> documents <n> rounds <n> requests <n>
  *         unwatched <n> round-ms <mean>
  * Exit status 0 after the rounds, 2 on bad arguments.
@@ -47,6 +49,14 @@ static char *_password(const char *path)
 	fclose(f);
 	line[strcspn(line, "\r\n")] = '\0';
 	return line;
+}
+
+static uint64_t _thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 static double _unix_now(void)
@@ -165,16 +175,18 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (long r = 0; r < rounds; r++) {
-		uint64_t t0 = se_mono_ns();
+		uint64_t t0 = se_mono_ns(), cpu0;
 		unsigned long req0;
 
 		rf_poller_stats(p, &st);
 		req0 = st.requests;
+		cpu0 = _thread_cpu_ns();
 		rf_poller_round(p);
 		round_ms += (se_mono_ns() - t0) / 1e6;
 		rf_poller_stats(p, &st);
-		printf("round %ld requests %lu ms %.3f\n", r,
-		       st.requests - req0, (se_mono_ns() - t0) / 1e6);
+		printf("round %ld requests %lu ms %.3f cpu-us %.1f\n", r,
+		       st.requests - req0, (se_mono_ns() - t0) / 1e6,
+		       (_thread_cpu_ns() - cpu0) / 1e3);
 		for (size_t i = 0; i < n; i++)
 			_answer(p, r, nodes[i].name, accs[i]);
 		fflush(stdout);
