@@ -32,40 +32,11 @@
 #include <unistd.h>
 
 #include "energy_acc.h"
+#include "rf_probe_util.h"
 #include "rf_poller.h"
 #include "se_time.h"
 
 #define MAX_NODES	16
-
-static char *_password(const char *path)
-{
-	static char line[256];
-	FILE *f = fopen(path, "r");
-
-	if (!f || !fgets(line, sizeof(line), f)) {
-		perror(path);
-		exit(2);
-	}
-	fclose(f);
-	line[strcspn(line, "\r\n")] = '\0';
-	return line;
-}
-
-static uint64_t _thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static double _unix_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void _usage(void)
 {
@@ -79,7 +50,7 @@ static void _answer(rf_poller_t *p, long round, const char *node,
 {
 	pdu_poll_reading_t r = { 0 };
 	uint64_t now = se_mono_ns(), t, e_mj = 0;
-	double t_unix = _unix_now();
+	double t_unix = probe_unix_now();
 	counter_spec_t spec;
 
 	rf_poller_answer(p, node, now, &r);
@@ -145,7 +116,7 @@ int main(int argc, char **argv)
 			cur->meter.source_uri = optarg;
 			break;
 		case 'u': user = optarg; break;
-		case 'p': password = _password(optarg); break;
+		case 'p': password = probe_password(optarg); break;
 		case 'c': ca = optarg; break;
 		case 'r': rounds = atol(optarg); break;
 		case 'P': period_ms = atol(optarg); break;
@@ -180,13 +151,13 @@ int main(int argc, char **argv)
 
 		rf_poller_stats(p, &st);
 		req0 = st.requests;
-		cpu0 = _thread_cpu_ns();
+		cpu0 = probe_thread_cpu_ns();
 		rf_poller_round(p);
 		round_ms += (se_mono_ns() - t0) / 1e6;
 		rf_poller_stats(p, &st);
 		printf("round %ld requests %lu ms %.3f cpu-us %.1f\n", r,
 		       st.requests - req0, (se_mono_ns() - t0) / 1e6,
-		       (_thread_cpu_ns() - cpu0) / 1e3);
+		       (probe_thread_cpu_ns() - cpu0) / 1e3);
 		for (size_t i = 0; i < n; i++)
 			_answer(p, r, nodes[i].name, accs[i]);
 		fflush(stdout);

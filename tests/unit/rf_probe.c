@@ -36,38 +36,9 @@
 #include <unistd.h>
 
 #include "energy_acc.h"
+#include "rf_probe_util.h"
 #include "rf_meter.h"
 #include "se_time.h"
-
-static char *_password(const char *path)
-{
-	static char line[256];
-	FILE *f = fopen(path, "r");
-
-	if (!f || !fgets(line, sizeof(line), f)) {
-		perror(path);
-		exit(2);
-	}
-	fclose(f);
-	line[strcspn(line, "\r\n")] = '\0';
-	return line;
-}
-
-static uint64_t _thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static double _unix_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void _usage(void)
 {
@@ -106,7 +77,7 @@ int main(int argc, char **argv)
 		switch (o) {
 		case 'b': c.base = optarg; break;
 		case 'u': c.user = optarg; break;
-		case 'p': c.password = _password(optarg); break;
+		case 'p': c.password = probe_password(optarg); break;
 		case 'c': c.ca_file = optarg; break;
 		case 'k': c.tls_verify = false; break;
 		case 'B': c.auth = RF_AUTH_BASIC; break;
@@ -151,7 +122,7 @@ int main(int argc, char **argv)
 	printf("meter %s\n", desc);
 	for (i = 0; i < reads; i++) {
 		meter_reading_t rd;
-		uint64_t t0 = se_mono_ns(), e_mj = 0, cpu0 = _thread_cpu_ns();
+		uint64_t t0 = se_mono_ns(), e_mj = 0, cpu0 = probe_thread_cpu_ns();
 		uint64_t end;
 		unsigned long req0 = rf_meter_requests(m);
 		unsigned long rounds0 = rf_meter_rounds(m);
@@ -166,7 +137,7 @@ int main(int argc, char **argv)
 		read_ms_sum += ms;
 		/* stamped as the sampler does: the meter's instant (a BMC's
 		 * sensing tick), else the read's midpoint */
-		t_unix = _unix_now();
+		t_unix = probe_unix_now();
 		end = se_mono_ns();
 		t0 = rd.t_ns ? rd.t_ns : t0 + (end - t0) / 2;
 		t_unix -= (end - t0) / 1e9;
@@ -188,7 +159,7 @@ int main(int argc, char **argv)
 		       rd.counter_spec.mj_per_unit,
 		       (unsigned long long) e_mj, t_unix,
 		       rf_meter_requests(m) - req0, ms,
-		       (_thread_cpu_ns() - cpu0) / 1e3,
+		       (probe_thread_cpu_ns() - cpu0) / 1e3,
 		       rd.counter_spec.registers,
 		       rf_meter_rounds(m) - rounds0, msg);
 		fflush(stdout);

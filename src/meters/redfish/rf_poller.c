@@ -16,6 +16,7 @@
 #include "rf_poller.h"
 #include "rf_source.h"
 #include "rf_tick.h"
+#include "se_array.h"
 #include "se_log.h"
 #include "se_time.h"
 
@@ -42,7 +43,7 @@ typedef struct {
 	rf_http_t *http;
 	rf_tick_t tick;
 	poll_get_t *gets;
-	size_t n_gets;
+	size_t n_gets, gets_cap;
 	bool stale;			/* its nodes' URLs changed: list again */
 	int disc_rc;			/* discovery's GET failed this round */
 	char disc_why[256];
@@ -77,7 +78,7 @@ typedef struct {
 
 struct rf_poller {
 	poll_svc_t *svcs;
-	size_t n_svcs;
+	size_t n_svcs, svcs_cap;
 	poll_node_t *nodes;
 	size_t n_nodes;
 	uint64_t period_ns, timeout_ns;
@@ -123,7 +124,7 @@ static long _svc_add(rf_poller_t *p, const char *url,
 {
 	size_t blen = (size_t) (rf_uri_path(url) - url);
 	long at = _svc_of(p, url);
-	poll_svc_t *grown, *s;
+	poll_svc_t *s;
 	rf_http_conf_t hc = {
 		.user = mc->user, .password = mc->password,
 		.ca_file = mc->ca_file, .tls_verify = mc->tls_verify,
@@ -134,9 +135,9 @@ static long _svc_add(rf_poller_t *p, const char *url,
 		return at;
 	if (!blen || blen >= RF_URI_MAX || !strstr(url, "://"))
 		return -EINVAL;
-	if (!(grown = realloc(p->svcs, (p->n_svcs + 1) * sizeof(*grown))))
+	if (se_array_room(&p->svcs, p->n_svcs, &p->svcs_cap,
+			  sizeof(*p->svcs), 4))
 		return -ENOMEM;
-	p->svcs = grown;
 	s = &p->svcs[p->n_svcs];
 	memset(s, 0, sizeof(*s));
 	memcpy(s->base, url, blen);
@@ -155,7 +156,7 @@ static void _gets_free(poll_svc_t *s)
 			json_object_put(s->gets[i].doc[k]);
 	free(s->gets);
 	s->gets = NULL;
-	s->n_gets = 0;
+	s->n_gets = s->gets_cap = 0;
 }
 
 static void _disc_free(rf_poller_t *p)
@@ -258,17 +259,15 @@ static int _doc(void *arg, const char *url, json_object **doc, char *msg,
 
 static int _list_add(poll_svc_t *s, const char *url, bool batch)
 {
-	poll_get_t *grown;
-
 	for (size_t i = 0; i < s->n_gets; i++)
 		if (!strcmp(s->gets[i].url, url))
 			return 0;
 	if (s->n_gets == POLL_MAX_GETS)
 		return -E2BIG;
-	if (!(grown = realloc(s->gets, (s->n_gets + 1) * sizeof(*grown))))
+	if (se_array_room(&s->gets, s->n_gets, &s->gets_cap,
+			  sizeof(*s->gets), 8))
 		return -ENOMEM;
-	s->gets = grown;
-	memset(&s->gets[s->n_gets], 0, sizeof(*grown));
+	memset(&s->gets[s->n_gets], 0, sizeof(*s->gets));
 	_copy(s->gets[s->n_gets].url, RF_URL_MAX, url);
 	s->gets[s->n_gets++].batch = batch;
 	return 0;
@@ -301,20 +300,22 @@ static size_t _siblings(char (*urls)[RF_URL_MAX], size_t n, const char *url)
 static int _relist(rf_poller_t *p, size_t si)
 {
 	poll_svc_t *s = &p->svcs[si];
-	char (*urls)[RF_URL_MAX] = calloc(POLL_MAX_GETS, sizeof(*urls));
+	char (*urls)[RF_URL_MAX] = NULL;
 	char node_urls[2 * RF_MAX_PROBES][RF_URL_MAX], q[RF_URL_MAX];
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 	int rc = 0;
 
-	if (!urls)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->n_nodes; i++) {
+	for (size_t i = 0; i < p->n_nodes && !rc; i++) {
 		size_t k = rf_meter_urls(p->nodes[i].meter, node_urls,
 					 2 * RF_MAX_PROBES);
 
-		for (size_t j = 0; j < k && n < POLL_MAX_GETS; j++)
-			if (_svc_of(p, node_urls[j]) == (long) si)
+		for (size_t j = 0; j < k && !rc; j++) {
+			if (_svc_of(p, node_urls[j]) != (long) si)
+				continue;
+			if (!(rc = se_array_room(&urls, n, &cap, sizeof(*urls),
+						 16)))
 				memcpy(urls[n++], node_urls[j], RF_URL_MAX);
+		}
 	}
 	_gets_free(s);
 	for (size_t i = 0; i < n && !rc; i++) {
