@@ -37,6 +37,12 @@
  *   (options, default 1..65534) give 0x84, a correction time of 0 gives
  *   0x85;
  *   Activate/Deactivate Power Limit (§6.6.4, cmd 0x05): 0 or 1, else 0xcc.
+ * With reads=FILE every full answer to Get Power Reading is appended
+ * there as "TRACE_TIME WINDOW_S AVG_W" (the trace time the answer was
+ * made at, its averaging window, the average watts as sent): what a
+ * test compares a plugin's figure with, whatever delays the host put
+ * on its polls (tests/integration/test_step_boundaries.py).
+ *
  * With limit=FILE the state is written there after every change, as
  * "active 0|1" and "watts W" lines (for tests and a load-following meter;
  * the power readings themselves still play the trace).
@@ -94,6 +100,7 @@ static struct {
 	char *hold_path;	/* NULL: never hold */
 	char *fault_path;	/* NULL: no fault file */
 	char *limit_path;	/* NULL: the limit state kept in memory only */
+	FILE *reads;		/* NULL: answers not logged */
 	unsigned limit_min_w, limit_max_w;
 	struct {
 		bool set, active;
@@ -212,6 +219,16 @@ static void _read_faults(sim_fault_t *f)
 	fclose(fp);
 }
 
+static uint16_t _get16(const unsigned char *p)
+{
+	return (uint16_t) (p[0] | p[1] << 8);
+}
+
+static uint32_t _get32(const unsigned char *p)
+{
+	return _get16(p) | (uint32_t) _get16(p + 2) << 16;
+}
+
 /* Get Power Reading, DCMI 1.5 §6.6.1: rdata[0] is the completion code. */
 static void _power_reading(msg_t *msg, unsigned char *rdata,
 			   unsigned int *rdata_len)
@@ -271,16 +288,11 @@ static void _power_reading(msg_t *msg, unsigned char *rdata,
 
 	memcpy(_sim.last_rs, rdata, SIM_POWER_RS_LEN);
 	_sim.last_len = SIM_POWER_RS_LEN;
-}
-
-static uint16_t _get16(const unsigned char *p)
-{
-	return (uint16_t) (p[0] | p[1] << 8);
-}
-
-static uint32_t _get32(const unsigned char *p)
-{
-	return _get16(p) | (uint32_t) _get16(p + 2) << 16;
+	if (_sim.reads) {
+		fprintf(_sim.reads, "%.6f %.3f %u\n", now, window_s,
+			(unsigned) _get16(rdata + 8));
+		fflush(_sim.reads);
+	}
 }
 
 static void _limit_save(void)
@@ -459,6 +471,9 @@ static int _option(const char *tok, const char **trace_path,
 	} else if (!strncmp(tok, "fault=", 6)) {
 		_sim.fault_path = strdup(tok + 6);
 		return _sim.fault_path ? 0 : ENOMEM;
+	} else if (!strncmp(tok, "reads=", 6)) {
+		_sim.reads = fopen(tok + 6, "a");
+		return _sim.reads ? 0 : errno;
 	} else if (!strncmp(tok, "limit=", 6)) {
 		_sim.limit_path = strdup(tok + 6);
 		return _sim.limit_path ? 0 : ENOMEM;

@@ -44,9 +44,13 @@ grows with the trace:
            rolling average (DCMI 1.5 enhanced statistics, the sim's is the
            trace's exact integral over the second before the request) and
            stamps it half the window back (src/meters/bmc/
-           bmc_meter_dcmi.c), every second and at the boundaries; the same
-           envelope over the poll's phase, of the trapezoid through those
-           averages at their stamps.
+           bmc_meter_dcmi.c), every second and at the boundaries.  As for
+           power, bmc-sim writes down every average it served (--reads:
+           trace time, window, watts), and the figure must equal the
+           trapezoid through those averages at their half-window stamps
+           (same bounds as power).  The ideal poll's envelope is shown
+           only: a poll delayed on a loaded CI host left it by 0.254 %
+           while the code was right.
 
 Run with -s to see the table: each job's error, its envelope, the bounds.
 """
@@ -81,24 +85,21 @@ JOB_SECONDS = 30
 STAGGER_S = 0.37                       # submissions: phases spread over 1 s
 # Bounds (issue #28): about twice the worst measured over repeated runs
 # (22.05, 2026-11-27, on a loaded host: counter worst +0.169 % and +0.065 %,
-# means +0.067 % and +0.035 %; beyond the envelope: power 0.000 %, bmc
-# 0.116 %; again on a host loaded by two other clusters: bmc 0.056 % and
-# 0.071 %), rounded up while those runs are few.  The bmc bound was 0.4 %
-# until a probe (issue #28) biased every DCMI reading by twice the worst
-# (+0.232 %) and the jobs came out up to 0.351 % beyond: at 0.25 % that
-# fails, as dropping the half-window stamp (up to 1.18 % beyond) does.
+# means +0.067 % and +0.035 %), rounded up while those runs are few.
 COUNTER_MAX = 0.004        # |error| of any job, counter path
 COUNTER_MEAN = 0.0015      # |mean error| of the ten, counter path
-ENVELOPE_SLACK = {"bmc": 0.0025}  # beyond the envelope
-# power, |figure - trapezoid through the meter's readings| of any job:
-# measured +0.024..+0.054 % (22.05, 2026-11-27; the bias the counter path
-# shows), bound as the counter path's worst on a loaded host, rounded up
+# power and bmc, |figure - trapezoid through the meter's readings| of any
+# job: power measured +0.024..+0.054 % (22.05, 2026-11-27; the bias the
+# counter path shows), bmc +0.011..+0.043 % (22.05, 2026-11-30); bound as
+# the counter path's worst on a loaded host, rounded up.  Dropping the bmc
+# path's half-window stamp puts its jobs up to 1.40 % off the readings
+# (measured 2026-11-30: 8 of 10 jobs beyond the bound).
 READS_MAX = 0.0025
 SAMPLING_PHASES = 20       # phases of the 1 s poll tried for the envelope
 DCMI_WINDOW_S = 1.0        # the rolling average the plugin reads
 SETTLE_MAX_S = 10
 RESULTS = {}
-READS = {}                 # path: the simulator's --reads file
+READS = {}                 # path: the simulators' --reads files
 
 # float32 watts at 0-1, uint32 mWh at 2-3 (holding registers, big-endian);
 # the counter starts at 1,000 kWh, as a meter in service reads.
@@ -152,13 +153,16 @@ class Bmcs:
                                *extra], capture_output=True, text=True,
                               timeout=30)
 
+    def reads(self, node):
+        return os.path.join(self.workdir, "reads-" + node)
+
     def start(self):
         for i, node in enumerate(NODES, 1):
             p = self._sim("start", node, "--port", str(BMC_PORT_BASE + i),
                           "--trace", self.trace, "--column", node,
                           "--epoch", "%.6f" % self.epoch, "--addr", HOST,
                           "--password-file", self.password_file,
-                          "--poll-ms", "1000")
+                          "--poll-ms", "1000", "--reads", self.reads(node))
             if p.returncode:
                 self.stop()
                 raise RuntimeError("bmc-sim start %s: %s%s"
@@ -219,6 +223,7 @@ def live_cluster(request, cluster, workdir):
         pwfile = write_file(os.path.join(work, "bmc.password"),
                             secrets.token_hex(8) + "\n", 0o600)
         meter = Bmcs(work, trace, epoch, pwfile)
+        READS[path] = {n: meter.reads(n) for n in NODES}
         kw = dict(energy_type="acct_gather_energy/bmc",
                   acct_gather_conf=bmc_conf(work, pwfile))
     else:
@@ -313,6 +318,21 @@ def served(reads_file):
     return out
 
 
+def served_averages(reads_files):
+    """{node: [(stamp, watts)]}: every 1 s DCMI average bmc-sim answered
+    (--reads: trace time, window, watts), at the middle of its window
+    (where the plugin stamps it)."""
+    out = {}
+    for node, path in reads_files.items():
+        out[node] = []
+        with open(path) as handle:
+            for line in handle:
+                t, window, watts = (float(v) for v in line.split())
+                if window == DCMI_WINDOW_S:
+                    out[node].append((t - window / 2, watts))
+    return out
+
+
 def through_reads(reads, epoch, windows):
     """What slurmd should have integrated over the job's windows from the
     readings it was actually served: the trapezoid through them, at the
@@ -342,9 +362,7 @@ def _table(path, rows):
         lines.append("  job    node    sacct J    true J    error")
     else:
         lines.append("  job    node    sacct J    true J    error     "
-                     "sampling envelope          beyond it")
-    if path == "power":
-        lines[-1] += "   through reads"
+                     "sampling envelope          beyond it   through reads")
     for row in rows:
         jobid, node, rec, truth, err, _, env = row[:7]
         line = ("  %-6d %-6s %9d %9.0f %+8.3f %%"
@@ -353,7 +371,7 @@ def _table(path, rows):
             line += ("   %+7.3f ... %+7.3f %%   %7.3f %%"
                      % (100 * (env[0] / truth - 1), 100 * (env[1] / truth - 1),
                         100 * _beyond(rec, truth, env)))
-        if path == "power":
+        if path != "counter":
             line += "   %+7.3f %%" % (100 * _off_reads(row))
         lines.append(line)
     errs = sorted(abs(r[4]) for r in rows)
@@ -363,23 +381,20 @@ def _table(path, rows):
     if path == "counter":
         lines.append("  bounds: |error| <= %.3f %%, |mean| <= %.3f %%"
                      % (100 * COUNTER_MAX, 100 * COUNTER_MEAN))
-    elif path == "power":
+    else:
         lines.append("  off the trapezoid through the meter's readings: max "
                      "%.3f %%, mean %+.3f %%; bounds %.3f %%, %.3f %% (the "
-                     "envelope: shown only)"
+                     "envelope: shown only; beyond it: max %.3f %%)"
                      % (100 * max(abs(_off_reads(r)) for r in rows),
                         100 * sum(_off_reads(r) for r in rows) / len(rows),
-                        100 * READS_MAX, 100 * COUNTER_MEAN))
-    else:
-        lines.append("  beyond the envelope: max %.3f %%; bound %.3f %%"
-                     % (100 * max(_beyond(r[2], r[3], r[6]) for r in rows),
-                        100 * ENVELOPE_SLACK[path]))
+                        100 * READS_MAX, 100 * COUNTER_MEAN,
+                        100 * max(_beyond(r[2], r[3], r[6]) for r in rows)))
     return "\n".join(lines)
 
 
 def _off_reads(row):
     """How far (fraction of the truth) the figure lies from the trapezoid
-    through the readings the meter served (power path)."""
+    through the readings the meter served (power and bmc paths)."""
     return (row[2] - row[7]) / row[3]
 
 
@@ -395,8 +410,9 @@ def test_ten_jobs_exact_at_their_boundaries(live_cluster):
     took = time.monotonic() - started
     rows = [r + ((envelope(trace, epoch, r[5], path)
                   if path != "counter" else None),) for r in rows]
-    if path == "power":
-        reads = served(READS[path])
+    if path != "counter":
+        reads = (served(READS[path]) if path == "power"
+                 else served_averages(READS[path]))
         rows = [r + (through_reads(reads, epoch, r[5]),) for r in rows]
     RESULTS[path] = rows
     table = _table(path, rows)
@@ -410,25 +426,17 @@ def test_ten_jobs_exact_at_their_boundaries(live_cluster):
         assert abs(mean) <= COUNTER_MEAN, (
             "counter: mean error %+.3f %%, bound %.3f %%\n%s"
             % (100 * mean, 100 * COUNTER_MEAN, table))
-    elif path == "power":
+    else:
         bad = [(r[0], "%+.3f %%" % (100 * _off_reads(r)))
                for r in rows if abs(_off_reads(r)) > READS_MAX]
         assert not bad, (
-            "power: off the trapezoid through the meter's own readings by "
+            "%s: off the trapezoid through the meter's own readings by "
             "more than %.3f %% (job, how far): %s\n%s"
-            % (100 * READS_MAX, bad, table))
+            % (path, 100 * READS_MAX, bad, table))
         mean = sum(_off_reads(r) for r in rows) / len(rows)
         assert abs(mean) <= COUNTER_MEAN, (
-            "power: mean off the readings' trapezoid %+.3f %%, bound %.3f %%"
-            "\n%s" % (100 * mean, 100 * COUNTER_MEAN, table))
-    else:
-        bad = [(r[0], "%.3f %%" % (100 * _beyond(r[2], r[3], r[6])))
-               for r in rows
-               if _beyond(r[2], r[3], r[6]) > ENVELOPE_SLACK[path]]
-        assert not bad, (
-            "%s: beyond the sampling envelope by more than %.3f %% (job, "
-            "how far): %s\n%s" % (path, 100 * ENVELOPE_SLACK[path], bad,
-                                   table))
+            "%s: mean off the readings' trapezoid %+.3f %%, bound %.3f %%"
+            "\n%s" % (path, 100 * mean, 100 * COUNTER_MEAN, table))
 
 
 def _settle_lines(live_cluster, tail):
