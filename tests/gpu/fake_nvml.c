@@ -30,8 +30,18 @@
  * plimit_max=W (the default); nvmlDeviceSetPowerManagementLimit refuses a
  * value outside [min, max] with INVALID_ARGUMENT as NVML does, logs
  *   PLIMIT index=I bus=B mw=M              (PLIMIT-REFUSED when refused)
- * and keeps "index mw" per GPU in the limits file.  The power read does
- * not follow the limit (yet): a load-following GPU is still to come.
+ * and keeps "index mw" per GPU in the limits file.
+ *
+ * A GPU that obeys its limit ("follow_limits yes"): its power is
+ * min(what it plays, its limit) and its energy counter the exact integral
+ * of that (power_trace_joules_capped).  The limits' history is the cap
+ * log ("cap_log PATH", default <state>.caplog), shared by every process,
+ * one line per change, "INDEX TRACE_TIME CAP_W" (se-modbus-sim
+ * --cap-log's format, the GPU's index as its unit: selab.capped computes
+ * the truth from it): nvmlInit writes a GPU's first line (its limit then,
+ * which holds from before the epoch) when it has none, and
+ * nvmlDeviceSetPowerManagementLimit one at every change.  A limit counts
+ * from the trace time it was set (a real GPU settles within ~100 ms).
  *
  * One "gpu" line per device, in NVML index order (PCI bus id order on real
  * hardware).  Power (W) follows trace column col= when a trace is given,
@@ -109,6 +119,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +175,8 @@ typedef struct {
 	char log_path[PATH_MAX];
 	char clocks_path[PATH_MAX];
 	char limits_path[PATH_MAX];
+	char cap_log_path[PATH_MAX];
+	int follow_limits;		/* power = min(play, limit) */
 	unsigned mem_clocks[FAKE_MAX_CLOCKS], n_mem;
 	unsigned gfx_clocks[FAKE_MAX_CLOCKS], n_gfx;
 	int no_lock_gpu, no_lock_mem;	/* locked_clocks: NOT_SUPPORTED */
@@ -503,6 +516,7 @@ static int _load(const char *path)
 		return -errno;
 	snprintf(st.clocks_path, sizeof(st.clocks_path), "%s.clocks", path);
 	snprintf(st.limits_path, sizeof(st.limits_path), "%s.limits", path);
+	snprintf(st.cap_log_path, sizeof(st.cap_log_path), "%s.caplog", path);
 	snprintf(st.control_path, sizeof(st.control_path), "%s.control", path);
 	st.control_size = -1;
 	while (fgets(line, sizeof(line), f)) {
@@ -531,6 +545,11 @@ static int _load(const char *path)
 		} else if (!strcmp(key, "limits")) {
 			snprintf(st.limits_path, sizeof(st.limits_path), "%s",
 				 rest);
+		} else if (!strcmp(key, "cap_log")) {
+			snprintf(st.cap_log_path, sizeof(st.cap_log_path),
+				 "%s", rest);
+		} else if (!strcmp(key, "follow_limits")) {
+			st.follow_limits = !strncmp(rest, "yes", 3);
 		} else if (!strcmp(key, "clocks")) {
 			snprintf(st.clocks_path, sizeof(st.clocks_path), "%s",
 				 rest);
@@ -679,20 +698,50 @@ static double _play_joules(nvmlDevice_t d, int col, double t0, double t1)
 	return d->power_w * (t1 - t0);
 }
 
-/* Energy over [t0, t1] of what the schedule played: the exact integral of
- * each piece over its part of the window. */
+/* A GPU's limit from trace time `from` on (follow_limits). */
+typedef struct {
+	double from;
+	double w;
+} cap_t;
+
+static int _caps(nvmlDevice_t d, cap_t **out);
+static void _cap_log_start(void);
+
+/* Energy over [a, b] of column col under a cap (INFINITY: none). */
+static double _piece_joules(nvmlDevice_t d, int col, double a, double b,
+			    double cap_w)
+{
+	if (isinf(cap_w))
+		return _play_joules(d, col, a, b);
+	if (col >= 0)
+		return power_trace_joules_capped(st.trace, col, a, b, cap_w);
+	return fmin(d->power_w, cap_w) * (b - a);
+}
+
+/* Energy over [t0, t1] of what the schedule played under the limits in
+ * force: the exact integral of each piece over its part of the window. */
 static double _schedule_joules(nvmlDevice_t d, const play_t *p, int n,
 			       double t0, double t1)
 {
+	cap_t *caps;
+	int n_caps = _caps(d, &caps);
 	double j = 0;
 
 	for (int i = 0; i < n; i++) {
 		double a = fmax(t0, p[i].from);
 		double b = (i + 1 < n) ? fmin(t1, p[i + 1].from) : t1;
 
-		if (b > a)
-			j += _play_joules(d, p[i].col, a, b);
+		for (int k = 0; k < n_caps && b > a; k++) {
+			double ca = fmax(a, caps[k].from);
+			double cb = k + 1 < n_caps ? fmin(b, caps[k + 1].from)
+						   : b;
+
+			if (cb > ca)
+				j += _piece_joules(d, p[i].col, ca, cb,
+						   caps[k].w);
+		}
 	}
+	free(caps);
 	return j;
 }
 
@@ -747,6 +796,8 @@ nvmlReturn_t nvmlInit_v2(void)
 			rc = f->rc;
 			power_trace_free(st.trace);
 			memset(&st, 0, sizeof(st));
+		} else if (st.follow_limits) {
+			_cap_log_start();
 		}
 	}
 	pthread_mutex_unlock(&st_lock);
@@ -969,11 +1020,18 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *mw)
 	if (rc != NVML_SUCCESS)
 		return rc;
 	t = _wall_now() - st.epoch;
-	if (forced >= 0)
+	if (forced >= 0) {
 		*mw = (unsigned int) forced;
-	else
-		*mw = (unsigned int) lround(
-			_watts(d, _schedule_col(play, n_play, t), t) * 1000);
+	} else {
+		cap_t *caps;
+		int k = _caps(d, &caps);
+		double w = _watts(d, _schedule_col(play, n_play, t), t);
+
+		while (k > 1 && caps[k - 1].from > t)
+			k--;
+		*mw = (unsigned int) lround(fmin(w, caps[k - 1].w) * 1000);
+		free(caps);
+	}
 	return NVML_SUCCESS;
 }
 
@@ -1237,6 +1295,82 @@ static void _limits_save(const unsigned *mw)
 	rename(tmp, st.limits_path);
 }
 
+/*
+ * A GPU's limit history from the cap log, in its order (the lines are
+ * appended as the limits are set): out[0] from -infinity, at the GPU's
+ * first line's limit.  Without follow_limits one cap, INFINITY: none.
+ * Returns the count; *out is malloc'd (the caller frees it).
+ */
+static int _caps(nvmlDevice_t d, cap_t **out)
+{
+	int n = 1, room = 16;
+	cap_t *v = malloc(room * sizeof(*v));
+	unsigned idx, lim[FAKE_MAX_GPUS];
+	double t, w;
+	FILE *f;
+
+	if (!v)
+		abort();
+	v[0].from = -INFINITY;
+	v[0].w = INFINITY;
+	*out = v;
+	if (!st.follow_limits)
+		return 1;
+	_limits_load(lim);		/* no line (yet): the limit now */
+	v[0].w = lim[d->index] / 1000.0;
+	if (!(f = fopen(st.cap_log_path, "r")))
+		return 1;
+	for (bool first = true; fscanf(f, "%u %lf %lf", &idx, &t, &w) == 3;) {
+		if (idx != d->index)
+			continue;
+		if (first) {
+			v[0].w = w;
+			first = false;
+			continue;
+		}
+		if (n == room && !(v = realloc(v, (room *= 2) * sizeof(*v))))
+			abort();
+		v[n].from = t;
+		v[n++].w = w;
+	}
+	fclose(f);
+	*out = v;
+	return n;
+}
+
+static void _cap_log(unsigned index, unsigned mw)
+{
+	FILE *f = fopen(st.cap_log_path, "a");
+
+	if (!f)
+		return;
+	/* one write(2) at fclose, O_APPEND: whole lines among processes */
+	fprintf(f, "%u %.6f %.3f\n", index, _wall_now() - st.epoch,
+		mw / 1000.0);
+	fclose(f);
+}
+
+/* nvmlInit with follow_limits: a first line for every GPU that has none
+ * (two processes starting at once may both write it: the same limit). */
+static void _cap_log_start(void)
+{
+	unsigned idx, lim[FAKE_MAX_GPUS];
+	bool seen[FAKE_MAX_GPUS] = { false };
+	double t, w;
+	FILE *f = fopen(st.cap_log_path, "r");
+
+	if (f) {
+		while (fscanf(f, "%u %lf %lf", &idx, &t, &w) == 3)
+			if (idx < FAKE_MAX_GPUS)
+				seen[idx] = true;
+		fclose(f);
+	}
+	_limits_load(lim);
+	for (unsigned i = 0; i < st.count; i++)
+		if (!seen[i])
+			_cap_log(i, lim[i]);
+}
+
 nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t d,
 							 unsigned int *min_mw,
 							 unsigned int *max_mw)
@@ -1290,6 +1424,8 @@ nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t d,
 		return NVML_ERROR_INVALID_ARGUMENT;
 	}
 	_limits_load(lim);
+	if (st.follow_limits && lim[d->index] != mw)
+		_cap_log(d->index, mw);
 	lim[d->index] = mw;
 	_limits_save(lim);
 	_log("PLIMIT index=%u bus=%s mw=%u", d->index, d->bus, mw);

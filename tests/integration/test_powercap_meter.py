@@ -11,6 +11,13 @@ the trace time the meter served it (--reads) and its energy register the
 integral of that from the epoch, both recomputed by selab.capped from the
 trace and the meter's cap log, apart from the meter's C.  Loopback only, no
 cluster: about 8 s.
+
+The fake NVML (tests/gpu) with follow_limits is the same for GPUs: two GPUs
+play their columns, the node is capped through the power cap's nvml knob
+(se-powercap-node, another process, as the agent would), and every read of
+nvmlDeviceGetPowerUsage and nvmlDeviceGetTotalEnergyConsumption must be
+min(demand, limit) and its integral at the instant read, from the fake's
+cap log (about 6 s).
 """
 import ctypes
 import os
@@ -23,6 +30,7 @@ import time
 import pytest
 
 from selab.capped import capped_joules, capped_watts, read_cap_log
+from selab.gpu_rig import FAKE_NVML_DIR
 from selab.meters import ModbusSim, tool
 from selab.powercap_rig import fake_rapl_zone
 from selab.trace import Trace
@@ -174,3 +182,106 @@ def test_bad_cap_file_is_named(work, content, says):
         capture_output=True, text=True, timeout=10)
     assert proc.returncode == 2, proc
     assert limit in proc.stderr and says in proc.stderr, proc.stderr
+
+
+# ------------------------------------------------------------ the GPUs
+FAKE_NVML = os.path.join(FAKE_NVML_DIR, "libnvidia-ml.so.1")
+GPU_TRACE = "time g0 g1\n0 120 290\n2 290 290\n2 180 250\n5 260 150\n"
+# node caps (two GPUs of 100..300 W, node floor 200, max 600: each GPU
+# gets half): 440 (220 each: g0's ramp crosses it), 300 (150 each: both
+# bind), 600 (lifted), 460 (230 each: g0 crosses it again)
+GPU_CAPS = [(0.8, 440), (2.4, 300), (3.4, 600), (4.2, 460)]
+GPU_END_S = 5.6
+# Bounds: the counter's 1 mJ and the power's 1 mW steps, and double
+# rounding; the instant read is bracketed by the clock before and after
+# the call (tens of microseconds at 85 W/s).
+GPU_POWER_TOL_W, GPU_ENERGY_TOL_J = 0.0015, 0.003
+
+
+def _nvml(state):
+    """The fake libnvidia-ml.so.1, initialised on STATE (in this process)."""
+    os.environ["FAKE_NVML_STATE"] = state
+    lib = ctypes.CDLL(FAKE_NVML)
+    assert lib.nvmlInit_v2() == 0
+    devs = []
+    for i in range(2):
+        h = ctypes.c_void_p()
+        assert lib.nvmlDeviceGetHandleByIndex_v2(i, ctypes.byref(h)) == 0
+        devs.append(h)
+    return lib, devs
+
+
+def _gpu_read(lib, dev, epoch):
+    """(trace time before, after, watts, joules) of one GPU."""
+    mw, mj = ctypes.c_uint(), ctypes.c_ulonglong()
+    before = time.time() - epoch
+    assert lib.nvmlDeviceGetPowerUsage(dev, ctypes.byref(mw)) == 0
+    assert lib.nvmlDeviceGetTotalEnergyConsumption(dev, ctypes.byref(mj)) == 0
+    return before, time.time() - epoch, mw.value / 1e3, mj.value / 1e3
+
+
+def _gpu_apply(state, watts):
+    """Cap the node through the nvml knob, in a process of its own; the
+    trace times around it."""
+    env = dict(os.environ, FAKE_NVML_STATE=state)
+    return subprocess.run(
+        [NODE_TOOL, "--knobs", "nvml:lib=" + FAKE_NVML, "--floor", "200",
+         "--max", "600", "apply", str(watts)],
+        check=True, capture_output=True, env=env)
+
+
+def test_gpu_power_and_energy_follow_the_limit(work):
+    if not os.path.exists(FAKE_NVML):
+        pytest.fail("%s not built (make check builds it)" % FAKE_NVML)
+    trace_path = os.path.join(work, "g.trace")
+    with open(trace_path, "w") as f:
+        f.write(GPU_TRACE)
+    epoch = time.time() + 0.2
+    state = os.path.join(work, "nvml.state")
+    with open(state, "w") as f:
+        f.write("epoch %.6f\ntrace %s\nfollow_limits yes\n"
+                "gpu bus=0000:3b:00.0 uuid=GPU-a minor=0 col=g0\n"
+                "gpu bus=0000:af:00.0 uuid=GPU-b minor=1 col=g1\n"
+                % (epoch, trace_path))
+    lib, devs = _nvml(state)
+    got, caps, sets = [], list(GPU_CAPS), []
+    try:
+        while time.time() - epoch < GPU_END_S:
+            if caps and time.time() - epoch >= caps[0][0]:
+                t0 = time.time() - epoch
+                _gpu_apply(state, caps.pop(0)[1])
+                sets.append((t0, time.time() - epoch))
+            got.append([_gpu_read(lib, d, epoch) for d in devs])
+            time.sleep(0.1)
+    finally:
+        lib.nvmlShutdown()
+        del os.environ["FAKE_NVML_STATE"]
+    trace = Trace(trace_path)
+    worst_w = worst_j = 0.0
+    bound = 0
+    for i, col in enumerate(("g0", "g1")):
+        history = read_cap_log(state + ".caplog", i)
+        # the default limit from the first init, then half of each node cap
+        assert [w for _, w in history] == [300] + [c / 2 for _, c in
+                                                   GPU_CAPS], history
+        for (t, _), (a, b) in zip(history[1:], sets):
+            assert a <= t <= b, ("a limit counts from its set", t, a, b)
+        for reads in got:
+            before, after, watts, joules = reads[i]
+            ends_w = [capped_watts(trace, col, t, history)
+                      for t in (before, after)]
+            ends_j = [capped_joules(trace, col, 0.0, max(t, 0.0), history)
+                      for t in (before, after)]
+            off_w = max(min(ends_w) - watts, watts - max(ends_w), 0.0)
+            off_j = max(ends_j[0] - joules, joules - ends_j[1], 0.0)
+            worst_w, worst_j = max(worst_w, off_w), max(worst_j, off_j)
+            assert off_w <= GPU_POWER_TOL_W, (col, before, watts, ends_w)
+            assert off_j <= GPU_ENERGY_TOL_J, (col, before, joules, ends_j)
+            bound += watts < trace.watts(col, before) - 1
+        uncapped = trace.joules(col, 0.0, got[-1][i][0])
+        print("%s: %d reads, worst %.2g W %.2g J off; energy %.3f J, "
+              "uncapped %.3f J" % (col, len(got), worst_w, worst_j,
+                                   got[-1][i][3], uncapped))
+        assert uncapped - got[-1][i][3] > 50, (col, uncapped, got[-1][i])
+    # the limits bound the power in a good share of the reads, not all
+    assert 10 < bound < 2 * len(got) - 10, bound
