@@ -49,9 +49,11 @@
 #include <unistd.h>
 
 #include "modbus_codec.h"
+#include "nvml_lib.h"
 #include "power_trace.h"
 
 #define SIM_MAX_UNITS		64
+#define SIM_MAX_GPUS		8	/* --gpus: a node's */
 #define SIM_MAX_CLIENTS		64
 #define SIM_MAX_PENDING		256
 #define SIM_ADU_MAX		300	/* > MODBUS_TCP_MAX_ADU_LENGTH (260) */
@@ -98,6 +100,11 @@ typedef struct {
 	double cap_w;		/* the cap in force since seg_t */
 	double seg_t;		/* trace time of the last cap change (>= base_t) */
 	long double seg_j;	/* joules from base_t to seg_t */
+	/* --gpus: the GPUs inside the node, read through NVML (issue #45) */
+	int n_gpus;
+	nvmlDevice_t gpu[SIM_MAX_GPUS];
+	unsigned long long gpu_base_mj[SIM_MAX_GPUS];	/* at base_t */
+	unsigned long long gpu_last_mj[SIM_MAX_GPUS];	/* the last read */
 } unit_t;
 
 typedef struct {
@@ -187,6 +194,7 @@ static const struct option _long_opts[] = {
 	{ "cap", required_argument, NULL, 'X' },
 	{ "cap-log", required_argument, NULL, 'G' },
 	{ "idle", required_argument, NULL, 'I' },
+	{ "gpus", required_argument, NULL, 'U' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "list-models", no_argument, NULL, 'L' },
 	{ "help", no_argument, NULL, 'h' },
@@ -199,6 +207,8 @@ static int _nunit_specs;
 /* --cap ID:PATH specs, applied once the units exist. */
 static const char *_cap_specs[SIM_MAX_UNITS];
 static int _ncap_specs;
+/* --gpus ID:LIBRARY: the unit whose node holds NVML's GPUs. */
+static const char *_gpus_spec;
 /* --idle ID:PATH specs, for units that have a --cap. */
 static const char *_idle_specs[SIM_MAX_UNITS];
 static int _nidle_specs;
@@ -228,6 +238,10 @@ static double _capped_joules(const sim_t *sim, const unit_t *u, double t0,
 static double _watts(const sim_t *sim, const unit_t *u, double t);
 static void _caps_poll(sim_t *sim);
 static void _setup_caps(sim_t *sim);
+static void _setup_gpus(sim_t *sim);
+static double _gpu_joules(const sim_t *sim, const unit_t *u, double t);
+static double _gpu_watts(const unit_t *u);
+static void _gpu_rebase(unit_t *u);
 static int _render(sim_t *sim, unit_t *u, const uint8_t *req, int len,
 		   uint8_t *rsp);
 static int _apply_garbage(sim_t *sim, const unit_t *u, uint8_t *rsp,
@@ -253,6 +267,7 @@ int main(int argc, char **argv)
 	_parse_args(&sim, argc, argv);
 	_setup_units(&sim);
 	_setup_caps(&sim);
+	_setup_gpus(&sim);
 
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
@@ -285,7 +300,7 @@ static void _usage(FILE *f)
 "         [--energy-offset J | --energy-start-kwh KWH]\n"
 "         [--max-regs N] [--pidfile F] [--port-file F] [--log F] [--verbose]\n"
 "         [--reads F] [--cap ID:POWER_LIMIT_UW_FILE ...] [--cap-log F]\n"
-"         [--idle ID:IDLE_WATTS_FILE ...]\n"
+"         [--idle ID:IDLE_WATTS_FILE ...] [--gpus ID:NVML_LIBRARY]\n"
 "custom map: --kind input|holding --power-reg ADDR --power-type TYPE\n"
 "         --order abcd|cdab|badc|dcba --power-scale W_PER_COUNT\n"
 "         [--energy-reg ADDR --energy-type TYPE --energy-scale J_PER_COUNT]\n"
@@ -528,6 +543,9 @@ static void _other_opt(sim_t *sim, int opt, const char *arg)
 	case 'G':
 		sim->cap_log_path = arg;
 		break;
+	case 'U':
+		_gpus_spec = arg;
+		break;
 	case 'I':
 		if (_nidle_specs >= SIM_MAX_UNITS)
 			_die("too many --idle (max %d)", SIM_MAX_UNITS);
@@ -729,8 +747,10 @@ static double _joules(const sim_t *sim, const unit_t *u, double t)
 		return 0.0;
 	if (u->cap_path)
 		return (double)(u->seg_j + (long double)_capped_joules(
-					sim, u, u->seg_t, t));
-	return power_trace_joules(sim->trace, u->col, u->base_t, t);
+					sim, u, u->seg_t, t)) +
+		       _gpu_joules(sim, u, t);
+	return power_trace_joules(sim->trace, u->col, u->base_t, t) +
+	       _gpu_joules(sim, u, t);
 }
 
 /*
@@ -874,6 +894,7 @@ static void _reset_counter(sim_t *sim, unit_t *u)
 	u->offset_units = 0.0L;
 	u->seg_t = u->base_t;
 	u->seg_j = 0.0L;
+	_gpu_rebase(u);
 	_log(sim, "unit %d: energy counter reset at trace time %.3f", u->id,
 	     u->base_t);
 }
@@ -1557,7 +1578,7 @@ static double _watts(const sim_t *sim, const unit_t *u, double t)
 {
 	double w = power_trace_watts(sim->trace, u->col, t);
 
-	return u->cap_path && u->cap_w < w ? u->cap_w : w;
+	return (u->cap_path && u->cap_w < w ? u->cap_w : w) + _gpu_watts(u);
 }
 
 /* The cap in PATH in watts, or NAN (errno-style text in err). */
@@ -1698,4 +1719,98 @@ static void _setup_caps(sim_t *sim)
 			     u->id);
 		u->idle_path = path;
 	}
+}
+
+/*
+ * Private functions: the GPUs inside a node (--gpus ID:NVML_LIBRARY)
+ *
+ * A node's power meter sees its GPUs too.  With --gpus, unit ID adds every
+ * GPU of the NVML library given (the fake NVML of tests/gpu, its state
+ * named by FAKE_NVML_STATE in this process's environment) to what it
+ * serves: power + the GPUs' nvmlDeviceGetPowerUsage, energy + what their
+ * nvmlDeviceGetTotalEnergyConsumption counters added since the unit's
+ * base.  A fake NVML with follow_limits obeys the power cap's nvml knob,
+ * so the meter follows a GPU node's caps.  The GPUs are read after the
+ * trace time the request is served at (microseconds, more on a loaded
+ * host): their energy is taken back to that time at their power, so
+ * that the counter stands for one instant; their power is the one read.
+ * A failed read counts the power as 0 and holds the counter.  One unit
+ * only: NVML is process-wide.
+ */
+
+static const nvml_lib_t *_nvml;
+
+static void _gpu_rebase(unit_t *u)
+{
+	for (int i = 0; i < u->n_gpus; i++) {
+		unsigned long long mj = 0;
+
+		if (_nvml->DeviceGetTotalEnergyConsumption(u->gpu[i], &mj))
+			mj = u->gpu_last_mj[i];
+		u->gpu_base_mj[i] = u->gpu_last_mj[i] = mj;
+	}
+}
+
+static double _gpu_watts_one(const unit_t *u, int i)
+{
+	unsigned int mw;
+
+	if (!_nvml->DeviceGetPowerUsage ||
+	    _nvml->DeviceGetPowerUsage(u->gpu[i], &mw))
+		return 0.0;
+	return mw / 1000.0;
+}
+
+static double _gpu_joules(const sim_t *sim, const unit_t *u, double t)
+{
+	double j = 0.0;
+
+	for (int i = 0; i < u->n_gpus; i++) {
+		unsigned long long mj;
+		unit_t *w = (unit_t *)u;	/* the last read is a cache */
+		double before = _trace_now(sim), lag;
+		bool ok = !_nvml->DeviceGetTotalEnergyConsumption(u->gpu[i],
+								  &mj);
+
+		/* the read's instant: the middle of the call */
+		lag = (before + _trace_now(sim)) / 2 - t;
+		if (ok && mj >= u->gpu_last_mj[i])
+			w->gpu_last_mj[i] = mj;
+		j += (u->gpu_last_mj[i] - u->gpu_base_mj[i]) / 1000.0;
+		if (ok && lag > 0)	/* < 0: a wrap armed ahead */
+			j -= lag * _gpu_watts_one(u, i);
+	}
+	return j;
+}
+
+static double _gpu_watts(const unit_t *u)
+{
+	double w = 0;
+
+	for (int i = 0; i < u->n_gpus; i++)
+		w += _gpu_watts_one(u, i);
+	return w;
+}
+
+static void _setup_gpus(sim_t *sim)
+{
+	char err[256];
+	const char *lib;
+	unsigned n;
+	unit_t *u;
+
+	if (!_gpus_spec)
+		return;
+	u = _spec_unit(sim, "gpus", _gpus_spec, &lib);
+	if (!(_nvml = nvml_lib_open(*lib ? lib : NULL, err, sizeof(err))))
+		_die("--gpus: %s", err);
+	if (_nvml->DeviceGetCount(&n) || n > SIM_MAX_GPUS)
+		_die("--gpus: %s: no GPU count, or more than %d", lib,
+		     SIM_MAX_GPUS);
+	for (unsigned i = 0; i < n; i++)
+		if (_nvml->DeviceGetHandleByIndex(i, &u->gpu[i]))
+			_die("--gpus: %s: no handle for GPU %u", lib, i);
+	u->n_gpus = (int)n;
+	_gpu_rebase(u);
+	_log(sim, "unit %d adds the %u GPUs of %s", u->id, n, lib);
 }

@@ -17,7 +17,9 @@ play their columns, the node is capped through the power cap's nvml knob
 (se-powercap-node, another process, as the agent would), and every read of
 nvmlDeviceGetPowerUsage and nvmlDeviceGetTotalEnergyConsumption must be
 min(demand, limit) and its integral at the instant read, from the fake's
-cap log (about 6 s).
+cap log (about 6 s).  And a GPU node's meter (se-modbus-sim --gpus) serves
+its package's capped demand plus those GPUs, one node cap through the rapl
+and nvml knobs together (about 6 s).
 """
 import ctypes
 import os
@@ -285,3 +287,101 @@ def test_gpu_power_and_energy_follow_the_limit(work):
         assert uncapped - got[-1][i][3] > 50, (col, uncapped, got[-1][i])
     # the limits bound the power in a good share of the reads, not all
     assert 10 < bound < 2 * len(got) - 10, bound
+
+
+# ------------------------------------------------ a GPU node's meter
+NODE_TRACE = ("time n1 g0 g1\n0 120 120 290\n2 140 290 290\n2 100 180 250\n"
+              "5 130 260 150\n")
+# The sim reads the GPUs after the trace time it serves (microseconds;
+# more on a loaded host): their power is checked against the range over
+# GPU_LAG_S after it, their energy (taken back to that time at their
+# power, from the middle of the read) against the truth at it.  Bounds:
+# the GPUs' 1 mW and 1 mJ steps and the float32 registers for power; for
+# energy, measured 0.0035-0.011 J (5 runs on an idle host: the fake's
+# instant is not the middle of its call), and a preemption inside the
+# read moves its instant by a fraction of a millisecond at 600 W, hence
+# 0.25 J (1e-4 of the energy; the GPUs uncapped would be 100s of J off).
+GPU_LAG_S = 0.05
+NODE_POWER_TOL_W, NODE_ENERGY_TOL_J = 0.005, 0.25
+
+
+def _watts_range(trace, column, t, history, lag):
+    """(lowest, highest) capped watts of column over [t, t + lag]: at the
+    ends and on either side of each row time inside."""
+    pts = [t, t + lag] + [r + d for r in trace.times if t < r < t + lag
+                          for d in (-1e-9, 1e-9)]
+    watts = [capped_watts(trace, column, x, history) for x in pts]
+    return min(watts), max(watts)
+
+
+def test_meter_adds_the_gpus_as_capped(work):
+    """se-modbus-sim --gpus: a GPU node's meter serves its package's
+    min(demand, cap) plus what its GPUs draw under their limits, both
+    capped by one node cap through the rapl and nvml knobs together."""
+    if not os.path.exists(FAKE_NVML):
+        pytest.fail("%s not built (make check builds it)" % FAKE_NVML)
+    trace_path = os.path.join(work, "node.trace")
+    with open(trace_path, "w") as f:
+        f.write(NODE_TRACE)
+    epoch = time.time() + 0.3
+    state = os.path.join(work, "nvml.state")
+    with open(state, "w") as f:
+        f.write("epoch %.6f\ntrace %s\nfollow_limits yes\n"
+                "gpu bus=0000:3b:00.0 uuid=GPU-a minor=0 col=g0\n"
+                "gpu bus=0000:af:00.0 uuid=GPU-b minor=1 col=g1\n"
+                % (epoch, trace_path))
+    rapl = os.path.join(work, "n1")
+    limit = fake_rapl_zone(rapl, 150 * 1000000, 150 * 1000000)
+    knobs = "rapl:root=%s:min_pct=25,nvml:lib=%s" % (rapl, FAKE_NVML)
+    env = dict(os.environ, FAKE_NVML_STATE=state)
+    port = _free_port()
+    sim = ModbusSim(trace_path, epoch, {1: "n1"}, ["--model", "sdm630"],
+                    tcp=("127.0.0.1", port), workdir=work, env=env,
+                    extra_args=["--cap", "1:" + limit, "--gpus",
+                                "1:" + FAKE_NVML, "--cap-log",
+                                os.path.join(work, "caps"), "--reads",
+                                os.path.join(work, "reads")])
+    sim.start()
+    got, caps = [], list(GPU_CAPS)
+    ctx = _lib.modbus_new_tcp(b"127.0.0.1", port)
+    try:
+        assert _lib.modbus_connect(ctx) == 0
+        while time.time() - epoch < GPU_END_S:
+            if caps and time.time() - epoch >= caps[0][0]:
+                subprocess.run([NODE_TOOL, "--knobs", knobs, "--floor",
+                                "200", "--max", "600", "apply",
+                                str(caps.pop(0)[1])],
+                               check=True, capture_output=True, env=env)
+            got.append(_read_sdm630(ctx))
+            time.sleep(0.2)
+    finally:
+        _lib.modbus_close(ctx)
+        _lib.modbus_free(ctx)
+        sim.stop()
+    trace = Trace(trace_path)
+    cpu = read_cap_log(os.path.join(work, "caps"), 1)
+    gpus = [read_cap_log(state + ".caplog", i) for i in range(2)]
+    assert len(cpu) == 1 + len(GPU_CAPS) and len(gpus[1]) == len(cpu), (
+        cpu, gpus)
+    with open(os.path.join(work, "reads")) as f:
+        served = [float(line.split()[1]) for line in f]
+    assert len(served) == len(got) > 20
+    parts = [("n1", cpu), ("g0", gpus[0]), ("g1", gpus[1])]
+    worst_w = worst_j = 0.0
+    for t, (watts, joules) in zip(served, got):
+        ranges = [(capped_watts(trace, "n1", t, cpu),) * 2] + [
+            _watts_range(trace, c, t, h, GPU_LAG_S) for c, h in parts[1:]]
+        lo, hi = (sum(r[k] for r in ranges) for k in (0, 1))
+        off_w = max(lo - watts, watts - hi, 0.0)
+        # the sim's counter starts at its start (the GPUs' base then)
+        want_j = sum(capped_joules(trace, c, 0.0, max(t, 0.0), h)
+                     for c, h in parts)
+        worst_w = max(worst_w, off_w)
+        worst_j = max(worst_j, abs(joules - want_j))
+        assert off_w < NODE_POWER_TOL_W, (t, watts, lo, hi)
+        assert abs(joules - want_j) < NODE_ENERGY_TOL_J, (t, joules, want_j)
+    uncapped = sum(trace.joules(c, 0.0, served[-1]) for c, _ in parts)
+    print("node with GPUs: %d reads, worst %.2g W %.2g J; energy %.3f J, "
+          "uncapped %.3f J" % (len(got), worst_w, worst_j, got[-1][1],
+                               uncapped))
+    assert uncapped - got[-1][1] > 150, (uncapped, got[-1][1])

@@ -78,10 +78,10 @@ class _Process:
         self.proc = None
         self.log = os.path.join(self.workdir, "%s.log" % self.name)
 
-    def _spawn(self, argv, ready_file=None, timeout=15):
+    def _spawn(self, argv, ready_file=None, timeout=15, env=None):
         self.proc = subprocess.Popen(argv, stdout=open(self.log, "ab"),
                                      stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
+                                     stdin=subprocess.DEVNULL, env=env)
         if ready_file:
             _wait_for_file(ready_file, self.proc, timeout, self.name)
         return self
@@ -117,13 +117,16 @@ class ModbusSim(_Process):
     map_args: ["--model", "sdm630"] or custom-map options.
     start_kwh: the energy register's reading at the epoch, in kWh (a meter
     in service: e.g. "23456.7"; a string keeps the decimals as written).
+    env: the sim's environment (--gpus: FAKE_NVML_STATE for its NVML).
     """
 
     name = "se-modbus-sim"
 
     def __init__(self, trace, epoch, units, map_args, tcp=None, rtu=None,
-                 serial_args=(), extra_args=(), workdir=None, start_kwh=None):
+                 serial_args=(), extra_args=(), workdir=None, start_kwh=None,
+                 env=None):
         super().__init__(workdir)
+        self.env = env
         self.pidfile = os.path.join(self.workdir, "sim.pid")
         self.control = os.path.join(self.workdir, "sim.control")
         argv = [tool("se-modbus-sim"), "--trace", trace,
@@ -140,7 +143,7 @@ class ModbusSim(_Process):
         self.argv = argv
 
     def start(self):
-        return self._spawn(self.argv, ready_file=self.pidfile)
+        return self._spawn(self.argv, ready_file=self.pidfile, env=self.env)
 
     def fault(self, text):
         """Replace the fault control file atomically ('' clears faults)."""
