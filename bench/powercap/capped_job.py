@@ -16,6 +16,9 @@ and one line
 
     SE_WORK HOST WORK RUNTIME MEAN_RATE MIN_CAP_W
 
+(MIN_CAP_W: the lowest cap seen; a GPU-bound job's, its GPUs' lowest
+limit.)
+
     capped_job.py --trace FILE --column NODE --epoch T --cap-file FILE
                   --work SECONDS [--step 0.1]
                   [--idle-file FILE --idle-watts W]
@@ -23,6 +26,19 @@ and one line
 With --idle-file, the job writes W there when its work is done: the
 load-following meter (se-modbus-sim --idle) then draws at most W on the
 node, which idles (its demand in the trace is the job's, not the node's).
+
+A GPU-bound job (--gpu-limits): its progress follows its GPUs instead,
+
+    work done += dt * sum(min(demand_i, limit_i)) / sum(demand_i)
+
+over the GPUs' trace columns (--gpu-columns, NVML index order) and the
+limits the fake NVML holds (its limits file, "INDEX MW" lines, written
+by the power cap's nvml knob).  Done, it makes every GPU play
+--gpu-idle-column from 0.3 s on (a col line in the fake NVML's control
+file, --gpu-control: the GPUs idle too).
+
+    capped_job.py ... --gpu-limits FILE --gpu-columns g0,g1
+                  --gpu-control FILE --gpu-idle-column gidle
 
 Run by bench/powercap/cluster_run.py --compare through srun on the node.
 """
@@ -53,6 +69,48 @@ def read_cap_w(path, tries=50):
         sys.exit("%s: not a number of microwatts: %r" % (path, text))
 
 
+def read_gpu_limits_w(path, n):
+    """The fake NVML's limits file: [watts of GPU i]; a GPU it does not
+    list (no file before the first set) is at its default limit, above
+    its demand here (inf).  Written by rename: never half a file."""
+    limits = [float("inf")] * n
+    if not os.path.exists(path):
+        return limits
+    with open(path, encoding="ascii") as f:
+        for line in f:
+            idx, mw = line.split()
+            if int(idx) < n:
+                limits[int(idx)] = int(mw) / 1e3
+    return limits
+
+
+def gpu_rate(trace, columns, t, limits):
+    """The fraction of full speed the GPUs' limits allow."""
+    demand = [trace.watts(c, t) for c in columns]
+    if sum(demand) <= 0:
+        return 1.0, min(limits)
+    return (sum(min(d, lim) for d, lim in zip(demand, limits))
+            / sum(demand), min(limits))
+
+
+def gpus_idle(control, n, column, lead=0.3):
+    """Every GPU plays column from now + lead on (the fake NVML's control
+    file, appended through a rename: selab.gpu_rig.col_switch's format)."""
+    wall = time.time() + lead
+    try:
+        with open(control, encoding="ascii") as f:
+            text = f.read()
+    except FileNotFoundError:
+        text = ""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    text += "".join("* col %d %s %.6f\n" % (i, column, wall)
+                    for i in range(n))
+    with open(control + ".tmp", "w", encoding="ascii") as f:
+        f.write(text)
+    os.replace(control + ".tmp", control)
+
+
 def rate(demand_w, cap_w):
     """The fraction of full speed min(demand, cap) allows."""
     return min(demand_w, cap_w) / demand_w if demand_w > 0 else 1.0
@@ -68,7 +126,12 @@ def main():
     ap.add_argument("--step", type=float, default=0.1)
     ap.add_argument("--idle-file")
     ap.add_argument("--idle-watts", type=float, default=50.0)
+    ap.add_argument("--gpu-limits")
+    ap.add_argument("--gpu-columns", default="")
+    ap.add_argument("--gpu-control")
+    ap.add_argument("--gpu-idle-column")
     a = ap.parse_args()
+    gpu_cols = [c for c in a.gpu_columns.split(",") if c]
     trace, host = Trace(a.trace), socket.gethostname()
     done, min_cap = 0.0, float("inf")
     start = last = time.time()
@@ -79,9 +142,13 @@ def main():
         # step early or late, 0.1 s against the tens of seconds run)
         time.sleep(min(a.step, max((a.work - done), 0.001)))
         now = time.time()
-        cap = read_cap_w(a.cap_file)
+        if a.gpu_limits:
+            r, cap = gpu_rate(trace, gpu_cols, now - a.epoch,
+                              read_gpu_limits_w(a.gpu_limits, len(gpu_cols)))
+        else:
+            cap = read_cap_w(a.cap_file)
+            r = rate(trace.watts(a.column, now - a.epoch), cap)
         min_cap = min(min_cap, cap)
-        r = rate(trace.watts(a.column, now - a.epoch), cap)
         step_work = (now - last) * r
         if done + step_work >= a.work:   # the end inside this step
             now = last + (a.work - done) / r
@@ -91,6 +158,8 @@ def main():
     if a.idle_file:
         with open(a.idle_file, "w", encoding="ascii") as f:
             f.write("%g\n" % a.idle_watts)
+    if a.gpu_control and a.gpu_idle_column:
+        gpus_idle(a.gpu_control, len(gpu_cols), a.gpu_idle_column)
     print("SE_T1 %s %.6f" % (host, last), flush=True)
     print("SE_WORK %s %.3f %.3f %.4f %.1f" % (
         host, a.work, last - start, a.work / (last - start), min_cap),

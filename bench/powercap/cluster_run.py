@@ -21,10 +21,14 @@ average.  One timed job per node runs the whole time; after it:
 
 With --compare, jobs whose progress follows the cap (capped_job.py: a
 fixed WORK, done at min(demand, cap)/demand of full speed) on a workload
-of two CPU-bound nodes and one GPU-bound-like node (its package draws
-little), the same demands three times on the same cluster: uncapped (no
-daemon), with the greedy daemon, with the daemon's --uniform (cap/3
-each).  Per phase: each job's runtime, the total slowdown (the sum of the
+of two CPU-bound nodes and a GPU node running a GPU-bound job, the same
+demands three times on the same cluster: uncapped (no daemon), with the
+greedy daemon, with the daemon's --uniform (cap/3 each).  The GPU node
+(node3) has two GPUs of the fake NVML (tests/gpu, follow_limits: each
+draws min(demand, its limit)), which its agent caps through the nvml knob
+with its package through the rapl knob (one node cap, split by
+pcap_split); the meter adds them to the node's power (se-modbus-sim
+--gpus), and its job's progress follows the GPUs' limits.  Per phase: each job's runtime, the total slowdown (the sum of the
 runtimes against the uncapped sum), the 1 s windows over the cap while
 the jobs ran, and the controller's reaction (from the jobs' start, the
 cluster then asking 130 % of the cap of nodes the greedy daemon had
@@ -39,6 +43,7 @@ pc45, network 10.199.145.0/24, ports 21317..) and takes it down at the end.
 Needs the build (make; make install into _build/stage) and munged.
 """
 import argparse
+import math
 import os
 import shutil
 import subprocess
@@ -65,7 +70,8 @@ os.environ.setdefault("SE_BIN_DIR", os.path.join(STAGE, "bin"))
 sys.path.insert(0, os.path.join(REPO, "contribs", "python"))
 
 from selab import energy                                   # noqa: E402
-from selab.capped import capped_joules, read_cap_log       # noqa: E402
+from selab.capped import (capped_joules, played_capped_joules,  # noqa
+                          read_cap_log)
 from selab.cluster import Cluster                          # noqa: E402
 from selab.meters import ModbusSim, stop_process           # noqa: E402
 from selab.modbus_rig import METER, modbus_conf            # noqa: E402
@@ -82,12 +88,23 @@ FLOOR_W, MAX_W = 100, 400
 IDLE_W = 50
 # demands: flat 350 W; 300 +/- 100 W over 20 s; 150..350 W over 40 s
 # (means 350 + 300 + 250 = 900 W: 130 % of a 692 W cap)
-# --compare: CPU-bound, CPU-bound, GPU-bound-like (the package at 140 W);
-# 900 W in all, 130 % of 692 W, flat, so every phase sees the same demand
-COMPARE_DEMAND = {"node1": 380, "node2": 380, "node3": 140}
+# --compare: CPU-bound, CPU-bound, and the GPU node: its package at 40 W,
+# its two GPUs at 150 W each while its job runs (30 W idle); 1,100 W in
+# all, flat, so every phase sees the same demand; the cap 130 % under it.
+# The GPU node's knobs span the nodes' [FLOOR_W, MAX_W]: package 20..80 W
+# (a zone of 80 W at min_pct 25), each GPU 40..160 W (its limit range).
+GPU_NODE, GPU_COLS, GPU_IDLE_COL = "node3", ["g0", "g1"], "gidle"
+COMPARE_DEMAND = {"node1": 380, "node2": 380, "node3": 40,
+                  "g0": 150, "g1": 150, "gidle": 30}
+GPU_NODE_PACKAGE_MAX_W, GPU_NODE_PACKAGE_IDLE_W = 80, 20
+GPU_LIMIT_MIN_W, GPU_LIMIT_W = 40, 160
+COMPARE_CAP_W = round(sum(COMPARE_DEMAND[c] for c in NODES + GPU_COLS)
+                      / 1.3)
 COMPARE_TRACE = "@repeat 10\ntime %s\n0 %s\n10 %s\n" % (
-    " ".join(NODES), " ".join(str(COMPARE_DEMAND[n]) for n in NODES),
-    " ".join(str(COMPARE_DEMAND[n]) for n in NODES))
+    " ".join(COMPARE_DEMAND), " ".join(str(w) for w in
+                                       COMPARE_DEMAND.values()),
+    " ".join(str(w) for w in COMPARE_DEMAND.values()))
+FAKE_NVML = os.path.join(OBJ, "tests", "gpu", ".libs", "libnvidia-ml.so.1")
 JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                    "capped_job.py")
 TRACE = """@repeat 40
@@ -150,8 +167,10 @@ def powercap_conf(args, port):
                MAX_W, ",".join(NODES), port))
 
 
-def start_powercap(args, c, procs, work, munge, limits, uniform=False):
-    """The daemon (greedy, or --uniform) and one agent per node."""
+def start_powercap(args, c, procs, work, munge, limits, uniform=False,
+                   nvml_state=None):
+    """The daemon (greedy, or --uniform) and one agent per node; with
+    nvml_state, the GPU node's agent caps its GPUs too."""
     conf = powercap_conf(args, args.port)
     put(os.path.join(work, "powercapd.conf"), conf + "PowerCapKnobs=rapl\n")
     env = dict(os.environ, SLURM_CONF=c.env["SLURM_CONF"])
@@ -160,40 +179,61 @@ def start_powercap(args, c, procs, work, munge, limits, uniform=False):
                            "-l", "127.0.0.1", "--munge-socket", munge]
                 + (["--uniform"] if uniform else []), env=env)
     for n in NODES:
-        put(os.path.join(work, n + ".conf"), conf +
-            "PowerCapKnobs=rapl:root=%s:min_pct=25\n"
-            % os.path.join(work, n))
+        knobs = "rapl:root=%s:min_pct=25" % os.path.join(work, n)
+        env = None
+        if nvml_state and n == GPU_NODE:
+            knobs += ",nvml:lib=" + FAKE_NVML
+            env = dict(os.environ, FAKE_NVML_STATE=nvml_state)
+        put(os.path.join(work, n + ".conf"),
+            conf + "PowerCapKnobs=%s\n" % knobs)
         sock = os.path.join(c.node_dir(n), "spool",
                             "slurm-energy-%s.sock" % n)
         wait_for(lambda: os.path.exists(sock), sock)
         procs.start("agent-" + n, [AGENT, "-v", "-f",
                                    os.path.join(work, n + ".conf"),
                                    "-n", n, "-q", sock, "--munge-socket",
-                                   munge, "-u", "root"])
+                                   munge, "-u", "root"], env=env)
 
 
-def cluster_power(trace, histories, t0, t1):
+class Truth:
+    """What each node drew: min(demand, cap) of its trace column under
+    its cap log, and on the GPU node its GPUs too (what they played,
+    their col switches, under the fake NVML's cap log)."""
+
+    def __init__(self, trace, histories, gpus=None):
+        self.trace, self.histories = trace, histories
+        self.gpus = gpus or []          # [(pieces, history)] per GPU
+
+    def joules(self, node, a, b):
+        j = capped_joules(self.trace, node, a, b, self.histories[node])
+        if node == GPU_NODE:
+            j += sum(played_capped_joules(self.trace, pieces, a, b, hist)
+                     for pieces, hist in self.gpus)
+        return j
+
+
+def cluster_power(truth, t0, t1):
     """[(window start, mean watts)] over whole seconds of [t0, t1]."""
     out, t = [], t0
     while t + 1 <= t1:
-        out.append((t, sum(capped_joules(trace, n, t, t + 1, histories[n])
-                           for n in NODES)))
+        out.append((t, sum(truth.joules(n, t, t + 1) for n in NODES)))
         t += 1
     return out
 
 
-def report(args, trace, histories, epoch, jobs, first_cap_t, end_t):
+def report(args, truth, epoch, jobs, first_cap_t, end_t):
+    trace, histories = truth.trace, truth.histories
     print("| job node | sacct J | truth J (min(demand, cap)) | error | "
           "uncapped J |")
     print("|---|---|---|---|---|")
     for node, (jobid, windows, sacct) in sorted(jobs.items()):
         a, b = (w - epoch for w in windows[node])
-        truth = capped_joules(trace, node, a, b, histories[node])
+        true_j = capped_joules(trace, node, a, b, histories[node])
         print("| %s (job %d, %.1f s) | %s | %.0f | %+.3f %% | %.0f |" % (
-            node, jobid, b - a, sacct, truth,
-            100 * energy.relative_error(sacct, truth) if sacct else
+            node, jobid, b - a, sacct, true_j,
+            100 * energy.relative_error(sacct, true_j) if sacct else
             float("nan"), trace.joules(node, a, b)))
-    series = cluster_power(trace, histories, first_cap_t, end_t)
+    series = cluster_power(truth, first_cap_t, end_t)
     over = [(t, w) for t, w in series if w > args.cap_w]
     print("\ncap %d W; %d 1 s windows from the first cap (trace time "
           "%.2f s) to %.2f s" % (args.cap_w, len(series), first_cap_t, end_t))
@@ -218,16 +258,80 @@ def idle_file(work, node):
     return os.path.join(work, node + ".idle")
 
 
-def start_rig(c, procs, trace):
+def package_max_uw(node, gpus):
+    """A node's package zone: the node's range, less the GPUs' on the GPU
+    node."""
+    w = GPU_NODE_PACKAGE_MAX_W if gpus and node == GPU_NODE else MAX_W
+    return w * 1000000
+
+
+def nvml_state(work, trace_path, epoch):
+    """The GPU node's fake NVML: two GPUs playing GPU_COLS, obeying their
+    limits (follow_limits); its cap log <state>.caplog, limits
+    <state>.limits, control <state>.control."""
+    path = os.path.join(work, "nvml.state")
+    put(path, "epoch %.6f\ntrace %s\nfollow_limits yes\n" % (epoch,
+                                                               trace_path)
+        + "".join("gpu bus=0000:%02x:00.0 uuid=GPU-%d minor=%d col=%s "
+                  "plimit=%d plimit_min=%d\n"
+                  % (0x3b + 0x40 * i, i, i, col, GPU_LIMIT_W,
+                     GPU_LIMIT_MIN_W) for i, col in enumerate(GPU_COLS)))
+    return path
+
+
+def gpu_limits_mw(state):
+    """The fake NVML's limits now ({index: mW}; none before a set)."""
+    try:
+        with open(state + ".limits") as f:
+            return {int(i): int(mw) for i, mw in
+                    (line.split() for line in f)}
+    except FileNotFoundError:
+        return {}
+
+
+def gpu_pieces(state, epoch):
+    """Per GPU, what it played: [(from trace time, column)], its state
+    file's column from -inf, then its control file's col switches."""
+    pieces = [[(-math.inf, col)] for col in GPU_COLS]
+    try:
+        with open(state + ".control") as f:
+            for line in f:
+                node, kind, idx, col, wall = line.split()
+                if kind == "col":
+                    pieces[int(idx)].append((float(wall) - epoch, col))
+    except FileNotFoundError:
+        pass
+    return [[p[0]] + sorted(p[1:]) for p in pieces]
+
+
+def gpus_play(state, columns, lead=0.3):
+    """The GPUs play columns from now + lead on (a col line each in the
+    fake NVML's control file, as capped_job.py writes when done)."""
+    wall = time.time() + lead
+    try:
+        with open(state + ".control") as f:
+            text = f.read()
+    except FileNotFoundError:
+        text = ""
+    put(state + ".control.tmp", text + "".join(
+        "* col %d %s %.6f\n" % (i, col, wall)
+        for i, col in enumerate(columns)))
+    os.replace(state + ".control.tmp", state + ".control")
+
+
+def start_rig(c, procs, trace, gpus=False):
     """The cluster on the load-following meter playing trace: each node's
     fake RAPL zone, the Modbus plugin, the simulator following the zones'
-    limits (its cap history in caps.log).  Returns work, the trace's path,
-    limits, epoch, caplog and the started simulator."""
+    limits (its cap history in caps.log); with gpus, the GPU node's fake
+    NVML, its GPUs added to its unit.  Returns work, the trace's path,
+    limits, epoch, caplog, the started simulator and the NVML state (or
+    None)."""
     work = procs.dir
     trace_path = os.path.join(work, "demand.trace")
     put(trace_path, trace)
-    limits = {n: fake_rapl_zone(os.path.join(work, n), MAX_W * 1000000,
-                                MAX_W * 1000000) for n in NODES}
+    limits = {n: fake_rapl_zone(os.path.join(work, n),
+                                package_max_uw(n, gpus),
+                                package_max_uw(n, gpus)) for n in NODES}
     c.restart(plugin_dirs=[os.environ["SE_PLUGIN_DIR"]],
               energy_type="acct_gather_energy/modbus",
               acct_gather_conf=modbus_conf(
@@ -236,19 +340,24 @@ def start_rig(c, procs, trace):
               slurm_conf="DebugFlags=Energy\n")
     epoch = time.time()
     caplog = os.path.join(work, "caps.log")
+    extra, env, state = ["--cap-log", caplog], None, None
+    if gpus:
+        state = nvml_state(work, trace_path, epoch)
+        extra += ["--gpus", "%d:%s" % (UNIT[GPU_NODE], FAKE_NVML)]
+        env = dict(os.environ, FAKE_NVML_STATE=state)
     sim = ModbusSim(trace_path, epoch, {u: n for n, u in UNIT.items()},
                     ["--model", "sdm630"], tcp=METER, workdir=work,
                     extra_args=sum((["--cap", "%d:%s" % (UNIT[n], limits[n]),
                                      "--idle", "%d:%s" % (UNIT[n],
                                                           idle_file(work, n))]
-                                    for n in NODES), [])
-                    + ["--cap-log", caplog])
+                                    for n in NODES), []) + extra, env=env)
     sim.start()
-    return work, trace_path, limits, epoch, caplog, sim
+    return work, trace_path, limits, epoch, caplog, sim, state
 
 
 def run(args, c, procs):
-    work, trace_path, limits, epoch, caplog, sim = start_rig(c, procs, TRACE)
+    work, trace_path, limits, epoch, caplog, sim, _ = start_rig(c, procs,
+                                                                TRACE)
     try:
         energy.wait_for_power(c, NODES)
         munge = start_munged(work, procs.start)
@@ -267,8 +376,8 @@ def run(args, c, procs):
     first_cap_t = min(changes) if changes else 0.0
     results = {n: (jobid, win, energy.consumed_energy(c, jobid).get(
         "%d.0" % jobid)) for n, (jobid, win) in done.items()}
-    report(args, Trace(trace_path), histories, epoch, results, first_cap_t,
-           end_t)
+    report(args, Truth(Trace(trace_path), histories), epoch, results,
+           first_cap_t, end_t)
 
 
 def read_uw(path):
@@ -295,28 +404,37 @@ def compare_phase(args, c, procs, rig, mode):
     """One phase of --compare: the jobs under mode (uncapped, greedy,
     uniform); returns its figures (trace times)."""
     work, epoch, limits = rig["work"], rig["epoch"], rig["limits"]
+    state = rig["nvml"]
     names = ["daemon"] + ["agent-" + n for n in NODES]
     if mode != "uncapped":
         before = connected(procs)
         start_powercap(args, c, procs, work, rig["munge"], limits,
-                       uniform=mode == "uniform")
+                       uniform=mode == "uniform", nvml_state=state)
         # the nodes idle (their last jobs done): greedy releases them, so
         # no cap comes before the jobs; uniform caps them at once
         wait_for(lambda: connected(procs) - before >= len(NODES),
                  "the agents connected", 60)
         if mode == "uniform":
-            wait_for(lambda: all(read_uw(limits[n]) < MAX_W * 1000000
+            wait_for(lambda: all(read_uw(limits[n]) < package_max_uw(n, True)
                                  for n in NODES), "the first caps", 60)
     t_jobs = time.time() - epoch
     for n in NODES:     # busy again: the trace's demand
         if os.path.exists(idle_file(work, n)):
             os.unlink(idle_file(work, n))
+    gpus_play(state, GPU_COLS)
     jobs = {n: c.popen(["srun", "-J", "cmp-%s-%s" % (mode, n), "-w", n,
                         "/usr/bin/python3", JOB, "--trace", rig["trace"],
                         "--column", n, "--epoch", "%.6f" % epoch,
                         "--cap-file", limits[n], "--work",
                         "%g" % args.work, "--idle-file", idle_file(work, n),
-                        "--idle-watts", "%g" % IDLE_W]) for n in NODES}
+                        "--idle-watts", "%g" % (
+                            GPU_NODE_PACKAGE_IDLE_W if n == GPU_NODE
+                            else IDLE_W)]
+                       + (["--gpu-limits", state + ".limits",
+                           "--gpu-columns", ",".join(GPU_COLS),
+                           "--gpu-control", state + ".control",
+                           "--gpu-idle-column", GPU_IDLE_COL]
+                          if n == GPU_NODE else [])) for n in NODES}
     runtimes, windows = {}, {}
     for n, p in jobs.items():
         out, err = p.communicate(timeout=args.work * 4 + 120)
@@ -327,15 +445,18 @@ def compare_phase(args, c, procs, rig, mode):
         runtimes[n] = float(fields[3])
         windows[n] = [w - epoch for w in energy.windows(out)[fields[1]]]
     procs.stop(names)
-    # the agents stopped restore their zones: every knob back at its default
-    wait_for(lambda: all(read_uw(limits[n]) == MAX_W * 1000000
-                         for n in NODES), "the zones' defaults", 30)
+    # the agents stopped restore their knobs: every one back at its default
+    wait_for(lambda: all(read_uw(limits[n]) == package_max_uw(n, True)
+                         for n in NODES)
+             and all(mw == GPU_LIMIT_W * 1000
+                     for mw in gpu_limits_mw(state).values()),
+             "the knobs' defaults", 30)
     return {"mode": mode, "runtimes": runtimes, "t_jobs": t_jobs,
             "t0": min(w[0] for w in windows.values()),
             "t1": max(w[1] for w in windows.values())}
 
 
-def compare_report(args, trace, histories, phases):
+def compare_report(args, truth, phases):
     print("| run | phase | job runtimes node1 / node2 / node3 (s) | sum (s) "
           "| slowdown vs uncapped | 1 s windows over the cap while the "
           "jobs ran | worst excess (W) | reaction (s) | cluster power "
@@ -346,14 +467,14 @@ def compare_report(args, trace, histories, phases):
         total = sum(ph["runtimes"].values())
         if ph["mode"] == "uncapped":
             base = total
-        series = cluster_power(trace, histories, ph["t0"], ph["t1"])
+        series = cluster_power(truth, ph["t0"], ph["t1"])
         over = [w - args.cap_w for _, w in series if w > args.cap_w + 0.5]
         react = "-"
         if ph["mode"] != "uncapped":
             # from the jobs' start on idle (released) nodes, the cluster
             # then asking 130 % of the cap, to the end of its last 1 s
             # window over the cap up to the jobs' end
-            pre = cluster_power(trace, histories, ph["t_jobs"], ph["t1"])
+            pre = cluster_power(truth, ph["t_jobs"], ph["t1"])
             late = [t for t, w in pre if w > args.cap_w + 0.5]
             react = "%.1f" % ((late[-1] + 1 - ph["t_jobs"]) if late
                               else 0.0)
@@ -365,24 +486,28 @@ def compare_report(args, trace, histories, phases):
                   "%+.1f %%" % (100 * (total / base - 1)) if base else "-",
                   len(over), len(series), max(over, default=0.0), react,
                   sum(ws) / len(ws), max(ws)))
-    print("\nwork %g s per job; demands %s W (%d W, %.0f %% of the %d W "
-          "cap); period %g s" % (
-              args.work, " / ".join(str(COMPARE_DEMAND[n]) for n in NODES),
-              sum(COMPARE_DEMAND.values()),
-              100 * sum(COMPARE_DEMAND.values()) / args.cap_w, args.cap_w,
-              args.period))
+    demand = sum(COMPARE_DEMAND[c] for c in NODES + GPU_COLS)
+    print("\nwork %g s per job; demands node1 %d, node2 %d, node3 %d + "
+          "GPUs %s W (%d W, %.0f %% of the %d W cap); period %g s" % (
+              args.work, COMPARE_DEMAND["node1"], COMPARE_DEMAND["node2"],
+              COMPARE_DEMAND["node3"], " + ".join(
+                  str(COMPARE_DEMAND[c]) for c in GPU_COLS),
+              demand, 100 * demand / args.cap_w, args.cap_w, args.period))
+    for i, (_, hist) in enumerate(truth.gpus):
+        print("GPU %d: %d limit changes, lowest %.0f W" % (
+            i, len(hist) - 1, min(w for _, w in hist)))
 
 
 def run_compare(args, c, procs):
-    work, trace_path, limits, epoch, caplog, sim = start_rig(
-        c, procs, COMPARE_TRACE)
+    work, trace_path, limits, epoch, caplog, sim, state = start_rig(
+        c, procs, COMPARE_TRACE, gpus=True)
     phases = []
     try:
         energy.wait_for_power(c, NODES)
         munge = start_munged(work, procs.start)
         wait_for(lambda: os.path.exists(munge), "munged")
         rig = {"work": work, "epoch": epoch, "limits": limits,
-               "munge": munge, "trace": trace_path}
+               "munge": munge, "trace": trace_path, "nvml": state}
         for run in range(1, args.runs + 1):
             for mode in ("uncapped", "greedy", "uniform"):
                 phases.append((run, compare_phase(args, c, procs, rig,
@@ -393,13 +518,18 @@ def run_compare(args, c, procs):
         procs.stop_all()
         sim.stop()
     histories = {n: read_cap_log(caplog, UNIT[n]) for n in NODES}
-    compare_report(args, Trace(trace_path), histories, phases)
+    gpus = list(zip(gpu_pieces(state, epoch),
+                    (read_cap_log(state + ".caplog", i)
+                     for i in range(len(GPU_COLS)))))
+    compare_report(args, Truth(Trace(trace_path), histories, gpus), phases)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=60)
-    ap.add_argument("--cap-w", type=int, default=692)
+    ap.add_argument("--cap-w", type=int,
+                    help="the cap (default 692 W; --compare: %d W, the "
+                    "demand over 1.3)" % COMPARE_CAP_W)
     ap.add_argument("--period", type=float, default=1.0)
     ap.add_argument("--port", type=int, default=21400,
                     help="the daemon's port on loopback")
@@ -413,6 +543,8 @@ def main():
     ap.add_argument("--keep", action="store_true",
                     help="keep the work directory (logs, cap log)")
     args = ap.parse_args()
+    if args.cap_w is None:
+        args.cap_w = COMPARE_CAP_W if args.compare else 692
     work = tempfile.mkdtemp(prefix="se-pc-cluster-")
     os.chmod(work, 0o755)     # munged wants its socket's dirs searchable
     procs = Procs(work)

@@ -82,3 +82,17 @@ def capped_joules(trace, column, t0, t1, history):
 
 def capped_watts(trace, column, t, history):
     return min(trace.watts(column, t), cap_at(history, t))
+
+
+def played_capped_joules(trace, pieces, t0, t1, history):
+    """Exact energy over [t0, t1] of a GPU of the fake NVML that follows
+    its limits: it plays pieces [(from trace time, column)] (the first
+    from -inf; the col switches of its control file after it, in time
+    order) under the cap history of its cap log."""
+    total = 0.0
+    for i, (start, column) in enumerate(pieces):
+        end = pieces[i + 1][0] if i + 1 < len(pieces) else math.inf
+        a, b = max(t0, start), min(t1, end)
+        if b > a:
+            total += capped_joules(trace, column, a, b, history)
+    return total
