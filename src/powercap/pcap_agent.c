@@ -90,12 +90,6 @@ int pcap_agent_tick(pcap_agent_t *a, int64_t now_ns)
 	return _act(a, pcap_lease_tick(&a->lease, now_ns));
 }
 
-int pcap_agent_job_end(pcap_agent_t *a, int64_t now_ns)
-{
-	a->job = false;
-	return _act(a, pcap_lease_job_end(&a->lease, now_ns));
-}
-
 void pcap_agent_report(pcap_agent_t *a, uint32_t power_mw,
 		       uint32_t window_ms, pcap_report_msg_t *out)
 {

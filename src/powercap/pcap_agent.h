@@ -2,9 +2,9 @@
  * pcap_agent.h - the node agent's core (issue #45): a decoded CAP message,
  * the lease (pcap_lease.h) and the node's knobs (pcap_node.h) put
  * together, and the REPORT it answers with.  Slurm-free, no sockets, no
- * clock: slurm-energy-powercap-agent will be its I/O (the controller's
- * connection, MUNGE, the query socket's power, a timer, the Epilog's
- * notice) around these calls.
+ * clock: slurm-energy-powercap-agent is its I/O (the controller's
+ * connection, MUNGE, the query socket's power and its running steps, a
+ * timer) around these calls.
  *
  *   start     restore the knobs' defaults (a rebooted node, a restarted
  *             agent: no cap nobody renews)
@@ -13,7 +13,6 @@
  *             RESTORE restores now; else the lease decides and the knobs
  *             apply the node's cap
  *   tick      the lease lapsed: defaults back
- *   job end   restore at once when no lease runs
  *   report    the last sequence applied, the power given by the caller,
  *             the cap the knobs hold, ENFORCED when the last action
  *             worked (else its error text), JOB as told.  Before that,
@@ -57,7 +56,6 @@ void pcap_agent_init(pcap_agent_t *a, const char *node,
 int pcap_agent_start(pcap_agent_t *a, int64_t now_ns);
 int pcap_agent_cap(pcap_agent_t *a, int64_t now_ns, const pcap_cap_msg_t *m);
 int pcap_agent_tick(pcap_agent_t *a, int64_t now_ns);
-int pcap_agent_job_end(pcap_agent_t *a, int64_t now_ns);
 
 void pcap_agent_report(pcap_agent_t *a, uint32_t power_mw,
 		       uint32_t window_ms, pcap_report_msg_t *out);

@@ -43,14 +43,6 @@ pcap_action_t pcap_lease_cap(pcap_lease_t *l, int64_t now_ns, uint64_t seq,
 	return PCAP_ACT_APPLY;
 }
 
-pcap_action_t pcap_lease_job_end(pcap_lease_t *l, int64_t now_ns)
-{
-	if (l->capped && now_ns < l->lease_end_ns)
-		return PCAP_ACT_NONE;
-	l->capped = false;
-	return PCAP_ACT_RESTORE;
-}
-
 void pcap_lease_result(pcap_lease_t *l, bool ok)
 {
 	l->enforced = ok;

@@ -13,10 +13,9 @@
  *               controller asked, bounded by the agent's own hold_ns.
  *   tick        lease lapsed (the controller died or lost the node): the
  *               defaults come back.
- *   job end     (the Epilog) with no lease running: restore at once; with
- *               one running, nothing: the controller's next round decides
- *               (an idle node is left at its defaults when the budget holds
- *               its maximum).
+ *   (no job end: a node's jobs are the steps slurmd lists as running,
+ *   which the agent reports; the controller's next round releases a node
+ *   whose jobs ended, doc/design-powercap.md "Jobs ending")
  *   knob result a failed apply is remembered so the next answer says the
  *               node is not enforced (the controller charges it its max).
  */
@@ -51,9 +50,6 @@ pcap_action_t pcap_lease_tick(pcap_lease_t *l, int64_t now_ns);
 /* A cap message.  lease_ns <= 0 or above hold_ns: hold_ns. */
 pcap_action_t pcap_lease_cap(pcap_lease_t *l, int64_t now_ns, uint64_t seq,
 			     uint32_t cap_mw, int64_t lease_ns);
-
-/* A job on the node ended (Epilog). */
-pcap_action_t pcap_lease_job_end(pcap_lease_t *l, int64_t now_ns);
 
 /* What the knobs did with the last action. */
 void pcap_lease_result(pcap_lease_t *l, bool ok);

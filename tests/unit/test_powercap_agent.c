@@ -146,11 +146,10 @@ START_TEST(test_agent_life)
 	ck_assert(!a.rewritten);
 	m = _cap("n7", 5, 150, 1000);
 	pcap_agent_cap(&a, 14 * S, &m);
-	a.job = true;
-	ck_assert_int_eq(pcap_agent_job_end(&a, 14 * S + 1), 0);
+	ck_assert_int_eq(pcap_agent_tick(&a, 14 * S + 1), 0);
 	ck_assert_uint_eq(_ceiling(), 1500000);		/* lease runs */
-	ck_assert_int_eq(pcap_agent_job_end(&a, 16 * S), 0);
-	ck_assert_uint_eq(_ceiling(), 3000000);
+	ck_assert_int_eq(pcap_agent_tick(&a, 16 * S), 0);
+	ck_assert_uint_eq(_ceiling(), 3000000);		/* lapsed */
 
 	/* a knob failing: reported not enforced, with its error; then back */
 	snprintf(path, sizeof(path), "%s/cpu0/cpufreq/scaling_max_freq", _dir);

@@ -64,23 +64,6 @@ START_TEST(test_crossed_messages_ignored)
 }
 END_TEST
 
-START_TEST(test_job_end)
-{
-	pcap_lease_t l;
-
-	pcap_lease_init(&l, 30 * S);
-	pcap_lease_tick(&l, 0);
-	pcap_lease_cap(&l, 1 * S, 1, 250000, 10 * S);
-	/* the controller is alive: its next round decides */
-	ck_assert_int_eq(pcap_lease_job_end(&l, 5 * S), PCAP_ACT_NONE);
-	ck_assert(l.capped);
-	/* no lease running: at once */
-	ck_assert_int_eq(pcap_lease_job_end(&l, 11 * S), PCAP_ACT_RESTORE);
-	ck_assert(!l.capped);
-	ck_assert_int_eq(pcap_lease_tick(&l, 12 * S), PCAP_ACT_NONE);
-}
-END_TEST
-
 START_TEST(test_failed_knob_retried)
 {
 	pcap_lease_t l;
@@ -110,7 +93,6 @@ int main(void)
 	tcase_add_test(tc, test_start_restores);
 	tcase_add_test(tc, test_lease_lapses_to_defaults);
 	tcase_add_test(tc, test_crossed_messages_ignored);
-	tcase_add_test(tc, test_job_end);
 	tcase_add_test(tc, test_failed_knob_retried);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
