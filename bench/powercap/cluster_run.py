@@ -343,7 +343,11 @@ def start_rig(c, procs, trace, gpus=False):
     extra, env, state = ["--cap-log", caplog], None, None
     if gpus:
         state = nvml_state(work, trace_path, epoch)
-        extra += ["--gpus", "%d:%s" % (UNIT[GPU_NODE], FAKE_NVML)]
+        # the GPUs in its meter; its package's RAPL energy counter beside
+        # its limit, so that its agent splits its cap by draw
+        extra += ["--gpus", "%d:%s" % (UNIT[GPU_NODE], FAKE_NVML),
+                  "--energy-uj", "%d:%s" % (UNIT[GPU_NODE], os.path.join(
+                      os.path.dirname(limits[GPU_NODE]), "energy_uj"))]
         env = dict(os.environ, FAKE_NVML_STATE=state)
     sim = ModbusSim(trace_path, epoch, {u: n for n, u in UNIT.items()},
                     ["--model", "sdm630"], tcp=METER, workdir=work,

@@ -58,6 +58,7 @@
 #define SIM_MAX_PENDING		256
 #define SIM_ADU_MAX		300	/* > MODBUS_TCP_MAX_ADU_LENGTH (260) */
 #define SIM_POLL_NS		(200 * 1000000ULL)
+#define SIM_UJ_NS		(10 * 1000000ULL)	/* --energy-uj */
 #define NS_PER_SEC		1000000000ULL
 #define NS_PER_MS		1000000ULL
 #define STALL_FOREVER		UINT64_MAX
@@ -100,6 +101,9 @@ typedef struct {
 	double cap_w;		/* the cap in force since seg_t */
 	double seg_t;		/* trace time of the last cap change (>= base_t) */
 	long double seg_j;	/* joules from base_t to seg_t */
+	/* --energy-uj: the trace's part as a RAPL package's energy_uj */
+	const char *energy_uj_path;
+	uint64_t energy_uj_ns;	/* its last write, monotonic */
 	/* --gpus: the GPUs inside the node, read through NVML (issue #45) */
 	int n_gpus;
 	nvmlDevice_t gpu[SIM_MAX_GPUS];
@@ -195,6 +199,7 @@ static const struct option _long_opts[] = {
 	{ "cap-log", required_argument, NULL, 'G' },
 	{ "idle", required_argument, NULL, 'I' },
 	{ "gpus", required_argument, NULL, 'U' },
+	{ "energy-uj", required_argument, NULL, 'J' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "list-models", no_argument, NULL, 'L' },
 	{ "help", no_argument, NULL, 'h' },
@@ -209,6 +214,9 @@ static const char *_cap_specs[SIM_MAX_UNITS];
 static int _ncap_specs;
 /* --gpus ID:LIBRARY: the unit whose node holds NVML's GPUs. */
 static const char *_gpus_spec;
+/* --energy-uj ID:FILE specs. */
+static const char *_uj_specs[SIM_MAX_UNITS];
+static int _nuj_specs;
 /* --idle ID:PATH specs, for units that have a --cap. */
 static const char *_idle_specs[SIM_MAX_UNITS];
 static int _nidle_specs;
@@ -239,6 +247,8 @@ static double _watts(const sim_t *sim, const unit_t *u, double t);
 static void _caps_poll(sim_t *sim);
 static void _setup_caps(sim_t *sim);
 static void _setup_gpus(sim_t *sim);
+static void _setup_energy_uj(sim_t *sim);
+static void _energy_uj_poll(sim_t *sim);
 static double _gpu_joules(const sim_t *sim, const unit_t *u, double t);
 static double _gpu_watts(const unit_t *u);
 static void _gpu_rebase(unit_t *u);
@@ -268,6 +278,7 @@ int main(int argc, char **argv)
 	_setup_units(&sim);
 	_setup_caps(&sim);
 	_setup_gpus(&sim);
+	_setup_energy_uj(&sim);
 
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
@@ -301,6 +312,7 @@ static void _usage(FILE *f)
 "         [--max-regs N] [--pidfile F] [--port-file F] [--log F] [--verbose]\n"
 "         [--reads F] [--cap ID:POWER_LIMIT_UW_FILE ...] [--cap-log F]\n"
 "         [--idle ID:IDLE_WATTS_FILE ...] [--gpus ID:NVML_LIBRARY]\n"
+"         [--energy-uj ID:FILE ...]\n"
 "custom map: --kind input|holding --power-reg ADDR --power-type TYPE\n"
 "         --order abcd|cdab|badc|dcba --power-scale W_PER_COUNT\n"
 "         [--energy-reg ADDR --energy-type TYPE --energy-scale J_PER_COUNT]\n"
@@ -546,6 +558,11 @@ static void _other_opt(sim_t *sim, int opt, const char *arg)
 	case 'U':
 		_gpus_spec = arg;
 		break;
+	case 'J':
+		if (_nuj_specs >= SIM_MAX_UNITS)
+			_die("too many --energy-uj (max %d)", SIM_MAX_UNITS);
+		_uj_specs[_nuj_specs++] = arg;
+		break;
 	case 'I':
 		if (_nidle_specs >= SIM_MAX_UNITS)
 			_die("too many --idle (max %d)", SIM_MAX_UNITS);
@@ -741,16 +758,22 @@ static uint64_t _mask(unsigned bits)
 	return bits >= 64 ? UINT64_MAX : (1ULL << bits) - 1;
 }
 
-static double _joules(const sim_t *sim, const unit_t *u, double t)
+/* The trace's part of a unit's energy (min(trace, cap) with --cap). */
+static double _trace_joules(const sim_t *sim, const unit_t *u, double t)
 {
 	if (t <= u->base_t)
 		return 0.0;
 	if (u->cap_path)
 		return (double)(u->seg_j + (long double)_capped_joules(
-					sim, u, u->seg_t, t)) +
-		       _gpu_joules(sim, u, t);
-	return power_trace_joules(sim->trace, u->col, u->base_t, t) +
-	       _gpu_joules(sim, u, t);
+					sim, u, u->seg_t, t));
+	return power_trace_joules(sim->trace, u->col, u->base_t, t);
+}
+
+static double _joules(const sim_t *sim, const unit_t *u, double t)
+{
+	if (t <= u->base_t)
+		return 0.0;
+	return _trace_joules(sim, u, t) + _gpu_joules(sim, u, t);
 }
 
 /*
@@ -1293,7 +1316,7 @@ static void _tcp_accept(sim_t *sim, int lfd)
 
 static struct timeval _tcp_timeout(const sim_t *sim)
 {
-	uint64_t now = _mono_ns(), wait = SIM_POLL_NS;
+	uint64_t now = _mono_ns(), wait = _nuj_specs ? SIM_UJ_NS : SIM_POLL_NS;
 	int i;
 
 	for (i = 0; i < sim->npending; i++) {
@@ -1665,6 +1688,7 @@ static void _caps_poll(sim_t *sim)
 	double t = _trace_now(sim);
 	int i;
 
+	_energy_uj_poll(sim);
 	for (i = 0; i < sim->nunits; i++)
 		if (sim->units[i].cap_path)
 			_cap_poll(sim, &sim->units[i], t);
@@ -1813,4 +1837,59 @@ static void _setup_gpus(sim_t *sim)
 	u->n_gpus = (int)n;
 	_gpu_rebase(u);
 	_log(sim, "unit %d adds the %u GPUs of %s", u->id, n, lib);
+}
+
+/*
+ * Private functions: a RAPL package counter (--energy-uj ID:FILE)
+ *
+ * The trace's part of unit ID's energy (min(trace, cap) with --cap; not
+ * its --gpus) is written to FILE as a RAPL zone's energy_uj, whole
+ * microjoules since the sim started, every 10 ms (TCP mode: the loop then
+ * wakes that often), through a rename: the power cap's rapl knob reads
+ * it as the package's energy, to split a node's cap by what each knob
+ * draws (pcap_node.h).  Real counters step about every millisecond.
+ */
+
+static void _energy_uj_write(sim_t *sim, unit_t *u)
+{
+	char tmp[4096];
+	double j = _trace_joules(sim, u, _trace_now(sim));
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", u->energy_uj_path);
+	if (!(f = fopen(tmp, "w"))) {
+		_log(sim, "%s: %s", tmp, strerror(errno));
+		return;
+	}
+	fprintf(f, "%llu\n", (unsigned long long)(j > 0 ? j * 1e6 : 0));
+	if (fclose(f) || rename(tmp, u->energy_uj_path))
+		_log(sim, "%s: %s", u->energy_uj_path, strerror(errno));
+}
+
+static void _energy_uj_poll(sim_t *sim)
+{
+	uint64_t now = _mono_ns();
+
+	for (int i = 0; i < sim->nunits; i++) {
+		unit_t *u = &sim->units[i];
+
+		if (!u->energy_uj_path || now - u->energy_uj_ns < SIM_UJ_NS)
+			continue;
+		u->energy_uj_ns = now;
+		_energy_uj_write(sim, u);
+	}
+}
+
+static void _setup_energy_uj(sim_t *sim)
+{
+	const char *path;
+
+	for (int i = 0; i < _nuj_specs; i++) {
+		unit_t *u = _spec_unit(sim, "energy-uj", _uj_specs[i], &path);
+
+		u->energy_uj_path = path;
+		_energy_uj_write(sim, u);
+		u->energy_uj_ns = _mono_ns();
+		_log(sim, "unit %d writes its energy_uj to %s", u->id, path);
+	}
 }

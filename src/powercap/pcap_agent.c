@@ -69,8 +69,11 @@ int pcap_agent_start(pcap_agent_t *a, int64_t now_ns)
 
 int pcap_agent_cap(pcap_agent_t *a, int64_t now_ns, const pcap_cap_msg_t *m)
 {
+	pcap_action_t act;
+
 	if (strcmp(m->node, a->node))
 		return -EINVAL;		/* misrouted: the caller logs it */
+	pcap_node_measure(a->knobs, now_ns);	/* the knobs' draws: a round */
 	if (m->flags & PCAP_CAP_RESTORE) {
 		bool at_defaults = a->lease.started && !a->lease.capped &&
 				   a->lease.enforced && !a->error[0];
@@ -81,8 +84,14 @@ int pcap_agent_cap(pcap_agent_t *a, int64_t now_ns, const pcap_cap_msg_t *m)
 		 * BMC's PATCH) are written once, not every round */
 		return at_defaults ? 0 : _act(a, PCAP_ACT_RESTORE);
 	}
-	return _act(a, pcap_lease_cap(&a->lease, now_ns, m->seq, m->cap_mw,
-				      (int64_t)m->lease_ms * 1000000));
+	act = pcap_lease_cap(&a->lease, now_ns, m->seq, m->cap_mw,
+			     (int64_t)m->lease_ms * 1000000);
+	/* the same cap renewed: written again only if the knobs' draws
+	 * moved its split (pcap_node_split_moved) */
+	if (act == PCAP_ACT_NONE && a->lease.capped && a->lease.enforced &&
+	    pcap_node_split_moved(a->knobs, a->lease.cap_mw))
+		act = PCAP_ACT_APPLY;
+	return _act(a, act);
 }
 
 int pcap_agent_tick(pcap_agent_t *a, int64_t now_ns)

@@ -11,7 +11,8 @@
  *   cap       a CAP for another node is refused with -EINVAL (misrouted:
  *             nothing applied, the report unchanged; the caller logs it);
  *             RESTORE restores now; else the lease decides and the knobs
- *             apply the node's cap
+ *             apply the node's cap, split by what each knob drew since the
+ *             last CAP when all can tell (pcap_node_measure)
  *   tick      the lease lapsed: defaults back
  *   report    the last sequence applied, the power given by the caller,
  *             the cap the knobs hold, ENFORCED when the last action

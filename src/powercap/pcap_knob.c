@@ -195,6 +195,72 @@ int pcap_knob_restore(pcap_knob_t *k, char *err, size_t err_len)
 	return k->ops->restore(k, err, err_len);
 }
 
+void pcap_split_drawn(size_t n, uint32_t node_floor_mw, uint32_t node_max_mw,
+		      uint32_t node_cap_mw, const uint32_t *kmin_mw,
+		      const uint32_t *kmax_mw, const uint32_t *draw_mw,
+		      const uint32_t *last_mw, uint32_t margin_mw,
+		      uint32_t *out_mw)
+{
+	uint64_t freed = 0, room = 0, back = 0;
+	bool donor[64] = { false };
+
+	for (size_t i = 0; i < n && i < 64; i++) {
+		uint32_t s = pcap_split(node_floor_mw, node_max_mw, node_cap_mw,
+					kmin_mw[i], kmax_mw[i]);
+		uint32_t limit = last_mw[i] && last_mw[i] < s ? last_mw[i] : s;
+		uint64_t want = (uint64_t)draw_mw[i] + 2 * (uint64_t)margin_mw;
+
+		out_mw[i] = s;
+		if ((uint64_t)draw_mw[i] + margin_mw >= limit || want >= s)
+			continue;
+		if (want < kmin_mw[i])
+			want = kmin_mw[i];
+		if (want >= s)
+			continue;
+		donor[i] = true;
+		freed += s - want;
+		out_mw[i] = (uint32_t)want;
+	}
+	for (size_t i = 0; i < n && i < 64; i++)
+		if (!donor[i])
+			room += kmax_mw[i] - out_mw[i];
+	if (!freed)
+		return;
+	/* the takers, in proportion to their room; the rest goes back */
+	for (size_t i = 0; i < n && i < 64; i++) {
+		uint64_t give;
+
+		if (donor[i] || !room)
+			continue;
+		give = freed >= room ? kmax_mw[i] - out_mw[i] :
+		       freed * (kmax_mw[i] - out_mw[i]) / room;
+		out_mw[i] += (uint32_t)give;
+		back += give;
+	}
+	back = freed - back;	/* what the takers could not take */
+	for (size_t i = 0; i < n && i < 64 && back; i++) {
+		uint32_t s;
+		uint64_t add;
+
+		if (!donor[i])
+			continue;
+		s = pcap_split(node_floor_mw, node_max_mw, node_cap_mw,
+			       kmin_mw[i], kmax_mw[i]);
+		add = back * (s - out_mw[i]) / freed;
+		out_mw[i] += (uint32_t)add;
+	}
+}
+
+int pcap_knob_energy(pcap_knob_t *k, uint64_t *mj, char *err,
+		     size_t err_len)
+{
+	if (!k->ops->energy) {
+		snprintf(err, err_len, "%s: no energy counter", k->ops->name);
+		return -ENOENT;
+	}
+	return k->ops->energy(k, mj, err, err_len);
+}
+
 uint32_t pcap_split(uint32_t node_floor_mw, uint32_t node_max_mw,
 		    uint32_t node_cap_mw, uint32_t kmin_mw, uint32_t kmax_mw)
 {

@@ -67,6 +67,12 @@ typedef struct {
 		    size_t err_len);
 	/* NULL: apply at max_mw, the range's top (the knob's default) */
 	int (*restore)(pcap_knob_t *k, char *err, size_t err_len);
+	/* The energy its domain used, mJ, counting up (wraps taken care
+	 * of): for the split by draw (pcap_node.h).  NULL, or -ENOENT: the
+	 * knob cannot tell (cpufreq, dcmi, redfish; a RAPL zone without
+	 * energy_uj). */
+	int (*energy)(pcap_knob_t *k, uint64_t *mj, char *err,
+		      size_t err_len);
 	void (*close)(pcap_knob_t *k);	/* frees priv; may be NULL */
 } pcap_knob_ops_t;
 
@@ -78,6 +84,8 @@ typedef struct {
 	char *path;		/* the file written (sysfs knobs) */
 	void *handle;		/* the device (nvml) */
 	uint32_t lo, hi;	/* its range: rapl and nvml mW, cpufreq kHz */
+	uint64_t energy_last;	/* rapl: energy_uj last read (its wraps) */
+	bool energy_seen;
 } pcap_zone_t;
 
 struct pcap_knob {
@@ -89,6 +97,7 @@ struct pcap_knob {
 	char *opt_key[PCAP_KNOB_MAX_OPTS], *opt_val[PCAP_KNOB_MAX_OPTS];
 	/* filled by open */
 	uint32_t min_mw, max_mw;
+	uint64_t energy_uj;	/* rapl: energy_uj summed over zones, unwrapped */
 	size_t n_zones;
 	pcap_zone_t zone[PCAP_KNOB_MAX_ZONES];
 	void *priv;		/* the knob's own (nvml: the library) */
@@ -115,11 +124,31 @@ int pcap_knob_apply(pcap_knob_t *k, uint32_t cap_mw, char *err,
 int pcap_knob_read(pcap_knob_t *k, uint32_t *cap_mw, char *err,
 		   size_t err_len);
 int pcap_knob_restore(pcap_knob_t *k, char *err, size_t err_len);
+/* The knob's energy counter (ops->energy), mJ; -ENOENT when it has none. */
+int pcap_knob_energy(pcap_knob_t *k, uint64_t *mj, char *err,
+		     size_t err_len);
 
 /* The cap of a knob whose range is [kmin, kmax] for a node cap in
  * [floor, max] (see the top); node caps outside are clamped. */
 uint32_t pcap_split(uint32_t node_floor_mw, uint32_t node_max_mw,
 		    uint32_t node_cap_mw, uint32_t kmin_mw, uint32_t kmax_mw);
+
+/*
+ * The node's cap over n knobs by what each draws (pcap_node.h): out[i]
+ * starts at the linear share s_i (pcap_split).  A knob that does not use
+ * its limit (draw + margin below both its last limit, last[i], 0 if none,
+ * and s_i by 2 x margin) gets its draw plus 2 x margin (at least its min);
+ * what that frees goes to the other knobs in proportion to their room
+ * below their max, and what they cannot take goes back to the knobs it
+ * came from.  The sum of out equals the sum of the linear shares, so the
+ * node's cap holds; with every knob at its limit (or under it by less
+ * than the margin) it is the linear split.
+ */
+void pcap_split_drawn(size_t n, uint32_t node_floor_mw, uint32_t node_max_mw,
+		      uint32_t node_cap_mw, const uint32_t *kmin_mw,
+		      const uint32_t *kmax_mw, const uint32_t *draw_mw,
+		      const uint32_t *last_mw, uint32_t margin_mw,
+		      uint32_t *out_mw);
 
 /* The option's value, or NULL. */
 const char *pcap_knob_opt(const pcap_knob_t *k, const char *key);

@@ -194,11 +194,38 @@ static int _nvml_read(pcap_knob_t *k, uint32_t *cap_mw, char *err,
 	return 0;
 }
 
+/* The GPUs' total-energy counters summed (mJ since the driver loaded;
+ * Volta and later). */
+static int _nvml_energy(pcap_knob_t *k, uint64_t *mj, char *err,
+			size_t err_len)
+{
+	const nvml_lib_t *n = k->priv;
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < k->n_zones; i++) {
+		unsigned long long e;
+		nvmlReturn_t rc = n->DeviceGetTotalEnergyConsumption(
+			k->zone[i].handle, &e);
+
+		if (rc != NVML_SUCCESS) {
+			int ret = _nvml_fail(k, n, i,
+					     "nvmlDeviceGetTotalEnergyConsumption",
+					     rc, err, err_len);
+
+			return rc == NVML_ERROR_NOT_SUPPORTED ? -ENOENT : ret;
+		}
+		sum += e;
+	}
+	*mj = sum;
+	return 0;
+}
+
 const pcap_knob_ops_t pcap_knob_nvml_ops = {
 	.name = "nvml",
 	.keys = "lib min_w",
 	.open = _nvml_open,
 	.apply = _nvml_apply,
 	.read = _nvml_read,
+	.energy = _nvml_energy,
 	.close = _nvml_close,
 };

@@ -232,10 +232,57 @@ static int _rapl_read(pcap_knob_t *k, uint32_t *cap_mw, char *err,
 	return 0;
 }
 
+/* A zone's file NAME beside the limit file it writes. */
+static void _zone_file(const pcap_zone_t *z, const char *name, char *out,
+		       size_t len)
+{
+	const char *slash = strrchr(z->path, '/');
+	int dir = slash ? (int)(slash - z->path) : 0;
+
+	snprintf(out, len, "%.*s/%s", dir, z->path, name);
+}
+
+/*
+ * The zones' energy_uj summed, unwrapped: each counter wraps at its
+ * max_energy_range_uj (about 262 kJ on many packages, minutes at full
+ * power), so a counter below its last read went round once (the agent
+ * reads every period, far more often).  Root only on kernels since 5.10
+ * (CVE-2020-8694), as the agent runs.
+ */
+static int _rapl_energy(pcap_knob_t *k, uint64_t *mj, char *err,
+			size_t err_len)
+{
+	for (size_t i = 0; i < k->n_zones; i++) {
+		pcap_zone_t *z = &k->zone[i];
+		char path[4096];
+		uint64_t uj, range = 0;
+		int ret;
+
+		_zone_file(z, "energy_uj", path, sizeof(path));
+		if ((ret = pcap_read_u64(k, path, &uj, err, err_len)))
+			return ret;
+		if (z->energy_seen && uj < z->energy_last) {
+			_zone_file(z, "max_energy_range_uj", path,
+				   sizeof(path));
+			if ((ret = pcap_read_u64(k, path, &range, err,
+						 err_len)))
+				return ret;
+			k->energy_uj += range - z->energy_last + uj;
+		} else if (z->energy_seen) {
+			k->energy_uj += uj - z->energy_last;
+		}
+		z->energy_last = uj;
+		z->energy_seen = true;
+	}
+	*mj = k->energy_uj / 1000;
+	return 0;
+}
+
 const pcap_knob_ops_t pcap_knob_rapl_ops = {
 	.name = "rapl",
 	.keys = "root dram min_pct max_w dram_max_w",
 	.open = _rapl_open,
 	.apply = _rapl_apply,
 	.read = _rapl_read,
+	.energy = _rapl_energy,
 };

@@ -69,17 +69,88 @@ int pcap_node_open(pcap_node_knobs_t *nk, const char *specs,
 	return rv;
 }
 
+void pcap_node_measure(pcap_node_knobs_t *nk, int64_t now_ns)
+{
+	uint64_t mj[PCAP_NODE_MAX_KNOBS];
+	int64_t dt = now_ns - nk->energy_ns;
+	char e[512];
+	size_t i;
+
+	if (nk->have_energy && dt < 100000000)
+		return;		/* too short a window to say anything */
+	nk->have_draw = false;
+	for (i = 0; i < nk->n_knobs; i++)
+		if (pcap_knob_energy(nk->knob[i], &mj[i], e, sizeof(e)))
+			break;
+	if (i < nk->n_knobs || nk->n_knobs < 2) {
+		nk->have_energy = false;	/* the linear split */
+		return;
+	}
+	if (nk->have_energy && dt > 0) {
+		nk->have_draw = true;
+		for (i = 0; i < nk->n_knobs; i++) {
+			uint64_t d = mj[i] >= nk->energy_mj[i] ?
+				     mj[i] - nk->energy_mj[i] : 0;
+			uint64_t mw = d * 1000000000ULL / (uint64_t)dt;
+
+			nk->draw_mw[i] = mw > UINT32_MAX ? UINT32_MAX
+							 : (uint32_t)mw;
+		}
+	}
+	memcpy(nk->energy_mj, mj, sizeof(mj));
+	nk->energy_ns = now_ns;
+	nk->have_energy = true;
+}
+
+/* Each knob's share of cap_mw: linear, or by draw when measured. */
+static void _shares(const pcap_node_knobs_t *nk, uint32_t cap_mw,
+		    uint32_t *share)
+{
+	uint32_t kmin[PCAP_NODE_MAX_KNOBS], kmax[PCAP_NODE_MAX_KNOBS];
+
+	for (size_t i = 0; i < nk->n_knobs; i++) {
+		kmin[i] = nk->knob[i]->min_mw;
+		kmax[i] = nk->knob[i]->max_mw;
+		share[i] = pcap_split(nk->floor_mw, nk->max_mw, cap_mw,
+				      kmin[i], kmax[i]);
+	}
+	if (nk->have_draw)
+		pcap_split_drawn(nk->n_knobs, nk->floor_mw, nk->max_mw, cap_mw,
+				 kmin, kmax, nk->draw_mw, nk->last_mw,
+				 PCAP_NODE_DRAW_MARGIN_MW, share);
+}
+
+bool pcap_node_split_moved(const pcap_node_knobs_t *nk, uint32_t cap_mw)
+{
+	uint32_t share[PCAP_NODE_MAX_KNOBS];
+
+	if (!nk->have_draw)
+		return false;
+	_shares(nk, cap_mw, share);
+	for (size_t i = 0; i < nk->n_knobs; i++) {
+		uint32_t d = share[i] > nk->last_mw[i] ?
+			     share[i] - nk->last_mw[i] :
+			     nk->last_mw[i] - share[i];
+
+		if (d > PCAP_NODE_DRAW_MARGIN_MW)
+			return true;
+	}
+	return false;
+}
+
 int pcap_node_apply(pcap_node_knobs_t *nk, uint32_t cap_mw, char *err,
 		    size_t err_len)
 {
+	uint32_t share[PCAP_NODE_MAX_KNOBS];
 	int rv = 0;
 
+	_shares(nk, cap_mw, share);
 	for (size_t i = 0; i < nk->n_knobs; i++) {
 		pcap_knob_t *k = nk->knob[i];
-		uint32_t share = pcap_split(nk->floor_mw, nk->max_mw, cap_mw,
-					    k->min_mw, k->max_mw);
 		char e[512];
-		int ret = pcap_knob_apply(k, share, e, sizeof(e));
+		int ret = pcap_knob_apply(k, share[i], e, sizeof(e));
+
+		nk->last_mw[i] = ret ? 0 : share[i];
 
 		if (ret && !rv) {
 			rv = ret;
@@ -96,6 +167,8 @@ int pcap_node_restore(pcap_node_knobs_t *nk, char *err, size_t err_len)
 	for (size_t i = 0; i < nk->n_knobs; i++) {
 		char e[512];
 		int ret = pcap_knob_restore(nk->knob[i], e, sizeof(e));
+
+		nk->last_mw[i] = 0;	/* at its max: no limit to judge by */
 
 		if (ret && !rv) {
 			rv = ret;

@@ -6,7 +6,13 @@
  * PowerCapKnobs is a comma list of knob specs (pcap_knob.h; an option value
  * cannot hold a comma).  The node's cap, in [floor, max], is split over
  * the knobs by pcap_split: at the floor every knob at its minimum, at the
- * max every knob at its maximum, linear between.  An apply goes on after a
+ * max every knob at its maximum, linear between.  When every knob can say
+ * what its domain draws (its energy counter: RAPL energy_uj, NVML's per
+ * GPU) and pcap_node_measure is called once a round, the split is by draw
+ * instead (pcap_split_drawn): a knob not using its share (a GPU node's
+ * package under a GPU-bound job) gives it to the others, so the node
+ * draws its cap where its busy knobs need it, and the controller does not
+ * count it a donor for a share it could not use.  An apply goes on after a
  * knob fails (the others still cap what they can) and returns the first
  * error: the agent then answers "not enforced" and the controller charges
  * the node its maximum.
@@ -14,6 +20,7 @@
 #ifndef SE_PCAP_NODE_H
 #define SE_PCAP_NODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,10 +28,23 @@
 
 #define PCAP_NODE_MAX_KNOBS	8
 
+/* A knob under its limit by more than this (its draw over the last
+ * round) gives the rest to the others; 2 x this under PowerCapAtCapWatts'
+ * default (5 W), so a node whose busy knobs are at their limits still
+ * reads at its cap. */
+#define PCAP_NODE_DRAW_MARGIN_MW	1000u
+
 typedef struct {
 	uint32_t floor_mw, max_mw;
 	size_t n_knobs;
 	pcap_knob_t *knob[PCAP_NODE_MAX_KNOBS];
+	/* the split by draw (pcap_node_measure) */
+	bool have_draw;			/* every knob's draw known */
+	uint32_t draw_mw[PCAP_NODE_MAX_KNOBS];
+	uint32_t last_mw[PCAP_NODE_MAX_KNOBS];	/* 0: none applied */
+	bool have_energy;
+	uint64_t energy_mj[PCAP_NODE_MAX_KNOBS];
+	int64_t energy_ns;
 } pcap_node_knobs_t;
 
 /* Open every knob of specs; 0, or a negative errno with err naming the
@@ -32,6 +52,16 @@ typedef struct {
 int pcap_node_open(pcap_node_knobs_t *nk, const char *specs,
 		   uint32_t floor_mw, uint32_t max_mw, char *err,
 		   size_t err_len);
+
+/* Each knob's mean draw since the last call, from its energy counter, for
+ * the next apply (two knobs or more, all with counters; else the linear
+ * split).  now_ns: a monotonic clock; calls under 100 ms apart count
+ * nothing. */
+void pcap_node_measure(pcap_node_knobs_t *nk, int64_t now_ns);
+
+/* The split by draw of cap_mw differs from what the knobs were last given
+ * by more than the margin (an unchanged node cap to apply again). */
+bool pcap_node_split_moved(const pcap_node_knobs_t *nk, uint32_t cap_mw);
 
 /* Every knob to its share of cap_mw (clamped to [floor, max]); the first
  * error, all knobs tried. */

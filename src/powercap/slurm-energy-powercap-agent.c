@@ -270,9 +270,10 @@ static void _message(agent_t *a, const char *cred)
 		se_log(SE_LOG_ERROR, "cap %u mW not applied: %s", m.cap_mw,
 		       a->core.error);
 	else
-		se_log(SE_LOG_DEBUG, "cap seq %llu: %u mW%s",
+		se_log(SE_LOG_DEBUG, "cap seq %llu: %u mW%s%s",
 		       (unsigned long long)m.seq, m.cap_mw,
-		       m.flags & PCAP_CAP_RESTORE ? " (restore)" : "");
+		       m.flags & PCAP_CAP_RESTORE ? " (restore)" : "",
+		       a->knobs.have_draw ? " (split by draw)" : "");
 	_report(a);
 }
 

@@ -302,6 +302,7 @@ NODE_TRACE = ("time n1 g0 g1\n0 120 120 290\n2 140 290 290\n2 100 180 250\n"
 # read moves its instant by a fraction of a millisecond at 600 W, hence
 # 0.25 J (1e-4 of the energy; the GPUs uncapped would be 100s of J off).
 GPU_LAG_S = 0.05
+ENERGY_UJ_LAG_S = 0.1   # --energy-uj's file: written every 10 ms
 NODE_POWER_TOL_W, NODE_ENERGY_TOL_J = 0.005, 0.25
 
 
@@ -333,12 +334,14 @@ def test_meter_adds_the_gpus_as_capped(work):
     rapl = os.path.join(work, "n1")
     limit = fake_rapl_zone(rapl, 150 * 1000000, 150 * 1000000)
     knobs = "rapl:root=%s:min_pct=25,nvml:lib=%s" % (rapl, FAKE_NVML)
+    energy_uj = os.path.join(os.path.dirname(limit), "energy_uj")
     env = dict(os.environ, FAKE_NVML_STATE=state)
     port = _free_port()
     sim = ModbusSim(trace_path, epoch, {1: "n1"}, ["--model", "sdm630"],
                     tcp=("127.0.0.1", port), workdir=work, env=env,
                     extra_args=["--cap", "1:" + limit, "--gpus",
-                                "1:" + FAKE_NVML, "--cap-log",
+                                "1:" + FAKE_NVML, "--energy-uj",
+                                "1:" + energy_uj, "--cap-log",
                                 os.path.join(work, "caps"), "--reads",
                                 os.path.join(work, "reads")])
     sim.start()
@@ -354,12 +357,19 @@ def test_meter_adds_the_gpus_as_capped(work):
                                check=True, capture_output=True, env=env)
             got.append(_read_sdm630(ctx))
             time.sleep(0.2)
+        with open(energy_uj) as f:      # the package's RAPL counter
+            package = (time.time() - epoch, int(f.read()) / 1e6)
     finally:
         _lib.modbus_close(ctx)
         _lib.modbus_free(ctx)
         sim.stop()
     trace = Trace(trace_path)
     cpu = read_cap_log(os.path.join(work, "caps"), 1)
+    # --energy-uj: the package's part alone, written every 10 ms
+    t, joules = package
+    assert (capped_joules(trace, "n1", 0.0, t - ENERGY_UJ_LAG_S, cpu)
+            <= joules <= capped_joules(trace, "n1", 0.0, t, cpu)), (
+        package, capped_joules(trace, "n1", 0.0, t, cpu))
     gpus = [read_cap_log(state + ".caplog", i) for i in range(2)]
     assert len(cpu) == 1 + len(GPU_CAPS) and len(gpus[1]) == len(cpu), (
         cpu, gpus)

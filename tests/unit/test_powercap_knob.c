@@ -385,6 +385,144 @@ START_TEST(test_node_over_knobs)
 }
 END_TEST
 
+START_TEST(test_split_drawn)
+{
+	/* a GPU node: package 20..80 W, GPUs 80..320 W, node 100..400 W */
+	const uint32_t kmin[2] = { 20000, 80000 }, kmax[2] = { 80000, 320000 };
+	uint32_t draw[2] = { 40000, 208000 }, last[2] = { 0, 0 }, out[2];
+
+	/* at 260 W the linear shares are 52 + 208 W; the package draws 40:
+	 * it keeps 42 W, the GPUs get the 10 W it frees */
+	pcap_split_drawn(2, 100000, 400000, 260000, kmin, kmax, draw, last,
+			 1000, out);
+	ck_assert_uint_eq(out[0], 42000);
+	ck_assert_uint_eq(out[1], 218000);
+	/* the next round: still 40 W under its 42 W limit: the same */
+	last[0] = out[0];
+	last[1] = out[1];
+	draw[1] = 218000;
+	pcap_split_drawn(2, 100000, 400000, 260000, kmin, kmax, draw, last,
+			 1000, out);
+	ck_assert_uint_eq(out[0], 42000);
+	ck_assert_uint_eq(out[1], 218000);
+	/* its job wants more: at its limit, it gets its linear share back */
+	draw[0] = 42000;
+	pcap_split_drawn(2, 100000, 400000, 260000, kmin, kmax, draw, last,
+			 1000, out);
+	ck_assert_uint_eq(out[0], 52000);
+	ck_assert_uint_eq(out[1], 208000);
+	/* at the node's max the GPUs cannot take more: back to the package */
+	draw[0] = 40000;
+	last[0] = last[1] = 0;
+	pcap_split_drawn(2, 100000, 400000, 400000, kmin, kmax, draw, last,
+			 1000, out);
+	ck_assert_uint_eq(out[0], 80000);
+	ck_assert_uint_eq(out[1], 320000);
+	/* never below a knob's min; every knob at its share: linear */
+	draw[0] = 5000;
+	pcap_split_drawn(2, 100000, 400000, 260000, kmin, kmax, draw, last,
+			 1000, out);
+	ck_assert_uint_eq(out[0], 20000);
+	ck_assert_uint_eq(out[1], 240000);
+	draw[0] = 52000;
+	draw[1] = 208000;
+	pcap_split_drawn(2, 100000, 400000, 260000, kmin, kmax, draw, last,
+			 1000, out);
+	ck_assert_uint_eq(out[0], 52000);
+	ck_assert_uint_eq(out[1], 208000);
+}
+END_TEST
+
+START_TEST(test_rapl_energy)
+{
+	char err[512] = "";
+	pcap_knob_t *k;
+	uint64_t mj;
+
+	_rapl_tree();
+	ck_assert_msg((k = _open("rapl", "", err, sizeof(err))) != NULL,
+		      "%s", err);
+	/* no energy_uj (a fake tree, an old kernel): no counter, said */
+	ck_assert_int_eq(pcap_knob_energy(k, &mj, err, sizeof(err)), -ENOENT);
+	ck_assert_msg(strstr(err, "intel-rapl:0/energy_uj"), "%s", err);
+	_put("intel-rapl:0", "energy_uj", "262000000000\n");
+	_put("intel-rapl:1", "energy_uj", "1000000\n");
+	_put("intel-rapl:0", "max_energy_range_uj", "262143328850\n");
+	ck_assert_int_eq(pcap_knob_energy(k, &mj, err, sizeof(err)), 0);
+	ck_assert_uint_eq(mj, 0);		/* counted from the first read */
+	/* package 0 wraps: 143,328,850 uJ to its range, then 56,671,150 */
+	_put("intel-rapl:0", "energy_uj", "56671150\n");
+	_put("intel-rapl:1", "energy_uj", "51000000\n");
+	ck_assert_int_eq(pcap_knob_energy(k, &mj, err, sizeof(err)), 0);
+	ck_assert_uint_eq(mj, 200000 + 50000);
+	pcap_knob_close(k);
+	_rm_tree();
+}
+END_TEST
+
+START_TEST(test_node_split_by_draw)
+{
+	char a[256], b[256], specs[600], err[512] = "";
+	pcap_node_knobs_t nk;
+	const char *z[2] = { "intel-rapl:0", "intel-rapl:1" };
+
+	/* two knobs of two 150 W packages each (150..300 W a knob: a zone's
+	 * min is 50 % of its max), node 300..600 W */
+	_rapl_tree();
+	snprintf(a, sizeof(a), "%s", _dir);
+	for (int i = 0; i < 2; i++)
+		_put(z[i], "energy_uj", "1000000000\n");
+	_rapl_tree();
+	snprintf(b, sizeof(b), "%s", _dir);
+	for (int i = 0; i < 2; i++)
+		_put(z[i], "energy_uj", "1000000000\n");
+	snprintf(specs, sizeof(specs), "rapl:root=%s,rapl:root=%s", a, b);
+	ck_assert_msg(pcap_node_open(&nk, specs, 300000, 600000, err,
+				     sizeof(err)) == 0, "%s", err);
+	pcap_node_measure(&nk, 1000000000);
+	ck_assert(!nk.have_draw);		/* one read: no window yet */
+	/* over the next second A draws 100 W, B 300 W */
+	for (int i = 0; i < 2; i++)
+		_put(z[i], "energy_uj", "1150000000\n");
+	snprintf(_dir, sizeof(_dir), "%s", a);
+	for (int i = 0; i < 2; i++)
+		_put(z[i], "energy_uj", "1050000000\n");
+	pcap_node_measure(&nk, 1050000000);	/* under 100 ms: ignored */
+	ck_assert(!nk.have_draw);
+	pcap_node_measure(&nk, 2000000000);
+	ck_assert(nk.have_draw);
+	ck_assert_uint_eq(nk.draw_mw[0], 100000);
+	ck_assert_uint_eq(nk.draw_mw[1], 300000);
+	/* 450 W: 225 W each linearly; A draws 100 W, so it keeps its min
+	 * (150 W, above 102), and B takes the 75 W freed, to its max */
+	ck_assert_int_eq(pcap_node_apply(&nk, 450000, err, sizeof(err)), 0);
+	ck_assert_uint_eq(_get(z[0], "constraint_0_power_limit_uw"),
+			  75000000);
+	snprintf(_dir, sizeof(_dir), "%s", b);
+	ck_assert_uint_eq(_get(z[1], "constraint_0_power_limit_uw"),
+			  150000000);
+	ck_assert_uint_eq(nk.last_mw[0], 150000);
+	ck_assert_uint_eq(nk.last_mw[1], 300000);
+	/* the same cap next round: nothing to write while A stays under;
+	 * A at its limit: the split moves back to linear (the agent writes
+	 * the unchanged node cap again) */
+	ck_assert(!pcap_node_split_moved(&nk, 450000));
+	nk.draw_mw[0] = 150000;
+	ck_assert(pcap_node_split_moved(&nk, 450000));
+	/* B without its counter: the linear split again */
+	_put(z[0], "energy_uj", "");
+	pcap_node_measure(&nk, 3000000000);
+	ck_assert(!nk.have_draw);
+	ck_assert_int_eq(pcap_node_apply(&nk, 450000, err, sizeof(err)), 0);
+	ck_assert_uint_eq(_get(z[1], "constraint_0_power_limit_uw"),
+			  112500000);
+	pcap_node_close(&nk);
+	_rm_tree();
+	snprintf(_dir, sizeof(_dir), "%s", a);
+	_rm_tree();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("powercap_knob");
@@ -399,6 +537,9 @@ int main(void)
 	tcase_add_test(tc, test_cpufreq_ceiling);
 	tcase_add_test(tc, test_split);
 	tcase_add_test(tc, test_node_over_knobs);
+	tcase_add_test(tc, test_split_drawn);
+	tcase_add_test(tc, test_rapl_energy);
+	tcase_add_test(tc, test_node_split_by_draw);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
