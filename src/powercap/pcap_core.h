@@ -31,7 +31,8 @@
  *              configuration names (pcap_knob.h: RAPL sysfs package and
  *              DRAM, NVML GPU limits, DCMI, Redfish PowerLimit, cpufreq
  *              ceiling as the fallback), splitting the node's cap over
- *              them linearly between each knob's own bounds.
+ *              them by what each draws when all can tell (pcap_node.h),
+ *              else linearly between each knob's own bounds.
  *  safety      every cap is a lease: the agent keeps its last cap for
  *              PowerCapHoldSeconds after the controller's last message,
  *              then restores its knobs' defaults (a dead controller never

@@ -39,7 +39,9 @@
  * A knob's cap is in its own range [min_mw, max_mw] (filled by open); the
  * node's cap is split over its knobs linearly (pcap_split: at the node's
  * floor every knob is at its min, at the node's max every knob at its
- * max), which keeps every knob's share monotone in the node's cap.
+ * max), which keeps every knob's share monotone in the node's cap, or by
+ * what each draws when every knob has an energy counter (energy op,
+ * pcap_split_drawn; pcap_node.h).
  *
  * Every call returns 0 or a negative errno with err naming the knob, the
  * file and the value: "rapl: cannot write 120000000 to
