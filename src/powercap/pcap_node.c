@@ -145,12 +145,15 @@ int pcap_node_apply(pcap_node_knobs_t *nk, uint32_t cap_mw, char *err,
 	int rv = 0;
 
 	_shares(nk, cap_mw, share);
+	nk->drawn_cap_mw = nk->have_draw ? cap_mw : 0;
 	for (size_t i = 0; i < nk->n_knobs; i++) {
 		pcap_knob_t *k = nk->knob[i];
 		char e[512];
 		int ret = pcap_knob_apply(k, share[i], e, sizeof(e));
 
 		nk->last_mw[i] = ret ? 0 : share[i];
+		if (ret)
+			nk->drawn_cap_mw = 0;
 
 		if (ret && !rv) {
 			rv = ret;
@@ -169,6 +172,7 @@ int pcap_node_restore(pcap_node_knobs_t *nk, char *err, size_t err_len)
 		int ret = pcap_knob_restore(nk->knob[i], e, sizeof(e));
 
 		nk->last_mw[i] = 0;	/* at its max: no limit to judge by */
+		nk->drawn_cap_mw = 0;
 
 		if (ret && !rv) {
 			rv = ret;
@@ -182,6 +186,7 @@ int pcap_node_read(pcap_node_knobs_t *nk, uint32_t *cap_mw, char *err,
 		   size_t err_len)
 {
 	uint32_t lowest = nk->max_mw;
+	bool held = nk->drawn_cap_mw != 0;
 
 	for (size_t i = 0; i < nk->n_knobs; i++) {
 		uint32_t v;
@@ -189,11 +194,13 @@ int pcap_node_read(pcap_node_knobs_t *nk, uint32_t *cap_mw, char *err,
 
 		if (ret)
 			return ret;
+		if (v + 1000 < nk->last_mw[i] || v > nk->last_mw[i] + 1000)
+			held = false;
 		v = _node_cap(nk, nk->knob[i], v);
 		if (v < lowest)
 			lowest = v;
 	}
-	*cap_mw = lowest;
+	*cap_mw = held ? nk->drawn_cap_mw : lowest;
 	return 0;
 }
 

@@ -45,6 +45,7 @@ typedef struct {
 	bool have_energy;
 	uint64_t energy_mj[PCAP_NODE_MAX_KNOBS];
 	int64_t energy_ns;
+	uint32_t drawn_cap_mw;	/* the node cap last split by draw; 0: none */
 } pcap_node_knobs_t;
 
 /* Open every knob of specs; 0, or a negative errno with err naming the
@@ -72,7 +73,8 @@ int pcap_node_apply(pcap_node_knobs_t *nk, uint32_t cap_mw, char *err,
 int pcap_node_restore(pcap_node_knobs_t *nk, char *err, size_t err_len);
 
 /* The node cap the knobs hold now: the lowest node cap any knob's read-back
- * stands for (a knob reset behind our back shows as max). */
+ * stands for (a knob reset behind our back shows as max); after a split
+ * by draw whose shares every knob still holds (within 1 W), that cap. */
 int pcap_node_read(pcap_node_knobs_t *nk, uint32_t *cap_mw, char *err,
 		   size_t err_len);
 

@@ -464,6 +464,7 @@ START_TEST(test_node_split_by_draw)
 {
 	char a[256], b[256], specs[600], err[512] = "";
 	pcap_node_knobs_t nk;
+	uint32_t cap;
 	const char *z[2] = { "intel-rapl:0", "intel-rapl:1" };
 
 	/* two knobs of two 150 W packages each (150..300 W a knob: a zone's
@@ -503,6 +504,17 @@ START_TEST(test_node_split_by_draw)
 			  150000000);
 	ck_assert_uint_eq(nk.last_mw[0], 150000);
 	ck_assert_uint_eq(nk.last_mw[1], 300000);
+	/* the knobs hold that split: they read as the node's 450 W (not the
+	 * 300 W A's limit alone stands for); A set behind our back: the
+	 * lowest again */
+	ck_assert_int_eq(pcap_node_read(&nk, &cap, err, sizeof(err)), 0);
+	ck_assert_uint_eq(cap, 450000);
+	snprintf(_dir, sizeof(_dir), "%s", a);
+	_put(z[0], "constraint_0_power_limit_uw", "112500000\n");
+	ck_assert_int_eq(pcap_node_read(&nk, &cap, err, sizeof(err)), 0);
+	ck_assert_uint_eq(cap, 375000);	/* A's 187.5 W stands for that */
+	_put(z[0], "constraint_0_power_limit_uw", "75000000\n");
+	snprintf(_dir, sizeof(_dir), "%s", b);
 	/* the same cap next round: nothing to write while A stays under;
 	 * A at its limit: the split moves back to linear (the agent writes
 	 * the unchanged node cap again) */
