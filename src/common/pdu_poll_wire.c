@@ -180,3 +180,30 @@ void pdu_poll_answer_from(pdu_poll_reading_t *out,
 		out->registers = spec->registers;
 	}
 }
+
+bool pdu_poll_asked_again(const pdu_poll_latest_t *latest,
+			  uint64_t *answered)
+{
+	bool again = latest->seq && *answered == latest->seq;
+
+	*answered = latest->seq;
+	return again;
+}
+
+bool pdu_poll_wanted(pthread_mutex_t *lock, const bool *wanted)
+{
+	bool w;
+
+	pthread_mutex_lock(lock);
+	w = *wanted;
+	pthread_mutex_unlock(lock);
+	return w;
+}
+
+bool pdu_poll_take(bool *node_wanted, bool due, bool *poller_wanted)
+{
+	if (*node_wanted && !due)
+		*poller_wanted = true;	/* not yet: next time */
+	*node_wanted = *node_wanted && !due;
+	return due;
+}

@@ -24,6 +24,8 @@
 #ifndef SE_PDU_POLL_WIRE_H
 #define SE_PDU_POLL_WIRE_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -99,5 +101,21 @@ void pdu_poll_latest_set(pdu_poll_latest_t *l, uint64_t seq, int rc,
 void pdu_poll_answer_from(pdu_poll_reading_t *out,
 			  const pdu_poll_latest_t *l,
 			  const counter_spec_t *spec, uint64_t now_ns);
+
+/* A node asks for its reading (under the poller's lock): true when it
+ * asks again for the one it was last answered (its sampler kicked at a
+ * step's boundary: the poller reads early for it); answered then holds
+ * latest's seq. */
+bool pdu_poll_asked_again(const pdu_poll_latest_t *latest,
+			  uint64_t *answered);
+
+/* *wanted read under lock (a poller's "a node wants an early read"). */
+bool pdu_poll_wanted(pthread_mutex_t *lock, const bool *wanted);
+
+/* Under the poller's lock, for a node that may want an early read: due
+ * (its sources' last reads at least the gap ago) takes it (true, its
+ * wanted cleared); not due leaves it wanted and sets *poller_wanted, to
+ * try again. */
+bool pdu_poll_take(bool *node_wanted, bool due, bool *poller_wanted);
 
 #endif /* SE_PDU_POLL_WIRE_H */

@@ -379,11 +379,14 @@ static void *_poll_thread(void *arg)
 		if (next < now)		/* a late round: no catching up */
 			next = now;
 		while (!se_prog_stop && (now = se_mono_ns()) < next) {
+			/* a node asking again whose PDUs are not due yet
+			 * stays wanted: nap between tries, never spin */
 			if (l->wanted && l->wanted(l->poller)) {
 				c0 = _cpu_s();
 				l->early(l->poller);
 				cpu += _cpu_s() - c0;
-				continue;
+				if ((now = se_mono_ns()) >= next)
+					break;
 			}
 			se_sleep_ns(next - now < POLL_NAP_NS ? next - now :
 				    POLL_NAP_NS);
@@ -396,6 +399,16 @@ static void *_poll_thread(void *arg)
 static unsigned _snmp_round(void *poller)
 {
 	return snmp_poller_round(poller);
+}
+
+static bool _snmp_wanted(void *poller)
+{
+	return snmp_poller_wanted(poller);
+}
+
+static unsigned _snmp_early(void *poller)
+{
+	return snmp_poller_round_wanted(poller);
 }
 
 #ifdef SE_HAVE_REDFISH
@@ -664,6 +677,8 @@ int main(int argc, char **argv)
 	_say_started(&d);
 	snmp.poller = d.poller;
 	snmp.period_ns = d.conf.period_ns;
+	snmp.wanted = _snmp_wanted;
+	snmp.early = _snmp_early;
 #ifdef SE_HAVE_REDFISH
 	rf = (poll_loop_t){ .round = _rf_round, .wanted = _rf_wanted,
 			    .early = _rf_early, .poller = d.rf,

@@ -330,7 +330,11 @@ def test_poller_one_get_per_pdu(snmp_cluster, workdir):
     (on the host, MUNGE of the cluster) GETs each PDU once a second for
     all its nodes: pdu-a feeds node1 and node3, 2 GETs a second or more
     from the slurmds (4 during test_jobs_on_every_node's jobs, when the
-    nodes read about twice a second), 1 from the poller.  The
+    nodes read about twice a second), 1 from the poller, and an early
+    read between rounds (no sooner than 0.5 s after the last) while a node
+    asks again for the reading it has: a step's boundary, a running step's
+    polls (JobAcctGatherFrequency).  Without those a boundary waited up to
+    a round (node1 +0.284 % in one CI run).  The
     jobs on the three nodes at once stay within test_jobs_on_every_node's
     bounds.  Last in the module: the nodes stay on the poller until the
     module's restore."""
@@ -375,9 +379,11 @@ def test_poller_one_get_per_pdu(snmp_cluster, workdir):
               {k: round(v, 2) for k, v in direct.items()},
               {k: round(v, 2) for k, v in polled.items()}, totals))
     assert not errors, errors
-    # one GET a round (1 s) for each PDU, pdu-a's two nodes included
+    # one GET a round (1 s) for each PDU, pdu-a's two nodes included, and
+    # an early one for nodes asking again (a step's boundary; the jobs'
+    # polls each second): at most one more a second, 0.5 s after the last
     for pdu, rate in polled.items():
-        assert 0.8 <= rate <= 1.15, (pdu, rate, polled)
+        assert 0.8 <= rate <= 2.1, (pdu, rate, polled)
     assert direct["pdu-a"] >= 1.8, direct
     assert totals and totals["gets"] <= totals["rounds"] * 3, totals
     assert totals["asks"] >= 3 * JOB_SECONDS, totals

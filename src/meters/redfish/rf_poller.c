@@ -615,12 +615,7 @@ unsigned rf_poller_round(rf_poller_t *p)
 
 bool rf_poller_wanted(rf_poller_t *p)
 {
-	bool w;
-
-	pthread_mutex_lock(&p->lock);
-	w = p->wanted;
-	pthread_mutex_unlock(&p->lock);
-	return w;
+	return pdu_poll_wanted(&p->lock, &p->wanted);
 }
 
 /* The wanted nodes' services due for an early read marked (a node whose
@@ -639,10 +634,7 @@ static bool _mark_early(rf_poller_t *p, bool *take)
 		for (size_t k = 0; due && k < n->n_svc; k++)
 			due = now - p->svcs[n->svc[k]].start_ns >=
 			      POLL_EARLY_GAP_NS;
-		take[i] = due;
-		if (n->wanted && !due)
-			p->wanted = true;	/* not yet: next time */
-		n->wanted = n->wanted && !due;
+		take[i] = pdu_poll_take(&n->wanted, due, &p->wanted);
 		for (size_t k = 0; due && k < n->n_svc; k++)
 			p->svcs[n->svc[k]].early = any = true;
 	}
@@ -690,9 +682,8 @@ int rf_poller_answer(rf_poller_t *p, const char *node, uint64_t now_ns,
 	pthread_mutex_lock(&p->lock);
 	/* asked again for the reading it has: a newer one is wanted (the
 	 * node's sampler kicked at a step's boundary) */
-	if (n->latest.seq && n->answered == n->latest.seq)
+	if (pdu_poll_asked_again(&n->latest, &n->answered))
 		n->wanted = p->wanted = true;
-	n->answered = n->latest.seq;
 	/* each Redfish reading brings its counter's spec */
 	pdu_poll_answer_from(out, &n->latest, NULL, now_ns);
 	pthread_mutex_unlock(&p->lock);

@@ -44,6 +44,8 @@ typedef struct {
 	pdu_poll_latest_t latest;	/* under the poller's lock */
 	counter_spec_t spec;
 	bool has_spec;
+	uint64_t answered;		/* the seq last answered */
+	bool wanted;			/* asked again: an early read */
 } poll_node_t;
 
 struct snmp_poller {
@@ -57,8 +59,13 @@ struct snmp_poller {
 	snmp_value_t *scratch;		/* a node's values for one PDU */
 	size_t scratch_len;
 	pthread_mutex_t lock;
-	unsigned long rounds, gets, failed;
+	unsigned long rounds, gets, failed, early;
+	bool wanted;			/* a node wants an early read */
 };
+
+/* An early read of a node's PDUs (asked again at a step's boundary) no
+ * sooner than this after their last GET: rf_poller.c's gap too. */
+#define POLL_EARLY_GAP_NS	(500 * SE_NS_PER_MS)
 
 /* ---------------------------------------------------- private functions */
 
@@ -357,10 +364,63 @@ unsigned snmp_poller_round(snmp_poller_t *p)
 	return failed;
 }
 
+bool snmp_poller_wanted(snmp_poller_t *p)
+{
+	return pdu_poll_wanted(&p->lock, &p->wanted);
+}
+
+/* The wanted nodes whose PDUs are all due (their last GET at least the
+ * gap ago) taken, their PDUs marked; the others stay wanted. */
+static bool _mark_early(snmp_poller_t *p, bool *take, bool *poll)
+{
+	uint64_t now = se_mono_ns();
+	bool any = false;
+
+	pthread_mutex_lock(&p->lock);
+	p->wanted = false;
+	for (size_t i = 0; i < p->n_nodes; i++) {
+		poll_node_t *n = &p->nodes[i];
+		bool due = n->wanted;
+
+		for (size_t k = 0; due && k < n->n_pdus; k++)
+			due = now - p->pdus[n->pdu_of[k]].t_ns >=
+			      POLL_EARLY_GAP_NS;
+		take[i] = pdu_poll_take(&n->wanted, due, &p->wanted);
+		for (size_t k = 0; due && k < n->n_pdus; k++)
+			poll[n->pdu_of[k]] = true;
+		any = any || due;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return any;
+}
+
+unsigned snmp_poller_round_wanted(snmp_poller_t *p)
+{
+	bool *take = calloc(p->n_nodes + 1, sizeof(*take));
+	bool *poll = calloc(p->n_pdus + 1, sizeof(*poll));
+	unsigned failed = 0;
+
+	if (take && poll && _mark_early(p, take, poll)) {
+		for (size_t i = 0; i < p->n_pdus; i++)
+			if (poll[i] && p->pdus[i].n_oids &&
+			    (p->pdus[i].rc = _poll_pdu(p, &p->pdus[i])))
+				failed++;
+		p->failed += failed;
+		p->rounds++;
+		p->early++;
+		for (size_t i = 0; i < p->n_nodes; i++)
+			if (take[i])
+				_node_reading(p, &p->nodes[i]);
+	}
+	free(take);
+	free(poll);
+	return failed;
+}
+
 int snmp_poller_answer(snmp_poller_t *p, const char *node, uint64_t now_ns,
 		       pdu_poll_reading_t *out)
 {
-	const poll_node_t *n = NULL;
+	poll_node_t *n = NULL;
 
 	snprintf(out->node, sizeof(out->node), "%s", node);
 	for (size_t i = 0; i < p->n_nodes && !n; i++)
@@ -374,6 +434,10 @@ int snmp_poller_answer(snmp_poller_t *p, const char *node, uint64_t now_ns,
 		return -ENOENT;
 	}
 	pthread_mutex_lock(&p->lock);
+	/* asked again for the reading it has: a newer one is wanted (the
+	 * node's sampler kicked at a step's boundary) */
+	if (pdu_poll_asked_again(&n->latest, &n->answered))
+		n->wanted = p->wanted = true;
 	/* the map's spec: a counter without one is not carried */
 	pdu_poll_answer_from(out, &n->latest, n->has_spec ? &n->spec :
 			     &(counter_spec_t){ 0 }, now_ns);
@@ -391,4 +455,5 @@ void snmp_poller_stats(const snmp_poller_t *p, snmp_poller_stats_t *s)
 	s->rounds = p->rounds;
 	s->gets = p->gets;
 	s->failed = p->failed;
+	s->early = p->early;
 }

@@ -65,11 +65,21 @@ unsigned snmp_poller_round(snmp_poller_t *p);
 int snmp_poller_answer(snmp_poller_t *p, const char *node, uint64_t now_ns,
 		       pdu_poll_reading_t *out);
 
+/* A node asked again for the reading it has (its sampler kicked at a
+ * step's boundary): wanted says so, and round_wanted GETs the PDUs of
+ * such nodes between rounds, no sooner than 0.5 s after their last GET,
+ * and makes their readings (the number of PDU polls that failed).  The
+ * same as rf_poller's early rounds: without them a step's boundary waits
+ * up to a period for the next round. */
+bool snmp_poller_wanted(snmp_poller_t *p);
+unsigned snmp_poller_round_wanted(snmp_poller_t *p);
+
 typedef struct {
 	size_t pdus, nodes, oids;	/* oids: in all the PDUs' GETs */
 	unsigned long rounds;
 	unsigned long gets;		/* GET requests sent */
 	unsigned long failed;		/* PDU polls that failed */
+	unsigned long early;		/* rounds for nodes asking again */
 } snmp_poller_stats_t;
 
 void snmp_poller_stats(const snmp_poller_t *p, snmp_poller_stats_t *s);
