@@ -50,6 +50,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__)))), "contribs", "python"))
+from selab.gpu_rig import col_switch                       # noqa: E402
 from selab.trace import Trace                              # noqa: E402
 
 
@@ -94,21 +95,11 @@ def gpu_rate(trace, columns, t, limits):
 
 
 def gpus_idle(control, n, column, lead=0.3):
-    """Every GPU plays column from now + lead on (the fake NVML's control
-    file, appended through a rename: selab.gpu_rig.col_switch's format)."""
+    """Every GPU plays column from now + lead on (a col line each in the
+    fake NVML's control file)."""
     wall = time.time() + lead
-    try:
-        with open(control, encoding="ascii") as f:
-            text = f.read()
-    except FileNotFoundError:
-        text = ""
-    if text and not text.endswith("\n"):
-        text += "\n"
-    text += "".join("* col %d %s %.6f\n" % (i, column, wall)
-                    for i in range(n))
-    with open(control + ".tmp", "w", encoding="ascii") as f:
-        f.write(text)
-    os.replace(control + ".tmp", control)
+    for i in range(n):
+        col_switch(control, "*", i, column, wall=wall)
 
 
 def rate(demand_w, cap_w):

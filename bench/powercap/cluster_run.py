@@ -73,6 +73,7 @@ from selab import energy                                   # noqa: E402
 from selab.capped import (capped_joules, played_capped_joules,  # noqa
                           read_cap_log)
 from selab.cluster import Cluster                          # noqa: E402
+from selab.gpu_rig import col_switch                       # noqa: E402
 from selab.meters import ModbusSim, stop_process           # noqa: E402
 from selab.modbus_rig import METER, modbus_conf            # noqa: E402
 from selab.powercap_rig import fake_rapl_zone, start_munged  # noqa: E402
@@ -308,15 +309,8 @@ def gpus_play(state, columns, lead=0.3):
     """The GPUs play columns from now + lead on (a col line each in the
     fake NVML's control file, as capped_job.py writes when done)."""
     wall = time.time() + lead
-    try:
-        with open(state + ".control") as f:
-            text = f.read()
-    except FileNotFoundError:
-        text = ""
-    put(state + ".control.tmp", text + "".join(
-        "* col %d %s %.6f\n" % (i, col, wall)
-        for i, col in enumerate(columns)))
-    os.replace(state + ".control.tmp", state + ".control")
+    for i, col in enumerate(columns):
+        col_switch(state + ".control", "*", i, col, wall=wall)
 
 
 def start_rig(c, procs, trace, gpus=False):

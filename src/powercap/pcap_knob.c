@@ -210,12 +210,11 @@ void pcap_split_drawn(size_t n, uint32_t node_floor_mw, uint32_t node_max_mw,
 		uint32_t limit = last_mw[i] && last_mw[i] < s ? last_mw[i] : s;
 		uint64_t want = (uint64_t)draw_mw[i] + 2 * (uint64_t)margin_mw;
 
-		out_mw[i] = s;
-		if ((uint64_t)draw_mw[i] + margin_mw >= limit || want >= s)
-			continue;
 		if (want < kmin_mw[i])
 			want = kmin_mw[i];
-		if (want >= s)
+		out_mw[i] = s;
+		/* not using its limit, and what it would keep is below s */
+		if ((uint64_t)draw_mw[i] + margin_mw >= limit || want >= s)
 			continue;
 		donor[i] = true;
 		freed += s - want;

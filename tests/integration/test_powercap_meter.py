@@ -222,6 +222,23 @@ def _gpu_read(lib, dev, epoch):
     return before, time.time() - epoch, mw.value / 1e3, mj.value / 1e3
 
 
+def _gpu_rig(work, trace_text, lead_s):
+    """trace_text as a trace, and a fake NVML state of two GPUs playing
+    its g0 and g1 and obeying their limits, time 0 lead_s from now:
+    (trace path, epoch, state path)."""
+    trace_path = os.path.join(work, "gpu.trace")
+    with open(trace_path, "w") as f:
+        f.write(trace_text)
+    epoch = time.time() + lead_s
+    state = os.path.join(work, "nvml.state")
+    with open(state, "w") as f:
+        f.write("epoch %.6f\ntrace %s\nfollow_limits yes\n"
+                "gpu bus=0000:3b:00.0 uuid=GPU-a minor=0 col=g0\n"
+                "gpu bus=0000:af:00.0 uuid=GPU-b minor=1 col=g1\n"
+                % (epoch, trace_path))
+    return trace_path, epoch, state
+
+
 def _gpu_apply(state, watts):
     """Cap the node through the nvml knob, in a process of its own; the
     trace times around it."""
@@ -235,16 +252,7 @@ def _gpu_apply(state, watts):
 def test_gpu_power_and_energy_follow_the_limit(work):
     if not os.path.exists(FAKE_NVML):
         pytest.fail("%s not built (make check builds it)" % FAKE_NVML)
-    trace_path = os.path.join(work, "g.trace")
-    with open(trace_path, "w") as f:
-        f.write(GPU_TRACE)
-    epoch = time.time() + 0.2
-    state = os.path.join(work, "nvml.state")
-    with open(state, "w") as f:
-        f.write("epoch %.6f\ntrace %s\nfollow_limits yes\n"
-                "gpu bus=0000:3b:00.0 uuid=GPU-a minor=0 col=g0\n"
-                "gpu bus=0000:af:00.0 uuid=GPU-b minor=1 col=g1\n"
-                % (epoch, trace_path))
+    trace_path, epoch, state = _gpu_rig(work, GPU_TRACE, 0.2)
     lib, devs = _nvml(state)
     got, caps, sets = [], list(GPU_CAPS), []
     try:
@@ -321,16 +329,7 @@ def test_meter_adds_the_gpus_as_capped(work):
     capped by one node cap through the rapl and nvml knobs together."""
     if not os.path.exists(FAKE_NVML):
         pytest.fail("%s not built (make check builds it)" % FAKE_NVML)
-    trace_path = os.path.join(work, "node.trace")
-    with open(trace_path, "w") as f:
-        f.write(NODE_TRACE)
-    epoch = time.time() + 0.3
-    state = os.path.join(work, "nvml.state")
-    with open(state, "w") as f:
-        f.write("epoch %.6f\ntrace %s\nfollow_limits yes\n"
-                "gpu bus=0000:3b:00.0 uuid=GPU-a minor=0 col=g0\n"
-                "gpu bus=0000:af:00.0 uuid=GPU-b minor=1 col=g1\n"
-                % (epoch, trace_path))
+    trace_path, epoch, state = _gpu_rig(work, NODE_TRACE, 0.3)
     rapl = os.path.join(work, "n1")
     limit = fake_rapl_zone(rapl, 150 * 1000000, 150 * 1000000)
     knobs = "rapl:root=%s:min_pct=25,nvml:lib=%s" % (rapl, FAKE_NVML)

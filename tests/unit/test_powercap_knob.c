@@ -385,51 +385,45 @@ START_TEST(test_node_over_knobs)
 }
 END_TEST
 
+/* A GPU node: package 20..80 W, GPUs 80..320 W, node 100..400 W; the
+ * split of cap by draw, last as given, is (package, GPUs). */
+static void _split_is(uint32_t cap, const uint32_t *draw,
+		      const uint32_t *last, uint32_t pkg, uint32_t gpus,
+		      uint32_t *out)
+{
+	const uint32_t kmin[2] = { 20000, 80000 }, kmax[2] = { 80000, 320000 };
+
+	pcap_split_drawn(2, 100000, 400000, cap, kmin, kmax, draw, last, 1000,
+			 out);
+	ck_assert_uint_eq(out[0], pkg);
+	ck_assert_uint_eq(out[1], gpus);
+}
+
 START_TEST(test_split_drawn)
 {
-	/* a GPU node: package 20..80 W, GPUs 80..320 W, node 100..400 W */
-	const uint32_t kmin[2] = { 20000, 80000 }, kmax[2] = { 80000, 320000 };
 	uint32_t draw[2] = { 40000, 208000 }, last[2] = { 0, 0 }, out[2];
 
 	/* at 260 W the linear shares are 52 + 208 W; the package draws 40:
 	 * it keeps 42 W, the GPUs get the 10 W it frees */
-	pcap_split_drawn(2, 100000, 400000, 260000, kmin, kmax, draw, last,
-			 1000, out);
-	ck_assert_uint_eq(out[0], 42000);
-	ck_assert_uint_eq(out[1], 218000);
+	_split_is(260000, draw, last, 42000, 218000, out);
 	/* the next round: still 40 W under its 42 W limit: the same */
 	last[0] = out[0];
 	last[1] = out[1];
 	draw[1] = 218000;
-	pcap_split_drawn(2, 100000, 400000, 260000, kmin, kmax, draw, last,
-			 1000, out);
-	ck_assert_uint_eq(out[0], 42000);
-	ck_assert_uint_eq(out[1], 218000);
+	_split_is(260000, draw, last, 42000, 218000, out);
 	/* its job wants more: at its limit, it gets its linear share back */
 	draw[0] = 42000;
-	pcap_split_drawn(2, 100000, 400000, 260000, kmin, kmax, draw, last,
-			 1000, out);
-	ck_assert_uint_eq(out[0], 52000);
-	ck_assert_uint_eq(out[1], 208000);
+	_split_is(260000, draw, last, 52000, 208000, out);
 	/* at the node's max the GPUs cannot take more: back to the package */
 	draw[0] = 40000;
 	last[0] = last[1] = 0;
-	pcap_split_drawn(2, 100000, 400000, 400000, kmin, kmax, draw, last,
-			 1000, out);
-	ck_assert_uint_eq(out[0], 80000);
-	ck_assert_uint_eq(out[1], 320000);
+	_split_is(400000, draw, last, 80000, 320000, out);
 	/* never below a knob's min; every knob at its share: linear */
 	draw[0] = 5000;
-	pcap_split_drawn(2, 100000, 400000, 260000, kmin, kmax, draw, last,
-			 1000, out);
-	ck_assert_uint_eq(out[0], 20000);
-	ck_assert_uint_eq(out[1], 240000);
+	_split_is(260000, draw, last, 20000, 240000, out);
 	draw[0] = 52000;
 	draw[1] = 208000;
-	pcap_split_drawn(2, 100000, 400000, 260000, kmin, kmax, draw, last,
-			 1000, out);
-	ck_assert_uint_eq(out[0], 52000);
-	ck_assert_uint_eq(out[1], 208000);
+	_split_is(260000, draw, last, 52000, 208000, out);
 }
 END_TEST
 
