@@ -66,6 +66,7 @@ class TracePlayer:
 
     def __init__(self, se_trace, trace, epoch):
         self.se_trace, self.trace, self.epoch = se_trace, trace, epoch
+        self.caps = {}      # column -> CapHistory (--follow-limit)
 
     def _query(self, *args):
         out = subprocess.run([self.se_trace, *args], capture_output=True,
@@ -76,19 +77,80 @@ class TracePlayer:
         return float(out.stdout)
 
     def watts(self, column, wall):
-        return self._query("watts", self.trace, column,
-                           "%.6f" % (wall - self.epoch))
+        w = self._query("watts", self.trace, column,
+                        "%.6f" % (wall - self.epoch))
+        caps = self.caps.get(column)
+        return min(w, caps.at(wall - self.epoch)) if caps else w
 
     def joules(self, column, wall):
         """Exact joules from the epoch (trace time 0) to *wall*; negative
-        before the epoch (se-trace wants T0 <= T1)."""
-        t = wall - self.epoch
-        if t >= 0:
-            return self._query("joules", self.trace, column, "0", "%.6f" % t)
-        return -self._query("joules", self.trace, column, "%.6f" % t, "0")
+        before the epoch.  A capped column draws min(trace, cap)."""
+        caps = self.caps.get(column)
+        if caps:
+            return caps.joules(wall - self.epoch)
+        return self.between(column, 0.0, wall - self.epoch, math.inf)
+
+    def between(self, column, t0, t1, cap):
+        """Exact joules of min(trace, cap) from trace time t0 to t1
+        (negative when t1 < t0: se-trace wants T0 <= T1)."""
+        if t1 < t0:
+            return -self.between(column, t1, t0, cap)
+        span = (self.trace, column, "%.6f" % t0, "%.6f" % t1)
+        if math.isinf(cap):
+            return self._query("joules", *span)
+        return self._query("capped", *span, "%.6f" % cap)
 
     def check_column(self, column):
         self.watts(column, self.epoch)
+
+
+class CapHistory:
+    """A column's power limit over trace time (--follow-limit): the node
+    draws min(trace, cap) from each change on, as a BMC holding a Control's
+    SetPoint would once converged (a real one takes its correction time;
+    this one is instant, so a test knows the truth).  Every change is
+    appended to the cap log as "COLUMN TRACE_TIME CAP_W" ("inf": no limit),
+    the format selab.capped reads; the first line is the cap at start,
+    which also holds before it."""
+
+    def __init__(self, player, column, cap, t, cap_log):
+        self.player, self.column, self.cap_log = player, column, cap_log
+        self.lock = threading.Lock()
+        # [(trace time, cap, joules from trace time 0 to it)]
+        self.segments = [(0.0, cap, 0.0)]
+        self.set(cap, t)
+
+    def _segment(self, t):
+        seg = self.segments[0]
+        for s in self.segments:
+            if s[0] > t:
+                break
+            seg = s
+        return seg
+
+    def at(self, t):
+        with self.lock:
+            return self._segment(t)[1]
+
+    def joules(self, t):
+        with self.lock:
+            start, cap, j = self._segment(t)
+        return j + self.player.between(self.column, start, t, cap)
+
+    def set(self, cap, t):
+        """The limit in force from trace time t on (math.inf: none)."""
+        with self.lock:
+            start, old, j = self.segments[-1]
+            if t > start:
+                j += self.player.between(self.column, start, t, old)
+                self.segments.append((t, cap, j))
+            else:       # the start's own line, or a clock that stepped back
+                self.segments[-1] = (start, cap, j)
+                t = start if t < start else t
+            if self.cap_log:
+                with open(self.cap_log, "a") as f:
+                    f.write("%s %.9f %s\n" % (self.column, t, repr(cap)))
+
 
 
 class Counter:
@@ -524,6 +586,9 @@ class Service:
         sess = tree["/redfish/v1/SessionService"]
         sess["SessionTimeout"] = int(math.ceil(args.session_timeout))
         self.tree, self.lives = tree, lives
+        self.limit_uri = None
+        if args.follow_limit:
+            self._follow_limit(column)
         self.readings = Readings(self.player, counters, args.sensing_interval)
         self.sessions = {}          # token -> {id, user, last}
         self.sessions_lock = threading.Lock()
@@ -534,6 +599,25 @@ class Service:
         self.boots = 1
         self.faults = Faults(args.control, self.action)
         self.password = read_password(args)
+
+    # -- the power limit the node obeys (--follow-limit)
+    def _follow_limit(self, column):
+        uri = BMC_CHASSIS + "/Controls/PowerLimit"
+        res = self.tree.get(uri)
+        if res is None or res.get("ControlType") != "Power":
+            raise SystemExit("--follow-limit: the mockup has no power "
+                             "Control %s" % uri)
+        self.limit_uri = uri
+        self.lives.setdefault(uri, []).append(Live("Sensor", "watts", "node"))
+        self.player.caps[column] = CapHistory(
+            self.player, column, limit_watts(res),
+            time.time() - self.args.epoch, self.args.cap_log)
+
+    def control_patched(self, uri, res):
+        """A PATCH of Control *uri* took: the node obeys it from now."""
+        if uri == self.limit_uri:
+            self.player.caps[self.args.column].set(
+                limit_watts(res), time.time() - self.args.epoch)
 
     # -- actions from the control file or ResetMetrics
     def action(self, key, args):
@@ -895,6 +979,7 @@ class Handler(BaseHTTPRequestHandler):
         problem = patch_control(res, req)
         if problem:
             return self._error(400, problem)
+        svc.control_patched(uri, res)
         log("PATCH %s: ControlMode %s, SetPoint %s" % (
             uri, res.get("ControlMode"), res.get("SetPoint")))
         self._send(200, svc.resource(uri))
@@ -926,6 +1011,14 @@ def patch_control(res, req):
             mode, ", ".join(CONTROL_MODES))
     res["SetPoint"], res["ControlMode"] = sp, mode
     return None
+
+
+def limit_watts(res):
+    """The watts a power Control holds the node to: its SetPoint unless
+    Disabled (Automatic, Override and Manual all enforce one)."""
+    if res.get("ControlMode") == "Disabled":
+        return math.inf
+    return float(res["SetPoint"])
 
 
 class Server(ThreadingHTTPServer):
@@ -970,6 +1063,11 @@ def main():
     p.add_argument("--session-timeout", type=float, default=30.0,
                    help="idle seconds after which a session token expires")
     p.add_argument("--control", help="fault control file")
+    p.add_argument("--follow-limit", action="store_true",
+                   help="bmc: the node draws min(trace, the SetPoint of "
+                        "Controls/PowerLimit) while it is not Disabled")
+    p.add_argument("--cap-log", help="with --follow-limit: append each "
+                   "limit as 'COLUMN TRACE_TIME CAP_W' (inf: none)")
     p.add_argument("--se-trace", default=None)
     p.add_argument("--pidfile"), p.add_argument("--port-file")
     p.add_argument("--log")
@@ -994,6 +1092,10 @@ def main():
     if args.kind is None:
         args.kind = "pdu" if os.path.isdir(
             os.path.join(args.mockup, "PowerEquipment")) else "bmc"
+    if args.follow_limit and args.kind != "bmc":
+        p.error("--follow-limit is for --kind bmc")
+    if args.cap_log and not args.follow_limit:
+        p.error("--cap-log needs --follow-limit")
     if args.kind == "bmc" and args.outlet:
         p.error("--outlet is for --kind pdu")
     if args.kind == "pdu" and not args.outlet:

@@ -9,6 +9,8 @@ build with libcurl and json-c), the stage install (se-trace) and the
 mockups ($SE_REDFISH_MOCKUPS).  Every process started here is stopped by
 its PID.
 """
+import datetime
+import math
 import os
 import subprocess
 import time
@@ -17,6 +19,9 @@ import pytest
 
 from selab import fixtures
 from selab import redfish_rig as rr
+from selab.capped import capped_joules, capped_watts, read_cap_log
+from selab.files import write_file
+from selab.trace import Trace
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -24,6 +29,12 @@ TOOL = os.path.join(os.environ.get("SE_BUILD_OBJ", os.path.join(
     REPO, "_build", "obj")), "contribs", "powercap", "se-powercap-node")
 CONTROL = rr.BMC_CHASSIS + "/Controls/PowerLimit"
 TRACE_TEXT = "time n1\n0 400\n100000 400\n"
+# a node whose demand ramps 300..700 W and back every 6 s: the limits below
+# cut the ramps, so the truth has crossings inside the sensing intervals
+RAMP_TEXT = "@repeat 6\ntime n1\n0 300\n3 700\n6 300\n"
+SENSORS = rr.BMC_CHASSIS + "/Sensors/"
+KWH_J = 3.6e6
+START_KWH = 8765.4321           # the simulator's default: in service
 
 workdir = fixtures.workdir("se-powercap-redfish-")
 trace_file = fixtures.trace_file(TRACE_TEXT)
@@ -106,3 +117,68 @@ def test_errors_named(bmc, certs, workdir):
     assert rc == 1 and "redfish: POST https://127.0.0.1" in err
     rc, _, err = node("redfish:host=127.0.0.1", "read")
     assert rc == 1 and "needs host=H and control=" in err
+
+
+def _sensor(client, name, epoch, interval):
+    """(trace time of its reading, Reading) of a chassis sensor: its
+    ReadingTime (ms) snapped to the tick it stands for."""
+    res = client.read(SENSORS + name)
+    wall = datetime.datetime.fromisoformat(res["ReadingTime"]).timestamp()
+    return round((wall - epoch) / interval) * interval, res["Reading"]
+
+
+def test_node_draws_under_the_limit(certs, workdir):
+    """With --follow-limit the simulated node draws min(demand, SetPoint)
+    while the Control is not Disabled: the knob's every apply and restore
+    shows in the cap log at the moment the BMC took it, and every power and
+    exact-energy reading the BMC serves is selab.capped's truth over that
+    log (an implementation apart from the se-trace capped the simulator
+    integrates with)."""
+    trace = write_file(os.path.join(workdir, "ramp.trace"), RAMP_TEXT)
+    caplog = os.path.join(workdir, "ramp.caps")
+    epoch = time.time() - 100.37        # ticks off whole seconds
+    sim = rr.start_sim(trace, epoch, column="n1", certs=certs,
+                       sensing_interval=0.5,
+                       extra_args=["--follow-limit", "--cap-log", caplog])
+    spec, reads, took, held_w = knob(sim, certs), [], [], []
+    client = rr.Client(sim.url, ca=certs["ca"])
+    try:
+        assert client.login(sim.user, sim.password).status == 201
+        # node caps 200..1200 W over the Control's 150..1000 W
+        for step in (("apply", "700"), ("apply", "450"), ("restore",),
+                     ("apply", "300")):
+            before = time.time()
+            assert node(spec, *step)[0] == 0
+            took.append((before - epoch, time.time() - epoch))
+            sp, mode = held(sim, certs)
+            held_w.append(math.inf if mode == "Disabled" else sp)
+            end = time.time() + 1.5
+            while time.time() < end:
+                reads.append((_sensor(client, "TotalPower", epoch, 0.5),
+                               _sensor(client, "TotalEnergyJoules", epoch,
+                                       0.5)))
+                time.sleep(0.1)
+    finally:
+        client.close()
+        sim.stop()
+    history = read_cap_log(caplog, "n1")
+    # the mockup's own limit (Automatic, 500 W) at start, then each step
+    assert [w for _, w in history] == [500.0] + held_w
+    for (when, _), (lo, hi) in zip(history[1:], took):
+        assert lo <= when <= hi, (when, lo, hi)
+    truth = Trace(trace)
+    worst_w = worst_j = bit = 0.0
+    for (tw, watts), (tj, joules) in reads:
+        worst_w = max(worst_w, abs(watts - capped_watts(
+            truth, "n1", tw, history)))
+        bit = max(bit, truth.watts("n1", tw) - watts)
+        true_j = START_KWH * KWH_J + capped_joules(truth, "n1", 0, tj,
+                                                   history)
+        worst_j = max(worst_j, abs(joules - math.floor(true_j)))
+    print("\n%d reads: power within %.3f W, energy within %.0f J of the "
+          "capped truth; the cap took up to %.1f W off the demand"
+          % (len(reads), worst_w, worst_j, bit))
+    assert len(reads) >= 40
+    assert worst_w <= 0.051       # Reading rounded to 0.1 W
+    assert worst_j <= 1           # whole joules, floored
+    assert bit >= 100             # the limits did bite

@@ -15,15 +15,17 @@ import math
 
 
 def read_cap_log(path, unit):
-    """[(trace_time, cap_w)] of one unit from a --cap-log file."""
+    """[(trace_time, cap_w)] of one unit from a cap log: se-modbus-sim
+    --cap-log names a unit by its id, bmc-sim and the Redfish simulator by
+    their trace column; "inf" is no cap."""
     history = []
     with open(path, encoding="utf-8") as f:
         for line in f:
             fields = line.split()
-            if len(fields) == 3 and int(fields[0]) == unit:
+            if len(fields) == 3 and fields[0] == str(unit):
                 history.append((float(fields[1]), float(fields[2])))
     if not history:
-        raise ValueError("%s: no cap of unit %d" % (path, unit))
+        raise ValueError("%s: no cap of unit %s" % (path, unit))
     return history
 
 
