@@ -250,6 +250,11 @@ void pcap_split_drawn(size_t n, uint32_t node_floor_mw, uint32_t node_max_mw,
 	}
 }
 
+bool pcap_knob_has_energy(const pcap_knob_t *k)
+{
+	return k->ops->energy != NULL;
+}
+
 int pcap_knob_energy(pcap_knob_t *k, uint64_t *mj, char *err,
 		     size_t err_len)
 {

@@ -129,6 +129,9 @@ int pcap_knob_restore(pcap_knob_t *k, char *err, size_t err_len);
 /* The knob's energy counter (ops->energy), mJ; -ENOENT when it has none. */
 int pcap_knob_energy(pcap_knob_t *k, uint64_t *mj, char *err,
 		     size_t err_len);
+/* The knob's kind has an energy counter (rapl, nvml; not cpufreq, dcmi,
+ * redfish), whether or not it can be read now. */
+bool pcap_knob_has_energy(const pcap_knob_t *k);
 
 /* The cap of a knob whose range is [kmin, kmax] for a node cap in
  * [floor, max] (see the top); node caps outside are clamped. */

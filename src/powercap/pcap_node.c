@@ -69,6 +69,30 @@ int pcap_node_open(pcap_node_knobs_t *nk, const char *specs,
 	return rv;
 }
 
+/* A counter failed (e: why) or, with e NULL, every counter read. */
+static void _counter_said(pcap_node_knobs_t *nk, const char *e)
+{
+	if (!e) {
+		nk->counter_error[0] = '\0';
+		nk->counter_error_new = false;
+	} else if (strcmp(nk->counter_error, e)) {
+		snprintf(nk->counter_error, sizeof(nk->counter_error), "%s",
+			 e);
+		nk->counter_error_new = true;
+	}
+}
+
+/* Every knob has a counter kind: the split by draw is possible. */
+static bool _all_count(const pcap_node_knobs_t *nk)
+{
+	if (nk->n_knobs < 2)
+		return false;	/* nothing to split */
+	for (size_t i = 0; i < nk->n_knobs; i++)
+		if (!pcap_knob_has_energy(nk->knob[i]))
+			return false;
+	return true;
+}
+
 void pcap_node_measure(pcap_node_knobs_t *nk, int64_t now_ns)
 {
 	uint64_t mj[PCAP_NODE_MAX_KNOBS];
@@ -79,13 +103,19 @@ void pcap_node_measure(pcap_node_knobs_t *nk, int64_t now_ns)
 	if (nk->have_energy && dt < 100000000)
 		return;		/* too short a window to say anything */
 	nk->have_draw = false;
-	for (i = 0; i < nk->n_knobs; i++)
-		if (pcap_knob_energy(nk->knob[i], &mj[i], e, sizeof(e)))
-			break;
-	if (i < nk->n_knobs || nk->n_knobs < 2) {
+	if (!_all_count(nk)) {
 		nk->have_energy = false;	/* the linear split */
 		return;
 	}
+	for (i = 0; i < nk->n_knobs; i++)
+		if (pcap_knob_energy(nk->knob[i], &mj[i], e, sizeof(e)))
+			break;
+	if (i < nk->n_knobs) {
+		nk->have_energy = false;	/* linear until it reads */
+		_counter_said(nk, e);
+		return;
+	}
+	_counter_said(nk, NULL);
 	if (nk->have_energy && dt > 0) {
 		nk->have_draw = true;
 		for (i = 0; i < nk->n_knobs; i++) {

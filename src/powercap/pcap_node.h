@@ -46,6 +46,10 @@ typedef struct {
 	uint64_t energy_mj[PCAP_NODE_MAX_KNOBS];
 	int64_t energy_ns;
 	uint32_t drawn_cap_mw;	/* the node cap last split by draw; 0: none */
+	/* why the split is linear though every knob has a counter: the
+	 * counter that failed ("" while they read); new until said once */
+	char counter_error[512];
+	bool counter_error_new;
 } pcap_node_knobs_t;
 
 /* Open every knob of specs; 0, or a negative errno with err naming the
@@ -57,7 +61,9 @@ int pcap_node_open(pcap_node_knobs_t *nk, const char *specs,
 /* Each knob's mean draw since the last call, from its energy counter, for
  * the next apply (two knobs or more, all with counters; else the linear
  * split).  now_ns: a monotonic clock; calls under 100 ms apart count
- * nothing. */
+ * nothing.  A counter that fails to read sets counter_error and, when its
+ * text is new, counter_error_new: the caller logs it once and clears the
+ * flag (a knob kind without a counter is no error). */
 void pcap_node_measure(pcap_node_knobs_t *nk, int64_t now_ns);
 
 /* The split by draw of cap_mw differs from what the knobs were last given

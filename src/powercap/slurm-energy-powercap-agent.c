@@ -274,6 +274,12 @@ static void _message(agent_t *a, const char *cred)
 		       (unsigned long long)m.seq, m.cap_mw,
 		       m.flags & PCAP_CAP_RESTORE ? " (restore)" : "",
 		       a->knobs.have_draw ? " (split by draw)" : "");
+	if (a->knobs.counter_error_new) {	/* once, not every round */
+		se_log(SE_LOG_ERROR, "knob energy counter: %s: the node cap "
+		       "is split linearly until it reads",
+		       a->knobs.counter_error);
+		a->knobs.counter_error_new = false;
+	}
 	_report(a);
 }
 

@@ -519,6 +519,12 @@ START_TEST(test_node_split_by_draw)
 	_put(z[0], "energy_uj", "");
 	pcap_node_measure(&nk, 3000000000);
 	ck_assert(!nk.have_draw);
+	ck_assert(nk.counter_error_new);	/* said once */
+	ck_assert_msg(strstr(nk.counter_error, "intel-rapl:0/energy_uj"),
+		      "%s", nk.counter_error);
+	nk.counter_error_new = false;
+	pcap_node_measure(&nk, 4000000000);
+	ck_assert(!nk.counter_error_new);	/* the same failure: not again */
 	ck_assert_int_eq(pcap_node_apply(&nk, 450000, err, sizeof(err)), 0);
 	ck_assert_uint_eq(_get(z[1], "constraint_0_power_limit_uw"),
 			  112500000);
