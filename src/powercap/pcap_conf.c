@@ -7,9 +7,11 @@
 #endif
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "conf.h"
 #include "pcap_conf.h"
@@ -108,6 +110,38 @@ static const se_conf_key_t keys[] = {
 	SE_KEY_ENUM("PowerCapIdleNodes", pcap_conf_t, idle_nodes, release_cap),
 };
 
+/* A NodeClass line's keys (pcap_class_t). */
+static const se_conf_key_t class_keys[] = {
+	SE_KEY_STR("Nodes", pcap_class_t, nodes, _check_nodes, ""),
+	SE_KEY_REAL("FloorWatts", pcap_class_t, floor_w, 0, 4000000),
+	SE_KEY_REAL("MaxWatts", pcap_class_t, max_w, 1, 4000000),
+	SE_KEY_STR("Knobs", pcap_class_t, knobs, _check_knobs, ""),
+};
+#define N_CLASS_KEYS (sizeof(class_keys) / sizeof(class_keys[0]))
+
+static const se_conf_key_t *_class_key(const char *name)
+{
+	for (size_t i = 0; i < N_CLASS_KEYS; i++)
+		if (!strcasecmp(class_keys[i].name, name))
+			return &class_keys[i];
+	return NULL;
+}
+
+/* Is name one of the comma list? */
+static bool _in_list(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+
+		if (n == len && !strncmp(p, name, len))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
 void pcap_conf_init(pcap_conf_t *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -125,6 +159,12 @@ void pcap_conf_free(pcap_conf_t *c)
 	free(c->nodes);
 	free(c->controller);
 	free(c->state_file);
+	for (size_t i = 0; i < c->n_classes; i++) {
+		free(c->classes[i].name);
+		free(c->classes[i].nodes);
+		free(c->classes[i].knobs);
+	}
+	free(c->classes);
 	pcap_conf_init(c);
 }
 
@@ -135,6 +175,53 @@ static int _need(const char *file, const char *key, bool given, char *err,
 		return 0;
 	snprintf(err, err_len, "%s: %s is required", file, key);
 	return -EINVAL;
+}
+
+/* One node of class k against PowerCapNodes and the classes before it. */
+static int _check_class_node(const pcap_conf_t *c, const pcap_class_t *k,
+			     const char *node, const char *file, char *err,
+			     size_t err_len)
+{
+	if (c->nodes && !_in_list(c->nodes, node)) {
+		snprintf(err, err_len, "%s:%u: NodeClass=%s: node %s is not in "
+			 "PowerCapNodes", file, k->line, k->name, node);
+		return -EINVAL;
+	}
+	for (const pcap_class_t *o = c->classes; o < k; o++)
+		if (_in_list(o->nodes, node)) {
+			snprintf(err, err_len, "%s:%u: NodeClass=%s: node %s is "
+				 "in NodeClass=%s too", file, k->line,
+				 k->name, node, o->name);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+static int _check_class(const pcap_conf_t *c, const pcap_class_t *k,
+			const char *file, char *err, size_t err_len)
+{
+	char *list, *save = NULL, *tok;
+	int rv = 0;
+
+	if (!k->nodes || !(k->max_w > 0)) {
+		snprintf(err, err_len, "%s:%u: NodeClass=%s: %s is required",
+			 file, k->line, k->name, k->nodes ? "MaxWatts" :
+			 "Nodes");
+		return -EINVAL;
+	}
+	if (k->floor_w >= k->max_w) {
+		snprintf(err, err_len, "%s:%u: NodeClass=%s: FloorWatts=%g is "
+			 "not below MaxWatts=%g", file, k->line, k->name,
+			 k->floor_w, k->max_w);
+		return -EINVAL;
+	}
+	if (!(list = strdup(k->nodes)))
+		return -ENOMEM;
+	for (tok = strtok_r(list, ",", &save); tok && !rv;
+	     tok = strtok_r(NULL, ",", &save))
+		rv = _check_class_node(c, k, tok, file, err, err_len);
+	free(list);
+	return rv;
 }
 
 int pcap_conf_check(pcap_conf_t *c, const char *file, char *err,
@@ -179,7 +266,29 @@ int pcap_conf_check(pcap_conf_t *c, const char *file, char *err,
 			 c->cap_w, c->floor_w);
 		return -EINVAL;
 	}
+	for (size_t i = 0; i < c->n_classes; i++)
+		if ((rv = _check_class(c, &c->classes[i], file, err, err_len)))
+			return rv;
 	return 0;
+}
+
+void pcap_conf_node(const pcap_conf_t *c, const char *node,
+		    pcap_node_conf_t *out)
+{
+	*out = (pcap_node_conf_t){ .floor_w = c->floor_w,
+				   .max_w = c->max_w, .knobs = c->knobs };
+	for (size_t i = 0; i < c->n_classes; i++) {
+		const pcap_class_t *k = &c->classes[i];
+
+		if (!_in_list(k->nodes, node))
+			continue;
+		out->class_name = k->name;
+		out->floor_w = k->floor_w;
+		out->max_w = k->max_w;
+		if (k->knobs)
+			out->knobs = k->knobs;
+		return;
+	}
 }
 
 void pcap_conf_params(const pcap_conf_t *c, pcap_params_t *p)
@@ -191,16 +300,66 @@ void pcap_conf_params(const pcap_conf_t *c, pcap_params_t *p)
 	p->keep_idle_capped = c->idle_nodes == 1;
 }
 
+/* A NodeClass=NAME line (pairs[0]) into a new class of c. */
+static int _class_line(pcap_conf_t *c, const char *path, unsigned line,
+		       const conf_pair_t *pairs, size_t n_pairs, char *err,
+		       size_t err_len)
+{
+	conf_where_t w = { path, "NodeClass", line };
+	const char *name = pairs[0].value;
+	pcap_class_t *nc;
+	int rv;
+
+	if (!*name || strcspn(name, " \t,=:[]") != strlen(name))
+		return conf_fail(&w, name, err, err_len, -EINVAL,
+				 "a class is named by a word");
+	for (size_t i = 0; i < c->n_classes; i++)
+		if (!strcmp(c->classes[i].name, name))
+			return conf_fail(&w, name, err, err_len, -EINVAL,
+					 "class named twice");
+	if (!(nc = realloc(c->classes, (c->n_classes + 1) * sizeof(*nc))))
+		return -ENOMEM;
+	c->classes = nc;
+	nc = &c->classes[c->n_classes++];
+	*nc = (pcap_class_t){ .line = line, .name = strdup(name) };
+	if (!nc->name)
+		return -ENOMEM;
+	for (size_t i = 1; i < n_pairs; i++) {
+		const se_conf_key_t *k = _class_key(pairs[i].key);
+
+		w.key = pairs[i].key;
+		if (!k)
+			return conf_fail(&w, pairs[i].value, err, err_len,
+					 -EINVAL, "not a NodeClass key (Nodes, "
+					 "FloorWatts, MaxWatts, Knobs)");
+		w.key = k->name;
+		if ((rv = se_conf_key_parse(k, nc, &w, pairs[i].value, err,
+					    err_len)))
+			return rv;
+	}
+	return 0;
+}
+
 static int _line(void *arg, const char *path, unsigned line,
 		 const conf_pair_t *pairs, size_t n_pairs, char *err,
 		 size_t err_len)
 {
 	char where[512];
 
+	if (n_pairs && !strcasecmp(pairs[0].key, "NodeClass"))
+		return _class_line(arg, path, line, pairs, n_pairs, err,
+				   err_len);
 	snprintf(where, sizeof(where), "%s:%u", path, line);
 	for (size_t i = 0; i < n_pairs; i++) {
-		int rv = se_conf_set(&pcap_conf_desc, arg, where, pairs[i].key,
-				     pairs[i].value, err, err_len);
+		conf_where_t w = { path, "NodeClass", line };
+		int rv;
+
+		if (!strcasecmp(pairs[i].key, "NodeClass"))
+			return conf_fail(&w, pairs[i].value, err, err_len,
+					 -EINVAL, "must come first on its "
+					 "line");
+		rv = se_conf_set(&pcap_conf_desc, arg, where, pairs[i].key,
+				 pairs[i].value, err, err_len);
 		if (rv)
 			return rv;
 	}

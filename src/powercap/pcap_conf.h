@@ -26,8 +26,14 @@
  *   PowerCapIdleNodes=release|cap  a node without a job uncapped (release,
  *                              the default; pcap_core.h step 0) or kept
  *                              capped as a donor
- * One file per node class for now (the node keys are the class's);
- * hostlists of classes come with the daemon.
+ * PowerCapFloorWatts, PowerCapMaxWatts and PowerCapKnobs are the nodes'
+ * unless a node class says otherwise, on a line of its own, as slurm.conf
+ * has NodeName lines:
+ *   NodeClass=NAME Nodes=N1,N2 MaxWatts=W [FloorWatts=W] [Knobs=SPECS]
+ * (FloorWatts 0 and Knobs the file's PowerCapKnobs when not given); its
+ * nodes must be in PowerCapNodes when the file has it, and a node is in
+ * one class at most.  One cap group per file: a site with several (one
+ * per room or partition) runs one daemon per file.
  */
 #ifndef SE_PCAP_CONF_H
 #define SE_PCAP_CONF_H
@@ -37,6 +43,15 @@
 
 #include "conf_desc.h"
 #include "pcap_core.h"
+
+/* A NodeClass line. */
+typedef struct {
+	char *name;
+	char *nodes;		/* comma list */
+	double floor_w, max_w;
+	char *knobs;		/* NULL: the file's PowerCapKnobs */
+	unsigned line;
+} pcap_class_t;
 
 typedef struct {
 	double cap_w;
@@ -51,7 +66,16 @@ typedef struct {
 	char *state_file;	/* PowerCapStateFile; NULL: none */
 	int job_records;	/* PowerCapJobRecords: 1 yes, 0 no */
 	int idle_nodes;		/* PowerCapIdleNodes: 0 release, 1 cap */
+	pcap_class_t *classes;	/* NodeClass lines */
+	size_t n_classes;
 } pcap_conf_t;
+
+/* What a node is configured with: its class's, else the file's. */
+typedef struct {
+	const char *class_name;	/* NULL: no class */
+	double floor_w, max_w;
+	const char *knobs;
+} pcap_node_conf_t;
 
 extern const se_conf_desc_t pcap_conf_desc;
 
@@ -65,6 +89,10 @@ int pcap_conf_check(pcap_conf_t *c, const char *file, char *err,
  * then empty. */
 int pcap_conf_read(pcap_conf_t *c, const char *path, char *err,
 		   size_t err_len);
+
+/* node's floor, maximum and knobs (a checked configuration). */
+void pcap_conf_node(const pcap_conf_t *c, const char *node,
+		    pcap_node_conf_t *out);
 
 /* The round's parameters from a checked configuration. */
 void pcap_conf_params(const pcap_conf_t *c, pcap_params_t *p);

@@ -51,6 +51,7 @@ typedef struct {
 
 typedef struct {
 	pcap_conf_t conf;
+	pcap_node_conf_t node_conf;	/* this node's NodeClass, or the file's */
 	pcap_node_knobs_t knobs;
 	pcap_agent_t core;
 	void *munge;
@@ -432,10 +433,11 @@ static int _setup(agent_t *a, const opts_t *o, char *err, size_t len)
 	}
 	if (!(a->munge = se_munge_new(o->munge_socket, err, len)))
 		return -EINVAL;
-	if ((rv = pcap_node_open(&a->knobs, a->conf.knobs,
-				 (uint32_t)(a->conf.floor_w * 1000 + 0.5),
-				 (uint32_t)(a->conf.max_w * 1000 + 0.5), err,
-				 len)))
+	pcap_conf_node(&a->conf, node, &a->node_conf);
+	if ((rv = pcap_node_open(&a->knobs, a->node_conf.knobs,
+				 (uint32_t)(a->node_conf.floor_w * 1000 + 0.5),
+				 (uint32_t)(a->node_conf.max_w * 1000 + 0.5),
+				 err, len)))
 		return rv;
 	pcap_agent_init(&a->core, node, &a->knobs, (int64_t)a->conf.hold_ns);
 	return 0;
@@ -464,7 +466,7 @@ int main(int argc, char **argv)
 	if (pcap_agent_start(&a.core, (int64_t)se_mono_ns()))
 		se_log(SE_LOG_ERROR, "restore at start: %s", a.core.error);
 	se_log(SE_LOG_INFO, "node %s: knobs %s restored; controller %s, "
-	       "lease %g s", a.core.node, a.conf.knobs, a.conf.controller,
+	       "lease %g s", a.core.node, a.node_conf.knobs, a.conf.controller,
 	       a.conf.hold_ns / 1e9);
 	_run(&a);
 	if (pcap_node_restore(&a.knobs, err, sizeof(err)))

@@ -204,11 +204,14 @@ static int _group_load(group_t *g, const char *path, char *err, size_t len)
 	g->n = 0;
 	for (tok = strtok_r(list, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save), g->n++) {
+		pcap_node_conf_t nc;
+
+		pcap_conf_node(&g->conf, tok, &nc);	/* its NodeClass */
 		g->names[g->n] = strdup(tok);
 		g->nodes[g->n] = (pcap_node_t){
 			.name = g->names[g->n],
-			.floor_mw = (uint32_t)(g->conf.floor_w * 1000 + 0.5),
-			.max_mw = (uint32_t)(g->conf.max_w * 1000 + 0.5) };
+			.floor_mw = (uint32_t)(nc.floor_w * 1000 + 0.5),
+			.max_mw = (uint32_t)(nc.max_w * 1000 + 0.5) };
 		g->conn[g->n] = -1;
 		g->by_name[g->n] = g->n;
 	}

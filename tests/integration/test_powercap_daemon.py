@@ -16,7 +16,8 @@ keeps the old file's when the new one is bad; a node whose jobs ended is
 released (its zone at its default, charged its draw plus headroom) and
 capped again when a job starts; a zone's limit reset by another tool is
 written again at the next round; the daemon stopped, every
-agent restores its defaults once its lease (1 s) lapses, not before.
+agent restores its defaults once its lease (1 s) lapses, not before; a
+NodeClass line gives one node a range of its own.
 Every process started here is stopped by its PID.
 """
 import os
@@ -373,3 +374,34 @@ def test_daemon_restarted_caps_again(rig):
         time.sleep(0.05)
     caps = settled(rig, NODES, CAP_W)
     assert all(FLOOR_W <= c < MAX_W for c in caps.values()), caps
+
+
+def test_node_class_own_range(rig):
+    """A NodeClass gives n4 a range of its own: a 400 W zone, 200..400 W
+    (the file's nodes 100..200 W), drawing 380 W.  Cap 700 W over floors
+    of 500 W: the 200 W above them go to the four greedy nodes at one level
+    of their own ranges, 0.4: n1..n3 140 W, n4 280 W, beyond the 200 W the
+    file's maximum would allow it (its agent and the daemon both read the
+    class)."""
+    big = "NodeClass=big Nodes=n4 FloorWatts=200 MaxWatts=400\n"
+    rig.stop("agent-n4")
+    shutil.rmtree(os.path.join(rig.dir, "n4"))
+    rig.fake_zone("n4", 400000000, 400000000)
+    put(os.path.join(rig.dir, "n4.watts"), "380\n")
+    put(os.path.join(rig.dir, "n4.conf"), conf("rapl:root=%s:min_pct=50" % (
+        os.path.join(rig.dir, "n4"))) + big)
+    put(os.path.join(rig.dir, "powercapd.conf"),
+        conf("rapl").replace("PowerCapWatts=%d" % CAP_W, "PowerCapWatts=700")
+        + big)
+    rig.daemon()
+    rig.agent("n4")
+    deadline = time.monotonic() + 5
+    while sum(rig.limit_w(n) for n in NODES) < 700 - 6:  # all handed out
+        assert time.monotonic() < deadline, rig.log("daemon")
+        time.sleep(0.05)
+    caps = settled(rig, NODES, 700)
+    want = {"n1": 140, "n2": 140, "n3": 140, "n4": 280}
+    assert all(abs(caps[n] - want[n]) <= 5 for n in NODES), caps  # hysteresis
+    assert sum(caps.values()) <= 700 + 0.004, caps
+    print("NodeClass big: n4 at %.2f W of 200..400, n1..n3 at %s W"
+          % (caps["n4"], sorted(caps[n] for n in NODES[:3])))

@@ -208,6 +208,80 @@ START_TEST(test_keys_together)
 }
 END_TEST
 
+#define CLASS_BASE "PowerCapWatts=2000\nPowerCapFloorWatts=100 " \
+	"PowerCapMaxWatts=400 PowerCapKnobs=rapl\nPowerCapNodes=a,b,g1,g2\n"
+
+/* The error a file of CLASS_BASE plus lines gives (it must fail). */
+static void _class_fails(const char *lines, const char *says)
+{
+	char path[64], text[1024], err[512] = "";
+	pcap_conf_t c;
+
+	snprintf(text, sizeof(text), "%s%s", CLASS_BASE, lines);
+	_file(path, text);
+	ck_assert_int_eq(pcap_conf_read(&c, path, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, says) && !strncmp(err, path, strlen(path)),
+		      "%s: '%s'", lines, err);
+	unlink(path);
+}
+
+/* NodeClass lines: a GPU class with its own floor, maximum and knobs, the
+ * other nodes the file's; every mistake named with file, line and key. */
+START_TEST(test_node_classes)
+{
+	char path[64], err[512] = "";
+	pcap_node_conf_t nc;
+	pcap_conf_t c;
+
+	_file(path, CLASS_BASE "NodeClass=gpu Nodes=g1,g2 FloorWatts=250 "
+		    "MaxWatts=1400 Knobs=rapl,nvml\n"
+		    "NodeClass=fat Nodes=b MaxWatts=600\n");
+	ck_assert_msg(pcap_conf_read(&c, path, err, sizeof(err)) == 0, "%s",
+		      err);
+	pcap_conf_node(&c, "g2", &nc);
+	ck_assert_str_eq(nc.class_name, "gpu");
+	ck_assert(nc.floor_w == 250 && nc.max_w == 1400);
+	ck_assert_str_eq(nc.knobs, "rapl,nvml");
+	pcap_conf_node(&c, "b", &nc);	/* the file's floor and knobs */
+	ck_assert_str_eq(nc.class_name, "fat");
+	ck_assert(nc.floor_w == 0 && nc.max_w == 600);
+	ck_assert_str_eq(nc.knobs, "rapl");
+	pcap_conf_node(&c, "a", &nc);
+	ck_assert_ptr_null(nc.class_name);
+	ck_assert(nc.floor_w == 100 && nc.max_w == 400);
+	pcap_conf_node(&c, "g", &nc);	/* a prefix is not a member */
+	ck_assert_ptr_null(nc.class_name);
+	pcap_conf_free(&c);
+	unlink(path);
+
+	_class_fails("NodeClass=gpu Nodes=g1,g3 MaxWatts=900\n",
+		     ":4: NodeClass=gpu: node g3 is not in PowerCapNodes");
+	_class_fails("NodeClass=gpu Nodes=g1 MaxWatts=900\n"
+		     "NodeClass=big Nodes=g2,g1 MaxWatts=900\n",
+		     ":5: NodeClass=big: node g1 is in NodeClass=gpu too");
+	_class_fails("NodeClass=gpu Nodes=g1 FloorWatts=900 MaxWatts=900\n",
+		     ":4: NodeClass=gpu: FloorWatts=900 is not below "
+		     "MaxWatts=900");
+	_class_fails("NodeClass=gpu Nodes=g1\n",
+		     ":4: NodeClass=gpu: MaxWatts is required");
+	_class_fails("NodeClass=gpu MaxWatts=900\n",
+		     ":4: NodeClass=gpu: Nodes is required");
+	_class_fails("NodeClass=gpu Nodes=g1 MaxWatts=900 PowerCapWatts=9\n",
+		     ":4: PowerCapWatts=9: not a NodeClass key");
+	_class_fails("NodeClass=gpu Nodes=g1 MaxWatts=900 Knobs=nvm\n",
+		     ":4: Knobs=nvm: unknown knob 'nvm'");
+	_class_fails("NodeClass=gpu Nodes=g1 MaxWatts=lots\n",
+		     ":4: MaxWatts=lots");
+	_class_fails("PowerCapPeriod=1 NodeClass=gpu\n",
+		     ":4: NodeClass=gpu: must come first on its line");
+	_class_fails("NodeClass=gpu Nodes=g1 MaxWatts=900\n"
+		     "NodeClass=gpu Nodes=g2 MaxWatts=900\n",
+		     ":5: NodeClass=gpu: class named twice");
+	_class_fails("NodeClass= Nodes=g1 MaxWatts=900\n",
+		     ":4: NodeClass=: a class is named by a word");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("powercap_conf");
@@ -219,6 +293,7 @@ int main(void)
 	tcase_add_test(tc, test_bad_values_named);
 	tcase_add_test(tc, test_keys_together);
 	tcase_add_test(tc, test_read_file);
+	tcase_add_test(tc, test_node_classes);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
