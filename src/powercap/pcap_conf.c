@@ -17,6 +17,7 @@
 #include "pcap_conf.h"
 #include "pcap_knob.h"
 #include "pcap_wire.h"
+#include "se_hostlist.h"
 #include "se_time.h"
 
 #define MW(w) ((uint64_t)((w) * 1000.0 + 0.5))
@@ -42,25 +43,46 @@ static int _check_knobs(const conf_where_t *w, const char *value, char *err,
 	return rv;
 }
 
-/* PowerCapNodes: a comma list of node names (Slurm's NodeName, no
- * hostlist ranges yet), each a word of at most PCAP_WIRE_NAME_MAX - 1. */
-static int _check_nodes(const conf_where_t *w, const char *value, char *err,
-			size_t err_len)
+/* Node names expanded from a hostlist: each a word of at most
+ * PCAP_WIRE_NAME_MAX - 1. */
+static int _check_names(const conf_where_t *w, const char *value,
+			const char *names, char *err, size_t err_len)
 {
-	const char *p = value;
+	const char *p = names;
 	size_t len;
+
+	for (; *p; p += len + (p[len] == ',')) {
+		len = strcspn(p, ",");
+		if (len >= PCAP_WIRE_NAME_MAX ||
+		    strcspn(p, ", \t[]=:") != len)
+			return conf_fail(w, value, err, err_len, -EINVAL,
+					 "node name '%.*s': 1 to %d "
+					 "characters, no blank, '=' or ':'",
+					 (int)len, p, PCAP_WIRE_NAME_MAX - 1);
+	}
+	return 0;
+}
+
+/* PowerCapNodes, a NodeClass's Nodes: Slurm's hostlist ("node[01-32],
+ * gpu1"), kept expanded as a comma list (char **field). */
+static int _nodes(void *field, const conf_where_t *w, const char *value,
+		  char *err, size_t err_len)
+{
+	char **out = field, *names, e[200];
+	int rv;
 
 	if (!*value)
 		return conf_fail(w, value, err, err_len, -EINVAL, "no node");
-	for (; *p; p += len + (p[len] == ',')) {
-		len = strcspn(p, ",");
-		if (!len || len >= PCAP_WIRE_NAME_MAX ||
-		    strcspn(p, ", \t[]=:") != len)
-			return conf_fail(w, value, err, err_len, -EINVAL,
-					 "a node name is 1 to %d characters, "
-					 "no blank, bracket, '=' or ':'",
-					 PCAP_WIRE_NAME_MAX - 1);
+	if ((rv = se_hostlist_expand(value, PCAP_CONF_MAX_NODES, &names, e,
+				     sizeof(e))))
+		return rv == -ENOMEM ? rv :
+			conf_fail(w, value, err, err_len, rv, "%s", e);
+	if ((rv = _check_names(w, value, names, err, err_len))) {
+		free(names);
+		return rv;
 	}
+	free(*out);
+	*out = names;
 	return 0;
 }
 
@@ -102,7 +124,7 @@ static const se_conf_key_t keys[] = {
 	SE_KEY_REAL("PowerCapFloorWatts", pcap_conf_t, floor_w, 0, 4000000),
 	SE_KEY_REAL("PowerCapMaxWatts", pcap_conf_t, max_w, 1, 4000000),
 	SE_KEY_STR("PowerCapKnobs", pcap_conf_t, knobs, _check_knobs, ""),
-	SE_KEY_STR("PowerCapNodes", pcap_conf_t, nodes, _check_nodes, ""),
+	SE_KEY_CUSTOM("PowerCapNodes", pcap_conf_t, nodes, char *, _nodes),
 	SE_KEY_STR("PowerCapController", pcap_conf_t, controller,
 		   _check_controller, ""),
 	SE_KEY_PATH("PowerCapStateFile", pcap_conf_t, state_file, NULL, ""),
@@ -112,7 +134,7 @@ static const se_conf_key_t keys[] = {
 
 /* A NodeClass line's keys (pcap_class_t). */
 static const se_conf_key_t class_keys[] = {
-	SE_KEY_STR("Nodes", pcap_class_t, nodes, _check_nodes, ""),
+	SE_KEY_CUSTOM("Nodes", pcap_class_t, nodes, char *, _nodes),
 	SE_KEY_REAL("FloorWatts", pcap_class_t, floor_w, 0, 4000000),
 	SE_KEY_REAL("MaxWatts", pcap_class_t, max_w, 1, 4000000),
 	SE_KEY_STR("Knobs", pcap_class_t, knobs, _check_knobs, ""),

@@ -14,8 +14,9 @@
  *   PowerCapFloorWatts=W       a node's floor (required)
  *   PowerCapMaxWatts=W         a node's uncapped cap (required, > floor)
  *   PowerCapKnobs=SPECS        a node's knobs (required; pcap_knob.h)
- *   PowerCapNodes=N1,N2,...    the nodes of the cap group (the daemon's;
- *                              required by slurm-energy-powercapd)
+ *   PowerCapNodes=HOSTLIST     the nodes of the cap group, Slurm's
+ *                              hostlist ("node[01-32],gpu1"; the
+ *                              daemon's; required by slurm-energy-powercapd)
  *   PowerCapController=H:P     where the agents connect (the daemon
  *                              listens on P; required by both programs)
  *   PowerCapStateFile=PATH     the daemon publishes the cap's state there
@@ -47,11 +48,14 @@
 /* A NodeClass line. */
 typedef struct {
 	char *name;
-	char *nodes;		/* comma list */
+	char *nodes;		/* Nodes expanded: a comma list */
 	double floor_w, max_w;
 	char *knobs;		/* NULL: the file's PowerCapKnobs */
 	unsigned line;
 } pcap_class_t;
+
+/* The most nodes a hostlist of the file may name. */
+#define PCAP_CONF_MAX_NODES	100000
 
 typedef struct {
 	double cap_w;
@@ -61,7 +65,7 @@ typedef struct {
 	uint64_t hold_ns;
 	double floor_w, max_w;
 	char *knobs;
-	char *nodes;		/* comma list */
+	char *nodes;		/* PowerCapNodes expanded: a comma list */
 	char *controller;	/* HOST:PORT */
 	char *state_file;	/* PowerCapStateFile; NULL: none */
 	int job_records;	/* PowerCapJobRecords: 1 yes, 0 no */

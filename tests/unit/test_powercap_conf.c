@@ -129,18 +129,18 @@ START_TEST(test_read_file)
 
 	_file(path, "# the cluster\nPowerCapWatts=900\n\n"
 		    "PowerCapFloorWatts=100 PowerCapMaxWatts=400\n"
-		    "PowerCapKnobs=rapl PowerCapNodes=a,b,c\n"
+		    "PowerCapKnobs=rapl PowerCapNodes=a,b[1-2],c\n"
 		    "PowerCapController=head:6830\n");
 	ck_assert_int_eq(pcap_conf_read(&c, path, err, sizeof(err)), 0);
 	ck_assert(c.cap_w == 900 && c.floor_w == 100 && c.max_w == 400);
-	ck_assert_str_eq(c.nodes, "a,b,c");
+	ck_assert_str_eq(c.nodes, "a,b1,b2,c");	/* a hostlist, expanded */
 	ck_assert_str_eq(c.controller, "head:6830");
 	pcap_conf_free(&c);
 	unlink(path);
 
 	_file(path, "PowerCapWatts=900\nPowerCapNodes=a,,b\n");
 	ck_assert_int_eq(pcap_conf_read(&c, path, err, sizeof(err)), -EINVAL);
-	ck_assert_msg(strstr(err, ":2: PowerCapNodes=a,,b: a node name is"),
+	ck_assert_msg(strstr(err, ":2: PowerCapNodes=a,,b: an empty name"),
 		      "%s", err);
 	ck_assert_ptr_null(c.nodes);
 	unlink(path);
@@ -233,7 +233,7 @@ START_TEST(test_node_classes)
 	pcap_node_conf_t nc;
 	pcap_conf_t c;
 
-	_file(path, CLASS_BASE "NodeClass=gpu Nodes=g1,g2 FloorWatts=250 "
+	_file(path, CLASS_BASE "NodeClass=gpu Nodes=g[1-2] FloorWatts=250 "
 		    "MaxWatts=1400 Knobs=rapl,nvml\n"
 		    "NodeClass=fat Nodes=b MaxWatts=600\n");
 	ck_assert_msg(pcap_conf_read(&c, path, err, sizeof(err)) == 0, "%s",
