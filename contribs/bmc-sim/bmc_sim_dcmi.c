@@ -3,7 +3,8 @@
  *
  * A loadlib module: lan.conf says
  *   loadlib "/path/bmc_sim_dcmi.so" "trace=FILE column=NAME epoch=SECONDS
- *                                    [stats=SECONDS] [hold=FILE]"
+ *                                    [stats=SECONDS] [hold=FILE] ..."
+ * (every option below is "key=value", no spaces inside a value)
  * and ipmi_sim calls ipmi_sim_module_init() with the quoted string.  The
  * module registers a handler for netfn 0x2C group extension 0xDC and
  * answers, from the shared power trace itself (exact watts, no 8-bit
@@ -44,8 +45,25 @@
  * on its polls (tests/integration/test_step_boundaries.py).
  *
  * With limit=FILE the state is written there after every change, as
- * "active 0|1" and "watts W" lines (for tests and a load-following meter;
- * the power readings themselves still play the trace).
+ * "active 0|1" and "watts W" lines (for tests).
+ *
+ * With follow_limit=yes the node obeys its limit (issue #45: a
+ * load-following meter whose power obeys the caps): while a limit is
+ * active (set and activated) it draws min(trace, limit), else the trace.
+ * Every power field follows: the current watts, the averages (exact, the
+ * trace's integral split where it crosses the cap) and the min and max
+ * (sampled), and so does the reads= log.  A change counts from the trace
+ * time its Set or Activate/Deactivate request was handled: a real BMC
+ * converges within its correction time, the sim at once, so that a test
+ * knows the truth.  The default (follow_limit=no) plays the trace alone,
+ * whatever the limit.
+ *
+ * With cap_log=FILE the cap in force is appended there at module init and
+ * at every change, as "UNIT TRACE_TIME CAP_W" (UNIT the trace column's
+ * name, CAP_W "inf" while no limit is active), the format of
+ * contribs/python/selab/capped.py's read_cap_log, which recomputes the
+ * truth apart from this code.  The log says what the limit is, with or
+ * without follow_limit.
  */
 #ifdef HAVE_CONFIG_H
 #include "se_config.h"
@@ -91,6 +109,13 @@ int ipmi_sim_module_print_version(sys_data_t *sys, char *initstr);
  * 1 min, as period bytes (bits 7:6 unit, 5:0 count). */
 static const uint8_t _periods[] = { 0x01, 0x05, 0x0f, 0x1e, 0x41 };
 
+/* The cap in force from start_s on (until the next segment's start): the
+ * history a reading's window is computed from. */
+typedef struct {
+	double start_s;		/* trace time */
+	double cap_w;		/* INFINITY: no limit active */
+} sim_cap_t;
+
 static struct {
 	sys_data_t *sys;
 	power_trace_t *trace;
@@ -101,6 +126,12 @@ static struct {
 	char *fault_path;	/* NULL: no fault file */
 	char *limit_path;	/* NULL: the limit state kept in memory only */
 	FILE *reads;		/* NULL: answers not logged */
+	FILE *cap_log;		/* NULL: cap changes not logged */
+	bool follow;		/* the power obeys the limit */
+	double cap_w;		/* the cap in force, INFINITY: none */
+	double cap_since_s;	/* trace time of its change (or of init) */
+	sim_cap_t *caps;	/* follow: the history, caps[0] from -inf */
+	size_t ncaps, caps_alloc;
 	unsigned limit_min_w, limit_max_w;
 	struct {
 		bool set, active;
@@ -142,7 +173,53 @@ static void _put32(unsigned char *p, uint32_t v)
 	_put16(p + 2, v >> 16);
 }
 
-/* Min, max and exact average of the trace over [t0, t1]. */
+/* The cap in force at trace time t (a change counts from its time). */
+static double _cap_at(double t)
+{
+	size_t i = _sim.ncaps;
+
+	while (i > 1 && _sim.caps[i - 1].start_s > t)
+		i--;
+	return i ? _sim.caps[i - 1].cap_w : INFINITY;
+}
+
+/* The node's power at trace time t: its demand (the trace) under its cap. */
+static double _node_watts(double t)
+{
+	return fmin(power_trace_watts(_sim.trace, _sim.column, t), _cap_at(t));
+}
+
+static double _capped_joules(double t0, double t1, double cap_w)
+{
+	if (isinf(cap_w))
+		return power_trace_joules(_sim.trace, _sim.column, t0, t1);
+	return power_trace_joules_capped(_sim.trace, _sim.column, t0, t1,
+					 cap_w);
+}
+
+/* The node's energy over [t0, t1], t0 <= t1: each cap segment's share,
+ * walked back from the newest (windows end now: the old segments are
+ * rarely reached). */
+static double _node_joules(double t0, double t1)
+{
+	double joules = 0.0, end = t1;
+	size_t i;
+
+	if (!_sim.ncaps)
+		return _capped_joules(t0, t1, INFINITY);
+	for (i = _sim.ncaps; i-- > 0 && end > t0;) {
+		double from = i ? fmax(t0, _sim.caps[i].start_s) : t0;
+
+		if (from < end) {
+			joules += _capped_joules(from, end, _sim.caps[i].cap_w);
+			end = from;
+		}
+	}
+	return joules;
+}
+
+/* Min, max (sampled) and exact average of the node's power over
+ * [t0, t1]. */
 static void _window(double t0, double t1, double *min_w, double *max_w,
 		    double *avg_w)
 {
@@ -151,17 +228,15 @@ static void _window(double t0, double t1, double *min_w, double *max_w,
 	*min_w = INFINITY;
 	*max_w = -INFINITY;
 	for (i = 0; i <= SIM_MINMAX_STEPS; i++) {
-		double t = t0 + (t1 - t0) * i / SIM_MINMAX_STEPS;
-		double w = power_trace_watts(_sim.trace, _sim.column, t);
+		double w = _node_watts(t0 + (t1 - t0) * i / SIM_MINMAX_STEPS);
 
 		*min_w = fmin(*min_w, w);
 		*max_w = fmax(*max_w, w);
 	}
 	if (t1 > t0)
-		*avg_w = power_trace_joules(_sim.trace, _sim.column, t0, t1) /
-			 (t1 - t0);
+		*avg_w = _node_joules(t0, t1) / (t1 - t0);
 	else
-		*avg_w = power_trace_watts(_sim.trace, _sim.column, t1);
+		*avg_w = _node_watts(t1);
 }
 
 static int _period_offered(uint8_t period)
@@ -265,8 +340,7 @@ static void _power_reading(msg_t *msg, unsigned char *rdata,
 
 	rdata[0] = IPMI_CC_OK;
 	rdata[1] = DCMI_GROUP_EXT;
-	_put16(rdata + 2, _watts16(power_trace_watts(_sim.trace, _sim.column,
-						     now)));
+	_put16(rdata + 2, _watts16(_node_watts(now)));
 	_put16(rdata + 4, _watts16(min_w));
 	_put16(rdata + 6, _watts16(max_w));
 	_put16(rdata + 8, _watts16(avg_w));
@@ -309,6 +383,61 @@ static void _limit_save(void)
 		_sim.limit.watts);
 	fclose(f);
 	rename(tmp, _sim.limit_path);
+}
+
+static void _cap_log(double t)
+{
+	if (!_sim.cap_log)
+		return;
+	if (isinf(_sim.cap_w))
+		fprintf(_sim.cap_log, "%s %.6f inf\n",
+			power_trace_column_name(_sim.trace, _sim.column), t);
+	else
+		fprintf(_sim.cap_log, "%s %.6f %.0f\n",
+			power_trace_column_name(_sim.trace, _sim.column), t,
+			_sim.cap_w);
+	fflush(_sim.cap_log);
+}
+
+/* A new segment of the cap history from trace time t. */
+static void _cap_push(double t, double cap_w)
+{
+	if (_sim.ncaps == _sim.caps_alloc) {
+		size_t n = _sim.caps_alloc ? 2 * _sim.caps_alloc : 16;
+		sim_cap_t *caps = realloc(_sim.caps, n * sizeof(*caps));
+
+		if (!caps) {
+			_sim.sys->log(_sim.sys, OS_ERROR, NULL,
+				      "bmc_sim_dcmi: out of memory: a cap "
+				      "change at %.3f lost", t);
+			return;
+		}
+		_sim.caps = caps;
+		_sim.caps_alloc = n;
+	}
+	_sim.caps[_sim.ncaps].start_s = t;
+	_sim.caps[_sim.ncaps].cap_w = cap_w;
+	_sim.ncaps++;
+}
+
+/* After a limit command: if the cap in force changed (a Set while no
+ * limit is active, or of the same watts, changes nothing), the node
+ * follows it from now, and the cap log says so. */
+static void _cap_changed(void)
+{
+	double cap_w = _sim.limit.active ? _sim.limit.watts : INFINITY;
+	double now;
+
+	if (cap_w == _sim.cap_w)
+		return;
+	/* never before the last change (a wall clock stepped back): the
+	 * history stays in time order */
+	now = fmax(_trace_now(), _sim.cap_since_s);
+	_sim.cap_w = cap_w;
+	_sim.cap_since_s = now;
+	if (_sim.follow)
+		_cap_push(now, cap_w);
+	_cap_log(now);
 }
 
 /* Get Power Limit, DCMI 1.5 §6.6.2 (request: group ext, 2 reserved). */
@@ -357,6 +486,7 @@ static void _set_limit(const msg_t *msg, unsigned char *rdata,
 	_sim.limit.period_s = _get16(d + 13);
 	rdata[0] = IPMI_CC_OK;
 	_limit_save();
+	_cap_changed();
 }
 
 /* Activate/Deactivate Power Limit, DCMI 1.5 §6.6.4 (request: group ext,
@@ -380,6 +510,7 @@ static void _activate_limit(const msg_t *msg, unsigned char *rdata,
 	_sim.limit.active = on;
 	rdata[0] = IPMI_CC_OK;
 	_limit_save();
+	_cap_changed();
 }
 
 /* Get DCMI Capabilities Info, DCMI 1.5 §6.1.1, parameters 1 and 5. */
@@ -474,6 +605,16 @@ static int _option(const char *tok, const char **trace_path,
 	} else if (!strncmp(tok, "reads=", 6)) {
 		_sim.reads = fopen(tok + 6, "a");
 		return _sim.reads ? 0 : errno;
+	} else if (!strncmp(tok, "cap_log=", 8)) {
+		_sim.cap_log = fopen(tok + 8, "a");
+		return _sim.cap_log ? 0 : errno;
+	} else if (!strncmp(tok, "follow_limit=", 13)) {
+		if (!strcmp(tok + 13, "yes"))
+			_sim.follow = true;
+		else if (!strcmp(tok + 13, "no"))
+			_sim.follow = false;
+		else
+			return EINVAL;
 	} else if (!strncmp(tok, "limit=", 6)) {
 		_sim.limit_path = strdup(tok + 6);
 		return _sim.limit_path ? 0 : ENOMEM;
@@ -497,6 +638,7 @@ static int _parse_init(sys_data_t *sys, char *opts)
 	int rc;
 
 	_sim.stats_s = SIM_STATS_DEFAULT_S;
+	_sim.cap_w = INFINITY;
 	_sim.limit_min_w = 1;
 	_sim.limit_max_w = 65534;
 	for (tok = strtok_r(opts, " \t", &save); tok;
@@ -526,6 +668,16 @@ static int _parse_init(sys_data_t *sys, char *opts)
 	return 0;
 }
 
+/* The initial state, no limit: the first segment (it holds back to -inf,
+ * as read_cap_log's first line does) and the cap log's first line. */
+static void _cap_init(void)
+{
+	_sim.cap_since_s = _trace_now();
+	if (_sim.follow)
+		_cap_push(_sim.cap_since_s, INFINITY);
+	_cap_log(_sim.cap_since_s);
+}
+
 int ipmi_sim_module_print_version(sys_data_t *sys, char *initstr)
 {
 	printf("bmc_sim_dcmi: DCMI 1.5 Get Power Reading from a power trace\n");
@@ -544,6 +696,7 @@ int ipmi_sim_module_init(sys_data_t *sys, const char *initstr)
 	free(opts);
 	if (rc)
 		return rc;
+	_cap_init();
 
 	ipmi_emu_register_group_extension_handler(DCMI_GROUP_EXT, _handle_dcmi,
 						  NULL);

@@ -20,9 +20,20 @@ min(demand, limit) and its integral at the instant read, from the fake's
 cap log (about 6 s).  And a GPU node's meter (se-modbus-sim --gpus) serves
 its package's capped demand plus those GPUs, one node cap through the rapl
 and nvml knobs together (about 6 s).
+
+bmc-sim with --follow-limit is the same for a BMC: its DCMI power
+readings obey its DCMI power limit, set four times through the power cap's
+dcmi knob (se-powercap-node) while ipmi-dcmi asks for the power statistics
+(mode 1) and the rolling averages (mode 2) every 0.2 s.  Every answer's
+current, min, max and average watts must be those of min(demand, limit)
+(selab.capped from the trace and bmc-sim's cap log) at the trace time
+bmc-sim answered (--reads); without --follow-limit, those of the demand
+alone, the limit's changes logged all the same (about 6 s each).
 """
 import ctypes
+import math
 import os
+import shutil
 import socket
 import struct
 import subprocess
@@ -394,3 +405,141 @@ def test_meter_adds_the_gpus_as_capped(work):
           "uncapped %.3f J" % (len(got), worst_w, worst_j, got[-1][1],
                                uncapped))
     assert uncapped - got[-1][1] > 150, (uncapped, got[-1][1])
+
+
+# ------------------------------------------------ a BMC's DCMI reading
+BMC_SIM = os.path.join(OBJ, "contribs", "bmc-sim", "bmc-sim")
+# demand: ramps between 300 and 700 W
+BMC_TRACE = "time n1\n0 300\n2 700\n4 300\n6 700\n"
+BMC_MIN_W, BMC_MAX_W = 300, 700
+# (trace time, DCMI limit; None: deactivated): binding on the ramp up,
+# binding at its top then crossed by the ramp down, lifted, crossed by the
+# next ramp up
+BMC_CAPS = [(1.0, 450), (2.0, 600), (3.0, None), (4.0, 350)]
+BMC_END_S = 5.5
+BMC_STATS_S = 3         # mode 1's window: short, for the caps to show
+BMC_MINMAX_STEPS = 64   # bmc_sim_dcmi.c's SIM_MINMAX_STEPS
+# Bound: the 16-bit watts' rounding (0.5 W), plus the logs' 1 us time
+# stamps: at most 400 W/s of change in a 1 s average, 400 W of cap change
+# (1e-3 W).
+BMC_TOL_W = 0.502
+
+
+def _free_udp_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _dcmi_answers(port, password, enhanced):
+    """[(current, min, max, avg)] watts of one ipmi-dcmi run: mode 1's one
+    answer, or mode 2's five (1 s, 5 s, 15 s, 30 s, 1 min), in order."""
+    what = ("--get-enhanced-system-power-statistics" if enhanced else
+            "--get-system-power-statistics")
+    out = subprocess.run(
+        ["ipmi-dcmi", "-D", "LAN_2_0", "-h", "127.0.0.1:%d" % port, "-u",
+         "admin", "-p", password, "-W", "opensesspriv", "-l", "admin", what],
+        check=True, capture_output=True, text=True, timeout=10).stdout
+    fields = {"Current": [], "Minimum": [], "Maximum": [], "Average": []}
+    for line in out.splitlines():
+        key = line.split(" ", 1)[0]
+        if key in fields and " : " in line:
+            fields[key].append(int(line.split(":")[1].split()[0]))
+    return list(zip(*fields.values()))
+
+
+def _bmc_cap(knobs, watts):
+    """Set (None: lift) the BMC's limit through the dcmi knob."""
+    verb = ["restore"] if watts is None else ["apply", str(watts)]
+    subprocess.run([NODE_TOOL, "--knobs", knobs, "--floor", str(BMC_MIN_W),
+                    "--max", str(BMC_MAX_W), *verb],
+                   check=True, capture_output=True, timeout=30)
+
+
+def _bmc_run(work, follow):
+    """Play BMC_CAPS on a bmc-sim while polling its DCMI readings:
+    (trace path, epoch, [(wall before, after) of each cap change],
+    [(current, min, max, avg)] in the order answered)."""
+    trace = os.path.join(work, "bmc.trace")
+    with open(trace, "w") as f:
+        f.write(BMC_TRACE)
+    state, port = os.path.join(work, "bmc"), _free_udp_port()
+    epoch = time.time()
+    start = subprocess.run(
+        [BMC_SIM, "start", "--state", state, "--port", str(port),
+         "--trace", trace, "--column", "n1", "--epoch", "%.6f" % epoch,
+         "--stats", str(BMC_STATS_S), "--cap-log",
+         os.path.join(work, "caps"), "--reads", os.path.join(work, "reads"),
+         *(["--follow-limit"] if follow else [])],
+        capture_output=True, text=True, timeout=30)
+    assert start.returncode == 0, start
+    knobs = ("dcmi:host=127.0.0.1:port=%d:user=admin:password_file=%s"
+             ":workaround=opensesspriv:min_w=%d:max_w=%d"
+             % (port, os.path.join(state, "password"), BMC_MIN_W,
+                BMC_MAX_W))
+    with open(os.path.join(state, "password")) as f:
+        password = f.read().strip()
+    caps, sets, got = list(BMC_CAPS), [], []
+    try:
+        while time.time() - epoch < BMC_END_S:
+            if caps and time.time() - epoch >= caps[0][0]:
+                before = time.time() - epoch
+                _bmc_cap(knobs, caps.pop(0)[1])
+                sets.append((before, time.time() - epoch))
+            got += _dcmi_answers(port, password, len(got) % 2)
+            time.sleep(0.2)
+    finally:
+        subprocess.run([BMC_SIM, "stop", "--state", state],
+                       capture_output=True, timeout=30)
+    return trace, sets, got
+
+
+def _sampled(trace, t0, t1, history):
+    """(min, max) of the capped watts at bmc_sim_dcmi.c's sample times."""
+    watts = [capped_watts(trace, "n1", t0 + (t1 - t0) * i / BMC_MINMAX_STEPS,
+                          history) for i in range(BMC_MINMAX_STEPS + 1)]
+    return min(watts), max(watts)
+
+
+@pytest.mark.parametrize("follow", [True, False],
+                         ids=["follow", "trace-alone"])
+def test_bmc_dcmi_reading_follows_the_limit(work, follow):
+    if not os.access(BMC_SIM, os.X_OK) or not shutil.which("ipmi_sim") \
+            or not shutil.which("ipmi-dcmi"):
+        pytest.skip("bmc-sim not built, or ipmi_sim or ipmi-dcmi "
+                    "(freeipmi-tools) not installed")
+    trace_path, sets, got = _bmc_run(work, follow)
+    trace = Trace(trace_path)
+    history = read_cap_log(os.path.join(work, "caps"), "n1")
+    # none at start, then each change, from the trace time it was made
+    assert [w for _, w in history] == [math.inf] + [
+        math.inf if w is None else w for _, w in BMC_CAPS], history
+    for (t, _), (a, b) in zip(history[1:], sets):
+        assert a <= t <= b, ("a limit counts from its request", t, a, b)
+    # what the node draws: under its limits, or the demand whatever they say
+    drawn = history if follow else [(0.0, math.inf)]
+    with open(os.path.join(work, "reads")) as f:
+        served = [[float(v) for v in line.split()] for line in f]
+    assert len(served) == len(got) > 50, (len(served), len(got))
+    worst, bit = [0.0] * 4, 0
+    for (t, window, avg), (cur, lo, hi, avg_sent) in zip(served, got):
+        assert avg == avg_sent, ("the reads log is what was sent", t)
+        want = capped_joules(trace, "n1", t - window, t, drawn) / window
+        want_lo, want_hi = _sampled(trace, t - window, t, drawn)
+        want_cur = capped_watts(trace, "n1", t, drawn)
+        offs = [abs(avg - want), abs(cur - want_cur), abs(lo - want_lo),
+                abs(hi - want_hi)]
+        worst = [max(w, o) for w, o in zip(worst, offs)]
+        assert max(offs) <= BMC_TOL_W, (t, window, (cur, lo, hi, avg),
+                                        (want_cur, want_lo, want_hi, want))
+        # the limits took power off this window's average
+        bit += avg < capped_joules(trace, "n1", t - window, t,
+                                   [(0.0, math.inf)]) / window - 20
+    print("bmc %s: %d answers, %d cap changes; worst off: average %.3f W, "
+          "current %.3f, min %.3f, max %.3f; %d averages > 20 W below the "
+          "demand's" % ("follow" if follow else "trace alone", len(got),
+                        len(history) - 1, *worst, bit))
+    if follow:
+        assert bit >= 10, bit
+    else:
+        assert bit == 0, bit
