@@ -53,6 +53,51 @@ static void _hold_written(pcap_agent_t *a, uint32_t read_mw)
 	_act(a, a->lease.capped ? PCAP_ACT_APPLY : PCAP_ACT_RESTORE);
 }
 
+/* The node cap in force now noted, when it changed: the lease's cap while
+ * the knobs hold it, else the node's maximum (defaults, or unknown). */
+static void _note_cap(pcap_agent_t *a, int64_t now_ns)
+{
+	uint32_t cap = a->knobs->max_mw;
+	pcap_cap_at_t *last;
+
+	if (a->lease.capped && a->lease.enforced && a->lease.cap_mw < cap)
+		cap = a->lease.cap_mw;
+	last = a->n_cap_hist ?
+	       &a->cap_hist[(a->n_cap_hist - 1) % PCAP_AGENT_CAP_HIST] : NULL;
+	if (last && last->cap_mw == cap)
+		return;
+	a->cap_hist[a->n_cap_hist++ % PCAP_AGENT_CAP_HIST] =
+		(pcap_cap_at_t){ .t_ns = now_ns, .cap_mw = cap };
+}
+
+uint32_t pcap_agent_window_cap(const pcap_agent_t *a, int64_t t0_ns,
+			       int64_t t1_ns)
+{
+	size_t n = a->n_cap_hist < PCAP_AGENT_CAP_HIST ? a->n_cap_hist :
+		   PCAP_AGENT_CAP_HIST;
+	size_t first = a->n_cap_hist - n;
+	long double sum = 0;
+
+	if (!n || t1_ns <= t0_ns)
+		return 0;
+	for (size_t k = 0; k < n; k++) {
+		const pcap_cap_at_t *e =
+			&a->cap_hist[(first + k) % PCAP_AGENT_CAP_HIST];
+		int64_t from = k ? e->t_ns : t0_ns;
+		int64_t to = k + 1 < n ?
+			a->cap_hist[(first + k + 1) % PCAP_AGENT_CAP_HIST].t_ns :
+			t1_ns;
+
+		if (from < t0_ns)
+			from = t0_ns;
+		if (to > t1_ns)
+			to = t1_ns;
+		if (to > from)
+			sum += (long double)e->cap_mw * (long double)(to - from);
+	}
+	return (uint32_t)(sum / (long double)(t1_ns - t0_ns) + 0.5L);
+}
+
 void pcap_agent_init(pcap_agent_t *a, const char *node,
 		     pcap_node_knobs_t *knobs, int64_t hold_ns)
 {
@@ -64,12 +109,16 @@ void pcap_agent_init(pcap_agent_t *a, const char *node,
 
 int pcap_agent_start(pcap_agent_t *a, int64_t now_ns)
 {
-	return _act(a, pcap_lease_tick(&a->lease, now_ns));
+	int ret = _act(a, pcap_lease_tick(&a->lease, now_ns));
+
+	_note_cap(a, now_ns);
+	return ret;
 }
 
 int pcap_agent_cap(pcap_agent_t *a, int64_t now_ns, const pcap_cap_msg_t *m)
 {
 	pcap_action_t act;
+	int ret;
 
 	if (strcmp(m->node, a->node))
 		return -EINVAL;		/* misrouted: the caller logs it */
@@ -82,7 +131,9 @@ int pcap_agent_cap(pcap_agent_t *a, int64_t now_ns, const pcap_cap_msg_t *m)
 		a->lease.seq = m->seq > a->lease.seq ? m->seq : a->lease.seq;
 		/* an idle node is sent RESTORE every round: its knobs (a
 		 * BMC's PATCH) are written once, not every round */
-		return at_defaults ? 0 : _act(a, PCAP_ACT_RESTORE);
+		ret = at_defaults ? 0 : _act(a, PCAP_ACT_RESTORE);
+		_note_cap(a, now_ns);
+		return ret;
 	}
 	act = pcap_lease_cap(&a->lease, now_ns, m->seq, m->cap_mw,
 			     (int64_t)m->lease_ms * 1000000);
@@ -91,16 +142,22 @@ int pcap_agent_cap(pcap_agent_t *a, int64_t now_ns, const pcap_cap_msg_t *m)
 	if (act == PCAP_ACT_NONE && a->lease.capped && a->lease.enforced &&
 	    pcap_node_split_moved(a->knobs, a->lease.cap_mw))
 		act = PCAP_ACT_APPLY;
-	return _act(a, act);
+	ret = _act(a, act);
+	_note_cap(a, now_ns);
+	return ret;
 }
 
 int pcap_agent_tick(pcap_agent_t *a, int64_t now_ns)
 {
-	return _act(a, pcap_lease_tick(&a->lease, now_ns));
+	int ret = _act(a, pcap_lease_tick(&a->lease, now_ns));
+
+	_note_cap(a, now_ns);
+	return ret;
 }
 
 void pcap_agent_report(pcap_agent_t *a, uint32_t power_mw,
-		       uint32_t window_ms, pcap_report_msg_t *out)
+		       uint32_t window_ms, int64_t window_end_ns,
+		       pcap_report_msg_t *out)
 {
 	char err[PCAP_WIRE_ERR_MAX];
 
@@ -109,6 +166,10 @@ void pcap_agent_report(pcap_agent_t *a, uint32_t power_mw,
 	out->seq = a->lease.seq;
 	out->power_mw = power_mw;
 	out->window_ms = window_ms;
+	if (window_ms && window_end_ns)
+		out->window_cap_mw = pcap_agent_window_cap(
+			a, window_end_ns - (int64_t)window_ms * 1000000,
+			window_end_ns);
 	if (pcap_node_read(a->knobs, &out->cap_mw, err, sizeof(err))) {
 		out->cap_mw = 0;
 		if (!a->error[0])

@@ -109,10 +109,13 @@ static uint64_t _release_idle(const pcap_params_t *p, pcap_node_t *nodes,
 	return released;
 }
 
-/* Step 2: a greedy node wants its maximum, a donor its draw + headroom. */
+/* Step 2: a greedy node wants its maximum, a donor its draw + headroom;
+ * its draw judged against the cap in force while it was measured. */
 static uint32_t _want(const pcap_params_t *p, pcap_node_t *nd)
 {
-	if ((uint64_t)nd->power_mw + p->at_cap_mw >= nd->cap_mw) {
+	uint32_t judged = nd->window_cap_mw ? nd->window_cap_mw : nd->cap_mw;
+
+	if ((uint64_t)nd->power_mw + p->at_cap_mw >= judged) {
 		nd->out = PCAP_GREEDY;
 		return nd->max_mw;
 	}

@@ -61,7 +61,11 @@
  *      get a new cap.
  *   2. A node drawing within at_cap_mw of its cap is greedy: it wants its
  *      maximum.  Any other node is a donor: it wants its draw plus
- *      headroom_mw (its share beyond that goes to the greedy ones).
+ *      headroom_mw (its share beyond that goes to the greedy ones).  The
+ *      cap its draw is judged against is the one in force over the
+ *      reading's window (window_cap_mw, from the agent): a node raised
+ *      during the window, at its cap all along, read its old cap for
+ *      part of it and is no donor.
  *   3. The budget left after step 1 is water-filled: each node gets
  *      max(floor, min(want, floor + L * (max - floor))) with one level L
  *      in [0, 1] for all, the largest that fits.  Donors, whose want is
@@ -118,6 +122,8 @@ typedef struct {
 	uint32_t max_mw;	/* the cap meaning "uncapped" (PowerCapMaxWatts) */
 	uint32_t power_mw;	/* average over the last round */
 	uint32_t cap_mw;	/* the cap in force */
+	uint32_t window_cap_mw;	/* the cap in force over power_mw's window,
+				 * its time mean (0: unknown, cap_mw) */
 	unsigned flags;		/* PCAP_MEASURED | PCAP_ENFORCED */
 	/* out */
 	uint32_t new_cap_mw;

@@ -90,6 +90,7 @@ int pcap_ctl_round(pcap_ctl_t *c, int64_t now_ns, pcap_send_fn send,
 		s->held_mw = 0;		/* this round decides again */
 		nd->cap_mw = s->sent_cap_mw;
 		nd->power_mw = s->power_mw;
+		nd->window_cap_mw = s->answered ? s->window_cap_mw : 0;
 		nd->flags = (s->answered ? PCAP_MEASURED : 0) |
 			    (alive && s->enforced ? PCAP_ENFORCED : 0) |
 			    (s->idle ? PCAP_IDLE : 0);
@@ -122,6 +123,11 @@ int pcap_ctl_round(pcap_ctl_t *c, int64_t now_ns, pcap_send_fn send,
 void pcap_ctl_idle(pcap_ctl_t *c, size_t i, bool idle)
 {
 	c->st[i].idle = idle;
+}
+
+void pcap_ctl_window_cap(pcap_ctl_t *c, size_t i, uint32_t window_cap_mw)
+{
+	c->st[i].window_cap_mw = window_cap_mw;
 }
 
 void pcap_ctl_answer(pcap_ctl_t *c, size_t i, int64_t now_ns, uint64_t seq,

@@ -48,6 +48,7 @@ typedef struct {
 	bool answered;		/* an answer since the last round */
 	bool enforced;		/* the last answer's */
 	uint32_t power_mw;	/* the last answer's */
+	uint32_t window_cap_mw;	/* its cap in force over power_mw's window */
 	bool idle;		/* the last answer said no job runs there */
 	bool released;		/* uncapped by the last round (PCAP_RELEASED):
 				 * its cap is sent as RESTORE */
@@ -80,6 +81,10 @@ void pcap_ctl_free(pcap_ctl_t *c);
 
 /* Node i's last answer said whether a job runs there (its JOB flag). */
 void pcap_ctl_idle(pcap_ctl_t *c, size_t i, bool idle);
+
+/* Node i's last answer said the cap in force over its reading's window
+ * (its time mean; 0: unknown): the round judges its draw against it. */
+void pcap_ctl_window_cap(pcap_ctl_t *c, size_t i, uint32_t window_cap_mw);
 
 /* One round at now: 0, or pcap_round's error. */
 int pcap_ctl_round(pcap_ctl_t *c, int64_t now_ns, pcap_send_fn send,

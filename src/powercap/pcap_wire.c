@@ -66,6 +66,7 @@ static const wire_field_t report_fields[] = {
 	WIRE_NUM(pcap_report_msg_t, power_mw),
 	WIRE_NUM(pcap_report_msg_t, window_ms),
 	WIRE_NUM(pcap_report_msg_t, cap_mw),
+	WIRE_NUM(pcap_report_msg_t, window_cap_mw),
 	WIRE_NUM(pcap_report_msg_t, flags),
 	WIRE_STR(pcap_report_msg_t, node, "node name"),
 	WIRE_STR(pcap_report_msg_t, error, "error text"),

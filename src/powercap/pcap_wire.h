@@ -9,14 +9,19 @@
  *           the defaults now, the controller letting the node go).
  *   REPORT  agent -> controller: the node, the last sequence applied, the
  *           node's mean power (mW) over window_ms, the node cap its knobs
- *           read back, flags (ENFORCED: the last apply succeeded; JOB: a
- *           job runs on the node), and the knob's error text when not
+ *           read back, the node cap in force over that window (its time
+ *           mean: what the power is judged against, 0 unknown; version
+ *           2), flags (ENFORCED: the last apply succeeded; JOB: a job
+ *           runs on the node), and the knob's error text when not
  *           enforced.
  * The transport carries each message inside a MUNGE credential (payload),
  * so that an agent takes caps only from SlurmUser or root; that layer is
  * not here.  A decoder refuses anything it does not fully understand and
  * says what: bad magic, another version, an unknown type, a length that
- * is not the type's, a node name or error text without its NUL.
+ * is not the type's, a node name or error text without its NUL.  So a
+ * daemon and its agents are upgraded together: a peer of another version
+ * is refused by name, its node charged its maximum (the daemon) or left
+ * to its lease (the agent).
  */
 #ifndef SE_PCAP_WIRE_H
 #define SE_PCAP_WIRE_H
@@ -25,7 +30,7 @@
 #include <stdint.h>
 
 #define PCAP_WIRE_MAGIC		0x43504553u	/* "SEPC" little-endian */
-#define PCAP_WIRE_VERSION	1
+#define PCAP_WIRE_VERSION	2	/* 2: REPORT's window_cap_mw */
 #define PCAP_WIRE_CAP		1
 #define PCAP_WIRE_REPORT	2
 #define PCAP_WIRE_NAME_MAX	64	/* with its NUL */
@@ -38,7 +43,7 @@
 #define PCAP_WIRE_HDR_LEN	12
 #define PCAP_WIRE_CAP_LEN	(PCAP_WIRE_HDR_LEN + 8 + 4 + 4 + 4 + \
 				 PCAP_WIRE_NAME_MAX)
-#define PCAP_WIRE_REPORT_LEN	(PCAP_WIRE_HDR_LEN + 8 + 4 + 4 + 4 + 4 + \
+#define PCAP_WIRE_REPORT_LEN	(PCAP_WIRE_HDR_LEN + 8 + 4 + 4 + 4 + 4 + 4 + \
 				 PCAP_WIRE_NAME_MAX + PCAP_WIRE_ERR_MAX)
 #define PCAP_WIRE_MAX_LEN	PCAP_WIRE_REPORT_LEN
 
@@ -51,7 +56,7 @@ typedef struct {
 typedef struct {
 	char node[PCAP_WIRE_NAME_MAX];
 	uint64_t seq;
-	uint32_t power_mw, window_ms, cap_mw, flags;
+	uint32_t power_mw, window_ms, cap_mw, window_cap_mw, flags;
 	char error[PCAP_WIRE_ERR_MAX];
 } pcap_report_msg_t;
 

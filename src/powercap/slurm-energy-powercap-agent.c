@@ -96,15 +96,17 @@ static uint64_t _total_at_sample(const energy_snapshot_t *s)
 /* ---------------------------------------------------------------- power */
 
 /* The node's mean power since the last call (slurmd's total at the newest
- * sample over the time between two snapshots' samples), or the newest sample's power when no
- * total continues; window 0: no reading (the daemon charges the node its
- * maximum).  JOB from the steps slurmd's split lists as running. */
-static uint32_t _power(agent_t *a, uint32_t *window_ms)
+ * sample over the time between two snapshots' samples), or the newest
+ * sample's power when no total continues; window 0: no reading (the daemon
+ * charges the node its maximum); end_ns: the newest sample's time, where
+ * the window ends.  JOB from the steps slurmd's split lists as running. */
+static uint32_t _power(agent_t *a, uint32_t *window_ms, int64_t *end_ns)
 {
 	uint64_t t, mw, total;
 	int rv = energy_query_snapshot(a->query_path, QUERY_NS, &snap);
 
 	*window_ms = 0;
+	*end_ns = 0;
 	if (rv) {
 		se_log_limited(&a->rl_query, se_mono_ns(), SE_LOG_ERROR,
 			       "%s: no power: %s", a->query_path,
@@ -120,6 +122,7 @@ static uint32_t _power(agent_t *a, uint32_t *window_ms)
 	if (!snap.last_sample_ns)
 		return 0;
 	t = snap.last_sample_ns;
+	*end_ns = (int64_t)t;	/* slurmd's sampler: this node's monotonic */
 	total = _total_at_sample(&snap);
 	if ((snap.flags & ENERGY_SNAPSHOT_TOTAL) && a->have_prev &&
 	    snap.total_id == a->prev_id && t > a->prev_ns &&
@@ -210,11 +213,12 @@ static void _report(agent_t *a)
 {
 	pcap_report_msg_t m;
 	uint8_t buf[PCAP_WIRE_MAX_LEN];
-	uint32_t window_ms, mw = _power(a, &window_ms);
+	int64_t end_ns;
+	uint32_t window_ms, mw = _power(a, &window_ms, &end_ns);
 	char err[256];
 	int len;
 
-	pcap_agent_report(&a->core, mw, window_ms, &m);
+	pcap_agent_report(&a->core, mw, window_ms, end_ns, &m);
 	if (a->core.rewritten)
 		se_log_limited(&a->rl_rewrite, se_mono_ns(), SE_LOG_ERROR,
 			       "knobs read %.3f W, not the %.3f W written: "

@@ -279,6 +279,7 @@ static void _close(daemon_t *d, size_t c)
 				(int64_t)se_mono_ns(), 0,
 				d->g.ctl.st[k->index].power_mw, false);
 		pcap_ctl_idle(&d->g.ctl, (size_t)k->index, false);
+		pcap_ctl_window_cap(&d->g.ctl, (size_t)k->index, 0);
 		se_log(SE_LOG_INFO, "node %s: agent gone", k->node);
 		d->g.conn[k->index] = -1;
 	}
@@ -343,6 +344,7 @@ static void _report(daemon_t *d, size_t c, const pcap_report_msg_t *m)
 			m->power_mw,
 			(m->flags & PCAP_REPORT_ENFORCED) && m->window_ms);
 	pcap_ctl_idle(&d->g.ctl, (size_t)i, !(m->flags & PCAP_REPORT_JOB));
+	pcap_ctl_window_cap(&d->g.ctl, (size_t)i, m->window_cap_mw);
 }
 
 static void _message(daemon_t *d, size_t c, const char *cred)

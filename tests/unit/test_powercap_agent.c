@@ -4,7 +4,7 @@
  * cap applied and reported, a misrouted cap refused, the lease lapsing,
  * RESTORE (written once when repeated), a limit reset behind the agent's
  * back written again at the next report, a job's end, a knob failing then
- * recovering.
+ * recovering; the cap in force over a report's window.
  */
 #include <check.h>
 #include <errno.h>
@@ -90,7 +90,7 @@ START_TEST(test_agent_life)
 	m = _cap("n7", 1, 200, 10000);
 	ck_assert_int_eq(pcap_agent_cap(&a, 1 * S, &m), 0);
 	ck_assert_uint_eq(_ceiling(), 2000000);
-	pcap_agent_report(&a, 190000, 1000, &r);
+	pcap_agent_report(&a, 190000, 1000, 0, &r);
 	ck_assert_str_eq(r.node, "n7");
 	ck_assert_uint_eq(r.seq, 1);
 	ck_assert_uint_eq(r.cap_mw, 200000);
@@ -102,7 +102,7 @@ START_TEST(test_agent_life)
 	 * report writes the cap again and says what it found */
 	snprintf(path, sizeof(path), "%s/cpu0/cpufreq", _dir);
 	_put(path, "scaling_max_freq", "3000000\n");
-	pcap_agent_report(&a, 190000, 1000, &r);
+	pcap_agent_report(&a, 190000, 1000, 0, &r);
 	ck_assert(a.rewritten);
 	ck_assert_uint_eq(a.rewritten_from_mw, 300000);
 	ck_assert_uint_eq(_ceiling(), 2000000);
@@ -113,7 +113,7 @@ START_TEST(test_agent_life)
 	m = _cap("n8", 2, 120, 10000);
 	ck_assert_int_eq(pcap_agent_cap(&a, 2 * S, &m), -EINVAL);
 	ck_assert_uint_eq(_ceiling(), 2000000);
-	pcap_agent_report(&a, 0, 1000, &r);
+	pcap_agent_report(&a, 0, 1000, 0, &r);
 	ck_assert_uint_eq(r.flags, PCAP_REPORT_ENFORCED);
 
 	/* the lease (10 s from 1 s) lapses: defaults back */
@@ -137,12 +137,12 @@ START_TEST(test_agent_life)
 	_put(path, "scaling_max_freq", "2500000\n");
 	ck_assert_int_eq(pcap_agent_cap(&a, 13 * S + 1, &m), 0);
 	ck_assert_uint_eq(_ceiling(), 2500000);
-	pcap_agent_report(&a, 0, 1000, &r);
+	pcap_agent_report(&a, 0, 1000, 0, &r);
 	ck_assert(a.rewritten);
 	ck_assert_uint_eq(a.rewritten_from_mw, 250000);
 	ck_assert_uint_eq(_ceiling(), 3000000);
 	ck_assert_uint_eq(r.cap_mw, 300000);
-	pcap_agent_report(&a, 0, 1000, &r);
+	pcap_agent_report(&a, 0, 1000, 0, &r);
 	ck_assert(!a.rewritten);
 	m = _cap("n7", 5, 150, 1000);
 	pcap_agent_cap(&a, 14 * S, &m);
@@ -157,7 +157,7 @@ START_TEST(test_agent_life)
 	ck_assert_int_eq(mkdir(path, 0755), 0);
 	m = _cap("n7", 6, 200, 10000);
 	ck_assert_int_eq(pcap_agent_cap(&a, 20 * S, &m), -EISDIR);
-	pcap_agent_report(&a, 0, 1000, &r);
+	pcap_agent_report(&a, 0, 1000, 0, &r);
 	ck_assert_uint_eq(r.flags & PCAP_REPORT_ENFORCED, 0);
 	ck_assert_msg(strstr(r.error, "cpufreq: cannot write 2000000 to "),
 		      "%s", r.error);
@@ -165,12 +165,66 @@ START_TEST(test_agent_life)
 	tmp_file_write(path, "3000000\n");
 	m = _cap("n7", 7, 200, 10000);
 	ck_assert_int_eq(pcap_agent_cap(&a, 21 * S, &m), 0);
-	pcap_agent_report(&a, 0, 1000, &r);
+	pcap_agent_report(&a, 0, 1000, 0, &r);
 	ck_assert_uint_eq(r.flags, PCAP_REPORT_ENFORCED);
 	ck_assert_str_eq(r.error, "");
 	pcap_node_close(&nk);
 	snprintf(path, sizeof(path), "rm -rf '%s'", _dir);
 	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
+/* The caps in force over a report's window: their time mean, the knobs'
+ * defaults (the node's max) before the first cap and after a RESTORE. */
+START_TEST(test_window_cap)
+{
+	char specs[256], err[512] = "";
+	pcap_node_knobs_t nk;
+	pcap_agent_t a;
+	pcap_report_msg_t r;
+	pcap_cap_msg_t m;
+
+	_tree();
+	snprintf(specs, sizeof(specs), "cpufreq:root=%s:min_w=100:max_w=300",
+		 _dir);
+	ck_assert_msg(!pcap_node_open(&nk, specs, 100000, 300000, err,
+				      sizeof(err)), "%s", err);
+	pcap_agent_init(&a, "n7", &nk, 30 * S);
+	ck_assert_uint_eq(pcap_agent_window_cap(&a, 0, S), 0);	/* none */
+	pcap_agent_start(&a, 0);			/* 300 W from 0 */
+	m = _cap("n7", 1, 150, 10000);
+	pcap_agent_cap(&a, 1 * S, &m);			/* 150 W from 1 s */
+	m = _cap("n7", 2, 250, 10000);
+	pcap_agent_cap(&a, 2 * S, &m);			/* 250 W from 2 s */
+	m = _cap("n7", 3, 250, 10000);
+	pcap_agent_cap(&a, 2500000000LL, &m);		/* renewed: no change */
+	ck_assert_uint_eq(a.n_cap_hist, 3);
+	/* [0.5 s, 2.5 s): 0.5 s at 300, 1 s at 150, 0.5 s at 250 */
+	ck_assert_uint_eq(pcap_agent_window_cap(&a, S / 2, 5 * S / 2), 212500);
+	pcap_agent_report(&a, 190000, 2000, 5 * S / 2, &r);
+	ck_assert_uint_eq(r.window_cap_mw, 212500);
+	/* the newest cap holds on; before the oldest, the oldest */
+	ck_assert_uint_eq(pcap_agent_window_cap(&a, 3 * S, 4 * S), 250000);
+	ck_assert_uint_eq(pcap_agent_window_cap(&a, -S, 0), 300000);
+	/* no window: unknown */
+	pcap_agent_report(&a, 190000, 0, 5 * S / 2, &r);
+	ck_assert_uint_eq(r.window_cap_mw, 0);
+	/* RESTORE: the max again, from then */
+	m = _cap("n7", 4, 0, 10000);
+	m.flags = PCAP_CAP_RESTORE;
+	pcap_agent_cap(&a, 3 * S, &m);
+	ck_assert_uint_eq(pcap_agent_window_cap(&a, 2 * S, 4 * S), 275000);
+	/* the ring keeps the last 16 changes: the oldest then stands for
+	 * all before it */
+	for (int i = 0; i < 20; i++) {
+		m = _cap("n7", 10 + i, i % 2 ? 200 : 100, 10000);
+		pcap_agent_cap(&a, (10 + i) * S, &m);
+	}
+	ck_assert_uint_eq(pcap_agent_window_cap(&a, 0, 14 * S), 100000);
+	ck_assert_uint_eq(pcap_agent_window_cap(&a, 28 * S, 30 * S), 150000);
+	pcap_node_close(&nk);
+	snprintf(err, sizeof(err), "rm -rf '%s'", _dir);
+	ck_assert_int_eq(system(err), 0);
 }
 END_TEST
 
@@ -182,6 +236,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, test_agent_life);
+	tcase_add_test(tc, test_window_cap);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -132,6 +132,39 @@ START_TEST(test_donations_go_to_capped_nodes)
 }
 END_TEST
 
+/* A node raised from 231 to 370 W half-way through its reading's window,
+ * at its cap all along, reads 300.5 W: against the 370 W sent it looks a
+ * donor (cut back to 315.5 W); against the cap in force over the window
+ * (the agent's time mean, 300.5 W) it is greedy, and keeps its share. */
+START_TEST(test_judged_against_the_window_cap)
+{
+	pcap_node_t nd[2] = { _node(100, 500, 300.5, 370, OK),
+			      _node(100, 500, 430, 430, OK) };
+	pcap_params_t p = _params(800);
+	pcap_stats_t st;
+
+	ck_assert_int_eq(pcap_round(&p, nd, 2, &st), 0);
+	ck_assert_uint_eq(nd[0].out & (PCAP_DONOR | PCAP_GREEDY), PCAP_DONOR);
+	ck_assert_uint_eq(nd[0].new_cap_mw, W(300.5) +
+			  PCAP_DEFAULT_HEADROOM_MW);
+	nd[0] = _node(100, 500, 300.5, 370, OK);
+	nd[0].window_cap_mw = W(300.5);
+	nd[1] = _node(100, 500, 430, 430, OK);
+	ck_assert_int_eq(pcap_round(&p, nd, 2, &st), 0);
+	ck_assert(nd[0].out & PCAP_GREEDY);
+	ck_assert_uint_eq(st.n_greedy, 2);
+	/* both greedy, one range: 400 W each, the budget all handed out */
+	ck_assert_uint_eq(nd[0].new_cap_mw, W(400));
+	ck_assert_uint_eq(nd[1].new_cap_mw, W(400));
+	/* a true donor stays one whatever the window: 150 W under both */
+	nd[0] = _node(100, 500, 150, 370, OK);
+	nd[0].window_cap_mw = W(300.5);
+	nd[1] = _node(100, 500, 430, 430, OK);
+	ck_assert_int_eq(pcap_round(&p, nd, 2, &st), 0);
+	ck_assert(nd[0].out & PCAP_DONOR);
+}
+END_TEST
+
 START_TEST(test_unlike_nodes_same_fraction)
 {
 	/* a GPU node (300..2300 W) and a CPU node (100..500 W), both at cap:
@@ -464,6 +497,7 @@ int main(void)
 	tcase_add_test(tc, test_bad_config_cap_below_floors);
 	tcase_add_test(tc, test_bad_config_floor_and_headroom);
 	tcase_add_test(tc, test_donations_go_to_capped_nodes);
+	tcase_add_test(tc, test_judged_against_the_window_cap);
 	tcase_add_test(tc, test_unlike_nodes_same_fraction);
 	tcase_add_test(tc, test_spare_spread_over_room);
 	tcase_add_test(tc, test_silent_and_failing_nodes_charged);

@@ -28,6 +28,7 @@ START_TEST(test_round_trip)
 	pcap_cap_msg_t c = _cap(), c2;
 	pcap_report_msg_t r = { .seq = 99, .power_mw = 412345,
 				.window_ms = 1000, .cap_mw = 450000,
+				.window_cap_mw = 431250,
 				.flags = PCAP_REPORT_JOB }, r2;
 	char err[256] = "";
 
@@ -51,14 +52,14 @@ START_TEST(test_round_trip)
 	ck_assert_str_eq(r2.error, r.error);
 	ck_assert(r2.seq == r.seq && r2.power_mw == r.power_mw &&
 		  r2.window_ms == r.window_ms && r2.cap_mw == r.cap_mw &&
-		  r2.flags == r.flags);
+		  r2.window_cap_mw == r.window_cap_mw && r2.flags == r.flags);
 }
 END_TEST
 
 START_TEST(test_layout)
 {
 	static const uint8_t head[] = {
-		'S', 'E', 'P', 'C', 1, 0, 1, 0, PCAP_WIRE_CAP_LEN, 0, 0, 0,
+		'S', 'E', 'P', 'C', 2, 0, 1, 0, PCAP_WIRE_CAP_LEN, 0, 0, 0,
 		8, 7, 6, 5, 4, 3, 2, 1,		/* seq */
 		0x90, 0xd0, 0x03, 0x00,		/* 250000 mW */
 		0x30, 0x75, 0x00, 0x00,		/* 30000 ms */
@@ -92,11 +93,11 @@ START_TEST(test_refusals_named)
 					sizeof(err)), -EBADMSG);
 	ck_assert_msg(strstr(err, "not a powercap peer"), "%s", err);
 	memcpy(bad, buf, sizeof(bad));
-	bad[4] = 2;
+	bad[4] = 1;	/* a peer of the version before */
 	ck_assert_int_eq(pcap_wire_type(bad, PCAP_WIRE_CAP_LEN, err,
 					sizeof(err)), -EPROTONOSUPPORT);
-	ck_assert_str_eq(err, "powercap message: version 2, this build speaks "
-			 "1");
+	ck_assert_str_eq(err, "powercap message: version 1, this build speaks "
+			 "2");
 	memcpy(bad, buf, sizeof(bad));
 	bad[6] = 9;
 	ck_assert_int_eq(pcap_wire_type(bad, PCAP_WIRE_CAP_LEN, err,
