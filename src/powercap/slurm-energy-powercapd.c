@@ -170,6 +170,28 @@ static void _group_free(group_t *g)
 	memset(g, 0, sizeof(*g));
 }
 
+/* --check-config's answer: the group as the daemon will run it, each node
+ * class with its nodes, and the floors' sum against the cap. */
+static void _print_check(const group_t *g, const char *path)
+{
+	uint64_t floors_mw = 0;
+
+	for (size_t i = 0; i < g->n; i++)
+		floors_mw += g->nodes[i].floor_mw;
+	printf("%s: %zu nodes, cap %g W, floors %g W: OK\n", path, g->n,
+	       g->conf.cap_w, floors_mw / 1e3);
+	for (size_t k = 0; k < g->conf.n_classes; k++) {
+		const pcap_class_t *c = &g->conf.classes[k];
+		size_t n = 1;
+
+		for (const char *p = c->nodes; *p; p++)
+			n += *p == ',';
+		printf("  NodeClass=%s: %zu nodes, %g..%g W, knobs %s\n",
+		       c->name, n, c->floor_w, c->max_w,
+		       c->knobs ? c->knobs : g->conf.knobs);
+	}
+}
+
 /* The group of a checked configuration: 0, or -errno with err. */
 static int _group_load(group_t *g, const char *path, char *err, size_t len)
 {
@@ -837,8 +859,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, PROG ": %s\n", err);
 			return 2;
 		}
-		printf("%s: %zu nodes, cap %g W: OK\n", d.o.conf_path, d.g.n,
-		       d.g.conf.cap_w);
+		_print_check(&d.g, d.o.conf_path);
 		_group_free(&d.g);
 		return 0;
 	}
