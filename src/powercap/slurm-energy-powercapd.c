@@ -186,8 +186,8 @@ static void _print_check(const group_t *g, const char *path)
 
 		for (const char *p = c->nodes; *p; p++)
 			n += *p == ',';
-		printf("  NodeClass=%s: %zu nodes, %g..%g W, knobs %s\n",
-		       c->name, n, c->floor_w, c->max_w,
+		printf("  NodeClass=%s: %zu node%s, %g..%g W, knobs %s\n",
+		       c->name, n, n == 1 ? "" : "s", c->floor_w, c->max_w,
 		       c->knobs ? c->knobs : g->conf.knobs);
 	}
 }

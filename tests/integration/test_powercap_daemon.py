@@ -390,9 +390,14 @@ def test_node_class_own_range(rig):
     put(os.path.join(rig.dir, "n4.watts"), "380\n")
     put(os.path.join(rig.dir, "n4.conf"), conf("rapl:root=%s:min_pct=50" % (
         os.path.join(rig.dir, "n4"))) + big)
-    put(os.path.join(rig.dir, "powercapd.conf"),
-        conf("rapl").replace("PowerCapWatts=%d" % CAP_W, "PowerCapWatts=700")
-        + big)
+    path = os.path.join(rig.dir, "powercapd.conf")
+    put(path, conf("rapl").replace("PowerCapWatts=%d" % CAP_W,
+                                   "PowerCapWatts=700") + big)
+    check = subprocess.run([DAEMON, "--check-config", "-f", path],
+                           capture_output=True, text=True, timeout=10)
+    assert check.returncode == 0 and check.stdout.splitlines() == [
+        "%s: 4 nodes, cap 700 W, floors 500 W: OK" % path,
+        "  NodeClass=big: 1 node, 200..400 W, knobs rapl"], check
     rig.daemon()
     rig.agent("n4")
     want = {"n1": 140, "n2": 140, "n3": 140, "n4": 280}
