@@ -38,8 +38,10 @@ void se_munge_free(void *ctx)
 		munge_ctx_destroy(ctx);
 }
 
-static int _write_all(int fd, const char *p, size_t n)
+int se_write_all(int fd, const void *buf, size_t n)
 {
+	const char *p = buf;
+
 	while (n) {
 		ssize_t w = write(fd, p, n);
 
@@ -82,7 +84,7 @@ int se_munge_send(void *ctx, int fd, const uint8_t *buf, size_t len,
 		return rv;
 	n = strlen(cred);
 	cred[n] = '\n';	/* over its NUL: n + 1 bytes go out */
-	rv = _write_all(fd, cred, n + 1);
+	rv = se_write_all(fd, cred, n + 1);
 	if (rv)
 		snprintf(err, err_len, "write: %s", strerror(-rv));
 	free(cred);

@@ -28,6 +28,9 @@
 void *se_munge_new(const char *socket, char *err, size_t err_len);
 void se_munge_free(void *ctx);
 
+/* All of buf written to fd (EINTR retried): 0 or -errno. */
+int se_write_all(int fd, const void *buf, size_t len);
+
 /* buf[0..len) sealed in a credential, written to fd with its newline (a
  * blocking write of a few hundred bytes).  0, or -errno with err. */
 int se_munge_send(void *ctx, int fd, const uint8_t *buf, size_t len,

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -41,6 +42,7 @@
 #include "pcap_wire.h"
 #include "se_array.h"
 #include "se_munge.h"
+#include "se_munge_pool.h"
 #include "se_prog.h"
 #include "pcap_state.h"
 #include "se_log.h"
@@ -63,16 +65,32 @@
 #define FINAL_RETRY_NS ((int64_t)SE_NS_PER_SEC)
 #define FINAL_GIVE_UP_NS ((int64_t)(600 * SE_NS_PER_SEC))
 #define STATE_VALID_TIMES 3
+/* files open beside the agents' connections: listening socket, munged,
+ * logs, libslurm's */
+#define PCAP_FILES_SPARE 64
+/* MUNGE round trips at once (--munge-threads): munged's own default is 2
+ * threads; a head node runs it with more */
+#define MUNGE_THREADS 4
 
 typedef struct {
 	int fd;
 	se_lines_t lines;
 	char node[PCAP_WIRE_NAME_MAX];	/* "" until its first REPORT */
 	long index;			/* in nodes[]; -1: none */
+	bool gone;			/* read its end: closed after the batch */
 } conn_t;
+
+/* A message sealed or opened with the others of its loop turn (the MUNGE
+ * pool): its connection and node (sends). */
+typedef struct {
+	size_t conn;
+	size_t node;		/* a CAP's node */
+	size_t off;		/* a REPORT's line in in_text */
+} pending_t;
 
 typedef struct {
 	const char *conf_path, *munge_socket, *user, *listen;
+	unsigned munge_threads;	/* --munge-threads */
 	bool verbose, check;
 	bool uniform;	/* --uniform: every node cap/n, the baseline */
 } opts_t;
@@ -98,13 +116,20 @@ typedef struct {
 typedef struct {
 	opts_t o;
 	group_t g;
-	void *munge;
+	se_munge_pool_t *munge;
+	/* this loop turn's CAPs to seal and send, REPORTs to open */
+	se_munge_item_t *out_items, *in_items;
+	pending_t *out_to, *in_from;
+	size_t n_out, cap_out, n_in, cap_in;
+	char *in_text;		/* the REPORTs' lines, NUL after each */
+	size_t in_len, cap_in_text;
 	uid_t user_uid;
 	int listen_fd;
 	conn_t *conns;
 	size_t n_conns, cap_conns;
 	uint64_t rounds;
-	se_ratelimit_t rl_knob, rl_state;
+	se_ratelimit_t rl_knob, rl_state, rl_accept;
+	int64_t accept_resume_ns;	/* out of files: listen again then */
 	int64_t state_next_ns;	/* the state file's next write (mono) */
 	bool state_capping;	/* as last published */
 	int64_t state_since_s;	/* capping since (wall s); 0: not */
@@ -190,6 +215,31 @@ static void _print_check(const group_t *g, const char *path)
 		       c->name, n, n == 1 ? "" : "s", c->floor_w, c->max_w,
 		       c->knobs ? c->knobs : g->conf.knobs);
 	}
+}
+
+/*
+ * One connection per node: the soft limit of open files (1024 under
+ * systemd unless LimitNOFILE says more) raised to the hard one, as
+ * slurmctld does, and a limit still short of the group said at once (the
+ * agents beyond it could not connect, and would be charged their max).
+ */
+static void _open_files(size_t nodes)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur < nodes + PCAP_FILES_SPARE)
+		se_log(SE_LOG_ERROR, "open files limit %llu is under the "
+		       "group's %zu nodes + %d: raise LimitNOFILE (the "
+		       "agents beyond it cannot connect)",
+		       (unsigned long long)rl.rlim_cur, nodes,
+		       PCAP_FILES_SPARE);
 }
 
 /* The group of a checked configuration: 0, or -errno with err. */
@@ -313,6 +363,28 @@ static void _close(daemon_t *d, size_t c)
 		d->g.conn[k->index] = (long)c;
 }
 
+/* Room for one more message of a loop turn in items and to. */
+static int _pending_room(se_munge_item_t **items, pending_t **to, size_t n,
+			 size_t *cap)
+{
+	size_t c = *cap ? 2 * *cap : 256;
+	se_munge_item_t *ni;
+	pending_t *nt;
+
+	if (n < *cap)
+		return 0;
+	if (!(ni = realloc(*items, c * sizeof(*ni))))
+		return -ENOMEM;
+	*items = ni;
+	if (!(nt = realloc(*to, c * sizeof(*nt))))
+		return -ENOMEM;
+	*to = nt;
+	*cap = c;
+	return 0;
+}
+
+/* pcap_ctl's send: node i's CAP, sealed and written with the others of
+ * this loop turn (_flush_sends). */
 static void _send(void *arg, size_t i, uint32_t cap_mw, uint64_t seq)
 {
 	daemon_t *d = arg;
@@ -320,8 +392,7 @@ static void _send(void *arg, size_t i, uint32_t cap_mw, uint64_t seq)
 	pcap_cap_msg_t m = { .seq = seq, .cap_mw = cap_mw,
 			     .lease_ms = (uint32_t)(d->g.conf.hold_ns /
 						    SE_NS_PER_MS) };
-	uint8_t buf[PCAP_WIRE_MAX_LEN];
-	char err[256];
+	se_munge_item_t *it;
 	int len;
 
 	if (c < 0)
@@ -329,13 +400,45 @@ static void _send(void *arg, size_t i, uint32_t cap_mw, uint64_t seq)
 	if (d->g.ctl.st[i].released)
 		m.flags |= PCAP_CAP_RESTORE;	/* idle: its knobs' defaults */
 	snprintf(m.node, sizeof(m.node), "%s", d->g.names[i]);
-	if ((len = pcap_wire_cap(&m, buf, sizeof(buf))) < 0)
+	if (_pending_room(&d->out_items, &d->out_to, d->n_out, &d->cap_out)) {
+		se_log(SE_LOG_ERROR, "node %s: out of memory", m.node);
 		return;
-	if (se_munge_send(d->munge, d->conns[c].fd, buf, len, err,
-			    sizeof(err))) {
-		se_log(SE_LOG_ERROR, "node %s: %s", m.node, err);
-		shutdown(d->conns[c].fd, SHUT_RDWR);	/* closed by poll */
 	}
+	it = &d->out_items[d->n_out];
+	if ((len = pcap_wire_cap(&m, it->buf, sizeof(it->buf))) < 0)
+		return;
+	it->len = (size_t)len;
+	d->out_to[d->n_out++] = (pending_t){ .conn = (size_t)c, .node = i };
+}
+
+/* This turn's CAPs sealed together (the MUNGE pool), then written. */
+static void _flush_sends(daemon_t *d)
+{
+	uint64_t t0 = se_mono_ns();
+
+	if (!d->n_out)
+		return;
+	se_munge_pool_seal(d->munge, d->out_items, d->n_out);
+	for (size_t k = 0; k < d->n_out; k++) {
+		se_munge_item_t *it = &d->out_items[k];
+		int fd = d->conns[d->out_to[k].conn].fd;
+		int rv = it->rc;
+
+		if (!rv && (rv = se_write_all(fd, it->sealed,
+					      it->sealed_len)))
+			snprintf(it->err, sizeof(it->err), "write: %s",
+				 strerror(-rv));
+		if (rv) {
+			se_log(SE_LOG_ERROR, "node %s: %s",
+			       d->g.names[d->out_to[k].node], it->err);
+			shutdown(fd, SHUT_RDWR);	/* closed by poll */
+		}
+		free(it->sealed);
+		it->sealed = NULL;
+	}
+	se_log(SE_LOG_DEBUG, "%zu caps sealed and sent in %.1f ms", d->n_out,
+	       (se_mono_ns() - t0) / 1e6);
+	d->n_out = 0;
 }
 
 static void _report(daemon_t *d, size_t c, const pcap_report_msg_t *m)
@@ -369,27 +472,69 @@ static void _report(daemon_t *d, size_t c, const pcap_report_msg_t *m)
 	pcap_ctl_window_cap(&d->g.ctl, (size_t)i, m->window_cap_mw);
 }
 
-static void _message(daemon_t *d, size_t c, const char *cred)
+/* A REPORT of connection c, opened: taken, or refused and logged. */
+static void _opened(daemon_t *d, size_t c, const se_munge_item_t *it)
 {
-	uint8_t buf[PCAP_WIRE_MAX_LEN];
-	size_t len = sizeof(buf);
 	pcap_report_msg_t m;
 	char err[256];
-	uid_t uid;
 
-	if (se_munge_open(d->munge, cred, buf, &len, &uid, err,
-			    sizeof(err)) ||
-	    ((uid != 0 && uid != d->user_uid) &&
-	     snprintf(err, sizeof(err), "sent by uid %u (root or uid %u "
-		      "only)", (unsigned)uid, (unsigned)d->user_uid)) ||
-	    pcap_wire_read_report(buf, len, &m, err, sizeof(err))) {
+	if (it->rc) {
+		se_log(SE_LOG_ERROR, "a report refused: %s", it->err);
+		return;
+	}
+	if (it->uid != 0 && it->uid != d->user_uid) {
+		se_log(SE_LOG_ERROR, "a report refused: sent by uid %u (root "
+		       "or uid %u only)", (unsigned)it->uid,
+		       (unsigned)d->user_uid);
+		return;
+	}
+	if (pcap_wire_read_report(it->payload, it->payload_len, &m, err,
+				  sizeof(err))) {
 		se_log(SE_LOG_ERROR, "a report refused: %s", err);
 		return;
 	}
 	_report(d, c, &m);
 }
 
+/* A line of connection c, to open with the others of this loop turn. */
+static void _queue_report(daemon_t *d, size_t c, const char *line)
+{
+	size_t n = strlen(line) + 1;
+
+	if (d->in_len + n > d->cap_in_text) {
+		size_t cap = d->cap_in_text ? 2 * d->cap_in_text : 65536;
+		char *t;
+
+		while (cap < d->in_len + n)
+			cap *= 2;
+		if (!(t = realloc(d->in_text, cap)))
+			return;
+		d->in_text = t;
+		d->cap_in_text = cap;
+	}
+	if (_pending_room(&d->in_items, &d->in_from, d->n_in, &d->cap_in))
+		return;
+	memcpy(d->in_text + d->in_len, line, n);
+	d->in_from[d->n_in++] = (pending_t){ .conn = c, .off = d->in_len };
+	d->in_len += n;
+}
+
+/* This turn's REPORTs opened together (the MUNGE pool), then taken in the
+ * order they came. */
+static void _open_reports(daemon_t *d)
+{
+	for (size_t k = 0; k < d->n_in; k++)
+		d->in_items[k].text = d->in_text + d->in_from[k].off;
+	se_munge_pool_open(d->munge, d->in_items, d->n_in);
+	for (size_t k = 0; k < d->n_in; k++)
+		_opened(d, d->in_from[k].conn, &d->in_items[k]);
+	d->n_in = 0;
+	d->in_len = 0;
+}
+
 /* 0, or the connection is to be closed. */
+/* Connection c's lines queued: 0, or -1 when it ended (closed after this
+ * turn's REPORTs are taken). */
 static int _readable(daemon_t *d, size_t c)
 {
 	char line[SE_LINE_MAX];
@@ -399,7 +544,7 @@ static int _readable(daemon_t *d, size_t c)
 		return -1;
 	while ((rv = se_lines_next(&d->conns[c].lines, line,
 				     sizeof(line))) > 0)
-		_message(d, c, line);
+		_queue_report(d, c, line);
 	return rv;
 }
 
@@ -408,8 +553,19 @@ static void _accept(daemon_t *d)
 	int fd = accept4(d->listen_fd, NULL, NULL,
 			 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
-	if (fd < 0)
+	if (fd < 0) {
+		if (errno != EMFILE && errno != ENFILE)
+			return;
+		/* the connection stays queued: not listened to for 100 ms,
+		 * or the loop would spin on it */
+		d->accept_resume_ns = (int64_t)se_mono_ns() +
+				      100 * (int64_t)SE_NS_PER_MS;
+		se_log_limited(&d->rl_accept, se_mono_ns(), SE_LOG_ERROR,
+			       "accept: %s with %zu agents connected: the "
+			       "others cannot connect (raise LimitNOFILE)",
+			       strerror(errno), d->n_conns);
 		return;
+	}
 	if (d->n_conns == d->cap_conns) {
 		size_t n = d->cap_conns ? 2 * d->cap_conns : 64;
 		conn_t *p = realloc(d->conns, n * sizeof(*p));
@@ -747,6 +903,7 @@ static void _reload(daemon_t *d)
 		else if (k->node[0])
 			shutdown(k->fd, SHUT_RDWR);
 	}
+	_open_files(d->g.n);
 	se_log(SE_LOG_INFO, "reloaded %s: %zu nodes, cap %g W (a new node "
 	       "charged its maximum until it answers)", d->o.conf_path,
 	       d->g.n, d->g.conf.cap_w);
@@ -772,6 +929,7 @@ static void _run(daemon_t *d)
 				next_round = now + (int64_t)d->g.conf.period_ns;
 		}
 		holding = pcap_ctl_tick(&d->g.ctl, now, _send, d);
+		_flush_sends(d);	/* the round's and the tick's CAPs */
 		wait = next_round - now;
 		if (holding && wait > TICK_NS)
 			wait = TICK_NS;
@@ -779,16 +937,21 @@ static void _run(daemon_t *d)
 			cap_p = d->cap_conns + 1;
 			p = realloc(p, cap_p * sizeof(*p));
 		}
-		p[0] = (struct pollfd){ .fd = d->listen_fd, .events = POLLIN };
+		p[0] = (struct pollfd){ .fd = now < d->accept_resume_ns ? -1 :
+					      d->listen_fd, .events = POLLIN };
 		for (size_t c = 0; c < d->n_conns; c++)
 			p[c + 1] = (struct pollfd){ .fd = d->conns[c].fd,
 						    .events = POLLIN };
 		if (poll(p, d->n_conns + 1, (int)(wait / (int64_t)SE_NS_PER_MS) + 1) <=
 		    0)
 			continue;
+		for (size_t c = 0; c < d->n_conns; c++)
+			if (p[c + 1].revents && _readable(d, c))
+				d->conns[c].gone = true;
+		_open_reports(d);
 		/* from the end: _close moves the last connection */
 		for (size_t c = d->n_conns; c-- > 0;)
-			if (p[c + 1].revents && _readable(d, c))
+			if (d->conns[c].gone)
 				_close(d, c);
 		if (p[0].revents & POLLIN)
 			_accept(d);
@@ -801,7 +964,8 @@ static void _run(daemon_t *d)
 static void _usage(FILE *f)
 {
 	fprintf(f, "usage: " PROG " [-v] [-f powercap.conf] [-l address] "
-		"[--munge-socket path] [-u user] [--uniform]\n"
+		"[--munge-socket path] [--munge-threads N] [-u user] "
+		"[--uniform]\n"
 		"       " PROG " --check-config [-f powercap.conf]\n");
 }
 
@@ -811,6 +975,7 @@ static int _options(int argc, char **argv, opts_t *o)
 		{ "conf", required_argument, NULL, 'f' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "munge-socket", required_argument, NULL, 'm' },
+		{ "munge-threads", required_argument, NULL, 'T' },
 		{ "user", required_argument, NULL, 'u' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "check-config", no_argument, NULL, 'C' },
@@ -818,10 +983,11 @@ static int _options(int argc, char **argv, opts_t *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	char *end;
 	int c;
 
 	*o = (opts_t){ .conf_path = "/etc/slurm/powercap.conf",
-		       .user = "root" };
+		       .user = "root", .munge_threads = MUNGE_THREADS };
 	while ((c = getopt_long(argc, argv, "f:l:m:u:vCh", longs, NULL)) !=
 	       -1) {
 		switch (c) {
@@ -832,6 +998,16 @@ static int _options(int argc, char **argv, opts_t *o)
 		case 'v': o->verbose = true; break;
 		case 'C': o->check = true; break;
 		case 'U': o->uniform = true; break;
+		case 'T':
+			o->munge_threads = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !o->munge_threads ||
+			    o->munge_threads > SE_MUNGE_POOL_MAX_THREADS) {
+				fprintf(stderr, PROG ": --munge-threads %s: 1 "
+					"to %d\n", optarg,
+					SE_MUNGE_POOL_MAX_THREADS);
+				return -EINVAL;
+			}
+			break;
 		case 'h': _usage(stdout); exit(0);
 		default: _usage(stderr); return -EINVAL;
 		}
@@ -846,6 +1022,8 @@ int main(int argc, char **argv)
 							   10),
 			      .rl_state = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC,
 							    2),
+			      .rl_accept = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC,
+							     3),
 			      .rl_jobs = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC,
 							   5) };
 	char err[512];
@@ -865,12 +1043,15 @@ int main(int argc, char **argv)
 	}
 	if (_group_load(&d.g, d.o.conf_path, err, sizeof(err)) ||
 	    se_prog_uid(d.o.user, &d.user_uid, err, sizeof(err)) ||
-	    !(d.munge = se_munge_new(d.o.munge_socket, err, sizeof(err))) ||
+	    !(d.munge = se_munge_pool_new(d.o.munge_socket,
+					  d.o.munge_threads, err,
+					  sizeof(err))) ||
 	    _listen(&d, err, sizeof(err))) {
 		se_log(SE_LOG_ERROR, "%s", err);
 		return 2;
 	}
 	d.g.ctl.uniform = d.o.uniform;
+	_open_files(d.g.n);
 	se_log(SE_LOG_INFO, "%zu nodes, cap %g W%s, period %g s, lease %g s, "
 	       "listening on port %s", d.g.n, d.g.conf.cap_w,
 	       d.o.uniform ? " (uniform: cap/n each)" : "",
@@ -886,7 +1067,12 @@ int main(int argc, char **argv)
 		_close(&d, d.n_conns - 1);
 	close(d.listen_fd);
 	free(d.conns);
-	se_munge_free(d.munge);
+	se_munge_pool_free(d.munge);
+	free(d.out_items);
+	free(d.out_to);
+	free(d.in_items);
+	free(d.in_from);
+	free(d.in_text);
 	pcap_slurm_jobs_free(&d.jobs);
 	for (size_t k = 0; k < d.n_finals; k++)
 		se_log(SE_LOG_INFO, "job %u: final record %s not written "
