@@ -140,10 +140,13 @@ se_munge_pool_t *se_munge_pool_new(const char *socket, unsigned n_threads,
 			se_munge_pool_free(p);
 			return NULL;
 		}
-		p->n_threads = t + 1;	/* what free() must undo */
-		if (!t)
+		if (!t) {
+			p->n_threads = 1;	/* what free() must undo */
 			continue;
+		}
 		if (!(slot = malloc(2 * sizeof(*slot)))) {
+			se_munge_free(p->ctx[t]);
+			p->ctx[t] = NULL;
 			snprintf(err, err_len, "out of memory");
 			se_munge_pool_free(p);
 			return NULL;
@@ -153,13 +156,14 @@ se_munge_pool_t *se_munge_pool_new(const char *socket, unsigned n_threads,
 		if ((rv = se_thread_start(&p->thread[t], _worker, slot,
 					  "se-munge"))) {
 			free(slot);
-			p->ctx[t] = (se_munge_free(p->ctx[t]), NULL);
-			p->n_threads = t;
+			se_munge_free(p->ctx[t]);
+			p->ctx[t] = NULL;
 			snprintf(err, err_len, "a MUNGE thread: %s",
 				 strerror(-rv));
 			se_munge_pool_free(p);
 			return NULL;
 		}
+		p->n_threads = t + 1;
 	}
 	return p;
 }

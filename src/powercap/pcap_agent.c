@@ -78,7 +78,10 @@ uint32_t pcap_agent_window_cap(const pcap_agent_t *a, int64_t t0_ns,
 	size_t first = a->n_cap_hist - n;
 	long double sum = 0;
 
-	if (!n || t1_ns <= t0_ns)
+	/* all the caps kept came after the window: unknown (16 changes
+	 * since the meter's sample) */
+	if (!n || t1_ns <= t0_ns ||
+	    a->cap_hist[first % PCAP_AGENT_CAP_HIST].t_ns >= t1_ns)
 		return 0;
 	for (size_t k = 0; k < n; k++) {
 		const pcap_cap_at_t *e =

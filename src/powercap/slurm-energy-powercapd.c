@@ -128,8 +128,9 @@ typedef struct {
 	conn_t *conns;
 	size_t n_conns, cap_conns;
 	uint64_t rounds;
-	se_ratelimit_t rl_knob, rl_state, rl_accept;
+	se_ratelimit_t rl_knob, rl_state, rl_accept, rl_munge;
 	int64_t accept_resume_ns;	/* out of files: listen again then */
+	uint64_t files_limit;		/* RLIMIT_NOFILE, as raised */
 	int64_t state_next_ns;	/* the state file's next write (mono) */
 	bool state_capping;	/* as last published */
 	int64_t state_since_s;	/* capping since (wall s); 0: not */
@@ -223,14 +224,23 @@ static void _print_check(const group_t *g, const char *path)
  * slurmctld does, and a limit still short of the group said at once (the
  * agents beyond it could not connect, and would be charged their max).
  */
-static void _open_files(size_t nodes)
+static uint64_t _open_files(size_t nodes)
 {
 	struct rlimit rl;
+	unsigned long long nr_open = 0;
+	FILE *f;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl))
-		return;
+		return UINT64_MAX;
 	if (rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
+		/* no higher than the kernel takes (an unlimited hard limit) */
+		if (rl.rlim_max == RLIM_INFINITY &&
+		    (f = fopen("/proc/sys/fs/nr_open", "r"))) {
+			if (fscanf(f, "%llu", &nr_open) == 1 && nr_open)
+				rl.rlim_cur = (rlim_t)nr_open;
+			fclose(f);
+		}
 		if (setrlimit(RLIMIT_NOFILE, &rl))
 			getrlimit(RLIMIT_NOFILE, &rl);
 	}
@@ -240,6 +250,7 @@ static void _open_files(size_t nodes)
 		       "agents beyond it cannot connect)",
 		       (unsigned long long)rl.rlim_cur, nodes,
 		       PCAP_FILES_SPARE);
+	return (uint64_t)rl.rlim_cur;
 }
 
 /* The group of a checked configuration: 0, or -errno with err. */
@@ -424,13 +435,16 @@ static void _flush_sends(daemon_t *d)
 		int fd = d->conns[d->out_to[k].conn].fd;
 		int rv = it->rc;
 
-		if (!rv && (rv = se_write_all(fd, it->sealed,
-					      it->sealed_len)))
-			snprintf(it->err, sizeof(it->err), "write: %s",
-				 strerror(-rv));
-		if (rv) {
-			se_log(SE_LOG_ERROR, "node %s: %s",
-			       d->g.names[d->out_to[k].node], it->err);
+		if (rv) {	/* munged's failure, not the connection's:
+				 * the node's lease runs on, its cap resent
+				 * next round */
+			se_log_limited(&d->rl_munge, se_mono_ns(),
+				       SE_LOG_ERROR, "node %s: %s",
+				       d->g.names[d->out_to[k].node], it->err);
+		} else if ((rv = se_write_all(fd, it->sealed,
+					      it->sealed_len))) {
+			se_log(SE_LOG_ERROR, "node %s: write: %s",
+			       d->g.names[d->out_to[k].node], strerror(-rv));
 			shutdown(fd, SHUT_RDWR);	/* closed by poll */
 		}
 		free(it->sealed);
@@ -455,6 +469,10 @@ static void _report(daemon_t *d, size_t c, const pcap_report_msg_t *m)
 	if (k->index != i) {
 		if (d->g.conn[i] >= 0 && d->g.conn[i] != (long)c)
 			shutdown(d->conns[d->g.conn[i]].fd, SHUT_RDWR);
+		/* a connection that named another node before: that node
+		 * has no agent now (charged its maximum, sent nothing) */
+		if (k->index >= 0 && d->g.conn[k->index] == (long)c)
+			d->g.conn[k->index] = -1;
 		d->g.conn[i] = (long)c;
 		k->index = i;
 		snprintf(k->node, sizeof(k->node), "%s", m->node);
@@ -508,15 +526,19 @@ static void _queue_report(daemon_t *d, size_t c, const char *line)
 		while (cap < d->in_len + n)
 			cap *= 2;
 		if (!(t = realloc(d->in_text, cap)))
-			return;
+			goto nomem;
 		d->in_text = t;
 		d->cap_in_text = cap;
 	}
 	if (_pending_room(&d->in_items, &d->in_from, d->n_in, &d->cap_in))
-		return;
+		goto nomem;
 	memcpy(d->in_text + d->in_len, line, n);
 	d->in_from[d->n_in++] = (pending_t){ .conn = c, .off = d->in_len };
 	d->in_len += n;
+	return;
+nomem:	/* the node looks silent this round: charged its maximum */
+	se_log_limited(&d->rl_munge, se_mono_ns(), SE_LOG_ERROR,
+		       "a report dropped: out of memory");
 }
 
 /* This turn's REPORTs opened together (the MUNGE pool), then taken in the
@@ -532,7 +554,6 @@ static void _open_reports(daemon_t *d)
 	d->in_len = 0;
 }
 
-/* 0, or the connection is to be closed. */
 /* Connection c's lines queued: 0, or -1 when it ended (closed after this
  * turn's REPORTs are taken). */
 static int _readable(daemon_t *d, size_t c)
@@ -553,6 +574,13 @@ static void _accept(daemon_t *d)
 	int fd = accept4(d->listen_fd, NULL, NULL,
 			 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
+	if (fd >= 0 && d->n_conns + PCAP_FILES_SPARE >= d->files_limit) {
+		/* the spare descriptors are munged's and the logs': without
+		 * them every node's message would fail, not this one's */
+		close(fd);
+		fd = -1;
+		errno = EMFILE;
+	}
 	if (fd < 0) {
 		if (errno != EMFILE && errno != ENFILE)
 			return;
@@ -903,7 +931,7 @@ static void _reload(daemon_t *d)
 		else if (k->node[0])
 			shutdown(k->fd, SHUT_RDWR);
 	}
-	_open_files(d->g.n);
+	d->files_limit = _open_files(d->g.n);
 	se_log(SE_LOG_INFO, "reloaded %s: %zu nodes, cap %g W (a new node "
 	       "charged its maximum until it answers)", d->o.conf_path,
 	       d->g.n, d->g.conf.cap_w);
@@ -933,6 +961,8 @@ static void _run(daemon_t *d)
 		wait = next_round - now;
 		if (holding && wait > TICK_NS)
 			wait = TICK_NS;
+		if (now < d->accept_resume_ns && wait > d->accept_resume_ns - now)
+			wait = d->accept_resume_ns - now;	/* listen again */
 		if (cap_p < d->n_conns + 1) {
 			cap_p = d->cap_conns + 1;
 			p = realloc(p, cap_p * sizeof(*p));
@@ -1024,6 +1054,8 @@ int main(int argc, char **argv)
 							    2),
 			      .rl_accept = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC,
 							     3),
+			      .rl_munge = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC,
+							    10),
 			      .rl_jobs = SE_RATELIMIT_INIT(60 * SE_NS_PER_SEC,
 							   5) };
 	char err[512];
@@ -1051,7 +1083,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	d.g.ctl.uniform = d.o.uniform;
-	_open_files(d.g.n);
+	d.files_limit = _open_files(d.g.n);
 	se_log(SE_LOG_INFO, "%zu nodes, cap %g W%s, period %g s, lease %g s, "
 	       "listening on port %s", d.g.n, d.g.conf.cap_w,
 	       d.o.uniform ? " (uniform: cap/n each)" : "",

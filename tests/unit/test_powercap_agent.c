@@ -203,9 +203,11 @@ START_TEST(test_window_cap)
 	ck_assert_uint_eq(pcap_agent_window_cap(&a, S / 2, 5 * S / 2), 212500);
 	pcap_agent_report(&a, 190000, 2000, 5 * S / 2, &r);
 	ck_assert_uint_eq(r.window_cap_mw, 212500);
-	/* the newest cap holds on; before the oldest, the oldest */
+	/* the newest cap holds on; before the oldest, the oldest, in a
+	 * window that reaches it (one wholly before it: unknown) */
 	ck_assert_uint_eq(pcap_agent_window_cap(&a, 3 * S, 4 * S), 250000);
-	ck_assert_uint_eq(pcap_agent_window_cap(&a, -S, 0), 300000);
+	ck_assert_uint_eq(pcap_agent_window_cap(&a, -S, S / 2), 300000);
+	ck_assert_uint_eq(pcap_agent_window_cap(&a, -S, 0), 0);
 	/* no window: unknown */
 	pcap_agent_report(&a, 190000, 0, 5 * S / 2, &r);
 	ck_assert_uint_eq(r.window_cap_mw, 0);
@@ -215,12 +217,13 @@ START_TEST(test_window_cap)
 	pcap_agent_cap(&a, 3 * S, &m);
 	ck_assert_uint_eq(pcap_agent_window_cap(&a, 2 * S, 4 * S), 275000);
 	/* the ring keeps the last 16 changes: the oldest then stands for
-	 * all before it */
+	 * what came before it, and a window before all of them is unknown */
 	for (int i = 0; i < 20; i++) {
 		m = _cap("n7", 10 + i, i % 2 ? 200 : 100, 10000);
 		pcap_agent_cap(&a, (10 + i) * S, &m);
 	}
-	ck_assert_uint_eq(pcap_agent_window_cap(&a, 0, 14 * S), 100000);
+	ck_assert_uint_eq(pcap_agent_window_cap(&a, 0, 14 * S), 0);
+	ck_assert_uint_eq(pcap_agent_window_cap(&a, 13 * S, 16 * S), 133333);
 	ck_assert_uint_eq(pcap_agent_window_cap(&a, 28 * S, 30 * S), 150000);
 	pcap_node_close(&nk);
 	snprintf(err, sizeof(err), "rm -rf '%s'", _dir);
