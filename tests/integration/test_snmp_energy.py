@@ -32,6 +32,7 @@ takes about 100 s, and the poller's test about 40 s more); the issue's
 (BENCHMARKS.md, "SNMP PDUs").
 """
 import os
+import re
 import time
 
 import pytest
@@ -64,8 +65,14 @@ TOLERANCE = {"node1": 0.0025, "node2": 0.001 if JOB_SECONDS >= 60 else 0.004,
              "node3": 0.005}
 # slurmd's sampler per sample (test_sampler_cpu_per_sample): measured
 # 486-491 us on node1 (two PDUs, v3 AES + v2c), 203-209 us on node2 (one
-# GET), two runs at load average 4-5
-BOUND_SAMPLE_US = 1000
+# GET), two runs at load average 4-5 (2026-11-29); on the machine of
+# 2026-11-30, 848 and 509 us idle, 1,177 us on node1 just after the
+# cluster's start and 2,339 us in a CI run: the same code, the CPU time of
+# a thread on a shared 2-core VM moves 2-4 fold.  The figure itself is
+# BENCHMARKS.md's; this bound catches what would cost a core's percent: a
+# loop that spins (the poller's did, 152,684 us a round) or keys derived
+# again at every sample.
+BOUND_SAMPLE_US = 5000
 POLLER_PORT = PORT + 1         # the PDU poller's TCP port
 SECRETS = ("PDU=pdu-a User=%s AuthProto=SHA AuthKey=%s PrivProto=AES "
            "PrivKey=%s\nPDU=* Community=IGNORED\n")
@@ -285,17 +292,30 @@ def _sampler_ns(pid):
     raise AssertionError("no se-sampler thread in slurmd %d" % pid)
 
 
+# a sample slurmd's sampler took (DebugFlags=Energy: src/common/sampler.c)
+SAMPLE_LINE = re.compile(r": t=\d+ ns power=\d+ mW energy=")
+
+
 def test_sampler_cpu_per_sample(snmp_cluster):
-    """slurmd's sampler thread over 10 s (10 samples at EnergySNMPFrequency
-    =1): its CPU per sample, node1 (two PDUs, v3 + v2c: two GETs) and node2
-    (one PDU, two outlets: one GET)."""
+    """slurmd's sampler thread over 10 s: its CPU per sample it took, node1
+    (two PDUs, v3 + v2c: two GETs) and node2 (one PDU, two outlets: one
+    GET).  The samples are counted in slurmd's log, not taken to be 10 (one
+    a second at EnergySNMPFrequency=1): right after the jobs of the test
+    before, steps' ends add early reads (a CI run read 2,339 us "per
+    sample" over 10 s so)."""
     c, _, _ = snmp_cluster
     pids = c.pids()
-    before = {n: _sampler_ns(pids["slurmd-" + n]) for n in ("node1", "node2")}
+    nodes = ("node1", "node2")
+    before = {n: (_sampler_ns(pids["slurmd-" + n]),
+                  len(SAMPLE_LINE.findall(slurmd_log(c, n)))) for n in nodes}
     time.sleep(10)
-    for n in ("node1", "node2"):
-        per = (_sampler_ns(pids["slurmd-" + n]) - before[n]) / 10 / 1e3
-        print("slurmd-%s's sampler: %.0f us CPU per sample" % (n, per))
+    for n in nodes:
+        cpu_ns = _sampler_ns(pids["slurmd-" + n]) - before[n][0]
+        samples = len(SAMPLE_LINE.findall(slurmd_log(c, n))) - before[n][1]
+        per = cpu_ns / max(samples, 1) / 1e3
+        print("slurmd-%s's sampler: %d samples in 10 s, %.0f us CPU per "
+              "sample" % (n, samples, per))
+        assert 9 <= samples, samples      # one a second at least
         assert 0 < per < BOUND_SAMPLE_US, per
 
 
