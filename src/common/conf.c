@@ -337,6 +337,20 @@ int conf_poller_addr(const conf_where_t *w, const char *value, char *err,
 	return 0;
 }
 
+bool conf_in_list(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+
+		if (n == len && !strncmp(p, name, len))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
 int conf_set_str(char **dst, const char *value)
 {
 	char *s = strdup(value);

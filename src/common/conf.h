@@ -85,6 +85,9 @@ int conf_poller_addr(const conf_where_t *w, const char *value, char *err,
  * then unchanged).  The one string setter of every key table. */
 int conf_set_str(char **dst, const char *value);
 
+/* Is name one of the words of the comma list (exactly)? */
+bool conf_in_list(const char *list, const char *name);
+
 /* An absolute path (slurmd's working directory is no base): 0, or -EINVAL
  * and "FILE: KEY=VALUE: must be an absolute path". */
 int conf_abs_path(const conf_where_t *w, const char *value, char *err,

@@ -540,22 +540,8 @@ int freq_policy_check_file(const char *path, char *err, size_t err_len)
 /* Is name in the comma list (NULL or "*" matches anything)? */
 static bool _in_list(const char *list, const char *name)
 {
-	const char *s = list;
-	size_t n;
-
-	if (!list)
-		return true;
-	while (*s) {
-		n = strcspn(s, ",");
-		if (n == 1 && s[0] == '*')
-			return true;
-		if (name && strlen(name) == n && !strncmp(s, name, n))
-			return true;
-		s += n;
-		if (*s == ',')
-			s++;
-	}
-	return false;
+	return !list || conf_in_list(list, "*") ||
+	       (name && conf_in_list(list, name));
 }
 
 const freq_rule_t *freq_policy_match(const freq_policy_t *p,

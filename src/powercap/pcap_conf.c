@@ -149,21 +149,6 @@ static const se_conf_key_t *_class_key(const char *name)
 	return NULL;
 }
 
-/* Is name one of the comma list? */
-static bool _in_list(const char *list, const char *name)
-{
-	size_t len = strlen(name);
-
-	for (const char *p = list; *p;) {
-		size_t n = strcspn(p, ",");
-
-		if (n == len && !strncmp(p, name, len))
-			return true;
-		p += n + (p[n] == ',');
-	}
-	return false;
-}
-
 void pcap_conf_init(pcap_conf_t *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -204,13 +189,13 @@ static int _check_class_node(const pcap_conf_t *c, const pcap_class_t *k,
 			     const char *node, const char *file, char *err,
 			     size_t err_len)
 {
-	if (c->nodes && !_in_list(c->nodes, node)) {
+	if (c->nodes && !conf_in_list(c->nodes, node)) {
 		snprintf(err, err_len, "%s:%u: NodeClass=%s: node %s is not in "
 			 "PowerCapNodes", file, k->line, k->name, node);
 		return -EINVAL;
 	}
 	for (const pcap_class_t *o = c->classes; o < k; o++)
-		if (_in_list(o->nodes, node)) {
+		if (conf_in_list(o->nodes, node)) {
 			snprintf(err, err_len, "%s:%u: NodeClass=%s: node %s is "
 				 "in NodeClass=%s too", file, k->line,
 				 k->name, node, o->name);
@@ -302,7 +287,7 @@ void pcap_conf_node(const pcap_conf_t *c, const char *node,
 	for (size_t i = 0; i < c->n_classes; i++) {
 		const pcap_class_t *k = &c->classes[i];
 
-		if (!_in_list(k->nodes, node))
+		if (!conf_in_list(k->nodes, node))
 			continue;
 		out->class_name = k->name;
 		out->floor_w = k->floor_w;

@@ -120,7 +120,8 @@ typedef struct {
 	/* this loop turn's CAPs to seal and send, REPORTs to open */
 	se_munge_item_t *out_items, *in_items;
 	pending_t *out_to, *in_from;
-	size_t n_out, cap_out, n_in, cap_in;
+	size_t n_out, cap_out_items, cap_out_to;
+	size_t n_in, cap_in_items, cap_in_from;
 	char *in_text;		/* the REPORTs' lines, NUL after each */
 	size_t in_len, cap_in_text;
 	uid_t user_uid;
@@ -374,24 +375,13 @@ static void _close(daemon_t *d, size_t c)
 		d->g.conn[k->index] = (long)c;
 }
 
-/* Room for one more message of a loop turn in items and to. */
-static int _pending_room(se_munge_item_t **items, pending_t **to, size_t n,
-			 size_t *cap)
+/* Room for one more message of a loop turn: its item and where it goes
+ * (two arrays, one for the MUNGE pool). */
+static int _pending_room(se_munge_item_t **items, size_t *cap_items,
+			 pending_t **to, size_t *cap_to, size_t n)
 {
-	size_t c = *cap ? 2 * *cap : 256;
-	se_munge_item_t *ni;
-	pending_t *nt;
-
-	if (n < *cap)
-		return 0;
-	if (!(ni = realloc(*items, c * sizeof(*ni))))
-		return -ENOMEM;
-	*items = ni;
-	if (!(nt = realloc(*to, c * sizeof(*nt))))
-		return -ENOMEM;
-	*to = nt;
-	*cap = c;
-	return 0;
+	return se_array_room(items, n, cap_items, sizeof(**items), 256) ?:
+	       se_array_room(to, n, cap_to, sizeof(**to), 256);
 }
 
 /* pcap_ctl's send: node i's CAP, sealed and written with the others of
@@ -411,7 +401,8 @@ static void _send(void *arg, size_t i, uint32_t cap_mw, uint64_t seq)
 	if (d->g.ctl.st[i].released)
 		m.flags |= PCAP_CAP_RESTORE;	/* idle: its knobs' defaults */
 	snprintf(m.node, sizeof(m.node), "%s", d->g.names[i]);
-	if (_pending_room(&d->out_items, &d->out_to, d->n_out, &d->cap_out)) {
+	if (_pending_room(&d->out_items, &d->cap_out_items, &d->out_to,
+			  &d->cap_out_to, d->n_out)) {
 		se_log(SE_LOG_ERROR, "node %s: out of memory", m.node);
 		return;
 	}
@@ -530,7 +521,8 @@ static void _queue_report(daemon_t *d, size_t c, const char *line)
 		d->in_text = t;
 		d->cap_in_text = cap;
 	}
-	if (_pending_room(&d->in_items, &d->in_from, d->n_in, &d->cap_in))
+	if (_pending_room(&d->in_items, &d->cap_in_items, &d->in_from,
+			  &d->cap_in_from, d->n_in))
 		goto nomem;
 	memcpy(d->in_text + d->in_len, line, n);
 	d->in_from[d->n_in++] = (pending_t){ .conn = c, .off = d->in_len };

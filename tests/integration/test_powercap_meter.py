@@ -506,7 +506,7 @@ def _sampled(trace, t0, t1, history):
 def test_bmc_dcmi_reading_follows_the_limit(work, follow):
     if not os.access(BMC_SIM, os.X_OK) or not shutil.which("ipmi_sim") \
             or not shutil.which("ipmi-dcmi"):
-        pytest.skip("bmc-sim not built, or ipmi_sim or ipmi-dcmi "
+        pytest.fail("bmc-sim not built, or ipmi_sim or ipmi-dcmi "
                     "(freeipmi-tools) not installed")
     trace_path, sets, got = _bmc_run(work, follow)
     trace = Trace(trace_path)

@@ -67,20 +67,37 @@ static pcap_cap_msg_t _cap(const char *node, uint64_t seq, double w,
 	return m;
 }
 
+/* Agent n7 over a cpufreq knob of a fresh tree, node 100..300 W. */
+static void _agent(pcap_node_knobs_t *nk, pcap_agent_t *a)
+{
+	char specs[256], err[512] = "";
+
+	_tree();
+	snprintf(specs, sizeof(specs), "cpufreq:root=%s:min_w=100:max_w=300",
+		 _dir);
+	ck_assert_msg(!pcap_node_open(nk, specs, 100000, 300000, err,
+				      sizeof(err)), "%s", err);
+	pcap_agent_init(a, "n7", nk, 30 * S);
+}
+
+static void _agent_done(pcap_node_knobs_t *nk)
+{
+	char cmd[128];
+
+	pcap_node_close(nk);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", _dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
 START_TEST(test_agent_life)
 {
-	char specs[256], err[512] = "", path[256];
+	char path[256];
 	pcap_node_knobs_t nk;
 	pcap_agent_t a;
 	pcap_report_msg_t r;
 	pcap_cap_msg_t m;
 
-	_tree();
-	snprintf(specs, sizeof(specs), "cpufreq:root=%s:min_w=100:max_w=300",
-		 _dir);
-	ck_assert_msg(!pcap_node_open(&nk, specs, 100000, 300000, err,
-				      sizeof(err)), "%s", err);
-	pcap_agent_init(&a, "n7", &nk, 30 * S);
+	_agent(&nk, &a);
 
 	/* start: the cap left behind is gone */
 	ck_assert_int_eq(pcap_agent_start(&a, 0), 0);
@@ -168,9 +185,7 @@ START_TEST(test_agent_life)
 	pcap_agent_report(&a, 0, 1000, 0, &r);
 	ck_assert_uint_eq(r.flags, PCAP_REPORT_ENFORCED);
 	ck_assert_str_eq(r.error, "");
-	pcap_node_close(&nk);
-	snprintf(path, sizeof(path), "rm -rf '%s'", _dir);
-	ck_assert_int_eq(system(path), 0);
+	_agent_done(&nk);
 }
 END_TEST
 
@@ -178,18 +193,12 @@ END_TEST
  * defaults (the node's max) before the first cap and after a RESTORE. */
 START_TEST(test_window_cap)
 {
-	char specs[256], err[512] = "";
 	pcap_node_knobs_t nk;
 	pcap_agent_t a;
 	pcap_report_msg_t r;
 	pcap_cap_msg_t m;
 
-	_tree();
-	snprintf(specs, sizeof(specs), "cpufreq:root=%s:min_w=100:max_w=300",
-		 _dir);
-	ck_assert_msg(!pcap_node_open(&nk, specs, 100000, 300000, err,
-				      sizeof(err)), "%s", err);
-	pcap_agent_init(&a, "n7", &nk, 30 * S);
+	_agent(&nk, &a);
 	ck_assert_uint_eq(pcap_agent_window_cap(&a, 0, S), 0);	/* none */
 	pcap_agent_start(&a, 0);			/* 300 W from 0 */
 	m = _cap("n7", 1, 150, 10000);
@@ -225,9 +234,7 @@ START_TEST(test_window_cap)
 	ck_assert_uint_eq(pcap_agent_window_cap(&a, 0, 14 * S), 0);
 	ck_assert_uint_eq(pcap_agent_window_cap(&a, 13 * S, 16 * S), 133333);
 	ck_assert_uint_eq(pcap_agent_window_cap(&a, 28 * S, 30 * S), 150000);
-	pcap_node_close(&nk);
-	snprintf(err, sizeof(err), "rm -rf '%s'", _dir);
-	ck_assert_int_eq(system(err), 0);
+	_agent_done(&nk);
 }
 END_TEST
 
